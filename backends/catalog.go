@@ -1,0 +1,167 @@
+package backends
+
+import (
+	"slices"
+	"strings"
+)
+
+// Catalog is a snapshot of every dataset and job, indexed for the engine.
+type Catalog struct {
+	Datasets  map[string]Dataset
+	Jobs      map[string]Job
+	producer  map[string]string   // dataset -> producing job
+	consumers map[string][]string // dataset -> consuming jobs, sorted
+}
+
+// NewCatalog indexes datasets and jobs.
+func NewCatalog(datasets []Dataset, jobs []Job) *Catalog {
+	c := &Catalog{
+		Datasets:  make(map[string]Dataset, len(datasets)),
+		Jobs:      make(map[string]Job, len(jobs)),
+		producer:  make(map[string]string),
+		consumers: make(map[string][]string),
+	}
+	for _, d := range datasets {
+		c.Datasets[d.ID] = d
+	}
+	for _, j := range jobs {
+		c.Jobs[j.ID] = j
+		c.producer[j.Output] = j.ID
+		for _, in := range j.Inputs {
+			c.consumers[in] = append(c.consumers[in], j.ID)
+		}
+	}
+	for _, js := range c.consumers {
+		slices.Sort(js)
+	}
+	return c
+}
+
+// Producer returns the job producing dataset, or "" for a source dataset.
+func (c *Catalog) Producer(dataset string) string { return c.producer[dataset] }
+
+// Consumers returns the jobs reading dataset, sorted.
+func (c *Catalog) Consumers(dataset string) []string { return c.consumers[dataset] }
+
+// Job returns a job or NOT_FOUND.
+func (c *Catalog) Job(id string) (Job, error) {
+	j, ok := c.Jobs[id]
+	if !ok {
+		return Job{}, NotFound("job %q not found", id)
+	}
+	return j, nil
+}
+
+// Dataset returns a dataset or NOT_FOUND.
+func (c *Catalog) Dataset(id string) (Dataset, error) {
+	d, ok := c.Datasets[id]
+	if !ok {
+		return Dataset{}, NotFound("dataset %q not found", id)
+	}
+	return d, nil
+}
+
+// Downstream returns dataset and every dataset computed from it, directly
+// or transitively, sorted.
+func (c *Catalog) Downstream(dataset string) []string {
+	seen := map[string]bool{dataset: true}
+	queue := []string{dataset}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		for _, j := range c.consumers[d] {
+			out := c.Jobs[j].Output
+			if !seen[out] {
+				seen[out] = true
+				queue = append(queue, out)
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ValidateDataset checks a dataset definition.
+func ValidateDataset(d Dataset) error {
+	if err := ValidateID("dataset", d.ID); err != nil {
+		return err
+	}
+	if strings.Contains(d.Location, "{dataid}") || d.Location == "" {
+		return nil
+	}
+	return InvalidArgument("dataset %q: location %q must contain {dataid} to locate a chunk", d.ID, d.Location)
+}
+
+// ValidateJob checks a job definition against the catalog and fills in
+// defaults. It returns the job to store.
+func (c *Catalog) ValidateJob(j Job) (Job, error) {
+	if err := ValidateID("job", j.ID); err != nil {
+		return Job{}, err
+	}
+	if j.Output == "" {
+		return Job{}, InvalidArgument("job %q needs an output dataset", j.ID)
+	}
+	if _, err := c.Dataset(j.Output); err != nil {
+		return Job{}, err
+	}
+	if p := c.producer[j.Output]; p != "" && p != j.ID {
+		return Job{}, AlreadyExists("dataset %q is already produced by job %q; a dataset has one producer", j.Output, p)
+	}
+	seen := map[string]bool{}
+	for _, in := range j.Inputs {
+		if _, err := c.Dataset(in); err != nil {
+			return Job{}, err
+		}
+		if in == j.Output {
+			return Job{}, InvalidArgument("job %q reads its own output %q", j.ID, in)
+		}
+		if seen[in] {
+			return Job{}, InvalidArgument("job %q lists input %q twice", j.ID, in)
+		}
+		seen[in] = true
+	}
+	// The new job adds edges input -> output; a cycle exists when the output
+	// already reaches one of the inputs through other jobs.
+	others := make([]Job, 0, len(c.Jobs))
+	for _, o := range c.Jobs {
+		if o.ID != j.ID {
+			others = append(others, o)
+		}
+	}
+	without := NewCatalog(nil, others)
+	for _, d := range without.Downstream(j.Output) {
+		if seen[d] {
+			return Job{}, InvalidArgument("job %q would close a cycle: %q is computed from its output %q", j.ID, d, j.Output)
+		}
+	}
+	names := map[string]bool{}
+	for _, e := range j.Env {
+		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
+			return Job{}, InvalidArgument("job %q: env name %q is invalid", j.ID, e.Name)
+		}
+		if names[e.Name] {
+			return Job{}, InvalidArgument("job %q: env name %q given twice", j.ID, e.Name)
+		}
+		names[e.Name] = true
+	}
+	if j.MaxAttempts == 0 {
+		j.MaxAttempts = DefaultMaxAttempts
+	}
+	if j.LeaseSeconds == 0 {
+		j.LeaseSeconds = DefaultLeaseSeconds
+	}
+	if j.MaxAttempts < 1 {
+		return Job{}, InvalidArgument("job %q: maxAttempts must be at least 1", j.ID)
+	}
+	if j.LeaseSeconds < 1 || j.LeaseSeconds > 7*24*3600 {
+		return Job{}, InvalidArgument("job %q: leaseSeconds must be between 1 and 604800", j.ID)
+	}
+	if j.Inputs == nil {
+		j.Inputs = []string{}
+	}
+	return j, nil
+}

@@ -1,0 +1,20 @@
+// Package backends is chunklock's domain layer and storage boundary.
+//
+// Read it top-down:
+//
+//   - types.go: the entities of the model (datasets, jobs, credentials, status
+//     rows, claims, events, resource locks) and the query filters.
+//   - rules.go: every rule of the specification's lock tables in one place:
+//     which locks a status row implies, when a job may claim a chunk, and
+//     what each transition writes. Plain functions, no I/O.
+//   - dataid.go: dataid validation and shortlex ordering.
+//   - errors.go: the error codes every layer speaks (NOT_FOUND, LOCKED, ...).
+//   - engine.go: the operations (findNext, claim, complete, resubmit, ...)
+//     written once against the small Tx interface, so that every backend
+//     runs the same code and cannot drift from the others.
+//   - store.go: the Store interface the GraphQL layer and the runner
+//     commands use, with the contract of each method.
+//
+// Implementations live in sub-packages (postgres, etcd, memory); the shared
+// conformance suite that each of them passes is backendtest.
+package backends

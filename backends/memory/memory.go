@@ -1,0 +1,434 @@
+// Package memory is an in-process Backend: everything in maps behind one
+// mutex. It keeps nothing across restarts; it exists for unit tests of the
+// layers above the store and as the simplest reading of the Backend contract.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// Open returns a Store kept in memory.
+func Open(clock backends.Clock) backends.Store {
+	return backends.New(New(), clock)
+}
+
+// Backend keeps every table in memory.
+type Backend struct {
+	mu       sync.Mutex
+	datasets map[string]backends.Dataset
+	jobs     map[string]backends.Job
+	creds    map[[2]string]backends.Credential
+	rows     map[backends.RowKey]backends.StatusRow
+	fences   map[[2]string]int64
+	cands    map[int64]backends.Candidate
+	candSeq  int64
+	events   []backends.Event
+	locks    map[string]backends.ResourceLock
+	lockSeq  int64
+	watchers map[*watcher]struct{}
+	closed   bool
+}
+
+type watcher struct {
+	f  backends.EventFilter
+	ch chan backends.Event
+}
+
+var _ backends.Backend = (*Backend)(nil)
+
+// New returns an empty backend.
+func New() *Backend {
+	return &Backend{
+		datasets: map[string]backends.Dataset{},
+		jobs:     map[string]backends.Job{},
+		creds:    map[[2]string]backends.Credential{},
+		rows:     map[backends.RowKey]backends.StatusRow{},
+		fences:   map[[2]string]int64{},
+		cands:    map[int64]backends.Candidate{},
+		locks:    map[string]backends.ResourceLock{},
+		watchers: map[*watcher]struct{}{},
+	}
+}
+
+// tx buffers writes until Update commits them.
+type tx struct {
+	b        *Backend
+	rows     map[backends.RowKey]*backends.StatusRow // nil value: deleted
+	fences   map[[2]string]int64
+	addCands []backends.Candidate
+	dropped  map[int64]bool
+	events   []backends.Event
+}
+
+func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return backends.Unavailable(err, "request cancelled")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return backends.Unavailable(nil, "store is closed")
+	}
+	t := &tx{b: b, rows: map[backends.RowKey]*backends.StatusRow{}, fences: map[[2]string]int64{}, dropped: map[int64]bool{}}
+	if err := fn(t); err != nil {
+		return err
+	}
+	for k, r := range t.rows {
+		if r == nil {
+			delete(b.rows, k)
+		} else {
+			b.rows[k] = *r
+		}
+	}
+	for k, f := range t.fences {
+		b.fences[k] = f
+	}
+	for id := range t.dropped {
+		delete(b.cands, id)
+	}
+	for _, c := range t.addCands {
+		b.candSeq++
+		c.Handle = b.candSeq
+		b.cands[b.candSeq] = c
+	}
+	for _, e := range t.events {
+		e.Seq = int64(len(b.events)) + 1
+		b.events = append(b.events, e)
+		for w := range b.watchers {
+			if matches(w.f, e) {
+				select {
+				case w.ch <- e:
+				default: // a watcher that does not keep up misses events
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (t *tx) LockChunks(context.Context, string, []string, []string) error { return nil }
+
+func (t *tx) GetRows(_ context.Context, keys []backends.RowKey) ([]*backends.StatusRow, error) {
+	out := make([]*backends.StatusRow, len(keys))
+	for i, k := range keys {
+		if r, ok := t.rows[k]; ok {
+			if r != nil {
+				c := *r
+				out[i] = &c
+			}
+			continue
+		}
+		if r, ok := t.b.rows[k]; ok {
+			out[i] = &r
+		}
+	}
+	return out, nil
+}
+
+func (t *tx) PutRow(_ context.Context, r backends.StatusRow) error {
+	t.rows[r.RowKey] = &r
+	return nil
+}
+
+func (t *tx) DeleteRow(_ context.Context, k backends.RowKey) error {
+	t.rows[k] = nil
+	return nil
+}
+
+func (t *tx) NextFence(_ context.Context, dataset, dataid string) (int64, error) {
+	k := [2]string{dataset, dataid}
+	f, ok := t.fences[k]
+	if !ok {
+		f = t.b.fences[k]
+	}
+	f++
+	t.fences[k] = f
+	return f, nil
+}
+
+func (t *tx) AppendEvent(_ context.Context, e backends.Event) error {
+	t.events = append(t.events, e)
+	return nil
+}
+
+func (t *tx) AddCandidate(_ context.Context, c backends.Candidate) error {
+	t.addCands = append(t.addCands, c)
+	return nil
+}
+
+func (t *tx) NextCandidate(_ context.Context, job string) (backends.Candidate, bool, error) {
+	var best backends.Candidate
+	found := false
+	for id, c := range t.b.cands {
+		if c.Job != job || t.dropped[id] {
+			continue
+		}
+		if !found || candLess(c, best) {
+			best, found = c, true
+		}
+	}
+	return best, found, nil
+}
+
+func candLess(a, b backends.Candidate) bool {
+	if a.Resubmit != b.Resubmit {
+		return a.Resubmit
+	}
+	if c := backends.CompareDataID(a.DataID, b.DataID); c != 0 {
+		return c < 0
+	}
+	return a.Handle.(int64) < b.Handle.(int64)
+}
+
+func (t *tx) DropCandidate(_ context.Context, c backends.Candidate) error {
+	t.dropped[c.Handle.(int64)] = true
+	return nil
+}
+
+func (b *Backend) PutDataset(_ context.Context, d backends.Dataset) (backends.Dataset, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old, ok := b.datasets[d.ID]; ok {
+		d.CreatedAt = old.CreatedAt
+	}
+	b.datasets[d.ID] = d
+	return d, nil
+}
+
+func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool) (backends.Job, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old, ok := b.jobs[j.ID]; ok {
+		j.CreatedAt = old.CreatedAt
+	}
+	j.Inputs = slices.Clone(j.Inputs)
+	j.Env = slices.Clone(j.Env)
+	b.jobs[j.ID] = j
+	if enqueue && len(j.Inputs) > 0 {
+		producer := ""
+		for _, o := range b.jobs {
+			if o.Output == j.Inputs[0] {
+				producer = o.ID
+			}
+		}
+		for k, r := range b.rows {
+			if k.Dataset == j.Inputs[0] && k.Role == backends.RoleOutput && k.Job == producer && r.Status == backends.StatusReady {
+				b.candSeq++
+				b.cands[b.candSeq] = backends.Candidate{Job: j.ID, DataID: k.DataID, Handle: b.candSeq}
+			}
+		}
+	}
+	return j, nil
+}
+
+func (b *Backend) Catalog(context.Context) ([]backends.Dataset, []backends.Job, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ds := make([]backends.Dataset, 0, len(b.datasets))
+	for _, d := range b.datasets {
+		ds = append(ds, d)
+	}
+	js := make([]backends.Job, 0, len(b.jobs))
+	for _, j := range b.jobs {
+		j.Inputs = slices.Clone(j.Inputs)
+		j.Env = slices.Clone(j.Env)
+		js = append(js, j)
+	}
+	slices.SortFunc(ds, func(a, b backends.Dataset) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(js, func(a, b backends.Job) int { return cmp.Compare(a.ID, b.ID) })
+	return ds, js, nil
+}
+
+func (b *Backend) PutCredential(_ context.Context, c backends.Credential) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c.Ciphertext = slices.Clone(c.Ciphertext)
+	b.creds[[2]string{c.Job, c.Dataset}] = c
+	return nil
+}
+
+func (b *Backend) Credentials(_ context.Context, job string) ([]backends.Credential, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []backends.Credential
+	for k, c := range b.creds {
+		if k[0] == job {
+			c.Ciphertext = slices.Clone(c.Ciphertext)
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b backends.Credential) int { return cmp.Compare(a.Dataset, b.Dataset) })
+	return out, nil
+}
+
+// rowCursor is the position of a row in listing order.
+func rowCursor(k backends.RowKey) string {
+	return k.Dataset + "\x00" + backends.SortKey(k.DataID) + "\x00" + string(k.Role) + "\x00" + k.Job
+}
+
+func (b *Backend) ListRows(_ context.Context, f backends.ChunkFilter) (backends.ChunkPage, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var rows []backends.StatusRow
+	for k, r := range b.rows {
+		switch {
+		case f.Dataset != "" && k.Dataset != f.Dataset,
+			f.Job != "" && k.Job != f.Job,
+			f.Role != "" && k.Role != f.Role,
+			f.Status != "" && r.Status != f.Status,
+			f.From != "" && backends.CompareDataID(k.DataID, f.From) < 0,
+			f.To != "" && backends.CompareDataID(k.DataID, f.To) > 0,
+			f.After != "" && rowCursor(k) <= f.After:
+			continue
+		}
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b backends.StatusRow) int { return cmp.Compare(rowCursor(a.RowKey), rowCursor(b.RowKey)) })
+	page := backends.ChunkPage{}
+	if len(rows) > f.First {
+		rows, page.HasNextPage = rows[:f.First], true
+	}
+	page.Rows = rows
+	for _, r := range rows {
+		page.Cursors = append(page.Cursors, rowCursor(r.RowKey))
+	}
+	return page, nil
+}
+
+func (b *Backend) ExpiredClaims(_ context.Context, now time.Time, limit int) ([]backends.RowKey, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []backends.RowKey
+	for k, r := range b.rows {
+		if k.Role == backends.RoleOutput && r.Status == backends.StatusRunning && !now.Before(r.LeaseExpiresAt) {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b backends.RowKey) int { return cmp.Compare(rowCursor(a), rowCursor(b)) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func matches(f backends.EventFilter, e backends.Event) bool {
+	return (f.Dataset == "" || e.Dataset == f.Dataset) && (f.Job == "" || e.Job == f.Job) && (f.DataID == "" || e.DataID == f.DataID)
+}
+
+func (b *Backend) ListEvents(_ context.Context, f backends.EventFilter) (backends.EventPage, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var page backends.EventPage
+	for _, e := range b.events {
+		if e.Seq <= f.After || !matches(f, e) {
+			continue
+		}
+		if len(page.Events) == f.First {
+			page.HasNextPage = true
+			break
+		}
+		page.Events = append(page.Events, e)
+	}
+	return page, nil
+}
+
+func (b *Backend) WatchEvents(ctx context.Context, f backends.EventFilter) (<-chan backends.Event, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := &watcher{f: f, ch: make(chan backends.Event, 1024)}
+	for _, e := range b.events {
+		if e.Seq > f.After && matches(f, e) {
+			select {
+			case w.ch <- e:
+			default:
+			}
+		}
+	}
+	b.watchers[w] = struct{}{}
+	go func() {
+		<-ctx.Done()
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if _, ok := b.watchers[w]; ok {
+			delete(b.watchers, w)
+			close(w.ch)
+		}
+	}()
+	return w.ch, nil
+}
+
+func (b *Backend) TakeResourceLock(_ context.Context, l backends.ResourceLock, now time.Time) (backends.ResourceLock, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var holders []backends.ResourceLock
+	for _, h := range b.locks {
+		if h.Resource == l.Resource && now.Before(h.ExpiresAt) {
+			if l.Mode == backends.LockWrite || h.Mode == backends.LockWrite {
+				holders = append(holders, h)
+			}
+		}
+	}
+	if len(holders) > 0 {
+		slices.SortFunc(holders, func(a, b backends.ResourceLock) int { return cmp.Compare(a.ID, b.ID) })
+		return backends.ResourceLock{}, backends.LockedResource(holders, l.Resource)
+	}
+	b.lockSeq++
+	l.ID = fmt.Sprintf("rl%010d", b.lockSeq)
+	b.locks[l.ID] = l
+	return l, nil
+}
+
+func (b *Backend) DropResourceLock(_ context.Context, id, client string, now time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l, ok := b.locks[id]
+	if !ok || !now.Before(l.ExpiresAt) {
+		return backends.NotFound("resource lock %q not found (unlocked or expired)", id)
+	}
+	if l.Client != client {
+		return backends.Forbidden("resource lock %q is held by another client", id)
+	}
+	delete(b.locks, id)
+	return nil
+}
+
+func (b *Backend) ListResourceLocks(_ context.Context, f backends.ResourceLockFilter, now time.Time) ([]backends.ResourceLock, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := []backends.ResourceLock{}
+	for _, l := range b.locks {
+		if !now.Before(l.ExpiresAt) ||
+			(f.Resource != "" && l.Resource != f.Resource) ||
+			(f.Client != "" && l.Client != f.Client) ||
+			(f.Mode != "" && l.Mode != f.Mode) {
+			continue
+		}
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b backends.ResourceLock) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+func (b *Backend) Ping(context.Context) error { return nil }
+
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for w := range b.watchers {
+		close(w.ch)
+		delete(b.watchers, w)
+	}
+	return nil
+}
+
+// String describes the backend for logs.
+func (b *Backend) String() string { return "memory (" + strconv.Itoa(len(b.rows)) + " rows)" }

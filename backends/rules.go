@@ -1,0 +1,271 @@
+package backends
+
+import "time"
+
+// This file holds every rule of the status → lock tables and every status
+// transition, as plain functions. The engine loads rows, asks these
+// functions what to do, and writes what they return.
+
+// LocksOf returns the locks a status row implies.
+//
+// OUTPUT rows hold global locks on their chunk:
+//
+//	RUNNING   GLOBAL_WRITE + GLOBAL_READ  a live claim is writing it
+//	READY     GLOBAL_WRITE                produced; consumers may read
+//	FAILED    GLOBAL_READ                 will be retried; not readable
+//	RESUBMIT  GLOBAL_READ                 re-run requested; not readable
+//	HOLD      GLOBAL_WRITE + GLOBAL_READ  frozen
+//
+// INPUT rows hold the job-local read lock of their job on the chunk:
+//
+//	RUNNING, DONE  LOCAL_READ  (DONE keeps it for good)
+//	ERROR          none        the job may consume the chunk again
+func LocksOf(r StatusRow) []LockKind {
+	if r.Role == RoleInput {
+		if HoldsLocalRead(r.Status) {
+			return []LockKind{LockLocalRead}
+		}
+		return nil
+	}
+	var locks []LockKind
+	if !FreeForProducers(r.Status) {
+		locks = append(locks, LockGlobalWrite)
+	}
+	if !ReadableByConsumers(r.Status) {
+		locks = append(locks, LockGlobalRead)
+	}
+	return locks
+}
+
+// FreeForProducers tells whether an OUTPUT status (StatusNone: no row) lets
+// the producing job claim the chunk.
+func FreeForProducers(s Status) bool {
+	return s == StatusNone || s == StatusFailed || s == StatusResubmit
+}
+
+// ReadableByConsumers tells whether an OUTPUT status lets consumers read the chunk.
+func ReadableByConsumers(s Status) bool { return s == StatusReady }
+
+// HoldsLocalRead tells whether an INPUT status holds the job-local read lock.
+func HoldsLocalRead(s Status) bool { return s == StatusRunning || s == StatusDone }
+
+// DeriveLocks returns the locks implied by rows, in row order.
+func DeriveLocks(rows []StatusRow) []Lock {
+	var out []Lock
+	for _, r := range rows {
+		for _, k := range LocksOf(r) {
+			out = append(out, Lock{Dataset: r.Dataset, DataID: r.DataID, Kind: k, Job: r.Job, Status: r.Status})
+		}
+	}
+	return out
+}
+
+// ClaimMode is the kind of claim being evaluated.
+type ClaimMode int
+
+const (
+	// ModeClaim: claim or findNext. A RESUBMIT output needs only READY
+	// inputs (rule 1); otherwise the output must be free (no row or FAILED),
+	// every input READY, and the job must hold no job-local lock on any
+	// input chunk (rule 2).
+	ModeClaim ClaimMode = iota
+	// ModeForce: an operator's override. Ignores input readiness, job-local
+	// locks, the output's status and pausing; a live claim on the output is
+	// superseded (its token goes stale), so two claims are never live at once.
+	ModeForce
+)
+
+// ClaimState is everything the rules need to decide whether Job may claim
+// DataID: the job's OUTPUT row on its output chunk and, for each input (in
+// Job.Inputs order), the input chunk's OUTPUT row and the job's INPUT row on
+// it. A nil row means "no row".
+type ClaimState struct {
+	Job      Job
+	DataID   string
+	Output   *StatusRow
+	Upstream []*StatusRow
+	Local    []*StatusRow
+}
+
+func statusOf(r *StatusRow) Status {
+	if r == nil {
+		return StatusNone
+	}
+	return r.Status
+}
+
+// Blockers returns why the claim cannot be made now; empty means it can.
+func (s ClaimState) Blockers(mode ClaimMode) []Blocker {
+	if mode == ModeForce {
+		return nil
+	}
+	var bs []Blocker
+	if s.Job.Paused {
+		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerPaused, Status: statusOf(s.Output)})
+	}
+	out := statusOf(s.Output)
+	if !FreeForProducers(out) {
+		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerOutputLocked, Status: out})
+	}
+	for i, in := range s.Job.Inputs {
+		up := s.Upstream[i]
+		if st := statusOf(up); !ReadableByConsumers(st) {
+			job := ""
+			if up != nil {
+				job = up.Job
+			}
+			bs = append(bs, Blocker{Dataset: in, DataID: s.DataID, Job: job, Kind: BlockerInputNotReady, Status: st})
+		}
+		// A resubmitted output may re-read inputs it consumed before.
+		if out != StatusResubmit {
+			if st := statusOf(s.Local[i]); HoldsLocalRead(st) {
+				bs = append(bs, Blocker{Dataset: in, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerLocalRead, Status: st})
+			}
+		}
+	}
+	return bs
+}
+
+// ClaimWrite is what a claim writes: the new rows and the claim itself.
+type ClaimWrite struct {
+	Claim  Claim
+	Output StatusRow
+	Inputs []StatusRow
+	// Superseded is true when a force replaced a live claim.
+	Superseded bool
+}
+
+// Apply computes the rows a claim writes. The caller has checked Blockers.
+func (s ClaimState) Apply(executor, token string, fence int64, now time.Time) ClaimWrite {
+	lease := now.Add(time.Duration(s.Job.LeaseSeconds) * time.Second)
+	prevOf := func(r *StatusRow) Status {
+		if r == nil {
+			return StatusNone
+		}
+		if r.Status == StatusRunning { // superseding: keep what was there before the first claim
+			return r.PrevStatus
+		}
+		return r.Status
+	}
+	attempt := 1
+	if s.Output != nil {
+		attempt = s.Output.Attempt + 1
+	}
+	w := ClaimWrite{
+		Superseded: statusOf(s.Output) == StatusRunning,
+		Output: StatusRow{
+			RowKey:         RowKey{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Role: RoleOutput},
+			Status:         StatusRunning,
+			Attempt:        attempt,
+			Executor:       executor,
+			Token:          token,
+			Fence:          fence,
+			LeaseExpiresAt: lease,
+			UpdatedAt:      now,
+			PrevStatus:     prevOf(s.Output),
+		},
+	}
+	for i, in := range s.Job.Inputs {
+		w.Inputs = append(w.Inputs, StatusRow{
+			RowKey:     RowKey{Dataset: in, DataID: s.DataID, Job: s.Job.ID, Role: RoleInput},
+			Status:     StatusRunning,
+			Attempt:    attempt,
+			Executor:   executor,
+			Token:      token,
+			Fence:      fence,
+			UpdatedAt:  now,
+			PrevStatus: prevOf(s.Local[i]),
+		})
+	}
+	w.Claim = ClaimOf(s.Job, w.Output)
+	return w
+}
+
+// ClaimOf builds the claim an OUTPUT row in RUNNING stands for.
+func ClaimOf(job Job, out StatusRow) Claim {
+	return Claim{
+		Token:          out.Token,
+		Fence:          out.Fence,
+		Job:            job.ID,
+		Output:         out.Dataset,
+		Inputs:         append([]string(nil), job.Inputs...),
+		DataID:         out.DataID,
+		Attempt:        out.Attempt,
+		Executor:       out.Executor,
+		LeaseExpiresAt: out.LeaseExpiresAt,
+	}
+}
+
+// CheckLive returns nil when row is the live claim that token and fence
+// name at time now, and STALE_CLAIM otherwise: superseded, completed,
+// failed, released, or past its lease (even before the reaper ran).
+func CheckLive(row *StatusRow, token string, fence int64, now time.Time) error {
+	switch {
+	case row == nil || row.Status != StatusRunning || row.Token != token || row.Fence != fence:
+		return StaleClaim("claim is no longer live (completed, failed, released or superseded); stop without writing")
+	case !now.Before(row.LeaseExpiresAt):
+		return StaleClaim("claim lease expired at %s; stop without writing", row.LeaseExpiresAt.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Ending is how a live claim ends.
+type Ending int
+
+const (
+	EndComplete Ending = iota // OUTPUT READY, INPUT DONE
+	EndFail                   // OUTPUT FAILED (HOLD once attempts are exhausted), INPUT ERROR
+	EndRelease                // rows back to what they were before the claim
+)
+
+// EndClaim computes the rows that end a claim: for each given row, the new
+// row, or nil when the row is to be deleted (release of a claim on a chunk
+// that had no row).
+func EndClaim(how Ending, job Job, out StatusRow, inputs []StatusRow, reason string, now time.Time) (StatusRow, []*StatusRow, bool) {
+	end := func(r StatusRow, status Status, attemptDelta int) *StatusRow {
+		if status == StatusNone {
+			return nil
+		}
+		r.Status = status
+		r.Attempt += attemptDelta
+		r.LeaseExpiresAt = time.Time{}
+		r.UpdatedAt = now
+		r.Reason = reason
+		r.PrevStatus = StatusNone
+		return &r
+	}
+	var outStatus, inStatus Status
+	delta := 0
+	switch how {
+	case EndComplete:
+		outStatus, inStatus = StatusReady, StatusDone
+	case EndFail:
+		outStatus, inStatus = StatusFailed, StatusError
+		if out.Attempt >= job.MaxAttempts {
+			outStatus = StatusHold
+		}
+	case EndRelease:
+		delta = -1
+	}
+	var newInputs []*StatusRow
+	for _, in := range inputs {
+		st := inStatus
+		if how == EndRelease {
+			st = in.PrevStatus
+		}
+		newInputs = append(newInputs, end(in, st, delta))
+	}
+	if how == EndRelease {
+		outStatus = out.PrevStatus
+	}
+	newOut := end(out, outStatus, delta)
+	if newOut == nil {
+		return StatusRow{}, newInputs, false
+	}
+	return *newOut, newInputs, true
+}
+
+// ResubmitFrom tells whether an OUTPUT status may be resubmitted.
+func ResubmitFrom(s Status) bool {
+	return s == StatusReady || s == StatusFailed || s == StatusHold || s == StatusResubmit
+}

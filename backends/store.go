@@ -1,0 +1,221 @@
+package backends
+
+import (
+	"context"
+	"time"
+)
+
+// Store is chunklock's storage API: everything the GraphQL layer, the reaper
+// and the runner commands do. Build one with New over a Backend; every
+// operation below behaves the same on every backend (the conformance suite
+// in backendtest checks it).
+//
+// Every write is atomic: a claim, a completion or a cascade is applied whole
+// or not at all, under any concurrency. Errors are *Error values with a Code
+// (NOT_FOUND, INVALID_ARGUMENT, LOCKED, STALE_CLAIM, ...) or, for failures to
+// reach the store, UNAVAILABLE. The actor recorded in events comes from the
+// context (WithActor).
+type Store interface {
+	// UpsertDataset creates or replaces a dataset definition.
+	UpsertDataset(ctx context.Context, d Dataset) (Dataset, error)
+	// Dataset returns one dataset, or NOT_FOUND.
+	Dataset(ctx context.Context, id string) (Dataset, error)
+	// Datasets lists every dataset by id.
+	Datasets(ctx context.Context) ([]Dataset, error)
+	// UpsertJob creates or replaces a job. Inputs and output must exist
+	// (NOT_FOUND), the output may have no other producer (ALREADY_EXISTS), and
+	// the job graph must stay acyclic (INVALID_ARGUMENT). Zero MaxAttempts and
+	// LeaseSeconds take the defaults. Chunks already READY on the job's inputs
+	// become claimable by it.
+	UpsertJob(ctx context.Context, j Job) (Job, error)
+	// Job returns one job, or NOT_FOUND.
+	Job(ctx context.Context, id string) (Job, error)
+	// Jobs lists every job by id.
+	Jobs(ctx context.Context) ([]Job, error)
+	// SetCredential stores a dataset secret already encrypted to the job's
+	// key; the job must use the dataset (as input or output).
+	SetCredential(ctx context.Context, c Credential) error
+	// Credentials returns every credential stored for a job.
+	Credentials(ctx context.Context, job string) ([]Credential, error)
+
+	// Publish marks a chunk of a source dataset READY. Refused
+	// (INVALID_ARGUMENT) for a dataset that has a producing job, LOCKED while
+	// the chunk is on HOLD.
+	Publish(ctx context.Context, dataset, dataid string) (StatusRow, error)
+	// FindNext claims the next claimable chunk of a job: first the lowest
+	// RESUBMIT dataid whose inputs are READY, else the lowest dataid whose
+	// inputs are READY, that the job holds no job-local lock on, and whose
+	// output is free. nil when nothing is claimable or the job is paused.
+	FindNext(ctx context.Context, job, executor string) (*Claim, error)
+	// Claim claims one given dataid, or fails with LOCKED and its blockers.
+	Claim(ctx context.Context, job, dataid, executor string) (*Claim, error)
+	// Force claims a dataid whatever its inputs and locks, superseding a
+	// live claim on the output chunk.
+	Force(ctx context.Context, job, dataid, executor string) (*Claim, error)
+	// Heartbeat extends a live claim's lease by the job's leaseSeconds.
+	Heartbeat(ctx context.Context, token string) (*Claim, error)
+	// Complete ends a live claim successfully: OUTPUT READY, INPUT DONE.
+	Complete(ctx context.Context, token string) error
+	// Fail ends a live claim: OUTPUT FAILED (HOLD when attempts are
+	// exhausted), INPUT ERROR.
+	Fail(ctx context.Context, token, reason string) error
+	// Release gives a live claim back without counting an attempt.
+	Release(ctx context.Context, token string) error
+	// ExpireLeases fails every RUNNING claim whose lease has passed, with
+	// reason "lease expired", and returns how many it failed. Safe to run
+	// from any number of servers at once.
+	ExpireLeases(ctx context.Context) (int, error)
+	// Resubmit sets a chunk's OUTPUT row to RESUBMIT (from READY, FAILED,
+	// HOLD; LOCKED while RUNNING) with its attempt count reset. With cascade,
+	// every downstream chunk computed from it (through DONE INPUT rows) is
+	// invalidated too, transitively: the DONE rows become ERROR and the
+	// downstream OUTPUT rows RESUBMIT; LOCKED if any of them is being
+	// produced or consumed right now. Returns the OUTPUT rows it changed.
+	Resubmit(ctx context.Context, dataset, dataid string, cascade bool) ([]StatusRow, error)
+	// Hold freezes a chunk (OUTPUT HOLD), creating its row if it has none.
+	// LOCKED while RUNNING.
+	Hold(ctx context.Context, dataset, dataid, reason string) (StatusRow, error)
+
+	// Chunks pages through status rows.
+	Chunks(ctx context.Context, f ChunkFilter) (ChunkPage, error)
+	// Chunk returns one chunk with every row on it and its derived locks.
+	// NOT_FOUND for an unknown dataset; a chunk with no rows has nil Output.
+	Chunk(ctx context.Context, dataset, dataid string) (ChunkDetail, error)
+	// Claims lists a job's live claims (all jobs when job is empty).
+	Claims(ctx context.Context, job string) ([]Claim, error)
+	// Locks lists derived locks (at most MaxPageSize rows' worth).
+	Locks(ctx context.Context, f LockFilter) ([]Lock, error)
+	// Blockers tells why job cannot claim dataid now; empty when it can.
+	Blockers(ctx context.Context, job, dataid string) ([]Blocker, error)
+	// LockGraph returns the jobs, datasets and chunks around a filter.
+	LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error)
+	// Events pages through the event log in Seq order.
+	Events(ctx context.Context, f EventFilter) (EventPage, error)
+	// WatchEvents streams events matching f recorded after f.After, as they
+	// are committed by any server sharing the store. The channel closes when
+	// ctx ends or the store closes.
+	WatchEvents(ctx context.Context, f EventFilter) (<-chan Event, error)
+
+	// LockResource takes a READ or WRITE lock on a resource URI for client:
+	// any number of READ locks unless a WRITE lock exists; a WRITE lock only
+	// when no lock exists. Never waits: LOCKED lists the holders. ttl <= 0
+	// means DefaultResourceLockTTL.
+	LockResource(ctx context.Context, client, resource string, mode LockMode, ttl time.Duration) (ResourceLock, error)
+	// UnlockResource removes a lock; only its client may (FORBIDDEN).
+	UnlockResource(ctx context.Context, id, client string) error
+	// ResourceLocks lists unexpired resource locks.
+	ResourceLocks(ctx context.Context, f ResourceLockFilter) ([]ResourceLock, error)
+
+	// Ping checks that the store answers.
+	Ping(ctx context.Context) error
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Backend is what a storage engine implements. New turns it into a Store;
+// the operations themselves live in engine.go, written once for all backends.
+type Backend interface {
+	// Update runs fn in one read-write transaction and commits its writes
+	// all together, or none if fn fails. Backends with optimistic
+	// concurrency may run fn again on conflict; fn has no other effects.
+	Update(ctx context.Context, fn func(Tx) error) error
+
+	// PutDataset creates or updates a dataset, keeping CreatedAt of an
+	// existing one, and returns what was stored.
+	PutDataset(ctx context.Context, d Dataset) (Dataset, error)
+	// PutJob creates or updates a job (already validated against the
+	// catalog), keeping CreatedAt. When enqueue is true (new job or changed
+	// inputs) it also adds a candidate for the job at every dataid at which
+	// its first input's OUTPUT row is READY; for a job with no inputs,
+	// nothing.
+	PutJob(ctx context.Context, j Job, enqueue bool) (Job, error)
+	// Catalog returns every dataset and job, sorted by id.
+	Catalog(ctx context.Context) ([]Dataset, []Job, error)
+	PutCredential(ctx context.Context, c Credential) error
+	Credentials(ctx context.Context, job string) ([]Credential, error)
+
+	// ListRows pages through status rows in (dataset, shortlex dataid,
+	// role, job) order.
+	ListRows(ctx context.Context, f ChunkFilter) (ChunkPage, error)
+	// ExpiredClaims returns up to limit OUTPUT rows in RUNNING whose lease
+	// ended at or before now.
+	ExpiredClaims(ctx context.Context, now time.Time, limit int) ([]RowKey, error)
+	ListEvents(ctx context.Context, f EventFilter) (EventPage, error)
+	WatchEvents(ctx context.Context, f EventFilter) (<-chan Event, error)
+
+	// TakeResourceLock atomically checks the unexpired locks on
+	// l.Resource and stores l if the rules allow it, or returns LOCKED
+	// with the holders. It assigns l.ID.
+	TakeResourceLock(ctx context.Context, l ResourceLock, now time.Time) (ResourceLock, error)
+	// DropResourceLock removes lock id if client holds it: NOT_FOUND when
+	// there is no such unexpired lock, FORBIDDEN when another client holds it.
+	DropResourceLock(ctx context.Context, id, client string, now time.Time) error
+	ListResourceLocks(ctx context.Context, f ResourceLockFilter, now time.Time) ([]ResourceLock, error)
+
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Tx is one transaction of Backend.Update. All reads and writes of one
+// operation go through it.
+type Tx interface {
+	// LockChunks serialises this transaction with every other transaction
+	// writing the chunks (dataset, dataid) it names: exclusive for chunks
+	// this transaction may write, shared for chunks it only reads. Every
+	// operation touches a single dataid and calls it once, before reading
+	// those chunks. Backends that lock must take the locks in ascending
+	// dataset order (no deadlocks); backends that validate reads at commit
+	// may do nothing.
+	LockChunks(ctx context.Context, dataid string, exclusive, shared []string) error
+	// GetRows reads status rows; the result is aligned with keys, nil for a
+	// missing row.
+	GetRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error)
+	// PutRow inserts or replaces a row.
+	PutRow(ctx context.Context, r StatusRow) error
+	// DeleteRow removes a row if it exists.
+	DeleteRow(ctx context.Context, k RowKey) error
+	// NextFence returns a fencing number greater than every fence issued
+	// before for the output chunk (dataset, dataid), even if its rows were
+	// deleted since.
+	NextFence(ctx context.Context, dataset, dataid string) (int64, error)
+	// AppendEvent records an event; the backend assigns Seq, which must
+	// grow with commit order.
+	AppendEvent(ctx context.Context, e Event) error
+
+	// AddCandidate notes that job may be able to claim dataid. Candidates
+	// are hints: findNext checks each one and drops it if it is not
+	// claimable. Duplicates are allowed. Resubmit candidates come first.
+	AddCandidate(ctx context.Context, c Candidate) error
+	// NextCandidate returns the job's first candidate in (resubmit first,
+	// then shortlex dataid) order that no concurrent transaction is looking
+	// at, and reserves it for this transaction; ok is false when there is
+	// none.
+	NextCandidate(ctx context.Context, job string) (c Candidate, ok bool, err error)
+	// DropCandidate removes the candidate NextCandidate returned (only that
+	// entry, not duplicates added since).
+	DropCandidate(ctx context.Context, c Candidate) error
+}
+
+// Candidate is a hint that Job may be able to claim DataID. Handle is the
+// backend's own reference to the entry (an id, a key).
+type Candidate struct {
+	Job      string
+	DataID   string
+	Resubmit bool
+	Handle   any
+}
+
+type actorKey struct{}
+
+// WithActor records who acts in ctx; events made under it carry the name.
+func WithActor(ctx context.Context, actor string) context.Context {
+	return context.WithValue(ctx, actorKey{}, actor)
+}
+
+// ActorFrom returns the actor set by WithActor, or "system".
+func ActorFrom(ctx context.Context) string {
+	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
+		return a
+	}
+	return "system"
+}

@@ -1,0 +1,363 @@
+package backends
+
+import (
+	"regexp"
+	"time"
+)
+
+// Status is the status of a status row. OUTPUT rows use RUNNING, READY,
+// FAILED, RESUBMIT and HOLD; INPUT rows use RUNNING, DONE and ERROR.
+// StatusNone stands for "no row".
+type Status string
+
+const (
+	StatusNone     Status = ""
+	StatusRunning  Status = "RUNNING"
+	StatusReady    Status = "READY"
+	StatusFailed   Status = "FAILED"
+	StatusResubmit Status = "RESUBMIT"
+	StatusHold     Status = "HOLD"
+	StatusDone     Status = "DONE"
+	StatusError    Status = "ERROR"
+)
+
+// Role tells whether a status row is the producing (OUTPUT) or a consuming
+// (INPUT) side of a chunk.
+type Role string
+
+const (
+	RoleInput  Role = "INPUT"
+	RoleOutput Role = "OUTPUT"
+)
+
+// Defaults applied to a job definition that leaves them zero.
+const (
+	DefaultMaxAttempts  = 3
+	DefaultLeaseSeconds = 60
+	// DefaultResourceLockTTL is the lifetime of a resource lock whose TTL is not given.
+	DefaultResourceLockTTL = time.Hour
+	// ReasonLeaseExpired is the reason recorded when the reaper fails a claim.
+	ReasonLeaseExpired = "lease expired"
+)
+
+// slugPattern is the form of dataset and job ids.
+var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
+
+// Dataset locates a dataset: URL and Connection form its connection string,
+// Location is a template with {dataid} that locates one chunk.
+type Dataset struct {
+	ID          string
+	Description string
+	URL         string
+	Connection  string
+	Location    string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Job reads Inputs and writes Output, one dataid at a time. The location of
+// the job's code is deliberately not part of it.
+type Job struct {
+	ID           string
+	Description  string
+	Inputs       []string
+	Output       string
+	Env          []EnvVar
+	MaxAttempts  int
+	LeaseSeconds int
+	Paused       bool
+	// Key is the job's public key material: enough to encrypt secrets to the
+	// job, never enough to decrypt them. Set by the keys layer.
+	Key       JobKey
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// EnvVar is one entry of a job's environment; order is kept as defined.
+type EnvVar struct {
+	Name  string
+	Value string
+}
+
+// JobKey records which keyring a job's secrets are encrypted with and its
+// public part (an age recipient, a Vault transit key name).
+type JobKey struct {
+	Kind   string
+	Public string
+}
+
+// Credential is a dataset secret encrypted to one job's key.
+type Credential struct {
+	Job        string
+	Dataset    string
+	KeyKind    string
+	Ciphertext []byte
+	UpdatedAt  time.Time
+}
+
+// RowKey identifies a status row. Job is empty for chunks published into a
+// source dataset.
+type RowKey struct {
+	Dataset string
+	DataID  string
+	Job     string
+	Role    Role
+}
+
+// StatusRow is one row of the status table, which is the lock table too:
+// the locks on a chunk are derived from the rows on it (rules.go).
+type StatusRow struct {
+	RowKey
+	Status   Status
+	Attempt  int
+	Executor string
+	// Token is the opaque claim token of the claim that last wrote the row;
+	// Fence is its fencing number.
+	Token          string
+	Fence          int64
+	LeaseExpiresAt time.Time // zero unless RUNNING
+	UpdatedAt      time.Time
+	Reason         string
+	// PrevStatus is what the row was before the claim that holds it
+	// (StatusNone: there was no row), so that release can restore it.
+	PrevStatus Status
+}
+
+// Claim is one executor's right to produce one output chunk.
+type Claim struct {
+	Token          string
+	Fence          int64
+	Job            string
+	Output         string // output dataset
+	Inputs         []string
+	DataID         string
+	Attempt        int
+	Executor       string
+	LeaseExpiresAt time.Time
+}
+
+// Event records one status transition. Seq increases with every event the
+// store records and is the cursor for paging and watching.
+type Event struct {
+	Seq      int64
+	Time     time.Time
+	Actor    string
+	Job      string
+	Dataset  string
+	DataID   string
+	Role     Role
+	From     Status
+	To       Status
+	Attempt  int
+	Executor string
+	Reason   string
+}
+
+// LockMode is the mode of a resource lock.
+type LockMode string
+
+const (
+	LockRead  LockMode = "READ"
+	LockWrite LockMode = "WRITE"
+)
+
+// ResourceLock is a named soft lock on a resource URI held by a client.
+type ResourceLock struct {
+	ID        string
+	Client    string
+	Resource  string
+	Mode      LockMode
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// LockKind names a lock derived from the status rows.
+type LockKind string
+
+const (
+	// LockGlobalRead: consumers may not read the chunk.
+	LockGlobalRead LockKind = "GLOBAL_READ"
+	// LockGlobalWrite: producers may not write the chunk.
+	LockGlobalWrite LockKind = "GLOBAL_WRITE"
+	// LockLocalRead: the holder job may not consume the chunk again.
+	LockLocalRead LockKind = "LOCAL_READ"
+)
+
+// Lock is a derived lock on one chunk, held by Job (empty for a published
+// source chunk) because of a row in Status.
+type Lock struct {
+	Dataset string
+	DataID  string
+	Kind    LockKind
+	Job     string
+	Status  Status
+}
+
+// BlockerKind says why a chunk cannot be claimed.
+type BlockerKind string
+
+const (
+	// BlockerInputNotReady: an input chunk's OUTPUT row is not READY (its
+	// global read lock is held, or it was never produced).
+	BlockerInputNotReady BlockerKind = "INPUT_NOT_READY"
+	// BlockerOutputLocked: the output chunk is not free for producers.
+	BlockerOutputLocked BlockerKind = "OUTPUT_LOCKED"
+	// BlockerLocalRead: the job holds a job-local read lock on an input chunk.
+	BlockerLocalRead BlockerKind = "LOCAL_READ"
+	// BlockerPaused: the job is paused.
+	BlockerPaused BlockerKind = "PAUSED"
+	// BlockerNoInputs: a job without inputs is claimed by dataid only.
+	BlockerNoInputs BlockerKind = "NO_INPUTS"
+)
+
+// Blocker is one reason a job cannot claim a dataid now: the row (or the
+// missing row) at Dataset/DataID for Job, and its Status.
+type Blocker struct {
+	Dataset string
+	DataID  string
+	Job     string
+	Kind    BlockerKind
+	Status  Status
+}
+
+// ChunkDetail is one chunk with every status row on it and its derived locks.
+type ChunkDetail struct {
+	Dataset string
+	DataID  string
+	// Output is the chunk's OUTPUT row; nil when it was never produced.
+	Output *StatusRow
+	// Rows holds the OUTPUT row and every consumer's INPUT row on the chunk.
+	Rows  []StatusRow
+	Locks []Lock
+}
+
+// ChunkFilter selects status rows. Empty fields do not filter. From and To
+// bound the dataid inclusively in shortlex order.
+type ChunkFilter struct {
+	Dataset string
+	Job     string
+	Role    Role
+	Status  Status
+	From    string
+	To      string
+	// First is the page size (DefaultPageSize when 0, at most MaxPageSize).
+	First int
+	// After is the cursor of the last row of the previous page.
+	After string
+}
+
+// ChunkPage is one page of status rows in (dataset, dataid, role, job) order.
+type ChunkPage struct {
+	Rows []StatusRow
+	// Cursors[i] is the cursor of Rows[i].
+	Cursors     []string
+	HasNextPage bool
+}
+
+// EventFilter selects events. Empty fields do not filter.
+type EventFilter struct {
+	Dataset string
+	Job     string
+	DataID  string
+	// After is the Seq of the last event already seen.
+	After int64
+	First int
+}
+
+// EventPage is one page of events in Seq order.
+type EventPage struct {
+	Events      []Event
+	HasNextPage bool
+}
+
+// LockFilter selects derived locks by chunk dataset and holder job.
+type LockFilter struct {
+	Dataset string
+	Job     string
+}
+
+// ResourceLockFilter selects resource locks.
+type ResourceLockFilter struct {
+	Resource string
+	Client   string
+	Mode     LockMode
+}
+
+// Page sizes for the paged read models.
+const (
+	DefaultPageSize = 100
+	MaxPageSize     = 1000
+)
+
+// PageSize clamps a requested page size.
+func PageSize(first int) int {
+	switch {
+	case first <= 0:
+		return DefaultPageSize
+	case first > MaxPageSize:
+		return MaxPageSize
+	}
+	return first
+}
+
+// GraphNodeKind and GraphEdgeKind describe the lock graph.
+type GraphNodeKind string
+
+const (
+	NodeJob     GraphNodeKind = "JOB"
+	NodeDataset GraphNodeKind = "DATASET"
+	NodeChunk   GraphNodeKind = "CHUNK"
+)
+
+type GraphEdgeKind string
+
+const (
+	EdgeReads  GraphEdgeKind = "READS"
+	EdgeWrites GraphEdgeKind = "WRITES"
+)
+
+// GraphNode is a job, a dataset or a chunk (dataset + dataid). ID is unique
+// in the graph: "job:<id>", "dataset:<id>", "chunk:<dataset>/<dataid>".
+type GraphNode struct {
+	ID      string
+	Kind    GraphNodeKind
+	Job     string
+	Dataset string
+	DataID  string
+	// Status of a chunk node: its OUTPUT row's status (StatusNone: no row).
+	Status Status
+}
+
+// GraphEdge goes from a job to what it reads or writes. Between a job and a
+// chunk it carries the status of the job's row on the chunk and the lock
+// that row implies (none when the row implies no lock).
+type GraphEdge struct {
+	From   string
+	To     string
+	Kind   GraphEdgeKind
+	Locks  []LockKind
+	Status Status
+}
+
+// LockGraph is the subgraph of jobs, datasets and chunks around a filter.
+type LockGraph struct {
+	Nodes []GraphNode
+	Edges []GraphEdge
+}
+
+// GraphFilter centres the lock graph: on a job (its inputs and output), on a
+// dataset (its producer and consumers), and with DataID on that dataid's
+// chunks. All empty: every job and dataset, no chunks.
+type GraphFilter struct {
+	Job     string
+	Dataset string
+	DataID  string
+}
+
+// ValidateID checks a dataset or job id.
+func ValidateID(kind, id string) error {
+	if !slugPattern.MatchString(id) {
+		return InvalidArgument("%s id %q is invalid: want 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit", kind, id)
+	}
+	return nil
+}
