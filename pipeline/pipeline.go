@@ -1,0 +1,382 @@
+// Package pipeline reads pipelines declared as code: a YAML file of
+// datasets and jobs that `chunklock apply` makes the server match.
+//
+//	datasets:
+//	  - id: raw-orders
+//	    description: orders exported nightly by the shop
+//	    url: postgres://shop-db:5432/shop
+//	    connection: sslmode=require user=reader
+//	    location: "export_date = '{dataid}'"
+//	    secret: {env: SHOP_DB_PASSWORD}     # or {file: /run/secrets/shop}
+//	jobs:
+//	  - id: extract
+//	    inputs: [raw-orders]
+//	    output: orders
+//	    env: {BATCH_SIZE: "5000"}
+//	    maxAttempts: 3
+//	    leaseSeconds: 120
+//
+// A secret is never written inline: it is read from an environment variable
+// or a file when the pipeline is applied, and encrypted by the server to
+// each job that reads or writes the dataset.
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// Pipeline is a parsed pipeline file.
+type Pipeline struct {
+	Datasets []Dataset `yaml:"datasets"`
+	Jobs     []Job     `yaml:"jobs"`
+}
+
+// Dataset declares a dataset.
+type Dataset struct {
+	ID          string     `yaml:"id"`
+	Description string     `yaml:"description"`
+	URL         string     `yaml:"url"`
+	Connection  string     `yaml:"connection"`
+	Location    string     `yaml:"location"`
+	Secret      *SecretRef `yaml:"secret"`
+}
+
+// SecretRef says where a dataset's secret comes from: exactly one of Env and File.
+type SecretRef struct {
+	Env  string `yaml:"env"`
+	File string `yaml:"file"`
+}
+
+// Job declares a job. Env keeps the file's order.
+type Job struct {
+	ID           string    `yaml:"id"`
+	Description  string    `yaml:"description"`
+	Inputs       []string  `yaml:"inputs"`
+	Output       string    `yaml:"output"`
+	Env          yaml.Node `yaml:"env"`
+	MaxAttempts  int       `yaml:"maxAttempts"`
+	LeaseSeconds int       `yaml:"leaseSeconds"`
+	Paused       bool      `yaml:"paused"`
+}
+
+// Parse reads and validates a pipeline. Unknown fields are errors, so a
+// typo never passes silently. name is used in messages.
+func Parse(r io.Reader, name string) (*Pipeline, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var p Pipeline
+	if err := dec.Decode(&p); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: the file is empty: declare datasets and jobs", name)
+		}
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &p, nil
+}
+
+// ParseFile reads a pipeline file ("-" is standard input).
+func ParseFile(path string) (*Pipeline, error) {
+	if path == "-" {
+		return Parse(os.Stdin, "standard input")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Parse(f, path)
+}
+
+// EnvVars returns a job's env in file order.
+func (j Job) EnvVars() ([]backends.EnvVar, error) {
+	if j.Env.Kind == 0 {
+		return nil, nil
+	}
+	if j.Env.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("job %q: env must be a mapping of NAME: value", j.ID)
+	}
+	var out []backends.EnvVar
+	for i := 0; i+1 < len(j.Env.Content); i += 2 {
+		k, v := j.Env.Content[i], j.Env.Content[i+1]
+		if v.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("job %q: env %s must be a plain value", j.ID, k.Value)
+		}
+		out = append(out, backends.EnvVar{Name: k.Value, Value: v.Value})
+	}
+	return out, nil
+}
+
+// Validate checks the pipeline on its own: ids, references, one producer
+// per dataset, no cycles, secrets by reference only. It applies the same
+// rules as the server, so a pipeline that validates here is not refused
+// there for its shape.
+func (p *Pipeline) Validate() error {
+	var errs []error
+	var ds []backends.Dataset
+	seen := map[string]bool{}
+	for _, d := range p.Datasets {
+		if seen[d.ID] {
+			errs = append(errs, fmt.Errorf("dataset %q is declared twice", d.ID))
+		}
+		seen[d.ID] = true
+		bd := d.Backend()
+		if err := backends.ValidateDataset(bd); err != nil {
+			errs = append(errs, err)
+		}
+		if s := d.Secret; s != nil && (s.Env == "") == (s.File == "") {
+			errs = append(errs, fmt.Errorf("dataset %q: secret needs exactly one of env or file (secrets are never written inline)", d.ID))
+		}
+		ds = append(ds, bd)
+	}
+	cat := backends.NewCatalog(ds, nil)
+	jobSeen := map[string]bool{}
+	for _, j := range p.Jobs {
+		if jobSeen[j.ID] {
+			errs = append(errs, fmt.Errorf("job %q is declared twice", j.ID))
+			continue
+		}
+		jobSeen[j.ID] = true
+		bj, err := j.Backend()
+		if err == nil {
+			bj, err = cat.ValidateJob(bj)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		jobs := make([]backends.Job, 0, len(cat.Jobs)+1)
+		for _, o := range cat.Jobs {
+			jobs = append(jobs, o)
+		}
+		cat = backends.NewCatalog(ds, append(jobs, bj))
+	}
+	return errors.Join(errs...)
+}
+
+// Backend converts a dataset declaration.
+func (d Dataset) Backend() backends.Dataset {
+	return backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location}
+}
+
+// Backend converts a job declaration.
+func (j Job) Backend() (backends.Job, error) {
+	env, err := j.EnvVars()
+	if err != nil {
+		return backends.Job{}, err
+	}
+	return backends.Job{
+		ID: j.ID, Description: j.Description, Inputs: slices.Clone(j.Inputs), Output: j.Output, Env: env,
+		MaxAttempts: j.MaxAttempts, LeaseSeconds: j.LeaseSeconds, Paused: j.Paused,
+	}, nil
+}
+
+// ReadSecret resolves a secret reference.
+func (s SecretRef) ReadSecret() (string, error) {
+	if s.Env != "" {
+		v, ok := os.LookupEnv(s.Env)
+		if !ok {
+			return "", fmt.Errorf("secret environment variable %s is not set", s.Env)
+		}
+		return v, nil
+	}
+	b, err := os.ReadFile(s.File)
+	if err != nil {
+		return "", fmt.Errorf("secret file: %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// Action is what applying does to one object.
+type Action string
+
+const (
+	Create    Action = "create"
+	Update    Action = "update"
+	Unchanged Action = "unchanged"
+)
+
+// Change is one step of a plan.
+type Change struct {
+	Kind   string // "dataset", "job" or "credential"
+	ID     string
+	Action Action
+	// Fields lists what differs, for updates.
+	Fields []string
+}
+
+func (c Change) String() string {
+	s := fmt.Sprintf("%-9s %-10s %s", c.Action, c.Kind, c.ID)
+	if len(c.Fields) > 0 {
+		s += " (" + strings.Join(c.Fields, ", ") + ")"
+	}
+	return s
+}
+
+// Plan compares the pipeline with what the server has and returns the
+// changes in the order they must be applied: datasets, then jobs in
+// dependency order, then credentials.
+func (p *Pipeline) Plan(current []backends.Dataset, currentJobs []backends.Job) ([]Change, error) {
+	haveDS := map[string]backends.Dataset{}
+	for _, d := range current {
+		haveDS[d.ID] = d
+	}
+	haveJob := map[string]backends.Job{}
+	for _, j := range currentJobs {
+		haveJob[j.ID] = j
+	}
+	var out []Change
+	for _, d := range p.Datasets {
+		want := d.Backend()
+		have, ok := haveDS[d.ID]
+		switch {
+		case !ok:
+			out = append(out, Change{Kind: "dataset", ID: d.ID, Action: Create})
+		default:
+			var fields []string
+			diff := func(name, a, b string) {
+				if a != b {
+					fields = append(fields, name)
+				}
+			}
+			diff("description", have.Description, want.Description)
+			diff("url", have.URL, want.URL)
+			diff("connection", have.Connection, want.Connection)
+			diff("location", have.Location, want.Location)
+			act := Unchanged
+			if len(fields) > 0 {
+				act = Update
+			}
+			out = append(out, Change{Kind: "dataset", ID: d.ID, Action: act, Fields: fields})
+		}
+	}
+	for _, j := range p.OrderedJobs() {
+		want, err := j.Backend()
+		if err != nil {
+			return nil, err
+		}
+		if want.MaxAttempts == 0 {
+			want.MaxAttempts = backends.DefaultMaxAttempts
+		}
+		if want.LeaseSeconds == 0 {
+			want.LeaseSeconds = backends.DefaultLeaseSeconds
+		}
+		have, ok := haveJob[j.ID]
+		if !ok {
+			out = append(out, Change{Kind: "job", ID: j.ID, Action: Create})
+			continue
+		}
+		var fields []string
+		if have.Description != want.Description {
+			fields = append(fields, "description")
+		}
+		if !slices.Equal(have.Inputs, want.Inputs) && !(len(have.Inputs) == 0 && len(want.Inputs) == 0) {
+			fields = append(fields, "inputs")
+		}
+		if have.Output != want.Output {
+			fields = append(fields, "output")
+		}
+		if !slices.Equal(have.Env, want.Env) && !(len(have.Env) == 0 && len(want.Env) == 0) {
+			fields = append(fields, "env")
+		}
+		if have.MaxAttempts != want.MaxAttempts {
+			fields = append(fields, "maxAttempts")
+		}
+		if have.LeaseSeconds != want.LeaseSeconds {
+			fields = append(fields, "leaseSeconds")
+		}
+		if have.Paused != want.Paused {
+			fields = append(fields, "paused")
+		}
+		act := Unchanged
+		if len(fields) > 0 {
+			act = Update
+		}
+		out = append(out, Change{Kind: "job", ID: j.ID, Action: act, Fields: fields})
+	}
+	for _, c := range p.Credentials() {
+		out = append(out, Change{Kind: "credential", ID: c.Job + "/" + c.Dataset, Action: Update, Fields: []string{"secret from " + c.Ref.String()}})
+	}
+	return out, nil
+}
+
+func (s SecretRef) String() string {
+	if s.Env != "" {
+		return "$" + s.Env
+	}
+	return s.File
+}
+
+// CredentialRef is a (job, dataset) pair whose secret the pipeline supplies.
+type CredentialRef struct {
+	Job, Dataset string
+	Ref          SecretRef
+}
+
+// Credentials lists, for every job, the datasets it uses that declare a secret.
+func (p *Pipeline) Credentials() []CredentialRef {
+	secret := map[string]*SecretRef{}
+	for _, d := range p.Datasets {
+		secret[d.ID] = d.Secret
+	}
+	var out []CredentialRef
+	for _, j := range p.OrderedJobs() {
+		for _, d := range append(slices.Clone(j.Inputs), j.Output) {
+			if s := secret[d]; s != nil {
+				out = append(out, CredentialRef{Job: j.ID, Dataset: d, Ref: *s})
+			}
+		}
+	}
+	return out
+}
+
+// OrderedJobs returns the jobs so that every job comes after the producers
+// of its inputs (the pipeline is acyclic once validated), ties by id.
+func (p *Pipeline) OrderedJobs() []Job {
+	producer := map[string]string{}
+	byID := map[string]Job{}
+	for _, j := range p.Jobs {
+		producer[j.Output] = j.ID
+		byID[j.ID] = j
+	}
+	ids := make([]string, 0, len(byID))
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out []Job
+	done := map[string]bool{}
+	var visit func(id string)
+	visit = func(id string) {
+		if done[id] {
+			return
+		}
+		done[id] = true
+		for _, in := range byID[id].Inputs {
+			if p := producer[in]; p != "" {
+				visit(p)
+			}
+		}
+		out = append(out, byID[id])
+	}
+	for _, id := range ids {
+		visit(id)
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+const good = `
+datasets:
+  - {id: raw, location: "/raw/{dataid}", secret: {env: RAW_PW}}
+  - {id: clean, location: "/clean/{dataid}"}
+  - {id: report, location: "/report/{dataid}"}
+jobs:
+  - id: report
+    inputs: [clean]
+    output: report
+  - id: transform
+    inputs: [raw]
+    output: clean
+    env: {B: "2", A: "1"}
+    maxAttempts: 5
+`
+
+func TestParseGood(t *testing.T) {
+	t.Parallel()
+	p, err := Parse(strings.NewReader(good), "p.yaml")
+	require.NoError(t, err)
+	ordered := p.OrderedJobs()
+	require.Equal(t, "transform", ordered[0].ID, "producers come first")
+	env, err := ordered[0].EnvVars()
+	require.NoError(t, err)
+	require.Equal(t, []backends.EnvVar{{Name: "B", Value: "2"}, {Name: "A", Value: "1"}}, env, "env keeps file order")
+	require.Equal(t, []CredentialRef{{Job: "transform", Dataset: "raw", Ref: SecretRef{Env: "RAW_PW"}}}, p.Credentials())
+
+	plan, err := p.Plan(nil, nil)
+	require.NoError(t, err)
+	require.Len(t, plan, 6)
+	require.Equal(t, Create, plan[0].Action)
+
+	// Applied once, the same file plans no dataset or job changes.
+	var ds []backends.Dataset
+	for _, d := range p.Datasets {
+		ds = append(ds, d.Backend())
+	}
+	var js []backends.Job
+	for _, j := range p.Jobs {
+		bj, err := j.Backend()
+		require.NoError(t, err)
+		bj, err = backends.NewCatalog(ds, js).ValidateJob(bj)
+		require.NoError(t, err)
+		js = append(js, bj)
+	}
+	plan, err = p.Plan(ds, js)
+	require.NoError(t, err)
+	for _, c := range plan {
+		if c.Kind != "credential" {
+			require.Equal(t, Unchanged, c.Action, c.String())
+		}
+	}
+	js[0].LeaseSeconds = 10
+	plan, err = p.Plan(ds, js)
+	require.NoError(t, err)
+	require.Contains(t, plan, Change{Kind: "job", ID: js[0].ID, Action: Update, Fields: []string{"leaseSeconds"}})
+}
+
+func TestParseBad(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct{ yaml, want string }{
+		"malformed":     {"datasets: [", "p.yaml"},
+		"empty":         {"", "empty"},
+		"unknown field": {"datasets:\n  - {id: a, pasword: x}", "pasword"},
+		"inline secret": {"datasets:\n  - {id: a, secret: {env: X, file: /y}}", "exactly one"},
+		"bad id":        {"datasets:\n  - {id: A}", "invalid"},
+		"two producers": {`
+datasets: [{id: a}, {id: b}]
+jobs:
+  - {id: j1, inputs: [a], output: b}
+  - {id: j2, inputs: [a], output: b}`, "already produced"},
+		"cycle": {`
+datasets: [{id: a}, {id: b}]
+jobs:
+  - {id: j1, inputs: [a], output: b}
+  - {id: j2, inputs: [b], output: a}`, "cycle"},
+		"unknown dataset": {`
+datasets: [{id: a}]
+jobs:
+  - {id: j1, inputs: [nope], output: a}`, "not found"},
+		"location without dataid": {"datasets:\n  - {id: a, location: /fixed}", "{dataid}"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse(strings.NewReader(c.yaml), "p.yaml")
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.want)
+		})
+	}
+}
