@@ -1,0 +1,129 @@
+// Package runner is the job-runner side of chunklock: the claim document a
+// runner receives, its translation to environment variables for a job's
+// process, and Run, which supervises one job process under a claim
+// (heartbeats, completion, failure, and stopping the process the moment the
+// claim is no longer its own).
+package runner
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Claim is the document a runner gets for one claimed chunk: the seeds'
+// "single JSON string parsed by a script utility". Field names follow the
+// GraphQL Claim type.
+type Claim struct {
+	Token          string          `json:"token"`
+	Job            string          `json:"job"`
+	DataID         string          `json:"dataid"`
+	Attempt        int             `json:"attempt"`
+	Executor       string          `json:"executor"`
+	LeaseExpiresAt time.Time       `json:"leaseExpiresAt"`
+	Output         DatasetAccess   `json:"output"`
+	Inputs         []DatasetAccess `json:"inputs"`
+	Env            []EnvVar        `json:"env"`
+}
+
+// DatasetAccess locates one chunk of a dataset; Secret is set only when the
+// runner presented the job's key.
+type DatasetAccess struct {
+	Dataset    string  `json:"dataset"`
+	DataID     string  `json:"dataid"`
+	URL        string  `json:"url"`
+	Connection string  `json:"connection"`
+	Location   string  `json:"location"`
+	Secret     *string `json:"secret"`
+}
+
+// EnvVar is one entry of the job's environment.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// EnvName turns a dataset id into the part of a variable name that stands
+// for it: upper case, anything but letters and digits becomes '_'.
+func EnvName(id string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(id) {
+		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// Environ returns the claim as environment variables for the job process:
+//
+//	CHUNKLOCK_JOB, CHUNKLOCK_DATAID, CHUNKLOCK_TOKEN, CHUNKLOCK_ATTEMPT, CHUNKLOCK_EXECUTOR
+//	CHUNKLOCK_OUTPUT_{DATASET,URL,CONNECTION,LOCATION,SECRET}
+//	CHUNKLOCK_INPUTS                      input dataset ids, comma-separated
+//	CHUNKLOCK_INPUT_<n>_{DATASET,URL,CONNECTION,LOCATION,SECRET}   n from 0, in job order
+//	CHUNKLOCK_INPUT_<DATASET>_{URL,CONNECTION,LOCATION,SECRET}     the same, by dataset id
+//
+// followed by the job's own env entries (which may not override the above).
+// SECRET variables are present only when the secret was resolved.
+func (c Claim) Environ() []string {
+	var env []string
+	set := func(k, v string) { env = append(env, k+"="+v) }
+	set("CHUNKLOCK_JOB", c.Job)
+	set("CHUNKLOCK_DATAID", c.DataID)
+	set("CHUNKLOCK_TOKEN", c.Token)
+	set("CHUNKLOCK_ATTEMPT", strconv.Itoa(c.Attempt))
+	set("CHUNKLOCK_EXECUTOR", c.Executor)
+	access := func(prefix string, a DatasetAccess, withDataset bool) {
+		if withDataset {
+			set(prefix+"_DATASET", a.Dataset)
+		}
+		set(prefix+"_URL", a.URL)
+		set(prefix+"_CONNECTION", a.Connection)
+		set(prefix+"_LOCATION", a.Location)
+		if a.Secret != nil {
+			set(prefix+"_SECRET", *a.Secret)
+		}
+	}
+	access("CHUNKLOCK_OUTPUT", c.Output, true)
+	ids := make([]string, len(c.Inputs))
+	for i, in := range c.Inputs {
+		ids[i] = in.Dataset
+		access(fmt.Sprintf("CHUNKLOCK_INPUT_%d", i), in, true)
+		access("CHUNKLOCK_INPUT_"+EnvName(in.Dataset), in, false)
+	}
+	set("CHUNKLOCK_INPUTS", strings.Join(ids, ","))
+	for _, e := range c.Env {
+		if strings.HasPrefix(e.Name, "CHUNKLOCK_") {
+			continue
+		}
+		set(e.Name, e.Value)
+	}
+	return env
+}
+
+// ShellExports renders Environ as `export NAME='value'` lines for `eval`.
+func (c Claim) ShellExports() string {
+	env := c.Environ()
+	var b strings.Builder
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&b, "export %s=%s\n", k, ShellQuote(v))
+	}
+	return b.String()
+}
+
+// ShellQuote quotes s for POSIX shells.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// SortedEnv is Environ sorted by name, for display.
+func (c Claim) SortedEnv() []string {
+	env := c.Environ()
+	sort.Strings(env)
+	return env
+}

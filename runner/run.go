@@ -1,0 +1,228 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Client is what Run needs from a chunklock server.
+type Client interface {
+	// Heartbeat extends the claim's lease and returns its new end.
+	Heartbeat(ctx context.Context, token string) (time.Time, error)
+	Complete(ctx context.Context, token string) error
+	Fail(ctx context.Context, token, reason string) error
+	Release(ctx context.Context, token string) error
+}
+
+// Outcome is how a supervised claim ended.
+type Outcome int
+
+const (
+	// Completed: the process exited 0 and the chunk is READY.
+	Completed Outcome = iota
+	// Failed: the process exited non-zero (or could not start) and the claim was failed.
+	Failed
+	// Released: the runner was asked to stop; the process was stopped and the claim given back.
+	Released
+	// Stale: the claim stopped being this runner's (revoked, expired, or
+	// unreachable past its lease); the process was stopped and nothing was written.
+	Stale
+)
+
+func (o Outcome) String() string {
+	return [...]string{"completed", "failed", "released", "stale"}[o]
+}
+
+// Options configure Run.
+type Options struct {
+	// Command is the job process and its arguments.
+	Command []string
+	// Dir is the working directory of the process ("" = current).
+	Dir string
+	// Stdout and Stderr receive the process's output (default: ours).
+	Stdout, Stderr io.Writer
+	// Heartbeat is the heartbeat interval; default a third of the lease left.
+	Heartbeat time.Duration
+	// KillGrace is how long the process gets between SIGTERM and SIGKILL.
+	KillGrace time.Duration
+	// TailBytes bounds the stderr tail sent as the failure reason.
+	TailBytes int
+	// IsStale tells whether an error from the server means the claim is no
+	// longer live (STALE_CLAIM); other errors are retried.
+	IsStale func(error) bool
+	// Logf reports what the runner does (default: discard).
+	Logf func(format string, args ...any)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+func (o *Options) defaults(c Claim, now time.Time) {
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = c.LeaseExpiresAt.Sub(now) / 3
+		if o.Heartbeat < 100*time.Millisecond {
+			o.Heartbeat = 100 * time.Millisecond
+		}
+	}
+	if o.KillGrace <= 0 {
+		o.KillGrace = 10 * time.Second
+	}
+	if o.TailBytes <= 0 {
+		o.TailBytes = 2048
+	}
+	if o.IsStale == nil {
+		o.IsStale = func(error) bool { return false }
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Run starts the job process for claim with the claim in its environment,
+// heartbeats while it runs, and ends the claim by how it exits: exit 0
+// completes, anything else fails with the tail of its stderr as the reason.
+// If the claim goes stale the process is stopped at once (SIGTERM, then
+// SIGKILL after KillGrace) and nothing more is written. If ctx is cancelled
+// (the runner is told to stop) the process is stopped and the claim
+// released. The process runs in its own process group, and signals go to
+// the whole group.
+func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, error) {
+	if len(opt.Command) == 0 {
+		return Failed, errors.New("no command to run")
+	}
+	opt.defaults(claim, time.Now())
+	tail := &tailBuffer{max: opt.TailBytes}
+	cmd := exec.Command(opt.Command[0], opt.Command[1:]...)
+	cmd.Dir = opt.Dir
+	cmd.Env = append(os.Environ(), claim.Environ()...)
+	cmd.Stdout = opt.Stdout
+	cmd.Stderr = io.MultiWriter(opt.Stderr, tail)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	// Writes after the outcome is known use their own context: a runner
+	// told to stop must still release its claim.
+	finish := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	}
+	if err := cmd.Start(); err != nil {
+		fctx, cancel := finish()
+		defer cancel()
+		reason := "could not start " + opt.Command[0] + ": " + err.Error()
+		if ferr := c.Fail(fctx, claim.Token, reason); ferr != nil && !opt.IsStale(ferr) {
+			return Failed, fmt.Errorf("%s; and failing the claim failed too: %w", reason, ferr)
+		}
+		return Failed, errors.New(reason)
+	}
+	opt.Logf("started %s for %s/%s (pid %d, attempt %d)", opt.Command[0], claim.Job, claim.DataID, cmd.Process.Pid, claim.Attempt)
+
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	stop := func(why string) error {
+		opt.Logf("stopping pid %d: %s", cmd.Process.Pid, why)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(opt.KillGrace):
+			opt.Logf("pid %d still running after %s: SIGKILL", cmd.Process.Pid, opt.KillGrace)
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			return <-exited
+		}
+	}
+
+	lease := claim.LeaseExpiresAt
+	ticker := time.NewTicker(opt.Heartbeat)
+	defer ticker.Stop()
+	for {
+		select {
+		case err := <-exited:
+			fctx, cancel := finish()
+			defer cancel()
+			if err == nil {
+				if cerr := c.Complete(fctx, claim.Token); cerr != nil {
+					if opt.IsStale(cerr) {
+						opt.Logf("process succeeded but the claim was no longer ours: %v", cerr)
+						return Stale, nil
+					}
+					return Failed, fmt.Errorf("process succeeded but completing the claim failed: %w", cerr)
+				}
+				return Completed, nil
+			}
+			reason := strings.TrimSpace(err.Error() + ": " + tail.String())
+			if ferr := c.Fail(fctx, claim.Token, reason); ferr != nil {
+				if opt.IsStale(ferr) {
+					return Stale, nil
+				}
+				return Failed, fmt.Errorf("failing the claim: %w", ferr)
+			}
+			return Failed, nil
+		case <-ctx.Done():
+			_ = stop("runner is stopping")
+			fctx, cancel := finish()
+			defer cancel()
+			if err := c.Release(fctx, claim.Token); err != nil && !opt.IsStale(err) {
+				return Released, fmt.Errorf("releasing the claim: %w", err)
+			}
+			return Released, nil
+		case <-ticker.C:
+			hctx, cancel := context.WithTimeout(ctx, opt.Heartbeat)
+			until, err := c.Heartbeat(hctx, claim.Token)
+			cancel()
+			switch {
+			case err == nil:
+				lease = until
+			case opt.IsStale(err):
+				_ = stop("claim is no longer ours: " + err.Error())
+				return Stale, nil
+			case ctx.Err() != nil:
+				// The runner is stopping; the next loop turn releases.
+			default:
+				opt.Logf("heartbeat failed (will retry): %v", err)
+				if !opt.Now().Before(lease) {
+					_ = stop("lease passed without a successful heartbeat")
+					return Stale, nil
+				}
+			}
+		}
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

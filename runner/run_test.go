@@ -1,0 +1,164 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/memory"
+)
+
+// storeClient runs the runner against a real (in-memory) store.
+type storeClient struct{ s backends.Store }
+
+func (c storeClient) Heartbeat(ctx context.Context, token string) (time.Time, error) {
+	cl, err := c.s.Heartbeat(ctx, token)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return cl.LeaseExpiresAt, nil
+}
+func (c storeClient) Complete(ctx context.Context, t string) error { return c.s.Complete(ctx, t) }
+func (c storeClient) Fail(ctx context.Context, t, r string) error  { return c.s.Fail(ctx, t, r) }
+func (c storeClient) Release(ctx context.Context, t string) error  { return c.s.Release(ctx, t) }
+func isStale(err error) bool                                       { return errors.Is(err, backends.ErrStaleClaim) }
+
+type bundle struct {
+	store backends.Store
+	claim Claim
+}
+
+func setup(t *testing.T) bundle {
+	t.Helper()
+	ctx := context.Background()
+	s := memory.Open(nil)
+	for _, d := range []string{"in", "out"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d, Location: "/" + d + "/{dataid}"})
+		require.NoError(t, err)
+	}
+	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", LeaseSeconds: 3, MaxAttempts: 5})
+	require.NoError(t, err)
+	_, err = s.Publish(ctx, "in", "7")
+	require.NoError(t, err)
+	c, err := s.FindNext(ctx, "j", "test")
+	require.NoError(t, err)
+	require.NotNil(t, c)
+	return bundle{store: s, claim: Claim{Token: c.Token, Job: c.Job, DataID: c.DataID, Attempt: c.Attempt, LeaseExpiresAt: c.LeaseExpiresAt,
+		Output: DatasetAccess{Dataset: "out", DataID: "7", Location: "/out/7"}, Inputs: []DatasetAccess{{Dataset: "in", DataID: "7", Location: "/in/7"}},
+		Env: []EnvVar{{Name: "GREETING", Value: "hi"}}}}
+}
+
+func status(t *testing.T, s backends.Store, ds string) backends.Status {
+	t.Helper()
+	ch, err := s.Chunk(context.Background(), ds, "7")
+	require.NoError(t, err)
+	if ch.Output == nil {
+		return backends.StatusNone
+	}
+	return ch.Output.Status
+}
+
+func TestRunCompletesOnExitZero(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var out bytes.Buffer
+	got, err := Run(context.Background(), storeClient{b.store}, b.claim, Options{
+		Command: []string{"sh", "-c", `echo "$CHUNKLOCK_DATAID $CHUNKLOCK_INPUT_IN_LOCATION $CHUNKLOCK_OUTPUT_LOCATION $GREETING"`},
+		Stdout:  &out, IsStale: isStale,
+	})
+	require.NoError(t, err)
+	require.Equal(t, Completed, got)
+	require.Equal(t, "7 /in/7 /out/7 hi\n", out.String())
+	require.Equal(t, backends.StatusReady, status(t, b.store, "out"))
+}
+
+func TestRunFailsWithStderrTail(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	got, err := Run(context.Background(), storeClient{b.store}, b.claim, Options{
+		Command: []string{"sh", "-c", "echo first >&2; echo 'disk full' >&2; exit 3"},
+		Stderr:  &bytes.Buffer{}, IsStale: isStale, TailBytes: 10,
+	})
+	require.NoError(t, err)
+	require.Equal(t, Failed, got)
+	ch, err := b.store.Chunk(context.Background(), "out", "7")
+	require.NoError(t, err)
+	require.Equal(t, backends.StatusFailed, ch.Output.Status)
+	require.Contains(t, ch.Output.Reason, "exit status 3")
+	require.Contains(t, ch.Output.Reason, "disk full")
+	require.NotContains(t, ch.Output.Reason, "first", "only the tail is kept")
+}
+
+func TestRunStopsChildWhenClaimIsRevoked(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	marker := filepath.Join(t.TempDir(), "finished")
+	done := make(chan Outcome, 1)
+	go func() {
+		got, err := Run(context.Background(), storeClient{b.store}, b.claim, Options{
+			Command:   []string{"sh", "-c", "sleep 20; touch " + marker},
+			Heartbeat: 50 * time.Millisecond, KillGrace: time.Second, IsStale: isStale,
+		})
+		assert.NoError(t, err)
+		done <- got
+	}()
+	time.Sleep(200 * time.Millisecond)
+	forced, err := b.store.Force(context.Background(), "j", "7", "operator")
+	require.NoError(t, err)
+	select {
+	case got := <-done:
+		require.Equal(t, Stale, got)
+	case <-time.After(15 * time.Second):
+		t.Fatal("runner did not stop the process after its claim was superseded")
+	}
+	_, err = os.Stat(marker)
+	require.True(t, os.IsNotExist(err), "the job process must not run to its end")
+	// The forced claim is untouched by the stale runner.
+	require.NoError(t, b.store.Complete(context.Background(), forced.Token))
+}
+
+func TestRunReleasesWhenStopped(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Outcome, 1)
+	go func() {
+		got, err := Run(ctx, storeClient{b.store}, b.claim, Options{Command: []string{"sleep", "20"}, KillGrace: time.Second, IsStale: isStale})
+		assert.NoError(t, err)
+		done <- got
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case got := <-done:
+		require.Equal(t, Released, got)
+	case <-time.After(15 * time.Second):
+		t.Fatal("runner did not stop")
+	}
+	require.Equal(t, backends.StatusNone, status(t, b.store, "out"), "release restores the chunk to no row")
+}
+
+func TestEnvironAndExports(t *testing.T) {
+	t.Parallel()
+	secret := "p'w"
+	c := Claim{Job: "j", DataID: "2026-11-22", Token: "tok", Attempt: 2,
+		Output: DatasetAccess{Dataset: "daily.sales", URL: "s3://lake", Location: "s3://lake/dt=2026-11-22/", Secret: &secret},
+		Inputs: []DatasetAccess{{Dataset: "raw-a"}, {Dataset: "raw-b"}},
+		Env:    []EnvVar{{Name: "X", Value: "1"}, {Name: "CHUNKLOCK_DATAID", Value: "spoof"}}}
+	env := strings.Join(c.Environ(), "\n")
+	require.Contains(t, env, "CHUNKLOCK_OUTPUT_SECRET=p'w")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_1_DATASET=raw-b")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_RAW_A_URL=")
+	require.Contains(t, env, "CHUNKLOCK_INPUTS=raw-a,raw-b")
+	require.NotContains(t, env, "spoof", "job env cannot override claim variables")
+	require.Contains(t, c.ShellExports(), `export CHUNKLOCK_OUTPUT_SECRET='p'\''w'`)
+}
