@@ -203,7 +203,7 @@ func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*Claim, 
 				done = true
 				return nil
 			}
-			claim, err = e.claimIn(ctx, tx, cat, job, c.DataID, executor, ModeClaim)
+			claim, err = e.claimIn(ctx, tx, cat, job, c.DataID, executor, ModeNext)
 			if err != nil && !errors.Is(err, ErrLocked) {
 				return err
 			}

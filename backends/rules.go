@@ -69,6 +69,10 @@ const (
 	// every input READY, and the job must hold no job-local lock on any
 	// input chunk (rule 2).
 	ModeClaim ClaimMode = iota
+	// ModeNext: findNext. As ModeClaim, except that a job with no inputs
+	// only takes chunks that have a row already (FAILED or RESUBMIT): new
+	// chunks of such a job are claimed by dataid.
+	ModeNext
 	// ModeForce: an operator's override. Ignores input readiness, job-local
 	// locks, the output's status and pausing; a live claim on the output is
 	// superseded (its token goes stale), so two claims are never live at once.
@@ -104,6 +108,9 @@ func (s ClaimState) Blockers(mode ClaimMode) []Blocker {
 		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerPaused, Status: statusOf(s.Output)})
 	}
 	out := statusOf(s.Output)
+	if mode == ModeNext && len(s.Job.Inputs) == 0 && out == StatusNone {
+		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerNoInputs, Status: out})
+	}
 	if !FreeForProducers(out) {
 		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerOutputLocked, Status: out})
 	}
