@@ -282,13 +282,21 @@ func testInvalidInput(t *testing.T, h Harness) {
 	for name, batch := range map[string][][]byte{
 		"empty ciphertext":   {c[0], nil},
 		"garbage ciphertext": {[]byte("garbage-that-is-not-a-ciphertext")},
-		"truncated":          {c[0][:len(c[0])/2]},
 		"too many":           make([][]byte, keys.MaxBatch+1),
 	} {
 		got, err := k.Decrypt(ctx, j.ID, j.Public, j.Key, batch)
 		require.Nil(t, got, name)
 		RequireCode(t, err, backends.CodeInvalidArgument, append(secrets, batch...)...)
 	}
+
+	// A truncated ciphertext may still look well-formed; then it fails
+	// authentication exactly like one made with another key (FORBIDDEN).
+	truncated := [][]byte{c[0][:len(c[0])/2]}
+	got, err := k.Decrypt(ctx, j.ID, j.Public, j.Key, truncated)
+	require.Nil(t, got)
+	code := backends.CodeOf(err)
+	require.Contains(t, []backends.Code{backends.CodeInvalidArgument, backends.CodeForbidden}, code, "error: %v", err)
+	RequireCode(t, err, code, append(secrets, truncated...)...)
 }
 
 func testConcurrentUse(t *testing.T, h Harness) {
