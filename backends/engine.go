@@ -117,15 +117,28 @@ func loadClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid st
 	return ClaimState{Job: job, DataID: dataid, Output: rows[0], Upstream: rows[1 : 1+n], Local: rows[1+n:]}, nil
 }
 
+// lockClaimState locks the chunks a claim of job at dataid touches and
+// reads what the rules need about them.
+func lockClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string) (ClaimState, error) {
+	if err := tx.LockChunks(ctx, dataid, []string{job.Output}, job.Inputs); err != nil {
+		return ClaimState{}, err
+	}
+	return loadClaimState(ctx, tx, cat, job, dataid)
+}
+
 // claimIn evaluates and, when allowed, makes a claim inside tx.
 func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid, executor string, mode ClaimMode) (*Claim, error) {
-	if err := tx.LockChunks(ctx, dataid, []string{job.Output}, job.Inputs); err != nil {
-		return nil, err
-	}
-	st, err := loadClaimState(ctx, tx, cat, job, dataid)
+	st, err := lockClaimState(ctx, tx, cat, job, dataid)
 	if err != nil {
 		return nil, err
 	}
+	return e.claimState(ctx, tx, st, executor, mode)
+}
+
+// claimState makes the claim st describes, if the rules allow it, inside
+// the transaction that locked and loaded st.
+func (e *engine) claimState(ctx context.Context, tx Tx, st ClaimState, executor string, mode ClaimMode) (*Claim, error) {
+	job, dataid := st.Job, st.DataID
 	if bs := st.Blockers(mode); len(bs) > 0 {
 		return nil, Locked(bs, "job %q cannot claim dataid %q now: %s", job.ID, dataid, describeBlockers(bs))
 	}
@@ -203,7 +216,23 @@ func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*Claim, 
 				done = true
 				return nil
 			}
-			claim, err = e.claimIn(ctx, tx, cat, job, c.DataID, executor, ModeNext)
+			st, err := lockClaimState(ctx, tx, cat, job, c.DataID)
+			if err != nil {
+				return err
+			}
+			// A candidate's Resubmit flag was true when it was added, but the
+			// output may have moved on since (claimed from RESUBMIT, then
+			// failed; or a duplicate hint). Put it back in its true place in
+			// the queue, so that RESUBMIT chunks come first and the others
+			// strictly by dataid.
+			out := statusOf(st.Output)
+			if isResubmit := out == StatusResubmit; c.Resubmit != isResubmit && FreeForProducers(out) {
+				if err := tx.DropCandidate(ctx, c); err != nil {
+					return err
+				}
+				return tx.AddCandidate(ctx, Candidate{Job: job.ID, DataID: c.DataID, Resubmit: isResubmit})
+			}
+			claim, err = e.claimState(ctx, tx, st, executor, ModeNext)
 			if err != nil && !errors.Is(err, ErrLocked) {
 				return err
 			}

@@ -1,0 +1,431 @@
+package backendtest
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// This file is the reference model of the model-based test: a second,
+// deliberately plain reading of SPEC §2 and §3, written from the
+// specification and not from engine.go. It keeps every status row in a map,
+// answers each operation by scanning a small, fixed universe of dataids, and
+// never tries to be fast. Where SPEC leaves a choice open, the comment at
+// the operation says which one the suite takes.
+
+type mJob struct {
+	id          string
+	inputs      []string
+	output      string
+	maxAttempts int
+	lease       time.Duration
+	paused      bool
+}
+
+type mKey struct {
+	dataset, dataid, job string
+	role                 backends.Role
+}
+
+type mRow struct {
+	status  backends.Status
+	attempt int
+	// claim is the model's id of the claim that wrote the row while RUNNING.
+	claim int
+	// before is what the row was before the claim (chain) that holds it,
+	// none for "no row": release puts it back.
+	before backends.Status
+	lease  time.Time
+}
+
+// mClaim is what the model hands out.
+type mClaim struct {
+	id      int
+	job     string
+	dataid  string
+	attempt int
+	lease   time.Time
+}
+
+type model struct {
+	datasets []string
+	jobs     []*mJob // sorted by id
+	dataids  []string
+	rows     map[mKey]*mRow
+	claims   int
+	now      time.Time
+}
+
+func newModel(datasets []string, jobs []*mJob, dataids []string, now time.Time) *model {
+	m := &model{datasets: datasets, jobs: jobs, dataids: slices.Clone(dataids), rows: map[mKey]*mRow{}, now: now}
+	slices.SortFunc(m.dataids, backends.CompareDataID)
+	slices.SortFunc(m.jobs, func(a, b *mJob) int { return cmp.Compare(a.id, b.id) })
+	return m
+}
+
+func (m *model) job(id string) *mJob {
+	for _, j := range m.jobs {
+		if j.id == id {
+			return j
+		}
+	}
+	panic("model: unknown job " + id)
+}
+
+// producer is the job writing dataset, "" for a source.
+func (m *model) producer(dataset string) string {
+	for _, j := range m.jobs {
+		if j.output == dataset {
+			return j.id
+		}
+	}
+	return ""
+}
+
+func (m *model) consumers(dataset string) []*mJob {
+	var out []*mJob
+	for _, j := range m.jobs {
+		if slices.Contains(j.inputs, dataset) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// outKey is the OUTPUT row of chunk (dataset, dataid).
+func (m *model) outKey(dataset, dataid string) mKey {
+	return mKey{dataset, dataid, m.producer(dataset), backends.RoleOutput}
+}
+
+func inKey(dataset, dataid, job string) mKey {
+	return mKey{dataset, dataid, job, backends.RoleInput}
+}
+
+func (m *model) status(k mKey) backends.Status {
+	if r := m.rows[k]; r != nil {
+		return r.status
+	}
+	return none
+}
+
+// blockers says why job j may not claim dataid (claim and findNext):
+// SPEC §3 findNext rule 1 (output RESUBMIT, every input READY) or rule 2
+// (output free for producers, every input READY, no job-local lock).
+func (m *model) blockers(j *mJob, dataid string) []bk {
+	var bs []bk
+	out := m.status(m.outKey(j.output, dataid))
+	if j.paused {
+		bs = append(bs, bk{backends.BlockerPaused, j.output, j.id, out})
+	}
+	switch out {
+	case none, failed, resubmit: // free for producers (§2)
+	default:
+		bs = append(bs, bk{backends.BlockerOutputLocked, j.output, j.id, out})
+	}
+	for _, in := range j.inputs {
+		if up := m.status(m.outKey(in, dataid)); up != ready {
+			bs = append(bs, bk{backends.BlockerInputNotReady, in, m.producer(in), up})
+		}
+		if out == resubmit {
+			continue // rule 1 does not look at job-local locks
+		}
+		if local := m.status(inKey(in, dataid, j.id)); local == running || local == done {
+			bs = append(bs, bk{backends.BlockerLocalRead, in, j.id, local})
+		}
+	}
+	return bs
+}
+
+// take writes a claim: OUTPUT RUNNING with attempt+1 and a lease, INPUT
+// rows RUNNING. A claim that supersedes a live one (force) keeps what the
+// rows were before the first claim, so that a release restores that.
+func (m *model) take(j *mJob, dataid string) mClaim {
+	m.claims++
+	id := m.claims
+	beforeOf := func(r *mRow) backends.Status {
+		switch {
+		case r == nil:
+			return none
+		case r.status == running:
+			return r.before
+		}
+		return r.status
+	}
+	k := m.outKey(j.output, dataid)
+	old := m.rows[k]
+	attempt := 1
+	if old != nil {
+		attempt = old.attempt + 1
+	}
+	lease := m.now.Add(j.lease)
+	m.rows[k] = &mRow{status: running, attempt: attempt, claim: id, before: beforeOf(old), lease: lease}
+	for _, in := range j.inputs {
+		ik := inKey(in, dataid, j.id)
+		m.rows[ik] = &mRow{status: running, attempt: attempt, claim: id, before: beforeOf(m.rows[ik])}
+	}
+	return mClaim{id: id, job: j.id, dataid: dataid, attempt: attempt, lease: lease}
+}
+
+// claim is claim(job, dataid) and, with force, force(job, dataid): force
+// ignores every blocker, pausing included (it is the operator's override),
+// and supersedes a live claim.
+func (m *model) claim(jobID, dataid string, force bool) (*mClaim, backends.Code, []bk) {
+	j := m.job(jobID)
+	if !force {
+		if bs := m.blockers(j, dataid); len(bs) > 0 {
+			return nil, backends.CodeLocked, bs
+		}
+	}
+	c := m.take(j, dataid)
+	return &c, "", nil
+}
+
+// findNext: a paused job gets nothing; then rule 1 (lowest RESUBMIT dataid
+// with READY inputs); then rule 2 (lowest dataid free for producers with
+// READY inputs and no job-local lock). A job without inputs gets only
+// FAILED chunks under rule 2: new dataids are for claim.
+func (m *model) findNext(jobID string) *mClaim {
+	j := m.job(jobID)
+	if j.paused {
+		return nil
+	}
+	for _, d := range m.dataids {
+		if m.status(m.outKey(j.output, d)) == resubmit && len(m.blockers(j, d)) == 0 {
+			c := m.take(j, d)
+			return &c
+		}
+	}
+	for _, d := range m.dataids {
+		out := m.status(m.outKey(j.output, d))
+		if out == none && len(j.inputs) == 0 {
+			continue
+		}
+		if len(m.blockers(j, d)) == 0 {
+			c := m.take(j, d)
+			return &c
+		}
+	}
+	return nil
+}
+
+// live tells whether claim c still holds its chunk: the OUTPUT row is
+// RUNNING under this very claim and its lease has not passed.
+func (m *model) live(c mClaim) bool {
+	r := m.rows[m.outKey(m.job(c.job).output, c.dataid)]
+	return r != nil && r.status == running && r.claim == c.id && m.now.Before(r.lease)
+}
+
+func (m *model) heartbeat(c mClaim) (time.Time, backends.Code) {
+	if !m.live(c) {
+		return time.Time{}, backends.CodeStaleClaim
+	}
+	j := m.job(c.job)
+	r := m.rows[m.outKey(j.output, c.dataid)]
+	r.lease = m.now.Add(j.lease)
+	return r.lease, ""
+}
+
+type ending int
+
+const (
+	endComplete ending = iota
+	endFail
+	endRelease
+)
+
+func (m *model) end(c mClaim, how ending) backends.Code {
+	if !m.live(c) {
+		return backends.CodeStaleClaim
+	}
+	m.finish(m.job(c.job), c.dataid, how)
+	return ""
+}
+
+// finish ends the claim on job j's output at dataid.
+func (m *model) finish(j *mJob, dataid string, how ending) {
+	k := m.outKey(j.output, dataid)
+	out := m.rows[k]
+	restore := func(k mKey, r *mRow, attemptDelta int) {
+		if r.before == none {
+			delete(m.rows, k)
+			return
+		}
+		*r = mRow{status: r.before, attempt: r.attempt + attemptDelta}
+	}
+	for _, in := range j.inputs {
+		ik := inKey(in, dataid, j.id)
+		r := m.rows[ik]
+		switch how {
+		case endComplete:
+			*r = mRow{status: done, attempt: r.attempt}
+		case endFail:
+			*r = mRow{status: errored, attempt: r.attempt}
+		case endRelease:
+			restore(ik, r, -1)
+		}
+	}
+	switch how {
+	case endComplete:
+		*out = mRow{status: ready, attempt: out.attempt}
+	case endFail:
+		st := failed
+		if out.attempt >= j.maxAttempts {
+			st = hold
+		}
+		*out = mRow{status: st, attempt: out.attempt}
+	case endRelease:
+		restore(k, out, -1) // the attempt is not counted
+	}
+}
+
+// expire fails every RUNNING claim whose lease has passed.
+func (m *model) expire() int {
+	n := 0
+	for _, k := range slices.Collect(maps.Keys(m.rows)) {
+		r := m.rows[k]
+		if r == nil || k.role != backends.RoleOutput || r.status != running || m.now.Before(r.lease) {
+			continue
+		}
+		m.finish(m.job(k.job), k.dataid, endFail)
+		n++
+	}
+	return n
+}
+
+// publish marks a source chunk READY; refused for produced datasets and
+// (LOCKED) while the chunk is on HOLD.
+func (m *model) publish(dataset, dataid string) backends.Code {
+	if m.producer(dataset) != "" {
+		return backends.CodeInvalidArgument
+	}
+	k := m.outKey(dataset, dataid)
+	r := m.rows[k]
+	switch {
+	case r == nil:
+		m.rows[k] = &mRow{status: ready}
+	case r.status == hold:
+		return backends.CodeLocked
+	default:
+		r.status = ready
+	}
+	return ""
+}
+
+// hold freezes a chunk, creating its row if needed; refused while RUNNING.
+func (m *model) hold(dataset, dataid string) backends.Code {
+	k := m.outKey(dataset, dataid)
+	r := m.rows[k]
+	switch {
+	case r == nil:
+		m.rows[k] = &mRow{status: hold}
+	case r.status == running:
+		return backends.CodeLocked
+	default:
+		r.status = hold
+	}
+	return ""
+}
+
+func (m *model) clone() map[mKey]*mRow {
+	out := make(map[mKey]*mRow, len(m.rows))
+	for k, r := range m.rows {
+		c := *r
+		out[k] = &c
+	}
+	return out
+}
+
+// resubmit sets a chunk RESUBMIT with its attempt count reset (NOT_FOUND
+// without a row, LOCKED while RUNNING). With cascade, every consumer whose
+// INPUT row on an invalidated chunk is DONE (it computed from it) gets
+// that row ERROR and its OUTPUT row RESUBMIT, transitively; a consumer
+// reading or writing right now makes the whole call LOCKED and changes
+// nothing. It returns the datasets whose OUTPUT row it set.
+func (m *model) resubmit(dataset, dataid string, cascade bool) ([]string, backends.Code) {
+	k := m.outKey(dataset, dataid)
+	r := m.rows[k]
+	if r == nil {
+		return nil, backends.CodeNotFound
+	}
+	if r.status == running {
+		return nil, backends.CodeLocked
+	}
+	saved := m.clone()
+	*r = mRow{status: resubmit}
+	changed := []string{dataset}
+	if !cascade {
+		return changed, ""
+	}
+	locked := false
+	queue := []string{dataset}
+	seen := map[string]bool{dataset: true}
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		for _, c := range m.consumers(x) {
+			in := m.rows[inKey(x, dataid, c.id)]
+			if in == nil {
+				continue
+			}
+			if in.status == running {
+				locked = true
+				continue
+			}
+			if in.status != done {
+				continue // c did not compute from this chunk
+			}
+			out := m.rows[m.outKey(c.output, dataid)]
+			if out != nil && out.status == running {
+				locked = true
+				continue
+			}
+			in.status = errored
+			if out != nil {
+				*out = mRow{status: resubmit}
+				changed = append(changed, c.output)
+			}
+			if !seen[c.output] {
+				seen[c.output] = true
+				queue = append(queue, c.output)
+			}
+		}
+	}
+	if locked {
+		m.rows = saved
+		return nil, backends.CodeLocked
+	}
+	return changed, ""
+}
+
+// tableLocks is SPEC §2's two tables, written out.
+var tableLocks = map[backends.Role]map[backends.Status][]backends.LockKind{
+	backends.RoleOutput: {
+		running:  {backends.LockGlobalWrite, backends.LockGlobalRead},
+		ready:    {backends.LockGlobalWrite},
+		failed:   {backends.LockGlobalRead},
+		resubmit: {backends.LockGlobalRead},
+		hold:     {backends.LockGlobalWrite, backends.LockGlobalRead},
+	},
+	backends.RoleInput: {
+		running: {backends.LockLocalRead},
+		done:    {backends.LockLocalRead},
+		errored: nil,
+	},
+}
+
+// chunkLocks are the locks the model's rows imply on chunk (dataset, dataid).
+func (m *model) chunkLocks(dataset, dataid string) []lk {
+	out := []lk{}
+	for k, r := range m.rows {
+		if k.dataset != dataset || k.dataid != dataid {
+			continue
+		}
+		for _, kind := range tableLocks[k.role][r.status] {
+			out = append(out, lk{dataset, dataid, kind, k.job, r.status})
+		}
+	}
+	return out
+}

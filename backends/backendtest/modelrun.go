@@ -1,0 +1,460 @@
+package backendtest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// The model-based test: random operation sequences applied to the store
+// and to the reference model (model.go), compared after every step: error
+// codes, blockers, claimed dataid, attempt and lease, every status row,
+// the live claims, one chunk's rows and locks, and one job's blockers.
+
+// Environment variables that steer the model test.
+const (
+	// EnvModelSeed replays the one sequence with that seed.
+	EnvModelSeed = "CHUNKLOCK_MODEL_SEED"
+	// EnvModelSequences runs that many sequences (seeds 1..n).
+	EnvModelSequences = "CHUNKLOCK_MODEL_SEQUENCES"
+)
+
+// The model pipeline: two sources, a chain src → ja → a → jb → b, a
+// two-input job jm reading a and src2, and jn with no inputs.
+var (
+	modelDatasets = []string{"src", "src2", "a", "b", "m", "n"}
+	modelSources  = []string{"src", "src2"}
+	modelDataIDs  = []string{"1", "2", "10"}
+)
+
+func modelJobs() []*mJob {
+	return []*mJob{
+		{id: "ja", inputs: []string{"src"}, output: "a", maxAttempts: 2, lease: 30 * time.Second},
+		{id: "jb", inputs: []string{"a"}, output: "b", maxAttempts: 3, lease: 60 * time.Second},
+		{id: "jm", inputs: []string{"a", "src2"}, output: "m", maxAttempts: 2, lease: 45 * time.Second},
+		{id: "jn", output: "n", maxAttempts: 2, lease: 30 * time.Second},
+	}
+}
+
+func (s *suite) testModel(t *testing.T) {
+	steps := s.cfg.modelSteps
+	var seeds []uint64
+	if v := os.Getenv(EnvModelSeed); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q is not a seed: want a non-negative integer", EnvModelSeed, v)
+		}
+		seeds = append(seeds, seed)
+	} else {
+		n := s.cfg.modelSequences
+		if v := os.Getenv(EnvModelSequences); v != "" {
+			var err error
+			if n, err = strconv.Atoi(v); err != nil || n < 1 {
+				t.Fatalf("%s=%q is not a count: want a positive integer", EnvModelSequences, v)
+			}
+		}
+		for i := 1; i <= n; i++ {
+			seeds = append(seeds, uint64(i))
+		}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { s.runSequence(t, seed, steps) })
+	}
+}
+
+// issued is a token the store handed out and the model's claim it stands for.
+type issued struct {
+	token string
+	claim mClaim
+}
+
+type harness struct {
+	t      *testing.T
+	b      *bundle
+	m      *model
+	rng    *rand.Rand
+	seed   uint64
+	step   int
+	log    []string
+	tokens []issued
+	fences map[string]int64 // output chunk -> last fence seen
+}
+
+func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
+	b := s.setup(t)
+	h := &harness{t: t, b: b, rng: rand.New(rand.NewPCG(seed, 0x636c6b)), seed: seed, fences: map[string]int64{}}
+	b.datasets(modelDatasets...)
+	jobs := modelJobs()
+	for _, j := range jobs {
+		b.upsertJob(backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output, MaxAttempts: j.maxAttempts,
+			LeaseSeconds: int(j.lease / time.Second)})
+	}
+	h.m = newModel(modelDatasets, jobs, modelDataIDs, b.clock.Now())
+	for h.step = 1; h.step <= steps; h.step++ {
+		h.apply(h.randomOp())
+		h.compareAll()
+	}
+}
+
+// fatalf stops the sequence with everything needed to replay it.
+func (h *harness) fatalf(format string, args ...any) {
+	h.t.Helper()
+	h.t.Fatalf("model test, seed %d, step %d: %s\nreplay with %s=%d\noperations:\n  %s",
+		h.seed, h.step, fmt.Sprintf(format, args...), EnvModelSeed, h.seed, strings.Join(h.log, "\n  "))
+}
+
+func (h *harness) equal(what string, want, got any) {
+	h.t.Helper()
+	if !reflect.DeepEqual(want, got) {
+		h.fatalf("%s differs\n  model: %v\n  store: %v", what, want, got)
+	}
+}
+
+func (h *harness) code(what string, want backends.Code, err error) {
+	h.t.Helper()
+	if got := backends.CodeOf(err); got != want {
+		h.fatalf("%s: model says %q, store says %q (%v)", what, want, got, err)
+	}
+}
+
+type op struct {
+	kind    string
+	job     string
+	dataset string
+	dataid  string
+	cascade bool
+	paused  bool
+	expire  bool
+	advance time.Duration
+	tok     int // index in tokens; -1: a garbage token
+}
+
+func (o op) String() string {
+	switch o.kind {
+	case "findNext":
+		return fmt.Sprintf("findNext(%s)", o.job)
+	case "claim", "force", "blockers":
+		return fmt.Sprintf("%s(%s, %s)", o.kind, o.job, o.dataid)
+	case "publish", "hold":
+		return fmt.Sprintf("%s(%s, %s)", o.kind, o.dataset, o.dataid)
+	case "resubmit":
+		return fmt.Sprintf("resubmit(%s, %s, cascade=%v)", o.dataset, o.dataid, o.cascade)
+	case "advance":
+		return fmt.Sprintf("advance(%s, expire=%v)", o.advance, o.expire)
+	case "pause":
+		return fmt.Sprintf("upsertJob(%s, paused=%v)", o.job, o.paused)
+	case "expire":
+		return "expireLeases()"
+	}
+	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
+}
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
+
+// randomOp draws the next operation; weights favour the claim lifecycle.
+func (h *harness) randomOp() op {
+	r := h.rng
+	jobs := []string{"ja", "jb", "jm", "jn"}
+	o := op{job: pick(r, jobs), dataset: pick(r, modelDatasets), dataid: pick(r, modelDataIDs), tok: -1}
+	weights := []struct {
+		kind string
+		w    int
+	}{
+		{"publish", 10}, {"publishAny", 1}, {"findNext", 18}, {"claim", 10}, {"force", 3},
+		{"heartbeat", 5}, {"complete", 14}, {"fail", 6}, {"release", 4}, {"advance", 6}, {"expire", 2},
+		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3},
+	}
+	total := 0
+	for _, w := range weights {
+		total += w.w
+	}
+	n := r.IntN(total)
+	for _, w := range weights {
+		if n < w.w {
+			o.kind = w.kind
+			break
+		}
+		n -= w.w
+	}
+	switch o.kind {
+	case "publish":
+		o.dataset = pick(r, modelSources)
+	case "publishAny":
+		o.kind = "publish"
+	case "heartbeat", "complete", "fail", "release":
+		if len(h.tokens) == 0 {
+			o.kind = "findNext"
+			break
+		}
+		o.tok = len(h.tokens) - 1 - r.IntN(min(3, len(h.tokens))) // mostly recent claims
+		if r.IntN(4) == 0 {
+			o.tok = r.IntN(len(h.tokens))
+		}
+	case "advance":
+		o.advance = time.Duration(5+r.IntN(36)) * time.Second
+		o.expire = r.IntN(10) < 7
+	case "resubmit":
+		o.cascade = r.IntN(2) == 0
+	case "pause":
+		o.paused = !h.m.job(o.job).paused
+	case "garbage":
+		o.kind = pick(r, []string{"heartbeat", "complete", "fail", "release"})
+	}
+	return o
+}
+
+const modelExecutor = "model-runner"
+
+func (h *harness) apply(o op) {
+	h.t.Helper()
+	h.log = append(h.log, fmt.Sprintf("%2d %s", h.step, o))
+	b, m, ctx := h.b, h.m, h.b.ctx
+	switch o.kind {
+	case "publish":
+		_, err := b.s.Publish(ctx, o.dataset, o.dataid)
+		h.code("publish", m.publish(o.dataset, o.dataid), err)
+	case "hold":
+		_, err := b.s.Hold(ctx, o.dataset, o.dataid, "model")
+		h.code("hold", m.hold(o.dataset, o.dataid), err)
+	case "resubmit":
+		rows, err := b.s.Resubmit(ctx, o.dataset, o.dataid, o.cascade)
+		want, code := m.resubmit(o.dataset, o.dataid, o.cascade)
+		h.code("resubmit", code, err)
+		if code == "" {
+			var got []string
+			for _, r := range rows {
+				got = append(got, r.Dataset)
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			h.equal("datasets set to RESUBMIT", want, got)
+		}
+	case "findNext":
+		c, err := b.s.FindNext(ctx, o.job, modelExecutor)
+		want := m.findNext(o.job)
+		h.code("findNext", "", err)
+		if (want == nil) != (c == nil) {
+			h.fatalf("findNext(%s): model claims %v, store claims %v", o.job, describeM(want), describeC(c))
+		}
+		if want != nil {
+			h.claimed(*want, c)
+		}
+	case "claim", "force":
+		var c *backends.Claim
+		var err error
+		if o.kind == "claim" {
+			c, err = b.s.Claim(ctx, o.job, o.dataid, modelExecutor)
+		} else {
+			c, err = b.s.Force(ctx, o.job, o.dataid, modelExecutor)
+		}
+		want, code, bs := m.claim(o.job, o.dataid, o.kind == "force")
+		h.code(o.kind, code, err)
+		if code == backends.CodeLocked {
+			h.equal("blockers", wantBlockers(o.dataid, bs), normBlockers(o.dataid, blockersOf(err)))
+		}
+		if want != nil {
+			h.claimed(*want, c)
+		}
+	case "blockers":
+		bs, err := b.s.Blockers(ctx, o.job, o.dataid)
+		h.code("blockers", "", err)
+		h.equal("blockers", wantBlockers(o.dataid, m.blockers(m.job(o.job), o.dataid)), normBlockers(o.dataid, bs))
+	case "heartbeat", "complete", "fail", "release":
+		tok, claim := "ct1.garbage", mClaim{id: -1, job: "ja", dataid: "1"}
+		if o.tok >= 0 {
+			tok, claim = h.tokens[o.tok].token, h.tokens[o.tok].claim
+		}
+		var err error
+		var want backends.Code
+		switch o.kind {
+		case "heartbeat":
+			var c *backends.Claim
+			c, err = b.s.Heartbeat(ctx, tok)
+			var lease time.Time
+			lease, want = m.heartbeat(claim)
+			if want == "" && err == nil {
+				h.equal("lease after heartbeat", lease, c.LeaseExpiresAt.UTC())
+			}
+		case "complete":
+			err, want = b.s.Complete(ctx, tok), m.end(claim, endComplete)
+		case "fail":
+			err, want = b.s.Fail(ctx, tok, "model failure"), m.end(claim, endFail)
+		case "release":
+			err, want = b.s.Release(ctx, tok), m.end(claim, endRelease)
+		}
+		h.code(o.kind, want, err)
+	case "advance", "expire":
+		if o.kind == "advance" {
+			b.clock.Advance(o.advance)
+			m.now = b.clock.Now()
+			if !o.expire {
+				return
+			}
+		}
+		n, err := b.s.ExpireLeases(ctx)
+		h.code("expireLeases", "", err)
+		h.equal("claims expired", m.expire(), n)
+	case "pause":
+		j := m.job(o.job)
+		_, err := b.s.UpsertJob(ctx, backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output,
+			MaxAttempts: j.maxAttempts, LeaseSeconds: int(j.lease / time.Second), Paused: o.paused})
+		h.code("upsertJob", "", err)
+		j.paused = o.paused
+	default:
+		h.fatalf("unknown operation %q", o.kind)
+	}
+}
+
+func describeM(c *mClaim) string {
+	if c == nil {
+		return "nothing"
+	}
+	return fmt.Sprintf("%s at %s (attempt %d)", c.job, c.dataid, c.attempt)
+}
+
+func describeC(c *backends.Claim) string {
+	if c == nil {
+		return "nothing"
+	}
+	return fmt.Sprintf("%s at %s (attempt %d)", c.Job, c.DataID, c.Attempt)
+}
+
+// claimed compares a claim the store handed out with the model's, checks
+// that its fence beats every earlier fence on the chunk, and remembers it.
+func (h *harness) claimed(want mClaim, c *backends.Claim) {
+	h.t.Helper()
+	if c == nil {
+		h.fatalf("the model claimed %s, the store returned no claim", describeM(&want))
+	}
+	j := h.m.job(want.job)
+	h.equal("claim", describeM(&want), describeC(c))
+	h.equal("claim lease", want.lease, c.LeaseExpiresAt.UTC())
+	h.equal("claim executor", modelExecutor, c.Executor)
+	h.equal("claim output", j.output, c.Output)
+	chunk := j.output + "/" + c.DataID
+	if last, ok := h.fences[chunk]; ok && c.Fence <= last {
+		h.fatalf("fence %d on %s does not beat the previous fence %d", c.Fence, chunk, last)
+	}
+	h.fences[chunk] = c.Fence
+	h.tokens = append(h.tokens, issued{token: c.Token, claim: want})
+}
+
+// rowView is what the model test compares of a row.
+type rowView struct {
+	Status  backends.Status
+	Attempt int       // OUTPUT rows only: INPUT attempts are not specified
+	Lease   time.Time // RUNNING OUTPUT rows only
+}
+
+func (h *harness) compareAll() {
+	h.t.Helper()
+	b, m := h.b, h.m
+	want := map[string]rowView{}
+	for k, r := range m.rows {
+		v := rowView{Status: r.status}
+		if k.role == backends.RoleOutput {
+			v.Attempt = r.attempt
+			if r.status == running {
+				v.Lease = r.lease
+			}
+		}
+		want[fmt.Sprintf("%s/%s %s %s", k.dataset, k.dataid, k.role, k.job)] = v
+	}
+	got := map[string]rowView{}
+	for _, r := range listRows(h.t, b, backends.ChunkFilter{First: backends.MaxPageSize}) {
+		v := rowView{Status: r.Status}
+		if r.Role == backends.RoleOutput {
+			v.Attempt = r.Attempt
+			if r.Status == running {
+				v.Lease = r.LeaseExpiresAt.UTC()
+			}
+		}
+		got[fmt.Sprintf("%s/%s %s %s", r.Dataset, r.DataID, r.Role, r.Job)] = v
+	}
+	if !reflect.DeepEqual(want, got) {
+		h.fatalf("status rows differ:\n%s", diffRows(want, got))
+	}
+
+	// Live claims: every RUNNING OUTPUT row.
+	var wantClaims, gotClaims []string
+	for k, r := range m.rows {
+		if k.role == backends.RoleOutput && r.status == running {
+			wantClaims = append(wantClaims, k.job+"@"+k.dataid)
+		}
+	}
+	claims, err := b.s.Claims(b.ctx, "")
+	h.code("claims", "", err)
+	for _, c := range claims {
+		gotClaims = append(gotClaims, c.Job+"@"+c.DataID)
+	}
+	slices.Sort(wantClaims)
+	slices.Sort(gotClaims)
+	h.equal("claims", wantClaims, gotClaims)
+
+	// One chunk in detail, rotating through the datasets.
+	ds := modelDatasets[h.step%len(modelDatasets)]
+	d := modelDataIDs[(h.step/len(modelDatasets))%len(modelDataIDs)]
+	detail, err := b.s.Chunk(b.ctx, ds, d)
+	h.code("chunk", "", err)
+	outStatus := m.status(m.outKey(ds, d))
+	if (detail.Output == nil) != (outStatus == none) {
+		h.fatalf("chunk %s/%s: model OUTPUT status %q, store OUTPUT row %+v", ds, d, outStatus, detail.Output)
+	}
+	var wantRows, gotRows []string
+	for k, r := range m.rows {
+		if k.dataset == ds && k.dataid == d {
+			wantRows = append(wantRows, fmt.Sprintf("%s %s %s", k.role, k.job, r.status))
+		}
+	}
+	for _, r := range detail.Rows {
+		gotRows = append(gotRows, fmt.Sprintf("%s %s %s", r.Role, r.Job, r.Status))
+	}
+	slices.Sort(wantRows)
+	slices.Sort(gotRows)
+	h.equal("rows of chunk "+ds+"/"+d, wantRows, gotRows)
+	wantLocks, gotLocks := m.chunkLocks(ds, d), toLocks(detail.Locks)
+	sortLocks(wantLocks)
+	sortLocks(gotLocks)
+	h.equal("locks of chunk "+ds+"/"+d, wantLocks, gotLocks)
+}
+
+func sortLocks(ls []lk) {
+	slices.SortFunc(ls, func(a, b lk) int {
+		return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+	})
+}
+
+func diffRows(want, got map[string]rowView) string {
+	var keys []string
+	for k := range want {
+		keys = append(keys, k)
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var sb strings.Builder
+	for _, k := range keys {
+		w, wok := want[k]
+		g, gok := got[k]
+		switch {
+		case !gok:
+			fmt.Fprintf(&sb, "  %-22s model %+v, store has no row\n", k, w)
+		case !wok:
+			fmt.Fprintf(&sb, "  %-22s model has no row, store %+v\n", k, g)
+		case w != g:
+			fmt.Fprintf(&sb, "  %-22s model %+v, store %+v\n", k, w, g)
+		}
+	}
+	return sb.String()
+}
