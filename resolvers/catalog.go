@@ -1,0 +1,102 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/graph"
+)
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func datasetFromInput(in graph.DatasetInput) backends.Dataset {
+	return backends.Dataset{
+		ID:          in.ID,
+		Description: deref(in.Description),
+		URL:         deref(in.URL),
+		Connection:  deref(in.Connection),
+		Location:    deref(in.Location),
+	}
+}
+
+func jobFromInput(in graph.JobInput) backends.Job {
+	env := make([]backends.EnvVar, len(in.Env))
+	for i, e := range in.Env {
+		env[i] = backends.EnvVar{Name: e.Name, Value: e.Value}
+	}
+	return backends.Job{
+		ID:           in.ID,
+		Description:  deref(in.Description),
+		Inputs:       in.Inputs,
+		Output:       in.Output,
+		Env:          env,
+		MaxAttempts:  deref(in.MaxAttempts),
+		LeaseSeconds: deref(in.LeaseSeconds),
+		Paused:       deref(in.Paused),
+	}
+}
+
+// upsertJob stores a job, first creating its key when it has none: the
+// keyring makes a key pair, the job keeps the public part, and the job key
+// goes back to the caller this once.
+func (r *Resolver) upsertJob(ctx context.Context, j backends.Job) (graph.UpsertJobPayload, error) {
+	ds, err := r.store.Datasets(ctx)
+	if err != nil {
+		return graph.UpsertJobPayload{}, err
+	}
+	js, err := r.store.Jobs(ctx)
+	if err != nil {
+		return graph.UpsertJobPayload{}, err
+	}
+	cat := backends.NewCatalog(ds, js)
+	var jobKey *string
+	if old, ok := cat.Jobs[j.ID]; ok && old.Key.Public != "" {
+		j.Key = old.Key
+	} else {
+		// Validate before making a key, so that a refused definition
+		// leaves no key behind in the key service.
+		if _, err := cat.ValidateJob(j); err != nil {
+			return graph.UpsertJobPayload{}, err
+		}
+		public, key, err := r.keyring.CreateJobKey(ctx, j.ID)
+		if err != nil {
+			return graph.UpsertJobPayload{}, err
+		}
+		j.Key = backends.JobKey{Kind: r.keyring.Kind(), Public: public}
+		jobKey = &key
+	}
+	stored, err := r.store.UpsertJob(ctx, j)
+	if err != nil {
+		return graph.UpsertJobPayload{}, err
+	}
+	return graph.UpsertJobPayload{Job: stored, JobKey: jobKey}, nil
+}
+
+// setCredential encrypts secret to the job's key and stores the ciphertext.
+func (r *Resolver) setCredential(ctx context.Context, jobID, dataset, secret string) (backends.Job, error) {
+	job, err := r.store.Job(ctx, jobID)
+	if err != nil {
+		return backends.Job{}, err
+	}
+	switch {
+	case job.Key.Public == "":
+		return backends.Job{}, backends.InvalidArgument("job %q has no key yet; upsert the job once to create it, then set the credential", jobID)
+	case job.Key.Kind != r.keyring.Kind():
+		return backends.Job{}, backends.InvalidArgument("job %q has a %q key but this server runs the %q keyring; start the server with the %q keyring (--keys)", jobID, job.Key.Kind, r.keyring.Kind(), job.Key.Kind)
+	}
+	ct, err := r.keyring.Encrypt(ctx, job.ID, job.Key.Public, []byte(secret))
+	if err != nil {
+		return backends.Job{}, err
+	}
+	err = r.store.SetCredential(ctx, backends.Credential{Job: job.ID, Dataset: dataset, KeyKind: r.keyring.Kind(), Ciphertext: ct})
+	if err != nil {
+		return backends.Job{}, err
+	}
+	return job, nil
+}

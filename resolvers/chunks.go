@@ -1,0 +1,100 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/base64"
+	"strconv"
+	"strings"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/graph"
+)
+
+// Cursors are opaque to clients: base64url of a kind prefix and the store's
+// own position ("c:" + the store's row cursor, "e:" + an event sequence).
+func encodeCursor(kind, pos string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + pos))
+}
+
+func decodeCursor(kind, cursor string) (string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	pos, ok := strings.CutPrefix(string(raw), kind+":")
+	if err != nil || !ok {
+		return "", backends.InvalidArgument("cursor %q is not a cursor of this listing; pass an endCursor or cursor it returned", cursor)
+	}
+	return pos, nil
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// pageSize checks a requested page size; nil means the default.
+func pageSize(first *int) (int, error) {
+	if first == nil {
+		return backends.DefaultPageSize, nil
+	}
+	if *first < 1 || *first > backends.MaxPageSize {
+		return 0, backends.InvalidArgument("first must be between 1 and %d, got %d", backends.MaxPageSize, *first)
+	}
+	return *first, nil
+}
+
+// statusFilter checks a status filter: NONE names no row, so it filters
+// nothing that exists.
+func statusFilter(s *backends.Status) (backends.Status, error) {
+	if s != nil && *s == backends.StatusNone {
+		return "", backends.InvalidArgument("status NONE matches no row; omit status to list rows of every status")
+	}
+	return deref(s), nil
+}
+
+func pageInfo(cursors []string, hasNext bool) graph.PageInfo {
+	pi := graph.PageInfo{HasNextPage: hasNext}
+	if len(cursors) > 0 {
+		pi.StartCursor, pi.EndCursor = &cursors[0], &cursors[len(cursors)-1]
+	}
+	return pi
+}
+
+func (r *Resolver) chunks(ctx context.Context, f backends.ChunkFilter, after *string) (graph.ChunkConnection, error) {
+	if after != nil {
+		pos, err := decodeCursor("c", *after)
+		if err != nil {
+			return graph.ChunkConnection{}, err
+		}
+		f.After = pos
+	}
+	page, err := r.store.Chunks(ctx, f)
+	if err != nil {
+		return graph.ChunkConnection{}, err
+	}
+	conn := graph.ChunkConnection{Edges: make([]graph.ChunkEdge, len(page.Rows))}
+	cursors := make([]string, len(page.Rows))
+	for i, row := range page.Rows {
+		cursors[i] = encodeCursor("c", page.Cursors[i])
+		conn.Edges[i] = graph.ChunkEdge{Cursor: cursors[i], Node: row}
+	}
+	conn.PageInfo = pageInfo(cursors, page.HasNextPage)
+	return conn, nil
+}
+
+func eventCursor(seq int64) string { return encodeCursor("e", strconv.FormatInt(seq, 10)) }
+
+func decodeEventCursor(cursor *string) (int64, error) {
+	if cursor == nil {
+		return 0, nil
+	}
+	pos, err := decodeCursor("e", *cursor)
+	if err != nil {
+		return 0, err
+	}
+	seq, err := strconv.ParseInt(pos, 10, 64)
+	if err != nil || seq < 0 {
+		return 0, backends.InvalidArgument("cursor %q is not an event cursor; pass an endCursor or cursor it returned", *cursor)
+	}
+	return seq, nil
+}

@@ -1,0 +1,205 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vikstrous/dataloadgen"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/server/auth"
+)
+
+// loaderWait is how long a loader collects keys before it reads them in one
+// batch. Sibling fields resolve concurrently, so a short wait suffices.
+const loaderWait = 2 * time.Millisecond
+
+// loaders batch and cache, for one GraphQL response, the reads that nested
+// fields would otherwise repeat once per row:
+//
+//   - catalog: every dataset and job. The store reads its whole catalog to
+//     answer any lookup by id, so one snapshot per response serves every
+//     dataset, job, producer and consumer lookup of every row.
+//   - creds: the credentials of a job, by job id.
+//   - secrets: the decrypted secrets of a claim by dataset, by claim token
+//     (one Keyring.Decrypt call per claim).
+type loaders struct {
+	catalog *dataloadgen.Loader[struct{}, *backends.Catalog]
+	creds   *dataloadgen.Loader[string, []backends.Credential]
+	secrets *dataloadgen.Loader[string, map[string]string]
+}
+
+type loadersKey struct{}
+
+func (r *Resolver) newLoaders() *loaders {
+	opt := dataloadgen.WithWait(loaderWait)
+	return &loaders{
+		catalog: dataloadgen.NewLoader(r.fetchCatalog, opt),
+		creds:   dataloadgen.NewLoader(r.fetchCredentials, opt),
+		secrets: dataloadgen.NewLoader(r.fetchSecrets, opt),
+	}
+}
+
+// Loaders is a gqlgen handler extension that gives every GraphQL response
+// fresh dataloaders: one set per query or mutation, and one per event of a
+// subscription, so that a long subscription never serves stale definitions.
+type Loaders struct{ r *Resolver }
+
+// Loaders returns the extension to install on the GraphQL handler.
+func (r *Resolver) Loaders() Loaders { return Loaders{r} }
+
+var (
+	_ graphql.HandlerExtension    = Loaders{}
+	_ graphql.ResponseInterceptor = Loaders{}
+)
+
+// ExtensionName names the extension.
+func (Loaders) ExtensionName() string { return "ChunklockLoaders" }
+
+// Validate accepts any schema.
+func (Loaders) Validate(graphql.ExecutableSchema) error { return nil }
+
+// InterceptResponse installs the loaders for one response.
+func (l Loaders) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return next(context.WithValue(ctx, loadersKey{}, l.r.newLoaders()))
+}
+
+// loadersFrom returns the loaders of the current response, or fresh ones
+// when none were installed (a resolver called outside the handler).
+func (r *Resolver) loadersFrom(ctx context.Context) *loaders {
+	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
+		return l
+	}
+	return r.newLoaders()
+}
+
+func (r *Resolver) fetchCatalog(ctx context.Context, keys []struct{}) ([]*backends.Catalog, []error) {
+	ds, err := r.store.Datasets(ctx)
+	if err != nil {
+		return nil, []error{err}
+	}
+	js, err := r.store.Jobs(ctx)
+	if err != nil {
+		return nil, []error{err}
+	}
+	cat := backends.NewCatalog(ds, js)
+	out := make([]*backends.Catalog, len(keys))
+	for i := range out {
+		out[i] = cat
+	}
+	return out, nil
+}
+
+func (r *Resolver) fetchCredentials(ctx context.Context, jobs []string) ([][]backends.Credential, []error) {
+	out := make([][]backends.Credential, len(jobs))
+	errs := make([]error, len(jobs))
+	for i, j := range jobs {
+		out[i], errs[i] = r.store.Credentials(ctx, j)
+	}
+	return out, errs
+}
+
+// fetchSecrets decrypts, for each claim token, the credentials the claim's
+// job holds for the claim's datasets: one Keyring.Decrypt call per claim,
+// with the job key the caller presented.
+func (r *Resolver) fetchSecrets(ctx context.Context, tokens []string) ([]map[string]string, []error) {
+	out := make([]map[string]string, len(tokens))
+	errs := make([]error, len(tokens))
+	for i, tok := range tokens {
+		out[i], errs[i] = r.decryptClaim(ctx, tok)
+	}
+	return out, errs
+}
+
+func (r *Resolver) decryptClaim(ctx context.Context, token string) (map[string]string, error) {
+	key, _, err := backends.ParseToken(token)
+	if err != nil {
+		return nil, err
+	}
+	job, err := r.job(ctx, key.Job)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := r.loadersFrom(ctx).creds.Load(ctx, job.ID)
+	if err != nil {
+		return nil, err
+	}
+	uses := append([]string{job.Output}, job.Inputs...)
+	var datasets []string
+	var ciphertexts [][]byte
+	for _, c := range creds {
+		if !slices.Contains(uses, c.Dataset) {
+			continue
+		}
+		if c.KeyKind != r.keyring.Kind() {
+			return nil, backends.Unavailable(nil,
+				"the credential of job %q for dataset %q is encrypted with the %q keyring, but this server runs %q; start the server with the %q keyring (--keys), or set the credential again",
+				job.ID, c.Dataset, c.KeyKind, r.keyring.Kind(), c.KeyKind)
+		}
+		datasets = append(datasets, c.Dataset)
+		ciphertexts = append(ciphertexts, c.Ciphertext)
+	}
+	secrets := make(map[string]string, len(datasets))
+	if len(ciphertexts) == 0 {
+		return secrets, nil
+	}
+	plain, err := r.keyring.Decrypt(ctx, job.ID, job.Key.Public, auth.JobKeyFrom(ctx), ciphertexts)
+	if err != nil {
+		return nil, err
+	}
+	if len(plain) != len(datasets) {
+		return nil, errors.New("keyring returned a different number of plaintexts than ciphertexts")
+	}
+	for i, d := range datasets {
+		secrets[d] = string(plain[i])
+	}
+	return secrets, nil
+}
+
+// catalog returns the response's catalog snapshot.
+func (r *Resolver) catalog(ctx context.Context) (*backends.Catalog, error) {
+	return r.loadersFrom(ctx).catalog.Load(ctx, struct{}{})
+}
+
+// dataset returns a dataset from the response's catalog, or NOT_FOUND.
+func (r *Resolver) dataset(ctx context.Context, id string) (backends.Dataset, error) {
+	cat, err := r.catalog(ctx)
+	if err != nil {
+		return backends.Dataset{}, err
+	}
+	return cat.Dataset(id)
+}
+
+// datasets returns datasets by id, in order, or NOT_FOUND for the first
+// missing one.
+func (r *Resolver) datasets(ctx context.Context, ids []string) ([]backends.Dataset, error) {
+	cat, err := r.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]backends.Dataset, len(ids))
+	for i, id := range ids {
+		if out[i], err = cat.Dataset(id); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// job returns a job from the response's catalog, or NOT_FOUND.
+func (r *Resolver) job(ctx context.Context, id string) (backends.Job, error) {
+	cat, err := r.catalog(ctx)
+	if err != nil {
+		return backends.Job{}, err
+	}
+	return cat.Job(id)
+}
+
+// chunkLocation substitutes dataid into a dataset's location template.
+func chunkLocation(d backends.Dataset, dataid string) string {
+	return strings.ReplaceAll(d.Location, "{dataid}", dataid)
+}

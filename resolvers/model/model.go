@@ -1,0 +1,20 @@
+// Package model holds the Go types the GraphQL schema binds to where the
+// backends package has none: views assembled by the resolvers rather than
+// stored. Entity types (Dataset, Job, StatusRow, Claim, ...) bind to the
+// backends types directly (gqlgen.yml autobinds both packages).
+package model
+
+// DatasetAccess is everything needed to reach one chunk of a dataset inside
+// a claim: the dataset's connection string and its location with the dataid
+// substituted. Its secret is resolved on demand (resolvers/claims), for
+// callers presenting the job key of the claim named by ClaimToken.
+type DatasetAccess struct {
+	Dataset    string
+	DataID     string
+	URL        string
+	Connection string
+	Location   string
+	// ClaimToken is the token of the claim this access belongs to; the
+	// secret resolver uses it to find the claim's job and credentials.
+	ClaimToken string
+}

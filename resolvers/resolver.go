@@ -1,0 +1,69 @@
+// Package resolvers implements chunklock's GraphQL schema on backends.Store.
+//
+// The resolvers are thin: one file per area of the schema
+// (<area>.resolvers.go, generated stubs filled in by hand and kept by
+// `go generate`), each calling the Store and converting its types.
+// Authorization of mutations happens before they run (server), except for
+// what depends on the result: claim tokens and decrypted secrets are shown
+// only to principals that may operate the claim's job.
+//
+// resolver.go is the dependency-injection root; loaders.go holds the
+// per-request dataloaders that keep nested fields from reading the store
+// once per row.
+package resolvers
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/keys"
+)
+
+// Metrics receives what the resolvers count. The server implements it with
+// Prometheus; a nil Metrics in Config counts nothing.
+type Metrics interface {
+	// Claimed counts a claim made by findNext, claim or force (via).
+	Claimed(job, via string)
+	// Completed counts a completed claim.
+	Completed(job string)
+	// Failed counts a failed claim.
+	Failed(job string)
+	// FindNext observes how long findNext took and its outcome
+	// ("claimed", "empty" or "error").
+	FindNext(d time.Duration, outcome string)
+}
+
+// Config is what the resolvers depend on.
+type Config struct {
+	Store   backends.Store
+	Keyring keys.Keyring
+	Logger  *slog.Logger
+	Metrics Metrics
+}
+
+// Resolver is the root resolver.
+type Resolver struct {
+	store   backends.Store
+	keyring keys.Keyring
+	log     *slog.Logger
+	metrics Metrics
+}
+
+// New returns the root resolver.
+func New(cfg Config) *Resolver {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = nopMetrics{}
+	}
+	return &Resolver{store: cfg.Store, keyring: cfg.Keyring, log: cfg.Logger, metrics: cfg.Metrics}
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) Claimed(string, string)         {}
+func (nopMetrics) Completed(string)               {}
+func (nopMetrics) Failed(string)                  {}
+func (nopMetrics) FindNext(time.Duration, string) {}

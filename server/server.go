@@ -1,0 +1,297 @@
+// Package server is chunklock's HTTP surface: the GraphQL handler (with its
+// transports, limits, authentication, authorization and error presenter),
+// the GraphiQL playground, health and readiness probes, Prometheus metrics,
+// and the lease reaper that runs beside them.
+//
+//	/          GraphiQL playground
+//	/graphql   GraphQL: POST (any operation), GET (queries only), websocket
+//	           graphql-transport-ws (subscriptions)
+//	/healthz   the process is up
+//	/readyz    the store answers
+//	/metrics   Prometheus metrics
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/graph"
+	"github.com/chunklock/chunklock/keys"
+	"github.com/chunklock/chunklock/resolvers"
+	"github.com/chunklock/chunklock/server/auth"
+)
+
+// Config configures a Server.
+type Config struct {
+	Store   backends.Store
+	Keyring keys.Keyring
+	// Tokens are the accepted bearer tokens. With none the server runs
+	// open (every request is an admin named "anonymous"), which Serve
+	// allows on a loopback address only.
+	Tokens *auth.Tokens
+	Logger *slog.Logger
+	// Introspection serves the schema to clients (the playground needs it).
+	// Without it, error messages do not suggest field names either.
+	Introspection bool
+	// MaxBodyBytes bounds a request body; larger requests get 413.
+	MaxBodyBytes int64
+	// RequestTimeout bounds each query and mutation.
+	RequestTimeout time.Duration
+	// MaxComplexity bounds an operation's cost (see complexity()).
+	MaxComplexity int
+	// MaxDepth bounds how deeply an operation's selections nest.
+	MaxDepth int
+	// ReaperInterval is how often expired leases are failed.
+	ReaperInterval time.Duration
+	// ShutdownTimeout bounds how long Serve waits for requests in flight.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultConfig returns the defaults of every limit; Store and Keyring
+// still need to be set.
+func DefaultConfig() Config {
+	return Config{
+		Introspection:   true,
+		MaxBodyBytes:    1 << 20,
+		RequestTimeout:  30 * time.Second,
+		MaxComplexity:   1000,
+		MaxDepth:        12,
+		ReaperInterval:  5 * time.Second,
+		ShutdownTimeout: 15 * time.Second,
+	}
+}
+
+// Validate reports the first invalid setting.
+func (c Config) Validate() error {
+	switch {
+	case c.Store == nil:
+		return errors.New("server: no store configured")
+	case c.Keyring == nil:
+		return errors.New("server: no keyring configured")
+	case c.MaxBodyBytes < 1024:
+		return fmt.Errorf("server: max body bytes %d is below 1024; GraphQL requests would not fit", c.MaxBodyBytes)
+	case c.RequestTimeout < 0:
+		return errors.New("server: request timeout must not be negative (0 means none)")
+	case c.MaxComplexity < claimCost:
+		return fmt.Errorf("server: max complexity %d is below %d, the cost of one findNext", c.MaxComplexity, claimCost)
+	case c.MaxDepth < 4:
+		return fmt.Errorf("server: max depth %d is below 4; ordinary queries nest that deep", c.MaxDepth)
+	case c.ReaperInterval <= 0:
+		return errors.New("server: reaper interval must be positive")
+	case c.ShutdownTimeout <= 0:
+		return errors.New("server: shutdown timeout must be positive")
+	}
+	return nil
+}
+
+// Server serves chunklock over HTTP.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	registry *prometheus.Registry
+	metrics  *metrics
+	handler  http.Handler
+	// streams counts websocket connections, which http.Server.Shutdown
+	// neither closes nor waits for.
+	streams sync.WaitGroup
+}
+
+// New builds a server.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, registry: prometheus.NewRegistry()}
+	s.metrics = newMetrics(s.registry)
+	res := resolvers.New(resolvers.Config{Store: cfg.Store, Keyring: cfg.Keyring, Logger: cfg.Logger, Metrics: s.metrics})
+
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", s.graphqlEndpoint(s.graphql(res)))
+	mux.Handle("GET /{$}", s.playground())
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	s.handler = mux
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Open tells whether the server runs without authentication.
+func (s *Server) Open() bool { return s.open() }
+
+func (s *Server) open() bool { return s.cfg.Tokens.Len() == 0 }
+
+// graphql builds the gqlgen handler: explicit transports, the query cache,
+// limits, introspection, dataloaders, authorization, the error presenter
+// and the panic handler.
+func (s *Server) graphql(res *resolvers.Resolver) http.Handler {
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()}))
+	srv.AddTransport(transport.Websocket{
+		InitFunc:              s.wsInit,
+		InitTimeout:           10 * time.Second,
+		KeepAlivePingInterval: 15 * time.Second,
+		PingPongInterval:      15 * time.Second,
+		ErrorFunc: func(_ context.Context, err error) {
+			s.log.Debug("websocket error", "err", err)
+		},
+	})
+	srv.AddTransport(getTransport{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	if s.cfg.Introspection {
+		srv.Use(extension.Introspection{})
+	} else {
+		srv.SetDisableSuggestion(true)
+	}
+	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
+	srv.Use(depthLimit{max: s.cfg.MaxDepth})
+	srv.Use(res.Loaders())
+	srv.AroundOperations(s.withTimeout)
+	srv.AroundFields(authorize)
+	srv.SetErrorPresenter(s.presentError)
+	srv.SetRecoverFunc(s.recoverPanic)
+	return srv
+}
+
+// graphqlEndpoint admits requests to /graphql: GET, JSON POST bodies up to
+// MaxBodyBytes, and websocket upgrades, each authenticated. Anything else is
+// refused with a GraphQL error carrying extensions.code.
+func (s *Server) graphqlEndpoint(gql http.Handler) http.Handler {
+	authed := s.authenticated(s.limitBody(gql))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case isUpgrade(r):
+			s.streams.Add(1)
+			defer s.streams.Done()
+		case r.Method == http.MethodGet:
+		case r.Method == http.MethodPost:
+			if !isJSON(r.Header.Get("Content-Type")) {
+				s.writeError(w, http.StatusUnsupportedMediaType, backends.CodeInvalidArgument,
+					"send the request as Content-Type: application/json")
+				return
+			}
+		default:
+			w.Header().Set("Allow", "GET, POST")
+			s.writeError(w, http.StatusMethodNotAllowed, backends.CodeInvalidArgument,
+				"use POST (any operation), GET (queries) or a websocket (subscriptions)")
+			return
+		}
+		authed.ServeHTTP(w, r)
+	})
+}
+
+// limitBody reads a POST body of at most MaxBodyBytes, answering 413 to a
+// larger one before GraphQL sees it.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			s.writeError(w, http.StatusRequestEntityTooLarge, backends.CodeInvalidArgument,
+				fmt.Sprintf("the request body is larger than %d bytes (the server's --max-body-bytes)", s.cfg.MaxBodyBytes))
+			return
+		case err != nil:
+			s.writeError(w, http.StatusBadRequest, backends.CodeInvalidArgument, "the request body could not be read")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) playground() http.Handler {
+	var opts []playground.GraphiqlConfigOption
+	if !s.open() {
+		opts = append(opts, playground.WithGraphiqlUiHeaders(map[string]string{"Authorization": "Bearer <your token>"}))
+	}
+	return playground.Handler("chunklock", "/graphql", opts...)
+}
+
+// Serve serves on ln and runs the lease reaper until ctx ends, then shuts
+// down gracefully: it stops accepting, lets requests in flight finish (up to
+// ShutdownTimeout), ends subscriptions and stops the reaper. The store is the
+// caller's to close. An open server (no tokens) refuses a listener that is
+// not on a loopback address.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.open() && !IsLoopback(ln.Addr()) {
+		return fmt.Errorf("refusing to serve on %s without authentication: give a tokens file (--tokens-file), or listen on a loopback address such as 127.0.0.1", ln.Addr())
+	}
+	base, endStreams := context.WithCancel(context.WithoutCancel(ctx))
+	defer endStreams()
+	hs := &http.Server{
+		Handler:           s.handler,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	reaperCtx, stopReaper := context.WithCancel(base)
+	reaperDone := make(chan struct{})
+	go func() {
+		defer close(reaperDone)
+		s.RunReaper(reaperCtx)
+	}()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	var err error
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		if serr := hs.Shutdown(sctx); serr != nil {
+			s.log.Warn("requests still in flight at shutdown were cut", "err", serr)
+		}
+		cancel()
+		err = <-served
+	}
+	endStreams()
+	stopReaper()
+	<-reaperDone
+	s.streams.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// IsLoopback tells whether addr is on a loopback interface only.
+func IsLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
