@@ -1,0 +1,148 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// PutDataset creates or updates a dataset, keeping CreatedAt.
+func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset) (backends.Dataset, error) {
+	if err := b.usable(ctx); err != nil {
+		return backends.Dataset{}, err
+	}
+	r, err := b.q.PutDataset(ctx, sqldb.PutDatasetParams{
+		ID: d.ID, Description: d.Description, Url: d.URL, Connection: d.Connection, Location: d.Location,
+		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+	})
+	if err != nil {
+		return backends.Dataset{}, mapErr(err, "storing dataset "+d.ID)
+	}
+	return datasetFromDB(r), nil
+}
+
+// PutJob creates or updates a job, keeping CreatedAt, and when enqueue is
+// set backfills the findNext queue with one INSERT ... SELECT over the READY
+// chunks of the job's first input, in the same transaction.
+func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (backends.Job, error) {
+	if err := b.usable(ctx); err != nil {
+		return backends.Job{}, err
+	}
+	p := sqldb.PutJobParams{
+		ID: j.ID, Description: j.Description, Inputs: j.Inputs, Output: j.Output,
+		EnvNames: make([]string, len(j.Env)), EnvValues: make([]string, len(j.Env)),
+		MaxAttempts: int32(j.MaxAttempts), LeaseSeconds: int32(j.LeaseSeconds), Paused: j.Paused,
+		KeyKind: j.Key.Kind, KeyPublic: j.Key.Public, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
+	}
+	if p.Inputs == nil {
+		p.Inputs = []string{}
+	}
+	for i, e := range j.Env {
+		p.EnvNames[i], p.EnvValues[i] = e.Name, e.Value
+	}
+	var stored sqldb.Job
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		q := b.q.WithTx(tx)
+		var err error
+		if stored, err = q.PutJob(ctx, p); err != nil {
+			return err
+		}
+		if enqueue && len(j.Inputs) > 0 {
+			_, err = q.BackfillCandidates(ctx, sqldb.BackfillCandidatesParams{Job: j.ID, Dataset: j.Inputs[0]})
+		}
+		return err
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "jobs_output_key" {
+		// Another job took the output between the engine's check and here.
+		return backends.Job{}, backends.AlreadyExists("dataset %q is already produced by another job; a dataset has one producer", j.Output)
+	}
+	if err != nil {
+		return backends.Job{}, mapErr(err, "storing job "+j.ID)
+	}
+	return jobFromDB(stored), nil
+}
+
+// Catalog returns every dataset and job by id. Jobs are read first: a job
+// is only ever stored after its datasets, and datasets are never removed,
+// so every dataset a listed job names is in the (later) dataset list.
+func (b *Backend) Catalog(ctx context.Context) ([]backends.Dataset, []backends.Job, error) {
+	if err := b.usable(ctx); err != nil {
+		return nil, nil, err
+	}
+	jrows, err := b.q.ListJobs(ctx)
+	if err != nil {
+		return nil, nil, mapErr(err, "reading jobs")
+	}
+	drows, err := b.q.ListDatasets(ctx)
+	if err != nil {
+		return nil, nil, mapErr(err, "reading datasets")
+	}
+	ds := make([]backends.Dataset, len(drows))
+	for i, r := range drows {
+		ds[i] = datasetFromDB(r)
+	}
+	js := make([]backends.Job, len(jrows))
+	for i, r := range jrows {
+		js[i] = jobFromDB(r)
+	}
+	return ds, js, nil
+}
+
+// PutCredential stores or replaces a job's credential for a dataset.
+func (b *Backend) PutCredential(ctx context.Context, c backends.Credential) error {
+	if err := b.usable(ctx); err != nil {
+		return err
+	}
+	err := b.q.PutCredential(ctx, sqldb.PutCredentialParams{
+		Job: c.Job, Dataset: c.Dataset, KeyKind: c.KeyKind, Ciphertext: c.Ciphertext, UpdatedAt: c.UpdatedAt,
+	})
+	return mapErr(err, "storing a credential")
+}
+
+// Credentials returns a job's credentials by dataset.
+func (b *Backend) Credentials(ctx context.Context, job string) ([]backends.Credential, error) {
+	if err := b.usable(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := b.q.ListCredentials(ctx, job)
+	if err != nil {
+		return nil, mapErr(err, "reading credentials")
+	}
+	var out []backends.Credential
+	for _, r := range rows {
+		out = append(out, backends.Credential{Job: r.Job, Dataset: r.Dataset, KeyKind: r.KeyKind, Ciphertext: r.Ciphertext, UpdatedAt: r.UpdatedAt.UTC()})
+	}
+	return out, nil
+}
+
+func datasetFromDB(r sqldb.Dataset) backends.Dataset {
+	return backends.Dataset{
+		ID: r.ID, Description: r.Description, URL: r.Url, Connection: r.Connection, Location: r.Location,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+}
+
+func jobFromDB(r sqldb.Job) backends.Job {
+	j := backends.Job{
+		ID: r.ID, Description: r.Description, Inputs: r.Inputs, Output: r.Output,
+		MaxAttempts: int(r.MaxAttempts), LeaseSeconds: int(r.LeaseSeconds), Paused: r.Paused,
+		Key:       backends.JobKey{Kind: r.KeyKind, Public: r.KeyPublic},
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+	if j.Inputs == nil {
+		j.Inputs = []string{}
+	}
+	for i, name := range r.EnvNames {
+		value := ""
+		if i < len(r.EnvValues) {
+			value = r.EnvValues[i]
+		}
+		j.Env = append(j.Env, backends.EnvVar{Name: name, Value: value})
+	}
+	return j
+}

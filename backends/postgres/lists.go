@@ -1,0 +1,118 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// rowCursor is the position of a row in listing order: dataset, sort key,
+// role and job separated by NUL bytes (none of them can contain one).
+func rowCursor(k backends.RowKey) string {
+	return k.Dataset + "\x00" + backends.SortKey(k.DataID) + "\x00" + string(k.Role) + "\x00" + k.Job
+}
+
+// textOrNull maps an empty filter to NULL ("do not filter").
+func textOrNull(s string) pgtype.Text {
+	return pgtype.Text{String: s, Valid: s != ""}
+}
+
+// ListRows pages through status rows in (dataset, shortlex dataid, role,
+// job) order, seeking past the cursor on an index.
+func (b *Backend) ListRows(ctx context.Context, f backends.ChunkFilter) (backends.ChunkPage, error) {
+	if err := b.usable(ctx); err != nil {
+		return backends.ChunkPage{}, err
+	}
+	first := backends.PageSize(f.First)
+	p := sqldb.ListRowsParams{
+		Dataset: textOrNull(f.Dataset), Job: textOrNull(f.Job), Role: textOrNull(string(f.Role)),
+		Status: textOrNull(string(f.Status)), MaxRows: int32(first + 1),
+	}
+	if f.From != "" {
+		p.FromKey = textOrNull(backends.SortKey(f.From))
+	}
+	if f.To != "" {
+		p.ToKey = textOrNull(backends.SortKey(f.To))
+	}
+	if f.After != "" {
+		parts := strings.Split(f.After, "\x00")
+		if len(parts) != 4 {
+			return backends.ChunkPage{}, backends.InvalidArgument("cursor %q is not valid: pass a cursor returned by a previous page", f.After)
+		}
+		p.HasAfter = true
+		p.AfterDataset, p.AfterSortkey, p.AfterRole, p.AfterJob = parts[0], parts[1], parts[2], parts[3]
+	}
+	rows, err := b.listQ.ListRows(ctx, p)
+	if err != nil {
+		return backends.ChunkPage{}, mapErr(err, "listing status rows")
+	}
+	var page backends.ChunkPage
+	if len(rows) > first {
+		rows, page.HasNextPage = rows[:first], true
+	}
+	for _, r := range rows {
+		sr := rowFromDB(r)
+		page.Rows = append(page.Rows, sr)
+		page.Cursors = append(page.Cursors, rowCursor(sr.RowKey))
+	}
+	return page, nil
+}
+
+// ExpiredClaims returns up to limit OUTPUT rows in RUNNING whose lease
+// ended at or before now, oldest lease first (a partial index keeps this
+// independent of the size of the history).
+func (b *Backend) ExpiredClaims(ctx context.Context, now time.Time, limit int) ([]backends.RowKey, error) {
+	if err := b.usable(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := b.q.ExpiredClaims(ctx, sqldb.ExpiredClaimsParams{Now: pgtype.Timestamptz{Time: now, Valid: true}, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, mapErr(err, "finding expired claims")
+	}
+	out := make([]backends.RowKey, len(rows))
+	for i, r := range rows {
+		out[i] = backends.RowKey{Dataset: r.Dataset, DataID: r.Dataid, Job: r.Job, Role: backends.Role(r.Role)}
+	}
+	return out, nil
+}
+
+// ListEvents pages through the event log in seq order.
+func (b *Backend) ListEvents(ctx context.Context, f backends.EventFilter) (backends.EventPage, error) {
+	if err := b.usable(ctx); err != nil {
+		return backends.EventPage{}, err
+	}
+	first := backends.PageSize(f.First)
+	evs, err := b.listEvents(ctx, f, first+1)
+	if err != nil {
+		return backends.EventPage{}, err
+	}
+	var page backends.EventPage
+	if len(evs) > first {
+		evs, page.HasNextPage = evs[:first], true
+	}
+	page.Events = evs
+	return page, nil
+}
+
+func (b *Backend) listEvents(ctx context.Context, f backends.EventFilter, limit int) ([]backends.Event, error) {
+	rows, err := b.listQ.ListEvents(ctx, sqldb.ListEventsParams{
+		After: f.After, Dataset: textOrNull(f.Dataset), Job: textOrNull(f.Job), Dataid: textOrNull(f.DataID),
+		MaxRows: int32(limit),
+	})
+	if err != nil {
+		return nil, mapErr(err, "reading events")
+	}
+	out := make([]backends.Event, len(rows))
+	for i, r := range rows {
+		out[i] = backends.Event{
+			Seq: r.Seq, Time: r.Time.UTC(), Actor: r.Actor, Job: r.Job, Dataset: r.Dataset, DataID: r.Dataid,
+			Role: backends.Role(r.Role), From: backends.Status(r.FromStatus), To: backends.Status(r.ToStatus),
+			Attempt: int(r.Attempt), Executor: r.Executor, Reason: r.Reason,
+		}
+	}
+	return out, nil
+}

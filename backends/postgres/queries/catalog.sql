@@ -1,0 +1,61 @@
+-- name: PutDataset :one
+-- Creates or updates a dataset, keeping created_at of an existing one.
+INSERT INTO datasets (id, description, url, connection, location, created_at, updated_at)
+VALUES (@id, @description, @url, @connection, @location, @created_at, @updated_at)
+ON CONFLICT (id) DO UPDATE SET
+    description = excluded.description,
+    url         = excluded.url,
+    connection  = excluded.connection,
+    location    = excluded.location,
+    updated_at  = excluded.updated_at
+RETURNING *;
+
+-- name: ListDatasets :many
+SELECT * FROM datasets ORDER BY id;
+
+-- name: PutJob :one
+-- Creates or updates a job, keeping created_at of an existing one. The
+-- unique constraint on output refuses a second producer of a dataset.
+INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
+                  lease_seconds, paused, key_kind, key_public, created_at, updated_at)
+VALUES (@id, @description, @inputs, @output, @env_names, @env_values, @max_attempts,
+        @lease_seconds, @paused, @key_kind, @key_public, @created_at, @updated_at)
+ON CONFLICT (id) DO UPDATE SET
+    description   = excluded.description,
+    inputs        = excluded.inputs,
+    output        = excluded.output,
+    env_names     = excluded.env_names,
+    env_values    = excluded.env_values,
+    max_attempts  = excluded.max_attempts,
+    lease_seconds = excluded.lease_seconds,
+    paused        = excluded.paused,
+    key_kind      = excluded.key_kind,
+    key_public    = excluded.key_public,
+    updated_at    = excluded.updated_at
+RETURNING *;
+
+-- name: BackfillCandidates :execrows
+-- Adds a candidate for job at every dataid at which dataset (the job's first
+-- input) has a READY OUTPUT row written by its producer ('' for a source).
+INSERT INTO candidates (job, resubmit, sortkey, dataid)
+SELECT @job::text, false, s.sortkey, s.dataid
+FROM status_rows s
+WHERE s.dataset = @dataset::text
+  AND s.role = 'OUTPUT'
+  AND s.status = 'READY'
+  AND s.job = coalesce((SELECT j.id FROM jobs j WHERE j.output = @dataset::text), '')
+ORDER BY s.sortkey;
+
+-- name: ListJobs :many
+SELECT * FROM jobs ORDER BY id;
+
+-- name: PutCredential :exec
+INSERT INTO credentials (job, dataset, key_kind, ciphertext, updated_at)
+VALUES (@job, @dataset, @key_kind, @ciphertext, @updated_at)
+ON CONFLICT (job, dataset) DO UPDATE SET
+    key_kind   = excluded.key_kind,
+    ciphertext = excluded.ciphertext,
+    updated_at = excluded.updated_at;
+
+-- name: ListCredentials :many
+SELECT * FROM credentials WHERE job = @job ORDER BY dataset;

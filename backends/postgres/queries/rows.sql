@@ -1,0 +1,84 @@
+-- name: LockChunks :exec
+-- Takes the transaction-scoped advisory lock of every chunk (dataset,
+-- dataid) in the order given (the caller sorts by dataset): exclusive or
+-- shared per entry. One round trip for the whole set.
+SELECT CASE WHEN l.exclusive THEN pg_advisory_xact_lock(l.key)
+            ELSE pg_advisory_xact_lock_shared(l.key) END
+FROM (
+    SELECT hashtextextended((@datasets::text[])[i] || '/' || @dataid::text, @salt::bigint) AS key,
+           (@exclusive::boolean[])[i] AS exclusive
+    FROM generate_subscripts(@datasets::text[], 1) AS i
+    ORDER BY i
+    OFFSET 0
+) AS l;
+
+-- name: GetRows :many
+SELECT s.*
+FROM status_rows s
+JOIN (SELECT unnest(@datasets::text[]) AS dataset, unnest(@dataids::text[]) AS dataid,
+             unnest(@jobs::text[]) AS job, unnest(@roles::text[]) AS role) AS k
+  ON s.dataset = k.dataset AND s.dataid = k.dataid AND s.job = k.job AND s.role = k.role;
+
+-- name: PutRow :exec
+INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
+                         fence, lease_expires_at, updated_at, reason, prev_status)
+VALUES (@dataset, @dataid, @job, @role, @sortkey, @status, @attempt, @executor, @token,
+        @fence, @lease_expires_at, @updated_at, @reason, @prev_status)
+ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
+    status           = excluded.status,
+    attempt          = excluded.attempt,
+    executor         = excluded.executor,
+    token            = excluded.token,
+    fence            = excluded.fence,
+    lease_expires_at = excluded.lease_expires_at,
+    updated_at       = excluded.updated_at,
+    reason           = excluded.reason,
+    prev_status      = excluded.prev_status;
+
+-- name: DeleteRow :exec
+DELETE FROM status_rows
+WHERE dataset = @dataset AND dataid = @dataid AND job = @job AND role = @role;
+
+-- name: NextFence :one
+SELECT nextval('fences')::bigint;
+
+-- name: AddCandidate :exec
+INSERT INTO candidates (job, resubmit, sortkey, dataid)
+VALUES (@job, @resubmit, @sortkey, @dataid);
+
+-- name: NextCandidate :one
+-- The job's first candidate that no other transaction holds, locked until
+-- this transaction ends. Never waits, never scans consumed history.
+SELECT id, dataid, resubmit
+FROM candidates
+WHERE job = @job
+ORDER BY resubmit DESC, sortkey, id
+LIMIT 1
+FOR UPDATE SKIP LOCKED;
+
+-- name: DropCandidate :exec
+DELETE FROM candidates WHERE id = @id;
+
+-- name: ListRows :many
+-- A page of status rows in (dataset, shortlex dataid, role, job) order.
+-- Null filters do not filter; the after_* values are the last row seen.
+SELECT *
+FROM status_rows
+WHERE (sqlc.narg('dataset')::text IS NULL OR dataset = sqlc.narg('dataset'))
+  AND (sqlc.narg('job')::text IS NULL OR job = sqlc.narg('job'))
+  AND (sqlc.narg('role')::text IS NULL OR role = sqlc.narg('role'))
+  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status'))
+  AND (sqlc.narg('from_key')::text IS NULL OR sortkey >= sqlc.narg('from_key'))
+  AND (sqlc.narg('to_key')::text IS NULL OR sortkey <= sqlc.narg('to_key'))
+  AND (NOT @has_after::boolean
+       OR (dataset, sortkey, role, job) > (@after_dataset::text, @after_sortkey::text, @after_role::text, @after_job::text))
+ORDER BY dataset, sortkey, role, job
+LIMIT @max_rows;
+
+-- name: ExpiredClaims :many
+-- OUTPUT rows in RUNNING whose lease ended at or before now, oldest first.
+SELECT dataset, dataid, job, role
+FROM status_rows
+WHERE role = 'OUTPUT' AND status = 'RUNNING' AND lease_expires_at <= @now
+ORDER BY lease_expires_at
+LIMIT @max_rows;

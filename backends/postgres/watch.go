@@ -1,0 +1,166 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/jackc/pgx/v5"
+)
+
+// Event watching. One goroutine per backend keeps a dedicated connection
+// LISTENing on eventsChannel and wakes every watcher at each notification
+// (and after each reconnect, to catch up on what was committed meanwhile).
+// Each watcher keeps its own cursor and reads its filtered events by seq
+// from the pool, so it misses nothing and never sees an event twice.
+
+const (
+	watchPage      = 256              // events fetched per query
+	watchPoll      = 10 * time.Second // safety net should a notification be lost
+	watchRetry     = time.Second      // wait after a failed fetch
+	listenMaxDelay = 5 * time.Second  // longest wait between reconnect attempts
+)
+
+// hub fans notifications out to watchers.
+type hub struct {
+	mu   sync.Mutex
+	subs map[chan struct{}]struct{}
+}
+
+func (h *hub) subscribe() chan struct{} {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	h.subs[ch] = struct{}{}
+	h.mu.Unlock()
+	return ch
+}
+
+func (h *hub) unsubscribe(ch chan struct{}) {
+	h.mu.Lock()
+	delete(h.subs, ch)
+	h.mu.Unlock()
+}
+
+func (h *hub) wakeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs {
+		select {
+		case ch <- struct{}{}:
+		default: // already woken
+		}
+	}
+}
+
+// startHub starts the listener on first use. The caller holds b.mu.
+func (b *Backend) startHub() *hub {
+	if b.hub != nil {
+		return b.hub
+	}
+	h := &hub{subs: map[chan struct{}]struct{}{}}
+	b.hub = h
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		b.listen(h)
+	}()
+	return h
+}
+
+// listen keeps a LISTEN connection open until the backend closes,
+// reconnecting with a growing delay after failures.
+func (b *Backend) listen(h *hub) {
+	ctx := b.ctx
+	delay := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		conn, err := pgx.ConnectConfig(ctx, b.connCfg.Copy())
+		if err == nil {
+			if _, err = conn.Exec(ctx, "LISTEN "+eventsChannel); err == nil {
+				delay = 100 * time.Millisecond
+				h.wakeAll() // events may have been committed while we were not listening
+				for err == nil {
+					if _, err = conn.WaitForNotification(ctx); err == nil {
+						h.wakeAll()
+					}
+				}
+			}
+			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = conn.Close(cctx)
+			cancel()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, listenMaxDelay)
+	}
+}
+
+// WatchEvents streams the events matching f with seq greater than f.After,
+// first those already recorded, then new ones as they are committed by any
+// server. The channel closes when ctx ends or the backend closes. A slow
+// reader slows its own watch only; it loses nothing.
+func (b *Backend) WatchEvents(ctx context.Context, f backends.EventFilter) (<-chan backends.Event, error) {
+	if err := b.usable(ctx); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, backends.Unavailable(nil, "the PostgreSQL store is closed")
+	}
+	h := b.startHub()
+	wake := h.subscribe() // before the first read: no notification can fall in between
+	b.wg.Add(1)
+	b.mu.Unlock()
+
+	out := make(chan backends.Event, 64)
+	wctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(b.ctx, cancel)
+	go func() {
+		defer b.wg.Done()
+		defer close(out)
+		defer cancel()
+		defer stop()
+		defer h.unsubscribe(wake)
+		b.watch(wctx, f, wake, out)
+	}()
+	return out, nil
+}
+
+// watch sends every new matching event, reading after each wake-up, after
+// a failed read, and every watchPoll in case a notification was lost.
+func (b *Backend) watch(ctx context.Context, f backends.EventFilter, wake <-chan struct{}, out chan<- backends.Event) {
+	timer := time.NewTimer(watchPoll)
+	defer timer.Stop()
+	for {
+		wait := watchPoll
+		for {
+			evs, err := b.listEvents(ctx, f, watchPage)
+			if err != nil {
+				wait = watchRetry
+				break
+			}
+			for _, e := range evs {
+				select {
+				case out <- e:
+					f.After = e.Seq
+				case <-ctx.Done():
+					return
+				}
+			}
+			if len(evs) < watchPage {
+				break
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-timer.C:
+		}
+	}
+}
