@@ -1,0 +1,80 @@
+// Package etcd stores chunklock in etcd (v3 API): an external cluster, or the
+// single-member server of package embedded that chunklock runs by default.
+//
+// Every operation of the engine runs in Backend.Update as one optimistic
+// transaction: reads go to etcd at one snapshot revision and are remembered
+// with their ModRevision (or as missing), writes are buffered, and the commit
+// is a single etcd Txn whose guard compares every key read (ModRevision equal
+// to what was read, CreateRevision 0 for a key that was missing) and whose
+// success branch applies every write. When the guard fails, another commit
+// touched something this one read, and the engine's function runs again on
+// fresh data. The result is serializable: two racers for one chunk both read
+// its rows, only the first commit wins, the second re-reads and sees the claim.
+//
+// # Key layout
+//
+// Every key starts with Config.Prefix (default "/chunklock/"), so several
+// installations can share a cluster. <sk> is backends.SortKey(dataid): a
+// three-digit length then the dataid, so that byte order of keys is the
+// shortlex order of dataids. Dataset and job ids are slugs and contain no
+// '/'.
+//
+//	datasets/<dataset>                    dataset definition (JSON)
+//	jobs/<job>                            job definition (JSON)
+//	creds/<job>/<dataset>                 encrypted credential (JSON)
+//	rows/<dataset>/<sk>/<role>/<job>      status row; role is INPUT or OUTPUT,
+//	                                      job is empty for a published source chunk
+//	running/<dataset>/<sk>/<job>          copy of every OUTPUT row in RUNNING: the
+//	                                      index of live claims (lease expiry and
+//	                                      claim listings never scan history)
+//	fences/<dataset>/<sk>                 fencing counter of an output chunk; never
+//	                                      deleted, incremented by the claim's Txn
+//	cand/<job>/<0|1>/<sk>/<random>        findNext candidate: 0 for a resubmitted
+//	                                      chunk, 1 otherwise, so one range read with
+//	                                      a limit yields the next candidate in order
+//	evq/<txn>                             events of one committed transaction, in
+//	                                      append order, not yet sequenced (JSON list)
+//	events/<seq>                          one event (JSON); <seq> is 16 hex digits
+//	evc/<dataset>/<sk>/<seq>              index of events by chunk (empty value)
+//	txn/<txn>                             commit marker of one transaction, attached
+//	                                      to a lease; resolves commits whose outcome
+//	                                      the client did not see
+//	rlocks/<hash>/<id>                    resource lock (JSON); <hash> is the first
+//	                                      32 hex digits of SHA-256(resource URI)
+//	rlockids/<id>                         <hash> of lock <id>
+//	rlockseq                              counter that numbers resource locks
+//
+// # Events
+//
+// An event's Seq is its commit revision shifted left by 16 bits, plus its
+// index within the transaction: unique, and growing with commit order. A
+// transaction cannot know its own revision before it commits, so it writes
+// its events as one list under evq/<txn>; that key is created once and never
+// changed, so its ModRevision is the commit revision and the Seq of each
+// event follows from it. A background mover in every Backend then copies the
+// events to events/<seq> (and evc/) and deletes the evq/ key; any process may
+// do it, the result is the same. Readers read evq/ and events/ at one revision
+// and merge them, so an event is never missed or seen twice whether it was
+// moved yet or not. WatchEvents replays from f.After that way, then watches
+// the evq/ prefix from the next revision: events committed through any server
+// of the cluster arrive in Seq order.
+//
+// # Outcomes the client did not see
+//
+// When a commit fails in a way that leaves its outcome unknown (the leader
+// died, the connection broke, the deadline passed), Update resolves it
+// before answering: every commit also creates txn/<txn> (its guard requires
+// that key to be missing), and the resolution creates the same key with
+// another value when it is still missing. Whichever of the two wins tells
+// whether the commit happened, and a commit that lost can no longer happen
+// later. So a claim, a completion or a cascade is reported exactly as it
+// happened, or as UNAVAILABLE when etcd stays unreachable for
+// ResolveTimeout.
+//
+// # Errors
+//
+// Connection failures, timeouts, leader loss and cancelled contexts are
+// backends.Unavailable (callers retry). A transaction larger than the
+// cluster's --max-txn-ops fails with a message naming that flag; the
+// embedded server raises it.
+package etcd

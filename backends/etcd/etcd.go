@@ -1,0 +1,506 @@
+package etcd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// Backend implements backends.Backend on etcd. Build it with Open or
+// OpenClient.
+type Backend struct {
+	cli    *clientv3.Client
+	ownCli bool
+	cfg    Config
+	p      string // key prefix
+
+	bg     context.Context // lives until Close
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	kick   chan struct{} // wakes the event mover
+	closed atomic.Bool
+
+	leaseMu sync.Mutex
+	lease   clientv3.LeaseID
+}
+
+var _ backends.Backend = (*Backend)(nil)
+
+// Open connects to the etcd cluster of cfg and returns the Store on it.
+// Closing the store closes the connection.
+func Open(ctx context.Context, cfg Config) (backends.Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		DialTimeout: cfg.DialTimeout,
+		Username:    cfg.Username,
+		Password:    cfg.Password,
+		TLS:         cfg.TLS,
+		Logger:      zap.NewNop(),
+		Context:     context.WithoutCancel(ctx),
+		// Detect a dead member quickly so requests move to another one.
+		DialKeepAliveTime:    5 * time.Second,
+		DialKeepAliveTimeout: 3 * time.Second,
+	})
+	if err != nil {
+		return nil, unavailable(err, "cannot connect to etcd at %s", strings.Join(cfg.Endpoints, ","))
+	}
+	b, err := newBackend(ctx, cli, true, cfg)
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return backends.New(b, cfg.Clock), nil
+}
+
+// OpenClient returns the Store on an existing client (tests, the embedded
+// server). cfg.Endpoints, credentials and TLS are ignored; closing the store
+// leaves the client open.
+func OpenClient(ctx context.Context, cli *clientv3.Client, cfg Config) (backends.Store, error) {
+	cfg.Endpoints = cli.Endpoints()
+	if len(cfg.Endpoints) == 0 {
+		cfg.Endpoints = []string{"client"}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	b, err := newBackend(ctx, cli, false, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return backends.New(b, cfg.Clock), nil
+}
+
+// NewBackend returns the Backend itself on an existing client, for callers
+// that build the Store with their own clock. Close it when done.
+func NewBackend(ctx context.Context, cli *clientv3.Client, cfg Config) (*Backend, error) {
+	cfg.Endpoints = cli.Endpoints()
+	if len(cfg.Endpoints) == 0 {
+		cfg.Endpoints = []string{"client"}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return newBackend(ctx, cli, false, cfg.withDefaults())
+}
+
+func newBackend(ctx context.Context, cli *clientv3.Client, own bool, cfg Config) (*Backend, error) {
+	bg, stop := context.WithCancel(context.Background())
+	b := &Backend{cli: cli, ownCli: own, cfg: cfg, p: cfg.Prefix, bg: bg, stop: stop, kick: make(chan struct{}, 1)}
+	if err := b.Ping(ctx); err != nil {
+		stop()
+		return nil, err
+	}
+	b.wg.Add(1)
+	go b.mover()
+	return b, nil
+}
+
+// String describes the backend for logs.
+func (b *Backend) String() string {
+	return "etcd " + strings.Join(b.cfg.Endpoints, ",") + " prefix " + b.p
+}
+
+// Client returns the etcd client the backend uses.
+func (b *Backend) Client() *clientv3.Client { return b.cli }
+
+// Prefix returns the key prefix of every key the backend writes.
+func (b *Backend) Prefix() string { return b.p }
+
+func (b *Backend) key(parts ...string) string { return b.p + strings.Join(parts, "/") }
+
+// rctx bounds one etcd request by RequestTimeout unless ctx ends earlier.
+func (b *Backend) rctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= b.cfg.RequestTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, b.cfg.RequestTimeout)
+}
+
+func (b *Backend) get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if b.closed.Load() {
+		return nil, backends.Unavailable(nil, "etcd store is closed")
+	}
+	rc, cancel := b.rctx(ctx)
+	defer cancel()
+	resp, err := b.cli.Get(rc, key, opts...)
+	if err != nil {
+		return nil, mapErr(err, "read "+key)
+	}
+	return resp, nil
+}
+
+func (b *Backend) txn(ctx context.Context, cmps []clientv3.Cmp, then []clientv3.Op, els []clientv3.Op) (*clientv3.TxnResponse, error) {
+	if b.closed.Load() {
+		return nil, backends.Unavailable(nil, "etcd store is closed")
+	}
+	rc, cancel := b.rctx(ctx)
+	defer cancel()
+	return b.cli.Txn(rc).If(cmps...).Then(then...).Else(els...).Commit()
+}
+
+// unavailable wraps a failure to reach etcd.
+func unavailable(cause error, format string, args ...any) error {
+	return backends.Unavailable(cause, format, args...)
+}
+
+// codeOf returns the gRPC code of an etcd client error.
+func codeOf(err error) codes.Code {
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return ee.Code()
+	}
+	if s, ok := status.FromError(err); ok {
+		return s.Code()
+	}
+	return codes.Unknown
+}
+
+// mapErr turns an etcd client error into what the engine expects:
+// UNAVAILABLE for anything a retry may cure, a plain error otherwise.
+func mapErr(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var be *backends.Error
+	if errors.As(err, &be) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return unavailable(err, "etcd did not answer in time (%s); retry", what)
+	}
+	switch {
+	case errors.Is(err, rpctypes.ErrTooManyOps):
+		return fmt.Errorf("etcd refused a transaction with too many operations (%s): raise the cluster's --max-txn-ops and Config.MaxTxnOps: %w", what, err)
+	case errors.Is(err, rpctypes.ErrRequestTooLarge):
+		return fmt.Errorf("etcd refused a request as too large (%s): raise the cluster's --max-request-bytes: %w", what, err)
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		return fmt.Errorf("etcd is out of space (%s): compact and defragment it, or raise --quota-backend-bytes, then disarm the NOSPACE alarm: %w", what, err)
+	}
+	switch codeOf(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted, codes.ResourceExhausted:
+		return unavailable(err, "etcd is unavailable (%s); retry", what)
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return fmt.Errorf("etcd refused access (%s): check the user, password and its role's permissions on the key prefix: %w", what, err)
+	}
+	return fmt.Errorf("etcd %s: %w", what, err)
+}
+
+// unknownOutcome tells whether a failed commit may still have been applied.
+func unknownOutcome(err error) bool {
+	switch codeOf(err) {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.PermissionDenied, codes.Unauthenticated,
+		codes.ResourceExhausted, codes.OutOfRange, codes.NotFound, codes.AlreadyExists:
+		return false
+	}
+	return true
+}
+
+func randomID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("chunklock: no randomness: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Ping checks that a quorum answers: a linearizable read needs the leader.
+func (b *Backend) Ping(ctx context.Context) error {
+	_, err := b.get(ctx, b.key("ping"), clientv3.WithCountOnly())
+	return err
+}
+
+// Close stops the event mover and watchers, drops the commit-marker lease
+// and closes the client when Open made it.
+func (b *Backend) Close() error {
+	if b.closed.Swap(true) {
+		return nil
+	}
+	b.stop()
+	b.wg.Wait()
+	b.leaseMu.Lock()
+	lease := b.lease
+	b.lease = 0
+	b.leaseMu.Unlock()
+	if lease != 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, _ = b.cli.Revoke(ctx, lease)
+		cancel()
+	}
+	if b.ownCli {
+		return b.cli.Close()
+	}
+	return nil
+}
+
+// markerLeaseTTL is how long the commit markers of a backend outlive its
+// last keep-alive.
+const markerLeaseTTL = 600
+
+// leaseID returns the lease commit markers are attached to, granting it
+// (and keeping it alive until Close) on first use.
+func (b *Backend) leaseID(ctx context.Context) (clientv3.LeaseID, error) {
+	b.leaseMu.Lock()
+	defer b.leaseMu.Unlock()
+	if b.lease != 0 {
+		return b.lease, nil
+	}
+	rc, cancel := b.rctx(ctx)
+	defer cancel()
+	g, err := b.cli.Grant(rc, markerLeaseTTL)
+	if err != nil {
+		return 0, mapErr(err, "grant commit-marker lease")
+	}
+	ch, err := b.cli.KeepAlive(b.bg, g.ID)
+	if err != nil {
+		return 0, mapErr(err, "keep commit-marker lease alive")
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		for range ch { // drain until the lease is lost or Close
+		}
+		b.leaseMu.Lock()
+		if b.lease == g.ID {
+			b.lease = 0
+		}
+		b.leaseMu.Unlock()
+	}()
+	b.lease = g.ID
+	return g.ID, nil
+}
+
+// dropLease forgets a lease etcd no longer knows.
+func (b *Backend) dropLease(id clientv3.LeaseID) {
+	b.leaseMu.Lock()
+	if b.lease == id {
+		b.lease = 0
+	}
+	b.leaseMu.Unlock()
+}
+
+// ---- catalog ----
+
+func (b *Backend) Catalog(ctx context.Context) ([]backends.Dataset, []backends.Job, error) {
+	if b.closed.Load() {
+		return nil, nil, backends.Unavailable(nil, "etcd store is closed")
+	}
+	resp, err := b.txn(ctx, nil, []clientv3.Op{
+		clientv3.OpGet(b.key("datasets")+"/", clientv3.WithPrefix()),
+		clientv3.OpGet(b.key("jobs")+"/", clientv3.WithPrefix()),
+	}, nil)
+	if err != nil {
+		return nil, nil, mapErr(err, "read catalog")
+	}
+	ds := []backends.Dataset{}
+	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
+		var d backends.Dataset
+		if err := json.Unmarshal(kv.Value, &d); err != nil {
+			return nil, nil, fmt.Errorf("etcd: dataset at %s is corrupt: %w", kv.Key, err)
+		}
+		ds = append(ds, d)
+	}
+	js := []backends.Job{}
+	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
+		var j backends.Job
+		if err := json.Unmarshal(kv.Value, &j); err != nil {
+			return nil, nil, fmt.Errorf("etcd: job at %s is corrupt: %w", kv.Key, err)
+		}
+		js = append(js, j)
+	}
+	return ds, js, nil
+}
+
+// putKeepingCreated stores v at key, copying CreatedAt from the value
+// already there; a concurrent change makes it start over.
+func (b *Backend) putKeepingCreated(ctx context.Context, key string, v any, created func(old []byte) error) ([]byte, int64, error) {
+	for {
+		resp, err := b.get(ctx, key)
+		if err != nil {
+			return nil, 0, err
+		}
+		cmp := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
+		if len(resp.Kvs) == 1 {
+			if err := created(resp.Kvs[0].Value); err != nil {
+				return nil, 0, err
+			}
+			cmp = clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)
+		}
+		val, err := json.Marshal(v)
+		if err != nil {
+			return nil, 0, err
+		}
+		tr, err := b.txn(ctx, []clientv3.Cmp{cmp}, []clientv3.Op{clientv3.OpPut(key, string(val))}, nil)
+		if err != nil {
+			return nil, 0, mapErr(err, "write "+key)
+		}
+		if tr.Succeeded {
+			return val, tr.Header.Revision, nil
+		}
+	}
+}
+
+func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset) (backends.Dataset, error) {
+	_, _, err := b.putKeepingCreated(ctx, b.key("datasets", d.ID), &d, func(old []byte) error {
+		var o backends.Dataset
+		if err := json.Unmarshal(old, &o); err != nil {
+			return fmt.Errorf("etcd: dataset %q is corrupt: %w", d.ID, err)
+		}
+		d.CreatedAt = o.CreatedAt
+		return nil
+	})
+	return d, err
+}
+
+func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (backends.Job, error) {
+	j.Inputs = slices.Clone(j.Inputs)
+	j.Env = slices.Clone(j.Env)
+	_, rev, err := b.putKeepingCreated(ctx, b.key("jobs", j.ID), &j, func(old []byte) error {
+		var o backends.Job
+		if err := json.Unmarshal(old, &o); err != nil {
+			return fmt.Errorf("etcd: job %q is corrupt: %w", j.ID, err)
+		}
+		j.CreatedAt = o.CreatedAt
+		return nil
+	})
+	if err != nil {
+		return backends.Job{}, err
+	}
+	if enqueue && len(j.Inputs) > 0 {
+		if err := b.backfill(ctx, j, rev); err != nil {
+			return backends.Job{}, err
+		}
+	}
+	return j, nil
+}
+
+// backfill adds a candidate for job at every dataid whose first input chunk
+// is READY, reading the rows as of revision rev (the job's own write) and
+// writing the candidates in transactions of at most MaxTxnOps puts.
+func (b *Backend) backfill(ctx context.Context, j backends.Job, rev int64) error {
+	_, jobs, err := b.Catalog(ctx)
+	if err != nil {
+		return err
+	}
+	in := j.Inputs[0]
+	producer := ""
+	for _, o := range jobs {
+		if o.Output == in {
+			producer = o.ID
+		}
+	}
+	var batch []clientv3.Op
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if _, err := b.txn(ctx, nil, batch, nil); err != nil {
+			return mapErr(err, "add candidates for job "+j.ID)
+		}
+		batch = batch[:0]
+		return nil
+	}
+	base := b.key("rows", in) + "/"
+	err = b.scan(ctx, base, clientv3.GetPrefixRangeEnd(base), rev, func(key, val []byte, _ int64) (bool, error) {
+		k, ok := b.parseRowKey(string(key))
+		if !ok || k.Role != backends.RoleOutput || k.Job != producer {
+			return true, nil
+		}
+		r, err := decodeRow(k, val)
+		if err != nil {
+			return false, err
+		}
+		if r.Status != backends.StatusReady {
+			return true, nil
+		}
+		batch = append(batch, clientv3.OpPut(b.candKey(backends.Candidate{Job: j.ID, DataID: k.DataID}), ""))
+		if len(batch) >= b.cfg.MaxTxnOps {
+			return true, flush()
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+// scan calls fn for every key in [from, to) at revision rev (0: now), in
+// key order, a page at a time, until fn returns false. Every page is read
+// at the revision of the first one.
+func (b *Backend) scan(ctx context.Context, from, to string, rev int64, fn func(key, val []byte, modRev int64) (bool, error)) error {
+	const page = 500
+	for {
+		resp, err := b.get(ctx, from, clientv3.WithRange(to), clientv3.WithLimit(page), clientv3.WithRev(rev))
+		if err != nil {
+			return err
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			more, err := fn(kv.Key, kv.Value, kv.ModRevision)
+			if err != nil || !more {
+				return err
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// ---- credentials ----
+
+func (b *Backend) PutCredential(ctx context.Context, c backends.Credential) error {
+	val, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if b.closed.Load() {
+		return backends.Unavailable(nil, "etcd store is closed")
+	}
+	rc, cancel := b.rctx(ctx)
+	defer cancel()
+	if _, err := b.cli.Put(rc, b.key("creds", c.Job, c.Dataset), string(val)); err != nil {
+		return mapErr(err, "write credential")
+	}
+	return nil
+}
+
+func (b *Backend) Credentials(ctx context.Context, job string) ([]backends.Credential, error) {
+	resp, err := b.get(ctx, b.key("creds", job)+"/", clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	var out []backends.Credential
+	for _, kv := range resp.Kvs {
+		var c backends.Credential
+		if err := json.Unmarshal(kv.Value, &c); err != nil {
+			return nil, fmt.Errorf("etcd: credential at %s is corrupt: %w", kv.Key, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

@@ -1,0 +1,415 @@
+package etcd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// eventVal is an event as stored; Seq lives in the key (events/) or follows
+// from the commit revision (evq/).
+type eventVal struct {
+	T  int64           `json:"t"`
+	Ac string          `json:"ac,omitempty"`
+	J  string          `json:"j,omitempty"`
+	D  string          `json:"d"`
+	I  string          `json:"i"`
+	Ro backends.Role   `json:"ro"`
+	Fr backends.Status `json:"fr,omitempty"`
+	To backends.Status `json:"to,omitempty"`
+	N  int             `json:"n,omitempty"`
+	E  string          `json:"e,omitempty"`
+	R  string          `json:"r,omitempty"`
+}
+
+func toEventVal(e backends.Event) eventVal {
+	return eventVal{T: micros(e.Time), Ac: e.Actor, J: e.Job, D: e.Dataset, I: e.DataID, Ro: e.Role,
+		Fr: e.From, To: e.To, N: e.Attempt, E: e.Executor, R: e.Reason}
+}
+
+func (v eventVal) event(seq int64) backends.Event {
+	return backends.Event{Seq: seq, Time: fromMicros(v.T), Actor: v.Ac, Job: v.J, Dataset: v.D, DataID: v.I,
+		Role: v.Ro, From: v.Fr, To: v.To, Attempt: v.N, Executor: v.E, Reason: v.R}
+}
+
+// seqOf is the Seq of the i-th event of the transaction committed at rev.
+func seqOf(rev int64, i int) int64 { return rev<<16 | int64(i) }
+
+func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
+
+func matches(f backends.EventFilter, e backends.Event) bool {
+	return (f.Dataset == "" || e.Dataset == f.Dataset) && (f.Job == "" || e.Job == f.Job) && (f.DataID == "" || e.DataID == f.DataID)
+}
+
+// decodePending reads one evq/ entry committed at rev.
+func decodePending(key, val []byte, rev int64) ([]backends.Event, error) {
+	var vals []eventVal
+	if err := json.Unmarshal(val, &vals); err != nil {
+		return nil, fmt.Errorf("etcd: pending events at %s are corrupt: %w", key, err)
+	}
+	out := make([]backends.Event, len(vals))
+	for i, v := range vals {
+		out[i] = v.event(seqOf(rev, i))
+	}
+	return out, nil
+}
+
+// mover sequences pending events (evq/) into events/ and evc/: after this
+// backend's commits (batched a little) and every few seconds for what other
+// processes left behind.
+func (b *Backend) mover() {
+	defer b.wg.Done()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.bg.Done():
+			return
+		case <-b.kick:
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-b.bg.Done():
+				return
+			}
+			select {
+			case <-b.kick:
+			default:
+			}
+		case <-tick.C:
+		}
+		_ = b.moveEvents(b.bg) // a failure is retried on the next round
+	}
+}
+
+// moveEvents moves every pending event. Any number of movers may run at
+// once: an event's destination and value follow from its evq/ key alone.
+func (b *Backend) moveEvents(ctx context.Context) error {
+	base := b.key("evq") + "/"
+	for {
+		resp, err := b.get(ctx, base, clientv3.WithPrefix(), clientv3.WithLimit(64))
+		if err != nil {
+			return err
+		}
+		var ops []clientv3.Op
+		flush := func() error {
+			if len(ops) == 0 {
+				return nil
+			}
+			_, err := b.txn(ctx, nil, ops, nil)
+			ops = ops[:0]
+			return mapErr(err, "sequence events")
+		}
+		for _, kv := range resp.Kvs {
+			evs, err := decodePending(kv.Key, kv.Value, kv.ModRevision)
+			if err != nil {
+				return err
+			}
+			for i, e := range evs {
+				if len(ops)+2 > b.cfg.MaxTxnOps {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+				v, _ := json.Marshal(toEventVal(e))
+				seq := seqHex(e.Seq)
+				ops = append(ops,
+					clientv3.OpPut(b.key("events", seq), string(v)),
+					clientv3.OpPut(b.key("evc", e.Dataset, backends.SortKey(e.DataID), seq), ""))
+				_ = i
+			}
+			if len(ops)+1 > b.cfg.MaxTxnOps {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			ops = append(ops, clientv3.OpDelete(string(kv.Key)))
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if !resp.More {
+			return nil
+		}
+	}
+}
+
+// eventStream yields the sequenced events after a Seq in Seq order, a page
+// at a time, at one revision.
+type eventStream struct {
+	b     *Backend
+	ctx   context.Context
+	rev   int64
+	from  string
+	to    string
+	index bool // keys are evc/ entries naming events/ keys
+	buf   []backends.Event
+	done  bool
+}
+
+func (s *eventStream) next() (backends.Event, bool, error) {
+	for len(s.buf) == 0 {
+		if s.done {
+			return backends.Event{}, false, nil
+		}
+		if err := s.fill(); err != nil {
+			return backends.Event{}, false, err
+		}
+	}
+	e := s.buf[0]
+	s.buf = s.buf[1:]
+	return e, true, nil
+}
+
+func (s *eventStream) fill() error {
+	const page = 256
+	resp, err := s.b.get(s.ctx, s.from, clientv3.WithRange(s.to), clientv3.WithLimit(page), clientv3.WithRev(s.rev))
+	if err != nil {
+		return err
+	}
+	if !resp.More || len(resp.Kvs) == 0 {
+		s.done = true
+	}
+	if len(resp.Kvs) == 0 {
+		return nil
+	}
+	s.from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	if !s.index {
+		for _, kv := range resp.Kvs {
+			e, err := s.b.decodeEvent(kv.Key, kv.Value)
+			if err != nil {
+				return err
+			}
+			s.buf = append(s.buf, e)
+		}
+		return nil
+	}
+	keys := make([]string, len(resp.Kvs))
+	for i, kv := range resp.Kvs {
+		k := string(kv.Key)
+		keys[i] = s.b.key("events", k[strings.LastIndexByte(k, '/')+1:])
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 64)
+		ops := make([]clientv3.Op, n)
+		for i, k := range keys[:n] {
+			ops[i] = clientv3.OpGet(k, clientv3.WithRev(s.rev))
+		}
+		tr, err := s.b.txn(s.ctx, nil, ops, nil)
+		if err != nil {
+			return mapErr(err, "read events")
+		}
+		for i := range keys[:n] {
+			for _, kv := range tr.Responses[i].GetResponseRange().Kvs {
+				e, err := s.b.decodeEvent(kv.Key, kv.Value)
+				if err != nil {
+					return err
+				}
+				s.buf = append(s.buf, e)
+			}
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+func (b *Backend) decodeEvent(key, val []byte) (backends.Event, error) {
+	k := string(key)
+	seq, err := strconv.ParseInt(k[strings.LastIndexByte(k, '/')+1:], 16, 64)
+	if err != nil {
+		return backends.Event{}, fmt.Errorf("etcd: event key %s is corrupt", k)
+	}
+	var v eventVal
+	if err := json.Unmarshal(val, &v); err != nil {
+		return backends.Event{}, fmt.Errorf("etcd: event %s is corrupt: %w", k, err)
+	}
+	return v.event(seq), nil
+}
+
+// listEvents returns up to f.First events after f.After matching f, read at
+// revision rev (0: now), and the revision it read at.
+func (b *Backend) listEvents(ctx context.Context, f backends.EventFilter, rev int64) (backends.EventPage, int64, error) {
+	pbase := b.key("evq") + "/"
+	var pending []backends.Event
+	resp, err := b.get(ctx, pbase, clientv3.WithPrefix(), clientv3.WithRev(rev))
+	if err != nil {
+		return backends.EventPage{}, 0, err
+	}
+	rev = resp.Header.Revision
+	for _, kv := range resp.Kvs {
+		evs, err := decodePending(kv.Key, kv.Value, kv.ModRevision)
+		if err != nil {
+			return backends.EventPage{}, 0, err
+		}
+		for _, e := range evs {
+			if e.Seq > f.After && matches(f, e) {
+				pending = append(pending, e)
+			}
+		}
+	}
+	sortEvents(pending)
+	start := seqHex(max(f.After+1, 0))
+	s := &eventStream{b: b, ctx: ctx, rev: rev}
+	if f.Dataset != "" && f.DataID != "" {
+		base := b.key("evc", f.Dataset, backends.SortKey(f.DataID)) + "/"
+		s.from, s.to, s.index = base+start, clientv3.GetPrefixRangeEnd(base), true
+	} else {
+		base := b.key("events") + "/"
+		s.from, s.to = base+start, clientv3.GetPrefixRangeEnd(base)
+	}
+	var page backends.EventPage
+	add := func(e backends.Event) bool {
+		if len(page.Events) == f.First {
+			page.HasNextPage = true
+			return false
+		}
+		page.Events = append(page.Events, e)
+		return true
+	}
+	last := f.After
+	for {
+		e, ok, err := s.next()
+		if err != nil {
+			return backends.EventPage{}, 0, err
+		}
+		if ok && !matches(f, e) {
+			continue
+		}
+		for len(pending) > 0 && (!ok || pending[0].Seq <= e.Seq) {
+			p := pending[0]
+			pending = pending[1:]
+			if p.Seq <= last {
+				continue
+			}
+			if !add(p) {
+				return page, rev, nil
+			}
+			last = p.Seq
+		}
+		if !ok {
+			return page, rev, nil
+		}
+		if e.Seq <= last {
+			continue // moved while pending too: already listed
+		}
+		if !add(e) {
+			return page, rev, nil
+		}
+		last = e.Seq
+	}
+}
+
+func sortEvents(es []backends.Event) {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].Seq < es[j-1].Seq; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
+func (b *Backend) ListEvents(ctx context.Context, f backends.EventFilter) (backends.EventPage, error) {
+	if f.First <= 0 {
+		f.First = backends.DefaultPageSize
+	}
+	page, _, err := b.listEvents(ctx, f, 0)
+	return page, err
+}
+
+// WatchEvents replays the events after f.After, then follows new commits
+// through an etcd watch on evq/. When the watch breaks (leader lost,
+// compaction, a member gone) it replays from the last event sent and
+// watches again, so the stream neither skips nor repeats events.
+func (b *Backend) WatchEvents(ctx context.Context, f backends.EventFilter) (<-chan backends.Event, error) {
+	if b.closed.Load() {
+		return nil, backends.Unavailable(nil, "etcd store is closed")
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(b.bg, cancel)
+	ch := make(chan backends.Event, 64)
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer close(ch)
+		defer stop()
+		defer cancel()
+		last := f.After
+		send := func(e backends.Event) bool {
+			select {
+			case ch <- e:
+				last = e.Seq
+				return true
+			case <-wctx.Done():
+				return false
+			}
+		}
+		for wctx.Err() == nil {
+			rev, ok := b.replay(wctx, f, &last, send)
+			if !ok {
+				select {
+				case <-wctx.Done():
+				case <-time.After(500 * time.Millisecond):
+				}
+				continue
+			}
+			if !b.follow(wctx, f, rev, &last, send) {
+				return
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// replay sends every event after *last at one revision and returns it.
+func (b *Backend) replay(ctx context.Context, f backends.EventFilter, last *int64, send func(backends.Event) bool) (int64, bool) {
+	var rev int64
+	for {
+		g := f
+		g.After, g.First = *last, backends.MaxPageSize
+		page, r, err := b.listEvents(ctx, g, rev)
+		if err != nil {
+			return 0, false
+		}
+		rev = r
+		for _, e := range page.Events {
+			if !send(e) {
+				return 0, false
+			}
+		}
+		if !page.HasNextPage {
+			return rev, true
+		}
+	}
+}
+
+// follow watches evq/ after rev and sends new events; it returns false when
+// ctx ended, true when the watch broke and a replay is due.
+func (b *Backend) follow(ctx context.Context, f backends.EventFilter, rev int64, last *int64, send func(backends.Event) bool) bool {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	for wr := range b.cli.Watch(wctx, b.key("evq")+"/", clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithFilterDelete()) {
+		if wr.Err() != nil {
+			break
+		}
+		for _, ev := range wr.Events {
+			if !ev.IsCreate() {
+				continue
+			}
+			evs, err := decodePending(ev.Kv.Key, ev.Kv.Value, ev.Kv.ModRevision)
+			if err != nil {
+				continue
+			}
+			for _, e := range evs {
+				if e.Seq > *last && matches(f, e) && !send(e) {
+					return false
+				}
+			}
+		}
+	}
+	return ctx.Err() == nil
+}

@@ -1,0 +1,242 @@
+package etcd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// rowVal is a status row as stored; the key fields live in the key.
+type rowVal struct {
+	S backends.Status `json:"s"`
+	A int             `json:"a,omitempty"`
+	E string          `json:"e,omitempty"`
+	T string          `json:"t,omitempty"`
+	F int64           `json:"f,omitempty"`
+	L int64           `json:"l,omitempty"` // lease end, Unix microseconds
+	U int64           `json:"u,omitempty"` // updated, Unix microseconds
+	R string          `json:"r,omitempty"`
+	P backends.Status `json:"p,omitempty"`
+}
+
+func micros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(v).UTC()
+}
+
+func encodeRow(r backends.StatusRow) []byte {
+	v, _ := json.Marshal(rowVal{
+		S: r.Status, A: r.Attempt, E: r.Executor, T: r.Token, F: r.Fence,
+		L: micros(r.LeaseExpiresAt), U: micros(r.UpdatedAt), R: r.Reason, P: r.PrevStatus,
+	})
+	return v
+}
+
+func decodeRow(k backends.RowKey, val []byte) (backends.StatusRow, error) {
+	var v rowVal
+	if err := json.Unmarshal(val, &v); err != nil {
+		return backends.StatusRow{}, fmt.Errorf("etcd: status row %s/%s/%s/%s is corrupt: %w", k.Dataset, k.DataID, k.Role, k.Job, err)
+	}
+	return backends.StatusRow{
+		RowKey: k, Status: v.S, Attempt: v.A, Executor: v.E, Token: v.T, Fence: v.F,
+		LeaseExpiresAt: fromMicros(v.L), UpdatedAt: fromMicros(v.U), Reason: v.R, PrevStatus: v.P,
+	}, nil
+}
+
+// rowKey is rows/<dataset>/<sk>/<role>/<job>.
+func (b *Backend) rowKey(k backends.RowKey) string {
+	return b.key("rows", k.Dataset, backends.SortKey(k.DataID), string(k.Role), k.Job)
+}
+
+// runningKey is running/<dataset>/<sk>/<job>, the live-claim index entry of
+// an OUTPUT row.
+func (b *Backend) runningKey(k backends.RowKey) string {
+	return b.key("running", k.Dataset, backends.SortKey(k.DataID), k.Job)
+}
+
+// cursorOf is the listing cursor of a row: its key below rows/.
+func cursorOf(k backends.RowKey) string {
+	return k.Dataset + "/" + backends.SortKey(k.DataID) + "/" + string(k.Role) + "/" + k.Job
+}
+
+// parseCursor inverts cursorOf.
+func parseCursor(c string) (backends.RowKey, bool) {
+	parts := strings.Split(c, "/")
+	if len(parts) != 4 {
+		return backends.RowKey{}, false
+	}
+	id, err := backends.DataIDFromSortKey(parts[1])
+	if err != nil || (parts[2] != string(backends.RoleInput) && parts[2] != string(backends.RoleOutput)) {
+		return backends.RowKey{}, false
+	}
+	return backends.RowKey{Dataset: parts[0], DataID: id, Role: backends.Role(parts[2]), Job: parts[3]}, true
+}
+
+// parseRowKey reads a full rows/ key.
+func (b *Backend) parseRowKey(key string) (backends.RowKey, bool) {
+	rest, ok := strings.CutPrefix(key, b.key("rows")+"/")
+	if !ok {
+		return backends.RowKey{}, false
+	}
+	return parseCursor(rest)
+}
+
+// parseRunningKey reads a full running/ key.
+func (b *Backend) parseRunningKey(key string) (backends.RowKey, bool) {
+	rest, ok := strings.CutPrefix(key, b.key("running")+"/")
+	if !ok {
+		return backends.RowKey{}, false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 {
+		return backends.RowKey{}, false
+	}
+	return parseCursor(parts[0] + "/" + parts[1] + "/" + string(backends.RoleOutput) + "/" + parts[2])
+}
+
+// ListRows pages through rows in (dataset, shortlex dataid, role, job)
+// order. A dataset filter and From/To bound a key range; a filter on
+// RUNNING OUTPUT rows reads the live-claim index only. Every page is read at
+// one revision.
+func (b *Backend) ListRows(ctx context.Context, f backends.ChunkFilter) (backends.ChunkPage, error) {
+	var after backends.RowKey
+	hasAfter := f.After != ""
+	if hasAfter {
+		var ok bool
+		if after, ok = parseCursor(f.After); !ok {
+			return backends.ChunkPage{}, backends.InvalidArgument("chunk cursor %q is not valid; use a cursor from a previous page", f.After)
+		}
+	}
+	var datasets []string
+	if f.Dataset != "" {
+		datasets = []string{f.Dataset}
+	} else {
+		ds, _, err := b.Catalog(ctx)
+		if err != nil {
+			return backends.ChunkPage{}, err
+		}
+		for _, d := range ds {
+			datasets = append(datasets, d.ID)
+		}
+	}
+	running := f.Status == backends.StatusRunning && f.Role == backends.RoleOutput
+	page := backends.ChunkPage{}
+	var rev int64
+	for _, ds := range datasets {
+		if hasAfter && ds < after.Dataset {
+			continue
+		}
+		var base string
+		if running {
+			base = b.key("running", ds) + "/"
+		} else {
+			base = b.key("rows", ds) + "/"
+		}
+		from, to := base, clientv3.GetPrefixRangeEnd(base)
+		if f.From != "" {
+			from = base + backends.SortKey(f.From) + "/"
+		}
+		if f.To != "" {
+			to = base + backends.SortKey(f.To) + "0" // '0' follows '/'
+		}
+		if hasAfter && ds == after.Dataset {
+			var start string
+			switch {
+			case !running:
+				start = b.rowKey(after) + "\x00"
+			case after.Role == backends.RoleOutput:
+				start = b.runningKey(after) + "\x00"
+			default: // INPUT rows come before the OUTPUT rows of the same dataid
+				start = base + backends.SortKey(after.DataID) + "/"
+			}
+			if start > from {
+				from = start
+			}
+		}
+		if from >= to {
+			continue
+		}
+		full := false
+		const pageSize = 500
+		for !full {
+			resp, err := b.get(ctx, from, clientv3.WithRange(to), clientv3.WithLimit(pageSize), clientv3.WithRev(rev))
+			if err != nil {
+				return backends.ChunkPage{}, err
+			}
+			if rev == 0 {
+				rev = resp.Header.Revision
+			}
+			for _, kv := range resp.Kvs {
+				var k backends.RowKey
+				var ok bool
+				if running {
+					k, ok = b.parseRunningKey(string(kv.Key))
+				} else {
+					k, ok = b.parseRowKey(string(kv.Key))
+				}
+				if !ok || (f.Job != "" && k.Job != f.Job) || (f.Role != "" && k.Role != f.Role) {
+					continue
+				}
+				r, err := decodeRow(k, kv.Value)
+				if err != nil {
+					return backends.ChunkPage{}, err
+				}
+				if f.Status != "" && r.Status != f.Status {
+					continue
+				}
+				if len(page.Rows) == f.First {
+					page.HasNextPage = true
+					full = true
+					break
+				}
+				page.Rows = append(page.Rows, r)
+				page.Cursors = append(page.Cursors, cursorOf(k))
+			}
+			if !resp.More || len(resp.Kvs) == 0 {
+				break
+			}
+			from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		}
+		if full {
+			break
+		}
+	}
+	return page, nil
+}
+
+// ExpiredClaims reads the live-claim index (never the history) for OUTPUT
+// rows whose lease ended at or before now.
+func (b *Backend) ExpiredClaims(ctx context.Context, now time.Time, limit int) ([]backends.RowKey, error) {
+	var out []backends.RowKey
+	base := b.key("running") + "/"
+	err := b.scan(ctx, base, clientv3.GetPrefixRangeEnd(base), 0, func(key, val []byte, _ int64) (bool, error) {
+		k, ok := b.parseRunningKey(string(key))
+		if !ok {
+			return true, nil
+		}
+		r, err := decodeRow(k, val)
+		if err != nil {
+			return false, err
+		}
+		if r.Status == backends.StatusRunning && !now.Before(r.LeaseExpiresAt) {
+			out = append(out, k)
+		}
+		return len(out) < limit, nil
+	})
+	return out, err
+}

@@ -1,0 +1,406 @@
+package etcd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// tx is one attempt of Backend.Update: reads at one snapshot revision,
+// remembered for the commit's guard, and buffered writes.
+type tx struct {
+	b       *Backend
+	attempt int
+	rev     int64            // snapshot revision; 0 until the first read
+	reads   map[string]int64 // key -> ModRevision read (0: missing)
+	writes  map[string]*[]byte
+	events  []backends.Event
+	dropped map[string]bool // candidates dropped by this transaction
+	running map[string]bool // OUTPUT rows read in RUNNING
+}
+
+// maxEventsPerTxn bounds events per transaction: Seq keeps 16 bits for the
+// index within the commit.
+const maxEventsPerTxn = 1 << 16
+
+// Update runs fn on a snapshot and commits its writes in one etcd Txn
+// guarded by every key fn read; on conflict fn runs again on fresh data.
+func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		if b.closed.Load() {
+			return backends.Unavailable(nil, "etcd store is closed")
+		}
+		if err := ctx.Err(); err != nil {
+			return unavailable(err, "request ended before its transaction committed")
+		}
+		t := &tx{b: b, attempt: attempt, reads: map[string]int64{}, writes: map[string]*[]byte{}, dropped: map[string]bool{}, running: map[string]bool{}}
+		if err := fn(t); err != nil {
+			return err
+		}
+		if len(t.writes) == 0 && len(t.events) == 0 {
+			return nil // read-only: its snapshot is consistent as it is
+		}
+		ok, err := b.commit(ctx, t)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if len(t.events) > 0 {
+				select {
+				case b.kick <- struct{}{}:
+				default:
+				}
+			}
+			return nil
+		}
+		// Lost a race: back off a little, more after repeated losses, with
+		// jitter so that racers spread out.
+		if attempt >= 2 {
+			d := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt-2, 5)))
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+			}
+		}
+	}
+}
+
+// commit applies t's writes if nothing it read changed. It reports false
+// when the guard failed (or the commit provably did not happen), so that
+// Update runs fn again.
+func (b *Backend) commit(ctx context.Context, t *tx) (bool, error) {
+	if len(t.events) > maxEventsPerTxn {
+		return false, errors.New("etcd: a transaction recorded too many events")
+	}
+	lease, err := b.leaseID(ctx)
+	if err != nil {
+		return false, err
+	}
+	id := randomID()
+	marker := b.key("txn", id)
+	cmps := make([]clientv3.Cmp, 0, len(t.reads)+1)
+	cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(marker), "=", 0))
+	readKeys := make([]string, 0, len(t.reads))
+	for k := range t.reads {
+		readKeys = append(readKeys, k)
+	}
+	sort.Strings(readKeys)
+	for _, k := range readKeys {
+		if rev := t.reads[k]; rev == 0 {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+		} else {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", rev))
+		}
+	}
+	writeKeys := make([]string, 0, len(t.writes))
+	for k := range t.writes {
+		writeKeys = append(writeKeys, k)
+	}
+	sort.Strings(writeKeys)
+	ops := make([]clientv3.Op, 0, len(t.writes)+2)
+	for _, k := range writeKeys {
+		if v := t.writes[k]; v == nil {
+			ops = append(ops, clientv3.OpDelete(k))
+		} else {
+			ops = append(ops, clientv3.OpPut(k, string(*v)))
+		}
+	}
+	if len(t.events) > 0 {
+		vals := make([]eventVal, len(t.events))
+		for i, e := range t.events {
+			vals[i] = toEventVal(e)
+		}
+		data, err := json.Marshal(vals)
+		if err != nil {
+			return false, err
+		}
+		ops = append(ops, clientv3.OpPut(b.key("evq", id), string(data)))
+	}
+	ops = append(ops, clientv3.OpPut(marker, "c", clientv3.WithLease(lease)))
+	if b.closed.Load() {
+		return false, backends.Unavailable(nil, "etcd store is closed")
+	}
+	rc, cancel := b.rctx(ctx)
+	resp, err := b.cli.Txn(rc).If(cmps...).Then(ops...).Commit()
+	cancel()
+	if err == nil {
+		return resp.Succeeded, nil
+	}
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		b.dropLease(lease) // expired while unused; the commit did not happen
+		return false, nil
+	}
+	if !unknownOutcome(err) {
+		return false, mapErr(err, "commit transaction")
+	}
+	return b.resolve(ctx, marker, lease, err)
+}
+
+// resolve learns whether the commit that writes marker happened, and makes
+// sure that it cannot happen any more if it has not: it creates marker
+// itself when marker is still missing. It retries until ResolveTimeout,
+// even past ctx, since a caller is better served by the truth.
+func (b *Backend) resolve(ctx context.Context, marker string, lease clientv3.LeaseID, cause error) (bool, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.ResolveTimeout)
+	defer cancel()
+	wait := 50 * time.Millisecond
+	for {
+		if b.closed.Load() {
+			return false, unavailable(cause, "etcd store closed before the outcome of a commit was known; check the result and retry")
+		}
+		qc, qcancel := context.WithTimeout(rctx, b.cfg.RequestTimeout)
+		resp, err := b.cli.Txn(qc).
+			If(clientv3.Compare(clientv3.CreateRevision(marker), "=", 0)).
+			Then(clientv3.OpPut(marker, "a", clientv3.WithLease(lease))).
+			Else(clientv3.OpGet(marker)).
+			Commit()
+		qcancel()
+		if err == nil {
+			if resp.Succeeded {
+				return false, nil // fenced off: the commit never happened
+			}
+			kvs := resp.Responses[0].GetResponseRange().Kvs
+			return len(kvs) == 1 && string(kvs[0].Value) == "c", nil
+		}
+		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			// The lease ended, and with it the markers; the commit used
+			// the same lease, so etcd refused it unless it came first.
+			b.dropLease(lease)
+			return false, unavailable(cause, "etcd lost the outcome of a commit (its lease expired); check the result and retry")
+		}
+		select {
+		case <-rctx.Done():
+			return false, unavailable(cause, "etcd did not confirm a commit, its outcome is unknown; check the result and retry")
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, time.Second)
+	}
+}
+
+// read returns the values of keys at the snapshot, tracking each for the
+// commit's guard; a buffered write of this transaction wins.
+func (t *tx) read(ctx context.Context, keys []string) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	var missing []int
+	for i, k := range keys {
+		if w, ok := t.writes[k]; ok {
+			if w != nil {
+				out[i] = *w
+			}
+			continue
+		}
+		missing = append(missing, i)
+	}
+	const batch = 64
+	for len(missing) > 0 {
+		n := min(batch, len(missing))
+		ops := make([]clientv3.Op, n)
+		for j, i := range missing[:n] {
+			ops[j] = clientv3.OpGet(keys[i], clientv3.WithRev(t.rev))
+		}
+		resp, err := t.b.txn(ctx, nil, ops, nil)
+		if err != nil {
+			return nil, mapErr(err, "read rows")
+		}
+		if t.rev == 0 {
+			t.rev = resp.Header.Revision
+		}
+		for j, i := range missing[:n] {
+			kvs := resp.Responses[j].GetResponseRange().Kvs
+			if len(kvs) == 0 {
+				t.reads[keys[i]] = 0
+				continue
+			}
+			t.reads[keys[i]] = kvs[0].ModRevision
+			out[i] = kvs[0].Value
+		}
+		missing = missing[n:]
+	}
+	return out, nil
+}
+
+func (t *tx) write(key string, val []byte) { t.writes[key] = &val }
+func (t *tx) del(key string)               { t.writes[key] = nil }
+
+// LockChunks does nothing: every read is validated at commit.
+func (t *tx) LockChunks(context.Context, string, []string, []string) error { return nil }
+
+func (t *tx) GetRows(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, error) {
+	ks := make([]string, len(keys))
+	for i, k := range keys {
+		ks[i] = t.b.rowKey(k)
+	}
+	vals, err := t.read(ctx, ks)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*backends.StatusRow, len(keys))
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		r, err := decodeRow(keys[i], v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &r
+		if r.Role == backends.RoleOutput && r.Status == backends.StatusRunning {
+			t.running[ks[i]] = true
+		}
+	}
+	return out, nil
+}
+
+// mayIndexRunning tells whether the live-claim index may hold an entry for
+// the OUTPUT row at key: the row was read as RUNNING, was not read at all,
+// or this transaction wrote the entry.
+func (t *tx) mayIndexRunning(key string, k backends.RowKey) bool {
+	if _, ok := t.writes[t.b.runningKey(k)]; ok {
+		return true
+	}
+	if _, read := t.reads[key]; !read {
+		return true
+	}
+	return t.running[key]
+}
+
+func (t *tx) PutRow(_ context.Context, r backends.StatusRow) error {
+	key := t.b.rowKey(r.RowKey)
+	val := encodeRow(r)
+	if r.Role == backends.RoleOutput {
+		if r.Status == backends.StatusRunning {
+			t.write(t.b.runningKey(r.RowKey), val)
+		} else if t.mayIndexRunning(key, r.RowKey) {
+			t.del(t.b.runningKey(r.RowKey))
+		}
+	}
+	t.write(key, val)
+	return nil
+}
+
+func (t *tx) DeleteRow(_ context.Context, k backends.RowKey) error {
+	key := t.b.rowKey(k)
+	if k.Role == backends.RoleOutput && t.mayIndexRunning(key, k) {
+		t.del(t.b.runningKey(k))
+	}
+	t.del(key)
+	return nil
+}
+
+func (t *tx) NextFence(ctx context.Context, dataset, dataid string) (int64, error) {
+	key := t.b.key("fences", dataset, backends.SortKey(dataid))
+	vals, err := t.read(ctx, []string{key})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	if vals[0] != nil {
+		if n, err = strconv.ParseInt(string(vals[0]), 10, 64); err != nil {
+			return 0, errors.New("etcd: fence counter " + key + " is corrupt")
+		}
+	}
+	n++
+	t.write(key, []byte(strconv.FormatInt(n, 10)))
+	return n, nil
+}
+
+func (t *tx) AppendEvent(_ context.Context, e backends.Event) error {
+	t.events = append(t.events, e)
+	return nil
+}
+
+// candKey is cand/<job>/<0 resubmit | 1>/<sk>/<random>.
+func (b *Backend) candKey(c backends.Candidate) string {
+	kind := "1"
+	if c.Resubmit {
+		kind = "0"
+	}
+	return b.key("cand", c.Job, kind, backends.SortKey(c.DataID), randomID())
+}
+
+func (t *tx) AddCandidate(_ context.Context, c backends.Candidate) error {
+	t.write(t.b.candKey(c), nil)
+	return nil
+}
+
+// NextCandidate reads the job's first candidates at the snapshot without
+// tracking the range, and tracks the one it returns: a racer that takes
+// the same candidate makes one of the two commits fail and retry. After
+// lost races it picks among the first few at random, so that many racers
+// spread over the queue instead of colliding on its head again.
+func (t *tx) NextCandidate(ctx context.Context, job string) (backends.Candidate, bool, error) {
+	base := t.b.key("cand", job) + "/"
+	limit := int64(1)
+	if t.attempt > 0 {
+		limit = int64(min(2<<min(t.attempt, 4), 16))
+	}
+	limit += int64(len(t.dropped))
+	resp, err := t.b.get(ctx, base, clientv3.WithPrefix(), clientv3.WithLimit(limit), clientv3.WithRev(t.rev))
+	if err != nil {
+		return backends.Candidate{}, false, err
+	}
+	if t.rev == 0 {
+		t.rev = resp.Header.Revision
+	}
+	var kvs []int
+	for i, kv := range resp.Kvs {
+		if !t.dropped[string(kv.Key)] {
+			kvs = append(kvs, i)
+		}
+	}
+	if len(kvs) == 0 {
+		return backends.Candidate{}, false, nil
+	}
+	pick := kvs[0]
+	if t.attempt > 0 && len(kvs) > 1 {
+		pick = kvs[rand.IntN(len(kvs))]
+	}
+	kv := resp.Kvs[pick]
+	key := string(kv.Key)
+	c, ok := parseCandKey(key[len(base):], job)
+	if !ok {
+		return backends.Candidate{}, false, errors.New("etcd: candidate key " + key + " is corrupt")
+	}
+	c.Handle = key
+	t.reads[key] = kv.ModRevision
+	return c, true, nil
+}
+
+// parseCandKey reads "<0|1>/<sk>/<random>".
+func parseCandKey(rest, job string) (backends.Candidate, bool) {
+	if len(rest) < 2 || (rest[0] != '0' && rest[0] != '1') || rest[1] != '/' {
+		return backends.Candidate{}, false
+	}
+	body := rest[2:]
+	i := len(body) - 1
+	for i >= 0 && body[i] != '/' {
+		i--
+	}
+	if i < 0 {
+		return backends.Candidate{}, false
+	}
+	id, err := backends.DataIDFromSortKey(body[:i])
+	if err != nil {
+		return backends.Candidate{}, false
+	}
+	return backends.Candidate{Job: job, DataID: id, Resubmit: rest[0] == '0'}, true
+}
+
+func (t *tx) DropCandidate(_ context.Context, c backends.Candidate) error {
+	key, ok := c.Handle.(string)
+	if !ok {
+		return errors.New("etcd: candidate handle is not an etcd key")
+	}
+	t.dropped[key] = true
+	t.del(key)
+	return nil
+}
