@@ -47,14 +47,21 @@ func SortKey(dataid string) string {
 	return fmt.Sprintf("%03d%s", len(dataid), dataid)
 }
 
-// DataIDFromSortKey inverts SortKey.
+// DataIDFromSortKey inverts SortKey. It accepts only keys SortKey makes:
+// exactly three decimal digits holding the length of the rest.
 func DataIDFromSortKey(key string) (string, error) {
-	if len(key) < 3 {
+	if len(key) < 4 {
 		return "", fmt.Errorf("sort key %q too short", key)
 	}
-	var n int
-	if _, err := fmt.Sscanf(key[:3], "%03d", &n); err != nil || n != len(key)-3 {
-		return "", fmt.Errorf("sort key %q malformed", key)
+	n := 0
+	for _, c := range []byte(key[:3]) {
+		if c < '0' || c > '9' {
+			return "", fmt.Errorf("sort key %q malformed: want three digits of length first", key)
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n != len(key)-3 {
+		return "", fmt.Errorf("sort key %q malformed: length %d does not match", key, n)
 	}
 	return key[3:], nil
 }
