@@ -15,10 +15,13 @@ import (
 func TestConformance(t *testing.T) {
 	keystest.Run(t, keystest.Harness{
 		Keyring: age.New(),
-		ForeignKeys: func(t *testing.T, job string) map[string]string {
+		ForeignKeys: func(t *testing.T, job keystest.Job) map[string]string {
 			other, err := agelib.GenerateX25519Identity()
 			require.NoError(t, err)
-			return map[string]string{"another age identity": other.String()}
+			return map[string]string{
+				"another age identity":    other.String(),
+				"the job key with a typo": keystest.Typo(job.Key),
+			}
 		},
 	})
 }

@@ -24,9 +24,9 @@ func TestConformance(t *testing.T) {
 	c := root(t)
 	keystest.Run(t, keystest.Harness{
 		Keyring: k,
-		ForeignKeys: func(t *testing.T, job string) map[string]string {
+		ForeignKeys: func(t *testing.T, job keystest.Job) map[string]string {
 			// A job token minted again for the same job, then revoked.
-			_, revoked, err := k.CreateJobKey(context.Background(), job)
+			_, revoked, err := k.CreateJobKey(context.Background(), job.ID)
 			require.NoError(t, err)
 			_, err = c.Logical().Write("auth/token/revoke", map[string]any{"token": revoked})
 			require.NoError(t, err)

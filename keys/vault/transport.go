@@ -46,6 +46,14 @@ func (r *reply) says(s string) bool {
 	return false
 }
 
+// malformedToken reports Vault's answer to a token it cannot even parse:
+// Vault reads "<id>.<namespace id>" from tokens with a dot it does not
+// recognize (e.g. "HVS.x") and answers 500 when that namespace does not
+// exist. It is a wrong key, not a failing server.
+func (r *reply) malformedToken() bool {
+	return r.status == http.StatusInternalServerError && r.says("failed to look up namespace from the token")
+}
+
 // missingKey reports Vault's answers for a transit key that does not exist.
 func (r *reply) missingKey() bool {
 	return r.says("not found") || r.says("could be found")

@@ -258,7 +258,7 @@ func (k *Keyring) Decrypt(ctx context.Context, job, public, jobKey string, ciphe
 		return nil, err
 	}
 	switch {
-	case r.status == http.StatusForbidden:
+	case r.status == http.StatusForbidden, r.malformedToken():
 		return nil, backends.Forbidden("the key presented for job %q may not decrypt that job's secrets: it is another job's key, or it has expired or been revoked", job)
 	case r.says("encryption key not found"):
 		return nil, backends.NotFound("Vault has no transit key %q for job %q; create the job's key again and set its credentials", public, job)
