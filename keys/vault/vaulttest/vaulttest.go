@@ -60,7 +60,7 @@ func Binary() (path, skip string, err error) {
 	if executable(p) {
 		return p, "", nil
 	}
-	msg := fmt.Sprintf("no Vault binary: CHUNKLOCK_VAULT_BIN is unset and %s does not exist; run scripts/vault.sh (about 6 minutes, once) to build it", p)
+	msg := fmt.Sprintf("no Vault binary: CHUNKLOCK_VAULT_BIN is unset and %s does not exist; run scripts/vault.sh to build it (once; 6 to 20 minutes on 2 cores)", p)
 	if Required() {
 		return "", "", errors.New(msg + " (required because CI=true or CHUNKLOCK_REQUIRE_VAULT=1)")
 	}
