@@ -25,10 +25,10 @@ var errPanic = errors.New("panic while resolving")
 // the request itself (syntax, validation, variable types, limits). Their
 // messages describe the request and are safe to return.
 var clientErrorCodes = map[string]bool{
-	errcode.ParseFailed:         true,
-	errcode.ValidationFailed:    true,
-	"COMPLEXITY_LIMIT_EXCEEDED": true,
-	depthLimitCode:              true,
+	errcode.ParseFailed:      true,
+	errcode.ValidationFailed: true,
+	complexityLimitCode:      true,
+	depthLimitCode:           true,
 }
 
 // presentError turns any error into what a client may see: the code and
@@ -56,6 +56,8 @@ func (s *Server) presentError(ctx context.Context, err error) *gqlerror.Error {
 		return s.answer(&out, backends.CodeUnavailable, "the request ran out of time ("+s.cfg.RequestTimeout.String()+"); retry, or ask for less at once", nil)
 	case errors.Is(err, context.Canceled):
 		return s.answer(&out, backends.CodeUnavailable, "the request was cancelled", nil)
+	case out.Message == "introspection disabled":
+		return s.answer(&out, backends.CodeForbidden, "introspection is turned off on this server (--introspection)", nil)
 	case strings.HasPrefix(out.Message, "json request body could not be decoded"):
 		// gqlgen's message quotes the whole body; answer without it.
 		return s.answer(&out, backends.CodeInvalidArgument, `the request body is not a GraphQL request: send JSON {"query": "...", "variables": {...}, "operationName": "..."}`, nil)

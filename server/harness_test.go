@@ -135,14 +135,16 @@ type stack struct {
 	store  backends.Store
 	tokens map[string]string
 	logs   *bytes.Buffer
+	// cfgTokens is the parsed tokens file, for replicas.
+	cfgTokens *auth.Tokens
 }
 
 type stackOption func(*server.Config)
 
 func withConfig(f func(*server.Config)) stackOption { return f }
 
-// newStack serves store over httptest with the test tokens (admin, reader,
-// runner-a for job ja, runner-b for job jb).
+// newStack serves store over httptest with fresh test tokens (admin,
+// reader, runner-a for job ja, runner-b for job jb).
 func newStack(t *testing.T, store backends.Store, opts ...stackOption) *stack {
 	t.Helper()
 	tokens := map[string]string{}
@@ -167,6 +169,15 @@ func newStack(t *testing.T, store backends.Store, opts ...stackOption) *stack {
 	return serveStack(t, cfg, tokens, opts...)
 }
 
+// newReplica serves store as another replica of s: same tokens, same
+// settings otherwise default.
+func newReplica(t *testing.T, store backends.Store, s *stack, opts ...stackOption) *stack {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Store, cfg.Keyring, cfg.Tokens = store, age.New(), s.cfgTokens
+	return serveStack(t, cfg, s.tokens, opts...)
+}
+
 // newOpenStack serves store with no tokens: every request is anonymous.
 func newOpenStack(t *testing.T, store backends.Store, opts ...stackOption) *stack {
 	t.Helper()
@@ -185,7 +196,7 @@ func serveStack(t *testing.T, cfg server.Config, tokens map[string]string, opts 
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	return &stack{t: t, url: hs.URL, srv: srv, store: cfg.Store, tokens: tokens, logs: logs}
+	return &stack{t: t, url: hs.URL, srv: srv, store: cfg.Store, tokens: tokens, logs: logs, cfgTokens: cfg.Tokens}
 }
 
 type lockedWriter struct {

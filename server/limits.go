@@ -63,11 +63,19 @@ func pages(first *int) int {
 	return (n + pageUnit - 1) / pageUnit
 }
 
-// depthLimitCode marks the depth limit's error; the presenter answers it
-// as INVALID_ARGUMENT.
-const depthLimitCode = "DEPTH_LIMIT_EXCEEDED"
+// depthLimitCode marks the depth limit's error, complexityLimitCode the
+// complexity limit's; the presenter answers both as INVALID_ARGUMENT.
+const (
+	depthLimitCode      = "DEPTH_LIMIT_EXCEEDED"
+	complexityLimitCode = "COMPLEXITY_LIMIT_EXCEEDED"
+)
 
-func init() { errcode.RegisterErrorType(depthLimitCode, errcode.KindProtocol) }
+// Requests refused by a limit are answered like invalid ones: HTTP 422
+// (gqlgen answers 200 for the complexity limit by default).
+func init() {
+	errcode.RegisterErrorType(depthLimitCode, errcode.KindProtocol)
+	errcode.RegisterErrorType(complexityLimitCode, errcode.KindProtocol)
+}
 
 // depthLimit refuses operations whose selections nest deeper than max
 // (fragments count where they are spread). Introspection fields are left to

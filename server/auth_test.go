@@ -1,0 +1,132 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// mutationCase is one mutation of the auth matrix. prepare (run as admin)
+// sets up what the mutation needs so that, when allowed, it succeeds.
+type mutationCase struct {
+	name    string
+	query   string
+	prepare func(s *stack, n int) map[string]any
+	// allowed lists who may run it, beside admin.
+	allowed []string
+}
+
+// unchanged checks, for some mutations, that a refused call changed nothing.
+var unchanged = map[string]func(s *stack, vs map[string]any){
+	"hold":  func(s *stack, vs map[string]any) { require.Equal(s.t, "NONE", s.chunk("a", vs["id"].(string)).Status) },
+	"force": func(s *stack, vs map[string]any) { require.Equal(s.t, "NONE", s.chunk("b", vs["id"].(string)).Status) },
+}
+
+// forcedToken claims ja at a fresh dataid as admin and returns the token.
+func forcedToken(s *stack, n int) map[string]any {
+	var c claimDoc
+	s.ok(admin, forceQ, vars("job", "ja", "id", fmt.Sprintf("t%d", n), "ex", "admin")).field(s.t, "force", &c)
+	return vars("t", *c.Token)
+}
+
+var mutationCases = []mutationCase{
+	{"upsertDataset", `mutation($id: String!) { upsertDataset(input: {id: $id}) { id } }`,
+		func(_ *stack, n int) map[string]any { return vars("id", fmt.Sprintf("m%d", n)) }, nil},
+	{"upsertJob", `mutation { upsertJob(input: {id: "ja", inputs: ["a"], output: "b", leaseSeconds: 30}) { job { id } } }`,
+		func(*stack, int) map[string]any { return nil }, nil},
+	{"setCredential", setCredentialQ,
+		func(*stack, int) map[string]any { return vars("job", "ja", "d", "a", "s", "pw") }, nil},
+	{"publish", publishQ,
+		func(_ *stack, n int) map[string]any { return vars("d", "a", "id", fmt.Sprintf("p%d", n)) }, nil},
+	{"resubmit", `mutation($id: String!) { resubmit(dataset: "a", dataid: $id, cascade: true) { status } }`,
+		func(s *stack, n int) map[string]any {
+			id := fmt.Sprintf("r%d", n)
+			s.publish("a", id)
+			return vars("id", id)
+		}, nil},
+	{"hold", `mutation($id: String!) { hold(dataset: "a", dataid: $id) { status } }`,
+		func(_ *stack, n int) map[string]any { return vars("id", fmt.Sprintf("h%d", n)) }, nil},
+	{"findNext", `mutation { findNext(job: "ja", executor: "e") { dataid } }`,
+		func(*stack, int) map[string]any { return nil }, []string{runnerA}},
+	{"claim", claimQ,
+		func(s *stack, n int) map[string]any {
+			id := fmt.Sprintf("c%d", n)
+			s.publish("a", id)
+			return vars("job", "ja", "id", id, "ex", "e")
+		}, []string{runnerA}},
+	{"force", forceQ,
+		func(_ *stack, n int) map[string]any { return vars("job", "ja", "id", fmt.Sprintf("f%d", n), "ex", "e") }, []string{runnerA}},
+	{"heartbeat", heartbeatQ, forcedToken, []string{runnerA}},
+	{"complete", completeQ, forcedToken, []string{runnerA}},
+	{"fail", failQ, forcedToken, []string{runnerA}},
+	{"release", releaseQ, forcedToken, []string{runnerA}},
+	{"lockResource", `mutation($r: String!) { lockResource(client: "c", resource: $r, mode: WRITE) { id } }`,
+		func(_ *stack, n int) map[string]any { return vars("r", fmt.Sprintf("res://%d", n)) }, []string{runnerA, runnerB}},
+	{"unlockResource", `mutation($id: ID!) { unlockResource(id: $id, client: "c") }`,
+		func(s *stack, n int) map[string]any {
+			var l struct{ ID string }
+			s.ok(admin, `mutation($r: String!) { lockResource(client: "c", resource: $r, mode: READ) { id } }`,
+				vars("r", fmt.Sprintf("res://u%d", n))).field(s.t, "lockResource", &l)
+			return vars("id", l.ID)
+		}, []string{runnerA, runnerB}},
+}
+
+// TestAuthMatrix runs every mutation as nobody, a reader, a runner of the
+// job concerned, a runner of another job and an admin.
+func TestAuthMatrix(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kind storeKind) {
+		s := newStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0])
+		s.define()
+		n := 0
+		for _, mc := range mutationCases {
+			for _, who := range []string{nobody, reader, runnerA, runnerB, admin} {
+				n++
+				vs := mc.prepare(s, n)
+				r := s.send(request{who: who, query: mc.query, vars: vs})
+				allowed := who == admin
+				for _, a := range mc.allowed {
+					allowed = allowed || a == who
+				}
+				switch {
+				case who == nobody:
+					require.Equal(t, http.StatusUnauthorized, r.Status, "%s as nobody", mc.name)
+					require.Equal(t, "UNAUTHENTICATED", r.code(t), mc.name)
+				case allowed:
+					require.Empty(t, r.Errors, "%s as %s: %s", mc.name, who, r.Body)
+				default:
+					require.Equal(t, "FORBIDDEN", r.code(t), "%s as %s: %s", mc.name, who, r.Body)
+					require.Equal(t, http.StatusOK, r.Status)
+					if check, ok := unchanged[mc.name]; ok {
+						check(s, vs)
+					}
+				}
+			}
+		}
+
+		// Every role may query; an unknown token may not.
+		for _, who := range []string{reader, runnerA, admin} {
+			s.ok(who, `{ datasets { id } }`, nil)
+		}
+		r := s.send(request{who: "clk_not-a-real-token", query: `{ datasets { id } }`})
+		require.Equal(t, http.StatusUnauthorized, r.Status)
+		require.Equal(t, "UNAUTHENTICATED", r.code(t))
+	})
+}
+
+// TestOpenMode: without tokens every request is an admin named
+// "anonymous", recorded as the actor of what it changes.
+func TestOpenMode(t *testing.T) {
+	s := newOpenStack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0])
+	s.define()
+	s.publish("a", "1")
+	require.True(t, s.srv.Open())
+	var evs struct {
+		Edges []struct{ Node struct{ Actor string } }
+	}
+	s.ok(nobody, `{ events(dataset: "a") { edges { node { actor } } } }`, nil).field(t, "events", &evs)
+	require.Equal(t, "anonymous", evs.Edges[0].Node.Actor)
+}
