@@ -36,6 +36,10 @@ type Backend struct {
 	kick   chan struct{} // wakes the event mover
 	closed atomic.Bool
 
+	commits, conflicts atomic.Int64 // Update outcomes, for tests and diagnostics
+	hot                sync.Map     // job -> time.Time of the last lost race on its candidates
+	inflight           sync.Map     // job -> *atomic.Int64: Updates reading its candidates
+
 	leaseMu sync.Mutex
 	lease   clientv3.LeaseID
 }

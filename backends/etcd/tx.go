@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -18,15 +19,28 @@ import (
 // tx is one attempt of Backend.Update: reads at one snapshot revision,
 // remembered for the commit's guard, and buffered writes.
 type tx struct {
-	b       *Backend
-	attempt int
-	rev     int64            // snapshot revision; 0 until the first read
-	reads   map[string]int64 // key -> ModRevision read (0: missing)
-	writes  map[string]*[]byte
-	events  []backends.Event
-	dropped map[string]bool // candidates dropped by this transaction
-	running map[string]bool // OUTPUT rows read in RUNNING
+	b          *Backend
+	attempt    int
+	rev        int64            // snapshot revision; 0 until the first read
+	reads      map[string]int64 // key -> ModRevision read (0: missing)
+	writes     map[string]*[]byte
+	events     []backends.Event
+	dropped    map[string]bool     // candidates dropped by this transaction
+	running    map[string]bool     // OUTPUT rows read in RUNNING
+	candJob    string              // job whose candidates this transaction read
+	racers     *atomic.Int64       // transactions reading candJob's candidates now
+	prefetched map[string]prefetch // values read ahead at the snapshot, not yet tracked
 }
+
+// prefetch is a value read at the snapshot before anyone asked for it.
+type prefetch struct {
+	val []byte
+	rev int64
+}
+
+// hotWindow is how long after a lost race on a job's candidates this
+// backend keeps spreading its findNext calls over the head of the queue.
+const hotWindow = 200 * time.Millisecond
 
 // maxEventsPerTxn bounds events per transaction: Seq keeps 16 bits for the
 // index within the commit.
@@ -42,8 +56,12 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 		if err := ctx.Err(); err != nil {
 			return unavailable(err, "request ended before its transaction committed")
 		}
-		t := &tx{b: b, attempt: attempt, reads: map[string]int64{}, writes: map[string]*[]byte{}, dropped: map[string]bool{}, running: map[string]bool{}}
-		if err := fn(t); err != nil {
+		t := &tx{b: b, attempt: attempt, reads: map[string]int64{}, writes: map[string]*[]byte{}, dropped: map[string]bool{}, running: map[string]bool{}, prefetched: map[string]prefetch{}}
+		err := fn(t)
+		if t.racers != nil {
+			defer t.racers.Add(-1) // counted until Update returns
+		}
+		if err != nil {
 			return err
 		}
 		if len(t.writes) == 0 && len(t.events) == 0 {
@@ -54,6 +72,7 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 			return err
 		}
 		if ok {
+			b.commits.Add(1)
 			if len(t.events) > 0 {
 				select {
 				case b.kick <- struct{}{}:
@@ -61,6 +80,10 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 				}
 			}
 			return nil
+		}
+		b.conflicts.Add(1)
+		if t.candJob != "" {
+			b.hot.Store(t.candJob, time.Now())
 		}
 		// Lost a race: back off a little, more after repeated losses, with
 		// jitter so that racers spread out.
@@ -187,10 +210,12 @@ func (b *Backend) resolve(ctx context.Context, marker string, lease clientv3.Lea
 }
 
 // read returns the values of keys at the snapshot, tracking each for the
-// commit's guard; a buffered write of this transaction wins.
-func (t *tx) read(ctx context.Context, keys []string) ([][]byte, error) {
+// commit's guard; a buffered write of this transaction wins. extra keys are
+// read in the same round trip but tracked only once asked for.
+func (t *tx) read(ctx context.Context, keys []string, extra ...string) ([][]byte, error) {
 	out := make([][]byte, len(keys))
-	var missing []int
+	var missing []string
+	var idx []int // position in out, -1 for an extra key
 	for i, k := range keys {
 		if w, ok := t.writes[k]; ok {
 			if w != nil {
@@ -198,14 +223,36 @@ func (t *tx) read(ctx context.Context, keys []string) ([][]byte, error) {
 			}
 			continue
 		}
-		missing = append(missing, i)
+		if p, ok := t.prefetched[k]; ok {
+			t.reads[k] = p.rev
+			delete(t.prefetched, k)
+			out[i] = p.val
+			continue
+		}
+		if rev, ok := t.reads[k]; ok && rev == 0 {
+			continue // read before: missing
+		}
+		missing = append(missing, k)
+		idx = append(idx, i)
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	for _, k := range extra {
+		_, w := t.writes[k]
+		_, r := t.reads[k]
+		_, p := t.prefetched[k]
+		if !w && !r && !p {
+			missing = append(missing, k)
+			idx = append(idx, -1)
+		}
 	}
 	const batch = 64
 	for len(missing) > 0 {
 		n := min(batch, len(missing))
 		ops := make([]clientv3.Op, n)
-		for j, i := range missing[:n] {
-			ops[j] = clientv3.OpGet(keys[i], clientv3.WithRev(t.rev))
+		for j, k := range missing[:n] {
+			ops[j] = clientv3.OpGet(k, clientv3.WithRev(t.rev))
 		}
 		resp, err := t.b.txn(ctx, nil, ops, nil)
 		if err != nil {
@@ -214,16 +261,20 @@ func (t *tx) read(ctx context.Context, keys []string) ([][]byte, error) {
 		if t.rev == 0 {
 			t.rev = resp.Header.Revision
 		}
-		for j, i := range missing[:n] {
-			kvs := resp.Responses[j].GetResponseRange().Kvs
-			if len(kvs) == 0 {
-				t.reads[keys[i]] = 0
-				continue
+		for j, k := range missing[:n] {
+			var val []byte
+			var rev int64
+			if kvs := resp.Responses[j].GetResponseRange().Kvs; len(kvs) > 0 {
+				val, rev = kvs[0].Value, kvs[0].ModRevision
 			}
-			t.reads[keys[i]] = kvs[0].ModRevision
-			out[i] = kvs[0].Value
+			if i := idx[j]; i >= 0 {
+				t.reads[k] = rev
+				out[i] = val
+			} else {
+				t.prefetched[k] = prefetch{val: val, rev: rev}
+			}
 		}
-		missing = missing[n:]
+		missing, idx = missing[n:], idx[n:]
 	}
 	return out, nil
 }
@@ -236,10 +287,15 @@ func (t *tx) LockChunks(context.Context, string, []string, []string) error { ret
 
 func (t *tx) GetRows(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, error) {
 	ks := make([]string, len(keys))
+	var fences []string
 	for i, k := range keys {
 		ks[i] = t.b.rowKey(k)
+		if k.Role == backends.RoleOutput && k.Job != "" {
+			// A claim reads the output row, then asks for a fence.
+			fences = append(fences, t.b.fenceKey(k.Dataset, k.DataID))
+		}
 	}
-	vals, err := t.read(ctx, ks)
+	vals, err := t.read(ctx, ks, fences...)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +353,7 @@ func (t *tx) DeleteRow(_ context.Context, k backends.RowKey) error {
 }
 
 func (t *tx) NextFence(ctx context.Context, dataset, dataid string) (int64, error) {
-	key := t.b.key("fences", dataset, backends.SortKey(dataid))
+	key := t.b.fenceKey(dataset, dataid)
 	vals, err := t.read(ctx, []string{key})
 	if err != nil {
 		return 0, err
@@ -311,6 +367,10 @@ func (t *tx) NextFence(ctx context.Context, dataset, dataid string) (int64, erro
 	n++
 	t.write(key, []byte(strconv.FormatInt(n, 10)))
 	return n, nil
+}
+
+func (b *Backend) fenceKey(dataset, dataid string) string {
+	return b.key("fences", dataset, backends.SortKey(dataid))
 }
 
 func (t *tx) AppendEvent(_ context.Context, e backends.Event) error {
@@ -339,9 +399,23 @@ func (t *tx) AddCandidate(_ context.Context, c backends.Candidate) error {
 // spread over the queue instead of colliding on its head again.
 func (t *tx) NextCandidate(ctx context.Context, job string) (backends.Candidate, bool, error) {
 	base := t.b.key("cand", job) + "/"
+	if t.candJob == "" {
+		t.candJob = job
+		n, _ := t.b.inflight.LoadOrStore(job, new(atomic.Int64))
+		t.racers = n.(*atomic.Int64)
+		t.racers.Add(1)
+	}
+	// Alone, take the head of the queue: findNext is in dataid order. With
+	// racers (in this process, or lost races lately), pick at random among
+	// the first few, so that they spread instead of colliding on the head.
+	racers := t.racers.Load()
+	spread := t.attempt > 0 || racers > 1
+	if last, ok := t.b.hot.Load(job); ok && time.Since(last.(time.Time)) < hotWindow {
+		spread = true
+	}
 	limit := int64(1)
-	if t.attempt > 0 {
-		limit = int64(min(2<<min(t.attempt, 4), 16))
+	if spread {
+		limit = min(max(2*racers, int64(4)<<min(t.attempt, 4)), 64)
 	}
 	limit += int64(len(t.dropped))
 	resp, err := t.b.get(ctx, base, clientv3.WithPrefix(), clientv3.WithLimit(limit), clientv3.WithRev(t.rev))
@@ -361,7 +435,7 @@ func (t *tx) NextCandidate(ctx context.Context, job string) (backends.Candidate,
 		return backends.Candidate{}, false, nil
 	}
 	pick := kvs[0]
-	if t.attempt > 0 && len(kvs) > 1 {
+	if spread && len(kvs) > 1 {
 		pick = kvs[rand.IntN(len(kvs))]
 	}
 	kv := resp.Kvs[pick]

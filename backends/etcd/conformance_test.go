@@ -1,0 +1,26 @@
+package etcd
+
+import (
+	"testing"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/backendtest"
+)
+
+// factory opens each test's store under a fresh prefix of the shared
+// embedded member; the suite closes it.
+func factory(t *testing.T, clock backends.Clock) backends.Store {
+	s, err := OpenClient(t.Context(), testClient, freshConfig(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	backendtest.Run(t, factory)
+}
+
+func TestConformanceConcurrency(t *testing.T) {
+	backendtest.RunConcurrency(t, factory)
+}
