@@ -19,32 +19,8 @@ JOIN (SELECT unnest(@datasets::text[]) AS dataset, unnest(@dataids::text[]) AS d
              unnest(@jobs::text[]) AS job, unnest(@roles::text[]) AS role) AS k
   ON s.dataset = k.dataset AND s.dataid = k.dataid AND s.job = k.job AND s.role = k.role;
 
--- name: PutRow :exec
-INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
-                         fence, lease_expires_at, updated_at, reason, prev_status)
-VALUES (@dataset, @dataid, @job, @role, @sortkey, @status, @attempt, @executor, @token,
-        @fence, @lease_expires_at, @updated_at, @reason, @prev_status)
-ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
-    status           = excluded.status,
-    attempt          = excluded.attempt,
-    executor         = excluded.executor,
-    token            = excluded.token,
-    fence            = excluded.fence,
-    lease_expires_at = excluded.lease_expires_at,
-    updated_at       = excluded.updated_at,
-    reason           = excluded.reason,
-    prev_status      = excluded.prev_status;
-
--- name: DeleteRow :exec
-DELETE FROM status_rows
-WHERE dataset = @dataset AND dataid = @dataid AND job = @job AND role = @role;
-
 -- name: NextFence :one
 SELECT nextval('fences')::bigint;
-
--- name: AddCandidate :exec
-INSERT INTO candidates (job, resubmit, sortkey, dataid)
-VALUES (@job, @resubmit, @sortkey, @dataid);
 
 -- name: NextCandidate :one
 -- The job's first candidate that no other transaction holds, locked until
@@ -55,9 +31,6 @@ WHERE job = @job
 ORDER BY resubmit DESC, sortkey, id
 LIMIT 1
 FOR UPDATE SKIP LOCKED;
-
--- name: DropCandidate :exec
-DELETE FROM candidates WHERE id = @id;
 
 -- name: ListRows :many
 -- A page of status rows in (dataset, shortlex dataid, role, job) order.

@@ -7,58 +7,9 @@ package sqldb
 
 import (
 	"context"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
-
-const insertEvents = `-- name: InsertEvents :exec
-WITH inserted AS (
-    INSERT INTO events (time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
-    SELECT ($2::timestamptz[])[i], ($3::text[])[i], ($4::text[])[i], ($5::text[])[i],
-           ($6::text[])[i], ($7::text[])[i], ($8::text[])[i], ($9::text[])[i],
-           ($10::integer[])[i], ($11::text[])[i], ($12::text[])[i]
-    FROM generate_subscripts($2::timestamptz[], 1) AS i
-    ORDER BY i
-    RETURNING seq
-)
-SELECT pg_notify($1::text, max(seq)::text) FROM inserted
-`
-
-type InsertEventsParams struct {
-	Channel      string
-	Times        []time.Time
-	Actors       []string
-	Jobs         []string
-	Datasets     []string
-	Dataids      []string
-	Roles        []string
-	FromStatuses []string
-	ToStatuses   []string
-	Attempts     []int32
-	Executors    []string
-	Reasons      []string
-}
-
-// Records a transaction's events in order and notifies listeners (delivered
-// at commit) with the last seq.
-func (q *Queries) InsertEvents(ctx context.Context, arg InsertEventsParams) error {
-	_, err := q.db.Exec(ctx, insertEvents,
-		arg.Channel,
-		arg.Times,
-		arg.Actors,
-		arg.Jobs,
-		arg.Datasets,
-		arg.Dataids,
-		arg.Roles,
-		arg.FromStatuses,
-		arg.ToStatuses,
-		arg.Attempts,
-		arg.Executors,
-		arg.Reasons,
-	)
-	return err
-}
 
 const listEvents = `-- name: ListEvents :many
 SELECT seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason
@@ -117,16 +68,4 @@ func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event
 		return nil, err
 	}
 	return items, nil
-}
-
-const lockEventLog = `-- name: LockEventLog :exec
-SELECT pg_advisory_xact_lock($1::bigint)
-`
-
-// Serialises the end of every transaction that records events, so that seq
-// grows with commit order: taken just before the events are inserted and
-// held until commit.
-func (q *Queries) LockEventLog(ctx context.Context, key int64) error {
-	_, err := q.db.Exec(ctx, lockEventLog, key)
-	return err
 }

@@ -7,63 +7,9 @@ package sqldb
 
 import (
 	"context"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
-
-const addCandidate = `-- name: AddCandidate :exec
-INSERT INTO candidates (job, resubmit, sortkey, dataid)
-VALUES ($1, $2, $3, $4)
-`
-
-type AddCandidateParams struct {
-	Job      string
-	Resubmit bool
-	Sortkey  string
-	Dataid   string
-}
-
-func (q *Queries) AddCandidate(ctx context.Context, arg AddCandidateParams) error {
-	_, err := q.db.Exec(ctx, addCandidate,
-		arg.Job,
-		arg.Resubmit,
-		arg.Sortkey,
-		arg.Dataid,
-	)
-	return err
-}
-
-const deleteRow = `-- name: DeleteRow :exec
-DELETE FROM status_rows
-WHERE dataset = $1 AND dataid = $2 AND job = $3 AND role = $4
-`
-
-type DeleteRowParams struct {
-	Dataset string
-	Dataid  string
-	Job     string
-	Role    string
-}
-
-func (q *Queries) DeleteRow(ctx context.Context, arg DeleteRowParams) error {
-	_, err := q.db.Exec(ctx, deleteRow,
-		arg.Dataset,
-		arg.Dataid,
-		arg.Job,
-		arg.Role,
-	)
-	return err
-}
-
-const dropCandidate = `-- name: DropCandidate :exec
-DELETE FROM candidates WHERE id = $1
-`
-
-func (q *Queries) DropCandidate(ctx context.Context, id int64) error {
-	_, err := q.db.Exec(ctx, dropCandidate, id)
-	return err
-}
 
 const expiredClaims = `-- name: ExpiredClaims :many
 SELECT dataset, dataid, job, role
@@ -311,58 +257,4 @@ func (q *Queries) NextFence(ctx context.Context) (int64, error) {
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
-}
-
-const putRow = `-- name: PutRow :exec
-INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
-                         fence, lease_expires_at, updated_at, reason, prev_status)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
-        $10, $11, $12, $13, $14)
-ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
-    status           = excluded.status,
-    attempt          = excluded.attempt,
-    executor         = excluded.executor,
-    token            = excluded.token,
-    fence            = excluded.fence,
-    lease_expires_at = excluded.lease_expires_at,
-    updated_at       = excluded.updated_at,
-    reason           = excluded.reason,
-    prev_status      = excluded.prev_status
-`
-
-type PutRowParams struct {
-	Dataset        string
-	Dataid         string
-	Job            string
-	Role           string
-	Sortkey        string
-	Status         string
-	Attempt        int32
-	Executor       string
-	Token          string
-	Fence          int64
-	LeaseExpiresAt pgtype.Timestamptz
-	UpdatedAt      time.Time
-	Reason         string
-	PrevStatus     string
-}
-
-func (q *Queries) PutRow(ctx context.Context, arg PutRowParams) error {
-	_, err := q.db.Exec(ctx, putRow,
-		arg.Dataset,
-		arg.Dataid,
-		arg.Job,
-		arg.Role,
-		arg.Sortkey,
-		arg.Status,
-		arg.Attempt,
-		arg.Executor,
-		arg.Token,
-		arg.Fence,
-		arg.LeaseExpiresAt,
-		arg.UpdatedAt,
-		arg.Reason,
-		arg.PrevStatus,
-	)
-	return err
 }

@@ -1,0 +1,55 @@
+-- name: ApplyWrites :exec
+-- Applies a transaction's buffered writes in one round trip: status row
+-- upserts and deletes (distinct keys), candidate queue additions (plain
+-- inserts: they never wait) and removals, and, when there are events, the
+-- event-log lock, the events in order and one notification.
+--
+-- The event-log lock serialises the end of every transaction that records
+-- events: it is taken here, just before seqs are drawn, and held until
+-- commit, so seq grows with commit order. It is evaluated before any seq is
+-- drawn: the events' rows are joined with it and sorted before nextval runs.
+WITH put_rows AS (
+    INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
+                             fence, lease_expires_at, updated_at, reason, prev_status)
+    SELECT (@row_datasets::text[])[i], (@row_dataids::text[])[i], (@row_jobs::text[])[i],
+           (@row_roles::text[])[i], (@row_sortkeys::text[])[i], (@row_statuses::text[])[i],
+           (@row_attempts::integer[])[i], (@row_executors::text[])[i], (@row_tokens::text[])[i],
+           (@row_fences::bigint[])[i],
+           CASE WHEN (@row_has_lease::boolean[])[i] THEN (@row_leases::timestamptz[])[i] END,
+           (@row_updated::timestamptz[])[i], (@row_reasons::text[])[i], (@row_prev_statuses::text[])[i]
+    FROM generate_subscripts(@row_datasets::text[], 1) AS i
+    ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
+        status           = excluded.status,
+        attempt          = excluded.attempt,
+        executor         = excluded.executor,
+        token            = excluded.token,
+        fence            = excluded.fence,
+        lease_expires_at = excluded.lease_expires_at,
+        updated_at       = excluded.updated_at,
+        reason           = excluded.reason,
+        prev_status      = excluded.prev_status
+), del_rows AS (
+    DELETE FROM status_rows s
+    USING (SELECT unnest(@del_datasets::text[]) AS dataset, unnest(@del_dataids::text[]) AS dataid,
+                  unnest(@del_jobs::text[]) AS job, unnest(@del_roles::text[]) AS role) AS d
+    WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.job = d.job AND s.role = d.role
+), add_candidates AS (
+    INSERT INTO candidates (job, resubmit, sortkey, dataid)
+    SELECT unnest(@cand_jobs::text[]), unnest(@cand_resubmits::boolean[]),
+           unnest(@cand_sortkeys::text[]), unnest(@cand_dataids::text[])
+), drop_candidates AS (
+    DELETE FROM candidates WHERE id = ANY(@drop_candidate_ids::bigint[])
+), event_lock AS (
+    SELECT pg_advisory_xact_lock(@event_key::bigint) AS locked
+    WHERE cardinality(@event_times::timestamptz[]) > 0
+), inserted_events AS (
+    INSERT INTO events (time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
+    SELECT (@event_times::timestamptz[])[i], (@event_actors::text[])[i], (@event_jobs::text[])[i],
+           (@event_datasets::text[])[i], (@event_dataids::text[])[i], (@event_roles::text[])[i],
+           (@event_from::text[])[i], (@event_to::text[])[i], (@event_attempts::integer[])[i],
+           (@event_executors::text[])[i], (@event_reasons::text[])[i]
+    FROM generate_subscripts(@event_times::timestamptz[], 1) AS i, event_lock
+    ORDER BY i
+    RETURNING seq
+)
+SELECT pg_notify(@channel::text, max(seq)::text) FROM inserted_events HAVING count(*) > 0;
