@@ -242,8 +242,8 @@ func (s *Server) playground() http.Handler {
 // caller's to close. An open server (no tokens) refuses a listener that is
 // not on a loopback address.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if s.open() && !IsLoopback(ln.Addr()) {
-		return fmt.Errorf("refusing to serve on %s without authentication: give a tokens file (--tokens-file), or listen on a loopback address such as 127.0.0.1", ln.Addr())
+	if err := CheckListener(s.cfg.Tokens, ln.Addr()); err != nil {
+		return err
 	}
 	base, endStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer endStreams()
@@ -285,10 +285,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// IsLoopback tells whether addr is on a loopback interface only.
-func IsLoopback(addr net.Addr) bool {
-	tcp, ok := addr.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
+// CheckListener refuses to run open (without tokens) on an address that is
+// not a loopback address.
+func CheckListener(tokens *auth.Tokens, addr net.Addr) error {
+	if tokens.Len() > 0 {
+		return nil
+	}
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("refusing to run without authentication on %s, which is not a loopback address: give a tokens file (--tokens-file; make tokens with `chunklock token new`), or listen on 127.0.0.1", addr)
 }
 
 func isJSON(contentType string) bool {

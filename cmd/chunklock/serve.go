@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/chunklock/chunklock/keys/keyring"
+	"github.com/chunklock/chunklock/server"
+	"github.com/chunklock/chunklock/server/auth"
+)
+
+func serveCommand() *cli.Command {
+	d := server.DefaultConfig()
+	env := func(name string) cli.ValueSourceChain { return cli.EnvVars("CHUNKLOCK_" + name) }
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "run the chunklock GraphQL server",
+		Description: "Serves GraphQL at /graphql (POST; GET for queries; websocket graphql-transport-ws for\n" +
+			"subscriptions), the GraphiQL playground at /, /healthz, /readyz and /metrics, and fails\n" +
+			"expired claims every --reaper-interval.\n\n" +
+			"Settings come from flags, then CHUNKLOCK_* environment variables, then the --config\n" +
+			"YAML file (flag names as keys), then the defaults.\n\n" +
+			"Without --tokens-file the server runs open (every request is an admin), which it allows\n" +
+			"on a loopback address only.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Sources: env("LISTEN"),
+				Usage: "`host:port` to serve on"},
+			&cli.StringFlag{Name: "store", Sources: env("STORE"), DefaultText: "the embedded store in --data-dir",
+				Usage: "storage `URL`: empty for the embedded store in --data-dir, postgres://user@host:5432/db for PostgreSQL, memory: for a throwaway store"},
+			&cli.StringFlag{Name: "data-dir", Value: "./chunklock-data", Sources: env("DATA_DIR"),
+				Usage: "`directory` of the embedded store"},
+			&cli.StringFlag{Name: "keys", Sources: env("KEYS"), DefaultText: "age",
+				Usage: "keyring `URL`: empty or age for per-job age keys, vault://host:8200?mount=transit&prefix=chunklock- for Vault transit (server token from VAULT_TOKEN)"},
+			&cli.StringFlag{Name: "tokens-file", Sources: env("TOKENS_FILE"), DefaultText: "none (open, loopback only)",
+				Usage: "YAML `file` of accepted API tokens, stored hashed (make entries with: chunklock token new)"},
+			&cli.DurationFlag{Name: "reaper-interval", Value: d.ReaperInterval, Sources: env("REAPER_INTERVAL"),
+				Usage: "how often claims whose lease passed are failed"},
+			&cli.DurationFlag{Name: "request-timeout", Value: d.RequestTimeout, Sources: env("REQUEST_TIMEOUT"),
+				Usage: "bound on each query and mutation (0: none)"},
+			&cli.Int64Flag{Name: "max-body-bytes", Value: d.MaxBodyBytes, Sources: env("MAX_BODY_BYTES"),
+				Usage: "largest request body accepted; larger ones get HTTP 413"},
+			&cli.Int64Flag{Name: "max-complexity", Value: int64(d.MaxComplexity), Sources: env("MAX_COMPLEXITY"),
+				Usage: "largest operation cost accepted (a field costs 1, findNext/claim/force 50, other mutations 10, pages per 100 rows)"},
+			&cli.Int64Flag{Name: "max-depth", Value: int64(d.MaxDepth), Sources: env("MAX_DEPTH"),
+				Usage: "deepest selection nesting accepted"},
+			&cli.BoolFlag{Name: "introspection", Value: d.Introspection, Sources: env("INTROSPECTION"), DefaultText: fmt.Sprint(d.Introspection),
+				Usage: "serve the schema to clients (the playground needs it); --introspection=false also stops field-name suggestions"},
+			&cli.DurationFlag{Name: "shutdown-timeout", Value: d.ShutdownTimeout, Sources: env("SHUTDOWN_TIMEOUT"),
+				Usage: "how long SIGTERM/SIGINT waits for requests in flight"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Sources: env("LOG_LEVEL"),
+				Usage: "`level` of the log on stderr: debug, info, warn or error"},
+			&cli.StringFlag{Name: "config", Sources: env("CONFIG"), DefaultText: "none",
+				Usage: "YAML `file` of settings, keyed by flag name, below flags and environment"},
+		},
+		Before: func(ctx context.Context, cmd *cli.Command) (context.Context, error) {
+			return ctx, applyConfigFile(cmd)
+		},
+		Action: serve,
+	}
+}
+
+// serve runs the server until SIGINT or SIGTERM.
+func serve(ctx context.Context, cmd *cli.Command) error {
+	stderr := cmd.Root().ErrWriter
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cmd.String("log-level"))); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", cmd.String("log-level"))
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg := server.DefaultConfig()
+	cfg.Logger = log
+	cfg.Introspection = cmd.Bool("introspection")
+	cfg.MaxBodyBytes = cmd.Int64("max-body-bytes")
+	cfg.RequestTimeout = cmd.Duration("request-timeout")
+	cfg.MaxComplexity = int(cmd.Int64("max-complexity"))
+	cfg.MaxDepth = int(cmd.Int64("max-depth"))
+	cfg.ReaperInterval = cmd.Duration("reaper-interval")
+	cfg.ShutdownTimeout = cmd.Duration("shutdown-timeout")
+	if path := cmd.String("tokens-file"); path != "" {
+		tokens, err := auth.LoadTokens(path)
+		if err != nil {
+			return err
+		}
+		if tokens.Len() == 0 {
+			return fmt.Errorf("tokens file %s has no tokens; add one with `chunklock token new`, or leave --tokens-file out to run open on a loopback address", path)
+		}
+		cfg.Tokens = tokens
+	}
+	kr, err := keyring.Open(cmd.String("keys"))
+	if err != nil {
+		return err
+	}
+	cfg.Keyring = kr
+
+	ln, err := net.Listen("tcp", cmd.String("listen"))
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", cmd.String("listen"), err)
+	}
+	defer ln.Close()
+	if err := server.CheckListener(cfg.Tokens, ln.Addr()); err != nil {
+		return err
+	}
+
+	store, desc, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cfg.Store = store
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+
+	if srv.Open() {
+		announceOpen(stderr, ln.Addr())
+	}
+	base := "http://" + browsable(ln.Addr())
+	fmt.Fprintf(stderr, "chunklock: store: %s\n", desc)
+	fmt.Fprintf(stderr, "chunklock: keyring: %s\n", kr.Kind())
+	fmt.Fprintf(stderr, "chunklock: GraphQL at %s/graphql\n", base)
+	fmt.Fprintf(stderr, "chunklock: playground at %s/\n", base)
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Serve(ctx, ln); err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// announceOpen warns, loudly, that the server accepts anyone.
+func announceOpen(w io.Writer, addr net.Addr) {
+	line := strings.Repeat("!", 78)
+	fmt.Fprintf(w, "%s\n"+
+		"!! chunklock runs OPEN: no --tokens-file, so every request on %s is an\n"+
+		"!! admin named \"anonymous\". Anyone who can reach this address can change\n"+
+		"!! everything. Allowed on a loopback address only; give --tokens-file to\n"+
+		"!! require tokens (make them with `chunklock token new`).\n"+
+		"%s\n", line, addr, line)
+}
+
+// browsable returns host:port of a listener as a browser can reach it: the
+// unspecified address becomes localhost.
+func browsable(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return addr.String()
+	}
+	return net.JoinHostPort("localhost", fmt.Sprint(tcp.Port))
+}
