@@ -1,0 +1,331 @@
+// Package open turns a store URL into a backends.Store: the one place that
+// knows which storage backends exist and how each is named.
+//
+// Forms of the store URL:
+//
+//	""                                   embedded etcd: a single-member etcd
+//	                                     running inside this process, data in
+//	                                     Options.DataDir (default ./chunklock-data),
+//	                                     clients on 127.0.0.1:23790, peers on
+//	                                     127.0.0.1:23800 (Options.Embedded changes them)
+//	postgres://user:pass@host:5432/db?sslmode=require[&schema=name]
+//	postgresql://...                     PostgreSQL; any libpq/pgx URL. schema (taken
+//	                                     out before connecting) puts the tables in
+//	                                     that schema, so several stores share a database
+//	etcd://[user[:password]@]host:port[,host:port...][/prefix][?options]
+//	etcds://...                          an external etcd cluster; etcds uses TLS with
+//	                                     the system's roots. The path is the key prefix
+//	                                     (default /chunklock/), so several installations
+//	                                     can share a cluster. Options:
+//	                                       cacert=FILE   CA bundle to verify the servers (implies TLS)
+//	                                       cert=FILE, key=FILE   client certificate (implies TLS)
+//	                                       insecure_skip_verify=true   do not verify servers (tests only)
+//	                                       dial_timeout=5s, request_timeout=10s
+//	                                       max_txn_ops=128   the cluster's --max-txn-ops
+//
+// User names and passwords in URLs are percent-decoded.
+package open
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/etcd"
+	"github.com/chunklock/chunklock/backends/etcd/embedded"
+	"github.com/chunklock/chunklock/backends/postgres"
+)
+
+// DefaultDataDir is where the embedded store keeps its data by default.
+const DefaultDataDir = "./chunklock-data"
+
+// Options complete a store URL.
+type Options struct {
+	// DataDir is the embedded store's data directory (default ./chunklock-data).
+	DataDir string
+	// Embedded tunes the embedded member (addresses, logging); its Dir is
+	// DataDir.
+	Embedded embedded.Config
+	// Clock tells the time to the engine (default: the backend's own choice).
+	Clock backends.Clock
+	// PostgresSchema is the schema used when the URL has no schema parameter.
+	PostgresSchema string
+	// PostgresMaxConns bounds PostgreSQL's connection pool (0: its default).
+	PostgresMaxConns int32
+}
+
+type opener func(ctx context.Context, storeURL string, opts Options) (backends.Store, error)
+
+// openers maps a URL scheme to the backend that serves it.
+var openers = map[string]opener{
+	"":           openEmbedded,
+	"postgres":   openPostgres,
+	"postgresql": openPostgres,
+	"etcd":       openEtcd,
+	"etcds":      openEtcd,
+}
+
+// Schemes lists the URL schemes Open knows, for help texts.
+func Schemes() []string {
+	var out []string
+	for s := range openers {
+		if s != "" {
+			out = append(out, s+"://")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Open returns the store a URL names (see the package documentation).
+// Closing the store also stops an embedded server.
+func Open(ctx context.Context, storeURL string, opts Options) (backends.Store, error) {
+	scheme := ""
+	if storeURL != "" {
+		i := strings.Index(storeURL, "://")
+		if i <= 0 {
+			return nil, backends.InvalidArgument("store URL %q has no scheme: use one of %s, or nothing for the embedded store", redact(storeURL), strings.Join(Schemes(), ", "))
+		}
+		scheme = strings.ToLower(storeURL[:i])
+	}
+	o, ok := openers[scheme]
+	if !ok {
+		return nil, backends.InvalidArgument("store URL scheme %q is unknown: use one of %s, or nothing for the embedded store", scheme, strings.Join(Schemes(), ", "))
+	}
+	return o(ctx, storeURL, opts)
+}
+
+// redact hides a password in a URL for messages.
+func redact(s string) string {
+	at := strings.LastIndex(s, "@")
+	i := strings.Index(s, "://")
+	if at < 0 || i < 0 || at < i {
+		return s
+	}
+	user := s[i+3 : at]
+	if c := strings.Index(user, ":"); c >= 0 {
+		return s[:i+3] + user[:c] + ":xxxxx" + s[at:]
+	}
+	return s
+}
+
+// ---- embedded ----
+
+// closers wraps a store so that Close also releases what it runs on.
+type closers struct {
+	backends.Store
+	after []io.Closer
+}
+
+func (c *closers) Close() error {
+	errs := []error{c.Store.Close()}
+	for _, a := range c.after {
+		errs = append(errs, a.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func openEmbedded(ctx context.Context, _ string, opts Options) (backends.Store, error) {
+	cfg := opts.Embedded
+	cfg.Dir = opts.DataDir
+	if cfg.Dir == "" {
+		cfg.Dir = DefaultDataDir
+	}
+	srv, err := embedded.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := srv.Client()
+	if err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("embedded etcd: cannot connect to it: %w", err)
+	}
+	st, err := etcd.OpenClient(ctx, cli, etcd.Config{Clock: opts.Clock, MaxTxnOps: srv.MaxTxnOps()})
+	if err != nil {
+		cli.Close()
+		srv.Close()
+		return nil, err
+	}
+	return &closers{Store: st, after: []io.Closer{cli, srv}}, nil
+}
+
+// ---- postgres ----
+
+// ParsePostgresURL takes the schema parameter out of a PostgreSQL URL.
+func ParsePostgresURL(storeURL string) (dsn, schema string, err error) {
+	u, err := url.Parse(storeURL)
+	if err != nil {
+		return "", "", backends.InvalidArgument("PostgreSQL URL is malformed: %v", redactErr(err))
+	}
+	q := u.Query()
+	schema = q.Get("schema")
+	if q.Has("schema") {
+		q.Del("schema")
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), schema, nil
+}
+
+// redactErr drops the URL (and any password in it) from a url.Error.
+func redactErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func openPostgres(ctx context.Context, storeURL string, opts Options) (backends.Store, error) {
+	dsn, schema, err := ParsePostgresURL(storeURL)
+	if err != nil {
+		return nil, err
+	}
+	if schema == "" {
+		schema = opts.PostgresSchema
+	}
+	return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema, Clock: opts.Clock, MaxConns: opts.PostgresMaxConns})
+}
+
+// ---- etcd ----
+
+// ParseEtcdURL reads an etcd:// or etcds:// URL into a configuration,
+// loading the TLS files it names.
+func ParseEtcdURL(storeURL string) (etcd.Config, error) {
+	cfg := etcd.DefaultConfig()
+	bad := func(format string, args ...any) (etcd.Config, error) {
+		return etcd.Config{}, backends.InvalidArgument("etcd URL %q: "+format, append([]any{redact(storeURL)}, args...)...)
+	}
+	i := strings.Index(storeURL, "://")
+	if i < 0 {
+		return bad("want etcd://host:port[,host:port...][/prefix]")
+	}
+	scheme, rest := strings.ToLower(storeURL[:i]), storeURL[i+3:]
+	if scheme != "etcd" && scheme != "etcds" {
+		return bad("scheme must be etcd or etcds")
+	}
+	rawQuery := ""
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		rest, rawQuery = rest[:q], rest[q+1:]
+	}
+	hosts, path := rest, ""
+	if s := strings.IndexByte(rest, '/'); s >= 0 {
+		hosts, path = rest[:s], rest[s:]
+	}
+	if at := strings.LastIndexByte(hosts, '@'); at >= 0 {
+		user := hosts[:at]
+		hosts = hosts[at+1:]
+		name, pass, _ := strings.Cut(user, ":")
+		var err error
+		if cfg.Username, err = url.PathUnescape(name); err != nil {
+			return bad("user name is not percent-encoded correctly")
+		}
+		if cfg.Password, err = url.PathUnescape(pass); err != nil {
+			return bad("password is not percent-encoded correctly")
+		}
+		if cfg.Username == "" {
+			return bad("user name is empty")
+		}
+	}
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return bad("query is malformed: %v", err)
+	}
+	useTLS := scheme == "etcds"
+	var tlsCfg tls.Config
+	for key, vals := range q {
+		v := vals[len(vals)-1]
+		switch key {
+		case "cacert":
+			pem, err := os.ReadFile(v)
+			if err != nil {
+				return bad("cannot read cacert: %v", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return bad("cacert %s holds no PEM certificate", v)
+			}
+			tlsCfg.RootCAs, useTLS = pool, true
+		case "cert", "key":
+			useTLS = true
+		case "insecure_skip_verify":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return bad("insecure_skip_verify must be true or false")
+			}
+			tlsCfg.InsecureSkipVerify = b
+			useTLS = useTLS || b
+		case "dial_timeout", "request_timeout":
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return bad("%s must be a positive duration like 5s", key)
+			}
+			if key == "dial_timeout" {
+				cfg.DialTimeout = d
+			} else {
+				cfg.RequestTimeout = d
+			}
+		case "max_txn_ops":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return bad("max_txn_ops must be a number")
+			}
+			cfg.MaxTxnOps = n
+		default:
+			return bad("unknown option %q (known: cacert, cert, key, insecure_skip_verify, dial_timeout, request_timeout, max_txn_ops)", key)
+		}
+	}
+	if c, k := q.Get("cert"), q.Get("key"); c != "" || k != "" {
+		if c == "" || k == "" {
+			return bad("cert and key go together")
+		}
+		pair, err := tls.LoadX509KeyPair(c, k)
+		if err != nil {
+			return bad("cannot load client certificate: %v", err)
+		}
+		tlsCfg.Certificates = []tls.Certificate{pair}
+	}
+	if useTLS {
+		tlsCfg.MinVersion = tls.VersionTLS12
+		cfg.TLS = &tlsCfg
+	}
+	cfg.Endpoints = nil
+	for _, h := range strings.Split(hosts, ",") {
+		if _, port, err := net.SplitHostPort(h); err != nil || port == "" {
+			return bad("endpoint %q is not host:port", h)
+		}
+		if useTLS {
+			cfg.Endpoints = append(cfg.Endpoints, "https://"+h)
+		} else {
+			cfg.Endpoints = append(cfg.Endpoints, "http://"+h)
+		}
+	}
+	if p := strings.Trim(path, "/"); p != "" {
+		cfg.Prefix = "/" + p + "/"
+	}
+	if err := cfg.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	return cfg, nil
+}
+
+func openEtcd(ctx context.Context, storeURL string, opts Options) (backends.Store, error) {
+	cfg, err := ParseEtcdURL(storeURL)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Clock != nil {
+		cfg.Clock = opts.Clock
+	}
+	return etcd.Open(ctx, cfg)
+}
