@@ -63,9 +63,8 @@ CREATE TABLE status_rows (
 CREATE INDEX status_rows_list ON status_rows (dataset, sortkey, role, job);
 -- Listing one job's rows.
 CREATE INDEX status_rows_job ON status_rows (job, dataset, sortkey, role);
--- Live claims: listing them, and finding expired leases.
-CREATE INDEX status_rows_running ON status_rows (dataset, sortkey, role, job)
-    WHERE role = 'OUTPUT' AND status = 'RUNNING';
+-- Live claims: finding expired leases, and listing claims (few rows: the
+-- planner sorts them).
 CREATE INDEX status_rows_expiry ON status_rows (lease_expires_at)
     WHERE role = 'OUTPUT' AND status = 'RUNNING';
 
@@ -84,6 +83,9 @@ CREATE TABLE candidates (
     dataid   text COLLATE "C" NOT NULL
 );
 CREATE INDEX candidates_next ON candidates (job, resubmit DESC, sortkey, id);
+-- A queue churns: vacuum it early so that findNext's index scan does not
+-- wade through dead entries.
+ALTER TABLE candidates SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
 
 -- The event log. seq is assigned at commit time under a lock, so it grows
 -- with commit order.
