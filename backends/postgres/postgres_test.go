@@ -213,11 +213,13 @@ func TestEventSeqFollowsCommitOrder(t *testing.T) {
 // TestWatchSurvivesReconnect kills the LISTEN connection; the watch goes
 // on delivering events.
 func TestWatchSurvivesReconnect(t *testing.T) {
-	s := openTest(t, backends.NewFakeClock(time.Time{}))
+	schema := freshSchema(t)
+	s, err := Open(context.Background(), Config{DSN: testDSN(t), Schema: schema, Clock: backends.NewFakeClock(time.Time{})})
+	require.NoError(t, err)
 	defer s.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
+	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
 	require.NoError(t, err)
 	ch, err := s.WatchEvents(ctx, backends.EventFilter{})
 	require.NoError(t, err)
@@ -225,13 +227,23 @@ func TestWatchSurvivesReconnect(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "1", recvEvent(t, ch).DataID)
 
-	res, err := admin.pool.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN "+eventsChannel+"' AND pid <> pg_backend_pid()")
+	// Wait until the listener is connected and listening, then kill it.
+	const listening = "FROM pg_stat_activity WHERE application_name = $1 AND query = 'LISTEN " + eventsChannel + "'"
+	require.Eventually(t, func() bool {
+		var n int
+		return admin.pool.QueryRow(ctx, "SELECT count(*) "+listening, listenerName(schema)).Scan(&n) == nil && n == 1
+	}, time.Minute, 10*time.Millisecond, "the listener never started listening")
+	res, err := admin.pool.Exec(ctx, "SELECT pg_terminate_backend(pid) "+listening, listenerName(schema))
 	require.NoError(t, err)
-	require.NotZero(t, res.RowsAffected(), "no listening connection found")
+	require.Equal(t, int64(1), res.RowsAffected())
 
 	_, err = s.Publish(ctx, "src", "2")
 	require.NoError(t, err)
 	require.Equal(t, "2", recvEvent(t, ch).DataID)
+	require.Eventually(t, func() bool {
+		var n int
+		return admin.pool.QueryRow(ctx, "SELECT count(*) "+listening, listenerName(schema)).Scan(&n) == nil && n == 1
+	}, time.Minute, 10*time.Millisecond, "the listener did not reconnect")
 
 	cancel()
 	for range ch { // the channel closes once the context ends

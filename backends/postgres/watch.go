@@ -74,7 +74,7 @@ func (b *Backend) listen(h *hub) {
 	ctx := b.ctx
 	delay := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		conn, err := pgx.ConnectConfig(ctx, b.connCfg.Copy())
+		conn, err := pgx.ConnectConfig(ctx, b.listenerConfig())
 		if err == nil {
 			if _, err = conn.Exec(ctx, "LISTEN "+eventsChannel); err == nil {
 				delay = 100 * time.Millisecond
@@ -96,6 +96,20 @@ func (b *Backend) listen(h *hub) {
 		}
 		delay = min(2*delay, listenMaxDelay)
 	}
+}
+
+// listenerConfig names the LISTEN connection so operators can spot it.
+func (b *Backend) listenerConfig() *pgx.ConnConfig {
+	cfg := b.connCfg.Copy()
+	cfg.RuntimeParams["application_name"] = listenerName(b.schema)
+	return cfg
+}
+
+func listenerName(schema string) string {
+	if schema == "" {
+		return "chunklock events"
+	}
+	return "chunklock events " + schema
 }
 
 // WatchEvents streams the events matching f with seq greater than f.After,
