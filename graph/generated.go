@@ -1577,8 +1577,11 @@ readers may only query and subscribe. Send the job key in the HTTP header
 ` + "`" + `DatasetAccess.secret` + "`" + `.
 
 Errors carry ` + "`" + `extensions.code` + "`" + `: NOT_FOUND, ALREADY_EXISTS, INVALID_ARGUMENT,
-LOCKED (with ` + "`" + `extensions.blockers` + "`" + `), STALE_CLAIM, UNAUTHENTICATED, FORBIDDEN,
-UNAVAILABLE (retry later) or INTERNAL.
+LOCKED, STALE_CLAIM, UNAUTHENTICATED, FORBIDDEN, UNAVAILABLE (retry later) or
+INTERNAL (details in the server log only). A LOCKED error from a claim lists
+` + "`" + `extensions.blockers` + "`" + `, each ` + "`" + `{dataset, dataid, job, kind, status}` + "`" + ` spelled as
+in ` + "`" + `Blocker` + "`" + `; one from ` + "`" + `lockResource` + "`" + ` lists ` + "`" + `extensions.holders` + "`" + `, each shaped
+as a ` + "`" + `ResourceLock` + "`" + `.
 """
 schema {
   query: Query

@@ -75,6 +75,9 @@ func (r *Resolver) upsertJob(ctx context.Context, j backends.Job) (graph.UpsertJ
 	if err != nil {
 		return graph.UpsertJobPayload{}, err
 	}
+	if jobKey != nil {
+		r.log.Info("created a job key", "job", j.ID, "keyring", j.Key.Kind, "actor", backends.ActorFrom(ctx))
+	}
 	return graph.UpsertJobPayload{Job: stored, JobKey: jobKey}, nil
 }
 
@@ -98,5 +101,6 @@ func (r *Resolver) setCredential(ctx context.Context, jobID, dataset, secret str
 	if err != nil {
 		return backends.Job{}, err
 	}
+	r.log.Info("set a credential", "job", job.ID, "dataset", dataset, "actor", backends.ActorFrom(ctx))
 	return job, nil
 }

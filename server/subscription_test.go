@@ -104,6 +104,36 @@ func (c *wsClient) nextEvent() eventDoc {
 	return p.Data.Events
 }
 
+// awaitLive waits until a subscription to every event, just sent on ws, is
+// live: it starts at the present once its resolver has run, so publish
+// chunks of a (a/100, a/101, ...) through s until one arrives, and return
+// that event.
+func awaitLive(t *testing.T, ctx context.Context, ws *wsClient, s *stack) eventDoc {
+	t.Helper()
+	arrived := make(chan eventDoc, 1)
+	go func() {
+		defer close(arrived)
+		m, err := ws.next()
+		if err == nil && m.Type == "next" {
+			var p struct{ Data struct{ Events eventDoc } }
+			if json.Unmarshal(m.Payload, &p) == nil {
+				arrived <- p.Data.Events
+			}
+		}
+	}()
+	for i := 0; ; i++ {
+		s.publish("a", fmt.Sprintf("%d", 100+i))
+		select {
+		case ev, ok := <-arrived:
+			require.True(t, ok, "the subscription ended before any event")
+			return ev
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal("no event reached the subscriber")
+		}
+	}
+}
+
 // TestSubscriptionAcrossReplicas subscribes on one server and makes the
 // transitions through another sharing the same store: the subscriber sees
 // them, in order, as the store's change feed delivers them.
@@ -119,33 +149,7 @@ func TestSubscriptionAcrossReplicas(t *testing.T) {
 		ws := one.dialWS(ctx, reader)
 		ws.expect("connection_ack")
 		ws.subscribe("1", `subscription { events { dataset dataid role from to actor cursor job } }`)
-		// The subscription starts at the present, once its resolver has
-		// run: publish chunks through the other replica until one arrives.
-		arrived := make(chan eventDoc, 1)
-		go func() {
-			m, err := ws.next()
-			if err == nil && m.Type == "next" {
-				var p struct{ Data struct{ Events eventDoc } }
-				if json.Unmarshal(m.Payload, &p) == nil {
-					arrived <- p.Data.Events
-				}
-			}
-			close(arrived)
-		}()
-		var first eventDoc
-	wait:
-		for i := 0; ; i++ {
-			two.publish("a", fmt.Sprintf("%d", 100+i))
-			select {
-			case ev, ok := <-arrived:
-				require.True(t, ok, "the subscription ended before any event")
-				first = ev
-				break wait
-			case <-time.After(50 * time.Millisecond):
-			case <-ctx.Done():
-				t.Fatal("no event reached the subscriber")
-			}
-		}
+		first := awaitLive(t, ctx, ws, two)
 		require.Equal(t, "a", first.Dataset)
 		require.Equal(t, "READY", first.To)
 		require.Nil(t, first.Job)
