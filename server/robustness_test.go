@@ -51,9 +51,13 @@ func TestErrorsAreScrubbed(t *testing.T) {
 		code string
 	}{
 		"driver error": {func(context.Context) ([]backends.Dataset, error) { return nil, errors.New(leak) }, "INTERNAL"},
-		"wrapped":      {func(context.Context) ([]backends.Dataset, error) { return nil, errors.Join(errors.New("query failed"), errors.New(leak)) }, "INTERNAL"},
-		"unavailable":  {func(context.Context) ([]backends.Dataset, error) { return nil, backends.Unavailable(errors.New(leak), "the store does not answer; retry") }, "UNAVAILABLE"},
-		"panic":        {func(context.Context) ([]backends.Dataset, error) { panic(leak) }, "INTERNAL"},
+		"wrapped": {func(context.Context) ([]backends.Dataset, error) {
+			return nil, errors.Join(errors.New("query failed"), errors.New(leak))
+		}, "INTERNAL"},
+		"unavailable": {func(context.Context) ([]backends.Dataset, error) {
+			return nil, backends.Unavailable(errors.New(leak), "the store does not answer; retry")
+		}, "UNAVAILABLE"},
+		"panic": {func(context.Context) ([]backends.Dataset, error) { panic(leak) }, "INTERNAL"},
 	} {
 		fs.datasets = c.fail
 		r := s.send(request{who: reader, query: `{ datasets { id } }`})
