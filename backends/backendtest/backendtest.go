@@ -26,8 +26,14 @@
 // schema, a data directory), which runs after the suite's Close. Subtests
 // run one after the other. Sizes can be changed with options (WithWorkers,
 // WithChunks, WithClaimRaces, WithModelSequences, WithModelSteps); the
-// environment variables CHUNKLOCK_MODEL_SEED (replay one sequence) and
-// CHUNKLOCK_MODEL_SEQUENCES (run that many) override the model test.
+// environment variables CHUNKLOCK_MODEL_SEED (replay one sequence),
+// CHUNKLOCK_MODEL_SEQUENCES (run seeds 1..n) and CHUNKLOCK_MODEL_STEPS
+// (operations per sequence) override the model test. The defaults (10
+// sequences of 150 operations) take about 10 s on PostgreSQL; to hunt for
+// bugs, run many more on the memory backend:
+//
+//	CHUNKLOCK_MODEL_SEQUENCES=2000 CHUNKLOCK_MODEL_STEPS=300 \
+//		go test ./backends/memory/ -run TestConformance/Model
 package backendtest
 
 import (
@@ -55,7 +61,7 @@ type config struct {
 }
 
 func newConfig(opts []Option) config {
-	c := config{workers: 32, chunks: 2000, claimRaces: 50, modelSequences: 20, modelSteps: 50}
+	c := config{workers: 32, chunks: 2000, claimRaces: 50, modelSequences: 10, modelSteps: 150}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -71,10 +77,10 @@ func WithChunks(n int) Option { return func(c *config) { c.chunks = n } }
 // WithClaimRaces sets how many dataids two goroutines race Claim on (default 50).
 func WithClaimRaces(n int) Option { return func(c *config) { c.claimRaces = n } }
 
-// WithModelSequences sets how many random sequences the model test runs (default 20).
+// WithModelSequences sets how many random sequences the model test runs (default 10).
 func WithModelSequences(n int) Option { return func(c *config) { c.modelSequences = n } }
 
-// WithModelSteps sets how many operations each model sequence has (default 50).
+// WithModelSteps sets how many operations each model sequence has (default 150).
 func WithModelSteps(n int) Option { return func(c *config) { c.modelSteps = n } }
 
 type suite struct {

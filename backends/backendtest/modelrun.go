@@ -25,6 +25,8 @@ const (
 	EnvModelSeed = "CHUNKLOCK_MODEL_SEED"
 	// EnvModelSequences runs that many sequences (seeds 1..n).
 	EnvModelSequences = "CHUNKLOCK_MODEL_SEQUENCES"
+	// EnvModelSteps sets the number of operations per sequence.
+	EnvModelSteps = "CHUNKLOCK_MODEL_STEPS"
 )
 
 // The model pipeline: two sources, a chain src → ja → a → jb → b, a
@@ -46,6 +48,12 @@ func modelJobs() []*mJob {
 
 func (s *suite) testModel(t *testing.T) {
 	steps := s.cfg.modelSteps
+	if v := os.Getenv(EnvModelSteps); v != "" {
+		var err error
+		if steps, err = strconv.Atoi(v); err != nil || steps < 1 {
+			t.Fatalf("%s=%q is not a count: want a positive integer", EnvModelSteps, v)
+		}
+	}
 	var seeds []uint64
 	if v := os.Getenv(EnvModelSeed); v != "" {
 		seed, err := strconv.ParseUint(v, 10, 64)
@@ -86,6 +94,7 @@ type harness struct {
 	log    []string
 	tokens []issued
 	fences map[string]int64 // output chunk -> last fence seen
+	last   op               // the operation before, for locality
 }
 
 func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
@@ -107,8 +116,8 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 // fatalf stops the sequence with everything needed to replay it.
 func (h *harness) fatalf(format string, args ...any) {
 	h.t.Helper()
-	h.t.Fatalf("model test, seed %d, step %d: %s\nreplay with %s=%d\noperations:\n  %s",
-		h.seed, h.step, fmt.Sprintf(format, args...), EnvModelSeed, h.seed, strings.Join(h.log, "\n  "))
+	h.t.Fatalf("model test, seed %d, step %d: %s\nreplay with %s=%d %s=%d\noperations:\n  %s",
+		h.seed, h.step, fmt.Sprintf(format, args...), EnvModelSeed, h.seed, EnvModelSteps, h.step, strings.Join(h.log, "\n  "))
 }
 
 func (h *harness) equal(what string, want, got any) {
@@ -164,6 +173,15 @@ func (h *harness) randomOp() op {
 	r := h.rng
 	jobs := []string{"ja", "jb", "jm", "jn"}
 	o := op{job: pick(r, jobs), dataset: pick(r, modelDatasets), dataid: pick(r, modelDataIDs), tok: -1}
+	// Locality: operations often go on with the job and dataid of the one
+	// before, so that sequences reach deep states of a few chunks.
+	if h.last.job != "" && r.IntN(2) == 0 {
+		o.job = h.last.job
+	}
+	if h.last.dataid != "" && r.IntN(2) == 0 {
+		o.dataid = h.last.dataid
+	}
+	defer func() { h.last = o }()
 	weights := []struct {
 		kind string
 		w    int
@@ -201,8 +219,11 @@ func (h *harness) randomOp() op {
 	case "advance":
 		o.advance = time.Duration(5+r.IntN(36)) * time.Second
 		o.expire = r.IntN(10) < 7
-	case "resubmit":
+	case "resubmit", "hold":
 		o.cascade = r.IntN(2) == 0
+		if r.IntN(2) == 0 {
+			o.dataset = h.m.job(o.job).output
+		}
 	case "pause":
 		o.paused = !h.m.job(o.job).paused
 	case "garbage":

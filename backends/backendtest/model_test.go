@@ -1,0 +1,131 @@
+package backendtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests check the reference model on its own, against SPEC by hand,
+// so that a disagreement in the model test points at the store.
+
+func newTestModel() *model {
+	return newModel(modelDatasets, modelJobs(), modelDataIDs, epoch)
+}
+
+func (m *model) mustClaim(t *testing.T, job, dataid string) mClaim {
+	t.Helper()
+	c, code, bs := m.claim(job, dataid, false)
+	require.Equal(t, backends.Code(""), code, "blockers %+v", bs)
+	return *c
+}
+
+func TestModelFindNextOrder(t *testing.T) {
+	m := newTestModel()
+	require.Nil(t, m.findNext("ja"))
+	for _, d := range []string{"10", "2", "1"} {
+		require.Equal(t, backends.Code(""), m.publish("src", d))
+	}
+	var order []string
+	for c := m.findNext("ja"); c != nil; c = m.findNext("ja") {
+		order = append(order, c.dataid)
+		require.Equal(t, backends.Code(""), m.end(*c, endComplete))
+	}
+	require.Equal(t, []string{"1", "2", "10"}, order)
+
+	// A resubmitted chunk is claimed again, attempt count reset.
+	_, code := m.resubmit("a", "10", false)
+	require.Equal(t, backends.Code(""), code)
+	c := m.findNext("ja")
+	require.Equal(t, "10", c.dataid)
+	require.Equal(t, 1, c.attempt)
+
+	// A job without inputs: findNext never takes a new dataid.
+	require.Nil(t, m.findNext("jn"))
+	g := m.mustClaim(t, "jn", "2")
+	require.Equal(t, backends.Code(""), m.end(g, endFail))
+	require.Equal(t, "2", m.findNext("jn").dataid)
+}
+
+func TestModelReleaseRestores(t *testing.T) {
+	m := newTestModel()
+	m.publish("src", "1")
+	c := m.mustClaim(t, "ja", "1")
+	require.Len(t, m.rows, 3)
+	require.Equal(t, backends.Code(""), m.end(c, endRelease))
+	require.Len(t, m.rows, 1, "only the published chunk is left")
+	require.Equal(t, backends.CodeStaleClaim, m.end(c, endComplete))
+
+	c = m.mustClaim(t, "ja", "1")
+	m.end(c, endFail)
+	c = m.mustClaim(t, "ja", "1")
+	require.Equal(t, 2, c.attempt)
+	f := m.take(m.job("ja"), "1") // a force on top
+	require.Equal(t, 3, f.attempt)
+	require.False(t, m.live(c), "superseded")
+	require.Equal(t, backends.Code(""), m.end(f, endRelease))
+	out := m.rows[m.outKey("a", "1")]
+	require.Equal(t, failed, out.status)
+	require.Equal(t, 2, out.attempt)
+	require.Equal(t, errored, m.status(inKey("src", "1", "ja")))
+}
+
+func TestModelLeaseAndHold(t *testing.T) {
+	m := newTestModel()
+	m.publish("src", "1")
+	c := m.mustClaim(t, "ja", "1") // lease 30 s, two attempts
+	m.now = m.now.Add(29 * time.Second)
+	require.Zero(t, m.expire())
+	_, code := m.heartbeat(c)
+	require.Equal(t, backends.Code(""), code)
+	m.now = m.now.Add(30 * time.Second)
+	require.Equal(t, backends.CodeStaleClaim, m.end(c, endComplete), "stale once the lease passed")
+	require.Equal(t, 1, m.expire())
+	require.Equal(t, failed, m.status(m.outKey("a", "1")))
+	c = *m.findNext("ja")
+	m.end(c, endFail)
+	require.Equal(t, hold, m.status(m.outKey("a", "1")))
+	require.Nil(t, m.findNext("ja"))
+	_, code = m.resubmit("a", "1", false)
+	require.Equal(t, backends.Code(""), code)
+	require.Equal(t, 1, m.findNext("ja").attempt)
+}
+
+func TestModelCascade(t *testing.T) {
+	m := newTestModel()
+	m.publish("src", "1")
+	m.publish("src2", "1")
+	for _, j := range []string{"ja", "jb", "jm"} {
+		c := m.findNext(j)
+		require.NotNil(t, c, j)
+		m.end(*c, endComplete)
+	}
+	_, code, bs := m.claim("jb", "1", false)
+	require.Equal(t, backends.CodeLocked, code)
+	require.ElementsMatch(t, []bk{{backends.BlockerOutputLocked, "b", "jb", ready}, {backends.BlockerLocalRead, "a", "jb", done}}, bs)
+
+	changed, code := m.resubmit("src", "1", true)
+	require.Equal(t, backends.Code(""), code)
+	require.ElementsMatch(t, []string{"src", "a", "b", "m"}, changed)
+	for _, k := range []mKey{inKey("src", "1", "ja"), inKey("a", "1", "jb"), inKey("a", "1", "jm")} {
+		require.Equal(t, errored, m.status(k), "%+v", k)
+	}
+	require.Equal(t, done, m.status(inKey("src2", "1", "jm")), "src2 was not invalidated")
+	require.Nil(t, m.findNext("jb"))
+	require.Nil(t, m.findNext("jm"))
+	require.Nil(t, m.findNext("ja"), "src is a source: it waits to be published again")
+	m.publish("src", "1")
+	c := m.findNext("ja")
+	require.NotNil(t, c)
+	require.Nil(t, m.findNext("jm"))
+	m.end(*c, endComplete)
+	require.Equal(t, "1", m.findNext("jm").dataid, "RESUBMIT ignores the DONE lock on src2")
+
+	// A live consumer refuses a cascade and nothing changes.
+	before := m.clone()
+	_, code = m.resubmit("a", "1", true)
+	require.Equal(t, backends.CodeLocked, code)
+	require.Equal(t, before, m.rows)
+}
