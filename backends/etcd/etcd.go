@@ -36,9 +36,10 @@ type Backend struct {
 	kick   chan struct{} // wakes the event mover
 	closed atomic.Bool
 
-	commits, conflicts atomic.Int64 // Update outcomes, for tests and diagnostics
-	hot                sync.Map     // job -> time.Time of the last lost race on its candidates
-	inflight           sync.Map     // job -> *atomic.Int64: Updates reading its candidates
+	commits, conflicts        atomic.Int64 // Update outcomes, for tests and diagnostics
+	resolved, resolvedApplied atomic.Int64 // commits whose answer was lost, and of those the ones that happened
+	hot                       sync.Map     // job -> time.Time of the last lost race on its candidates
+	inflight                  sync.Map     // job -> *atomic.Int64: Updates reading its candidates
 
 	leaseMu sync.Mutex
 	lease   clientv3.LeaseID
@@ -49,6 +50,15 @@ var _ backends.Backend = (*Backend)(nil)
 // Open connects to the etcd cluster of cfg and returns the Store on it.
 // Closing the store closes the connection.
 func Open(ctx context.Context, cfg Config) (backends.Store, error) {
+	b, err := openBackend(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return backends.New(b, b.cfg.Clock), nil
+}
+
+// openBackend connects to the cluster of cfg; the Backend owns the client.
+func openBackend(ctx context.Context, cfg Config) (*Backend, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -73,7 +83,7 @@ func Open(ctx context.Context, cfg Config) (backends.Store, error) {
 		cli.Close()
 		return nil, err
 	}
-	return backends.New(b, cfg.Clock), nil
+	return b, nil
 }
 
 // OpenClient returns the Store on an existing client (tests, the embedded

@@ -173,6 +173,7 @@ func (b *Backend) commit(ctx context.Context, t *tx) (bool, error) {
 // itself when marker is still missing. It retries until ResolveTimeout,
 // even past ctx, since a caller is better served by the truth.
 func (b *Backend) resolve(ctx context.Context, marker string, lease clientv3.LeaseID, cause error) (bool, error) {
+	b.resolved.Add(1)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.ResolveTimeout)
 	defer cancel()
 	wait := 50 * time.Millisecond
@@ -192,7 +193,11 @@ func (b *Backend) resolve(ctx context.Context, marker string, lease clientv3.Lea
 				return false, nil // fenced off: the commit never happened
 			}
 			kvs := resp.Responses[0].GetResponseRange().Kvs
-			return len(kvs) == 1 && string(kvs[0].Value) == "c", nil
+			applied := len(kvs) == 1 && string(kvs[0].Value) == "c"
+			if applied {
+				b.resolvedApplied.Add(1)
+			}
+			return applied, nil
 		}
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			// The lease ended, and with it the markers; the commit used
