@@ -594,13 +594,15 @@ func (e *engine) Resubmit(ctx context.Context, dataset, dataid string, cascade b
 				if err := put(ctx, tx, in, r); err != nil {
 					return err
 				}
-				if out != nil && ResubmitFrom(out.Status) {
-					if err := resubmit(*out, "upstream "+dataset+"/"+dataid+" resubmitted"); err != nil {
-						return err
-					}
-				}
+				// A job reading two invalidated chunks (a diamond) is reached
+				// twice: its output is resubmitted, and walked, only once.
 				if !seen[job.Output] {
 					seen[job.Output] = true
+					if out != nil && ResubmitFrom(out.Status) {
+						if err := resubmit(*out, "upstream "+dataset+"/"+dataid+" resubmitted"); err != nil {
+							return err
+						}
+					}
 					queue = append(queue, job.Output)
 				}
 			}

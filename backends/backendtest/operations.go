@@ -26,6 +26,7 @@ var operationTests = []testCase{
 	{"HoldAndResubmit", (*suite).testHoldAndResubmit},
 	{"Publish", (*suite).testPublish},
 	{"ResubmitCascade", (*suite).testResubmitCascade},
+	{"ResubmitCascadeDiamond", (*suite).testResubmitCascadeDiamond},
 	{"Backfill", (*suite).testBackfill},
 }
 
@@ -700,6 +701,55 @@ func (s *suite) testResubmitCascade(t *testing.T) {
 	_, err = b.s.Resubmit(b.ctx, "src", "3", true)
 	require.NoError(t, err)
 	require.Equal(t, resubmit, b.status("b", "3"))
+}
+
+// testResubmitCascadeDiamond: jx reads a and b, and b is computed from a.
+// A cascade from a reaches x twice; x is resubmitted once, and everything
+// re-runs in order: ja, then jb, then jx once both its inputs are READY.
+func (s *suite) testResubmitCascadeDiamond(t *testing.T) {
+	b := s.setup(t)
+	b.pipeline()
+	b.datasets("x")
+	b.job("jx", "x", "a", "b")
+	b.publish("src", "1")
+	for _, j := range []string{"ja", "jb", "jx"} {
+		b.run(j, "1")
+	}
+	seq := b.lastSeq()
+	changed, err := b.s.Resubmit(b.ctx, "src", "1", true)
+	require.NoError(t, err)
+	var ds []string
+	for _, r := range changed {
+		ds = append(ds, r.Dataset)
+	}
+	require.ElementsMatch(t, []string{"src", "a", "b", "x"}, ds, "each chunk is resubmitted once")
+	out, in := backends.RoleOutput, backends.RoleInput
+	require.ElementsMatch(t, []ev{
+		{"src", "1", "", out, ready, resubmit, "system", 0},
+		{"src", "1", "ja", in, done, errored, "system", 0},
+		{"a", "1", "ja", out, ready, resubmit, "system", 0},
+		{"a", "1", "jb", in, done, errored, "system", 0},
+		{"a", "1", "jx", in, done, errored, "system", 0},
+		{"b", "1", "jb", out, ready, resubmit, "system", 0},
+		{"b", "1", "jx", in, done, errored, "system", 0},
+		{"x", "1", "jx", out, ready, resubmit, "system", 0},
+	}, toEvs(b.events(backends.EventFilter{After: seq})), "one transition per row")
+
+	b.publish("src", "1")
+	for _, step := range []struct {
+		job     string
+		blocked []string
+	}{{"ja", []string{"jb", "jx"}}, {"jb", []string{"jx"}}, {"jx", nil}} {
+		for _, j := range step.blocked {
+			_, d := b.next(j)
+			require.Empty(t, d, "%s runs before %s", step.job, j)
+		}
+		c, d := b.next(step.job)
+		require.Equal(t, "1", d, step.job)
+		require.Equal(t, 1, c.Attempt)
+		b.complete(c)
+	}
+	require.Equal(t, ready, b.status("x", "1"))
 }
 
 // testBackfill: chunks already READY on a job's inputs become claimable by
