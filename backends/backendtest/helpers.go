@@ -234,7 +234,7 @@ type bk struct {
 	status  backends.Status
 }
 
-func normBlockers(dataid string, bs []backends.Blocker) []backends.Blocker {
+func normBlockers(bs []backends.Blocker) []backends.Blocker {
 	out := make([]backends.Blocker, 0, len(bs))
 	for _, b := range bs {
 		if b.Kind == backends.BlockerInputNotReady && b.Status == none {
@@ -253,12 +253,12 @@ func wantBlockers(dataid string, want []bk) []backends.Blocker {
 	for _, w := range want {
 		bs = append(bs, backends.Blocker{Dataset: w.dataset, DataID: dataid, Job: w.job, Kind: w.kind, Status: w.status})
 	}
-	return normBlockers(dataid, bs)
+	return normBlockers(bs)
 }
 
 func requireBlockers(t testing.TB, dataid string, got []backends.Blocker, want ...bk) {
 	t.Helper()
-	require.Equal(t, wantBlockers(dataid, want), normBlockers(dataid, got))
+	require.Equal(t, wantBlockers(dataid, want), normBlockers(got))
 }
 
 // requireLocked checks that err is LOCKED with exactly the given blockers.

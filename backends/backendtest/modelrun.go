@@ -279,7 +279,7 @@ func (h *harness) apply(o op) {
 		want, code, bs := m.claim(o.job, o.dataid, o.kind == "force")
 		h.code(o.kind, code, err)
 		if code == backends.CodeLocked {
-			h.equal("blockers", wantBlockers(o.dataid, bs), normBlockers(o.dataid, blockersOf(err)))
+			h.equal("blockers", wantBlockers(o.dataid, bs), normBlockers(blockersOf(err)))
 		}
 		if want != nil {
 			h.claimed(*want, c)
@@ -287,7 +287,7 @@ func (h *harness) apply(o op) {
 	case "blockers":
 		bs, err := b.s.Blockers(ctx, o.job, o.dataid)
 		h.code("blockers", "", err)
-		h.equal("blockers", wantBlockers(o.dataid, m.blockers(m.job(o.job), o.dataid)), normBlockers(o.dataid, bs))
+		h.equal("blockers", wantBlockers(o.dataid, m.blockers(m.job(o.job), o.dataid)), normBlockers(bs))
 	case "heartbeat", "complete", "fail", "release":
 		tok, claim := "ct1.garbage", mClaim{id: -1, job: "ja", dataid: "1"}
 		if o.tok >= 0 {
