@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/etcd"
+	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/postgres"
 	"github.com/chunklock/chunklock/keys/age"
@@ -46,6 +49,23 @@ var storeKinds = []storeKind{
 		t.Cleanup(func() { _ = b.Close() })
 		return stores
 	}},
+	{"etcd", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
+		srv := testEtcd(t)
+		prefix := fmt.Sprintf("/server-test-%d/", etcdPrefix.Add(1))
+		stores := make([]backends.Store, n)
+		for i := range stores {
+			cli, err := srv.Client()
+			require.NoError(t, err)
+			s, err := etcd.OpenClient(t.Context(), cli, etcd.Config{Prefix: prefix, Clock: clock, MaxTxnOps: srv.MaxTxnOps()})
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				_ = s.Close()
+				_ = cli.Close()
+			})
+			stores[i] = s
+		}
+		return stores
+	}},
 	{"postgres", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
 		dsn := testDSN(t)
 		schema := freshSchema(t)
@@ -65,6 +85,44 @@ func forEachStore(t *testing.T, f func(t *testing.T, kind storeKind)) {
 	for _, k := range storeKinds {
 		t.Run(k.name, func(t *testing.T) { f(t, k) })
 	}
+}
+
+// One embedded etcd member serves every etcd case of the package; each
+// test works under a key prefix of its own.
+var (
+	etcdOnce   sync.Once
+	etcdServer *embedded.Server
+	etcdErr    error
+	etcdPrefix atomic.Int64
+)
+
+func testEtcd(t *testing.T) *embedded.Server {
+	t.Helper()
+	etcdOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "chunklock-server-etcd-")
+		if err != nil {
+			etcdErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		etcdServer, etcdErr = embedded.Start(ctx, embedded.Config{
+			Dir: dir, ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true, LogLevel: "error",
+		})
+	})
+	require.NoError(t, etcdErr, "starting the embedded etcd member")
+	return etcdServer
+}
+
+// TestMain stops the shared embedded etcd member after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if etcdServer != nil {
+		dir := etcdServer.Dir()
+		_ = etcdServer.Close()
+		_ = os.RemoveAll(dir)
+	}
+	os.Exit(code)
 }
 
 const defaultTestDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"

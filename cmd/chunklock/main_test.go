@@ -18,8 +18,22 @@ import (
 	"github.com/urfave/cli/v3"
 	"gopkg.in/yaml.v3"
 
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/server/auth"
 )
+
+// The tests serve "memory:" stores, which need no data directory or ports;
+// every other --store value goes to backends/open.
+func init() {
+	real := openStore
+	openStore = func(ctx context.Context, storeURL, dataDir string) (backends.Store, error) {
+		if storeURL == "memory:" {
+			return memory.Open(nil), nil
+		}
+		return real(ctx, storeURL, dataDir)
+	}
+}
 
 // syncBuffer is a bytes.Buffer safe to read while the server writes to it.
 type syncBuffer struct {
@@ -102,6 +116,13 @@ func TestServeOpenOnLoopback(t *testing.T) {
 	require.Contains(t, string(b), "chunklock_lease_expiries_total")
 	require.Equal(t, 0, stop(), stderr.String())
 	require.Contains(t, stderr.String(), "shutting down")
+}
+
+func TestServeUnknownStore(t *testing.T) {
+	var stderr bytes.Buffer
+	require.Equal(t, 1, run(t.Context(), []string{"chunklock", "serve", "--listen", "127.0.0.1:0", "--store", "mysql://u:hunter2@db/x"}, io.Discard, &stderr))
+	require.Contains(t, stderr.String(), `scheme "mysql" is unknown`)
+	require.NotContains(t, stderr.String(), "hunter2")
 }
 
 func TestServeRefusesOpenOffLoopback(t *testing.T) {

@@ -33,10 +33,10 @@ func serveCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Sources: env("LISTEN"),
 				Usage: "`host:port` to serve on"},
-			&cli.StringFlag{Name: "store", Sources: env("STORE"), DefaultText: "the embedded store in --data-dir",
-				Usage: "storage `URL`: empty for the embedded store in --data-dir, postgres://user@host:5432/db for PostgreSQL, memory: for a throwaway store"},
+			&cli.StringFlag{Name: "store", Sources: env("STORE"), DefaultText: "embedded etcd in --data-dir",
+				Usage: "storage `URL`: empty for embedded etcd in --data-dir, postgres://user@host:5432/db[?schema=name] for PostgreSQL, etcd://host:2379[,host:port...][/prefix] (etcds:// with TLS) for an etcd cluster"},
 			&cli.StringFlag{Name: "data-dir", Value: "./chunklock-data", Sources: env("DATA_DIR"),
-				Usage: "`directory` of the embedded store"},
+				Usage: "`directory` of the embedded etcd store"},
 			&cli.StringFlag{Name: "keys", Sources: env("KEYS"), DefaultText: "age",
 				Usage: "keyring `URL`: empty or age for per-job age keys, vault://host:8200?mount=transit&prefix=chunklock- for Vault transit (server token from VAULT_TOKEN)"},
 			&cli.StringFlag{Name: "tokens-file", Sources: env("TOKENS_FILE"), DefaultText: "none (open, loopback only)",
@@ -110,7 +110,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 
-	store, desc, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"))
+	store, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"))
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		announceOpen(stderr, ln.Addr())
 	}
 	base := "http://" + browsable(ln.Addr())
-	fmt.Fprintf(stderr, "chunklock: store: %s\n", desc)
+	fmt.Fprintf(stderr, "chunklock: store: %s\n", describeStore(cmd.String("store"), cmd.String("data-dir")))
 	fmt.Fprintf(stderr, "chunklock: keyring: %s\n", kr.Kind())
 	fmt.Fprintf(stderr, "chunklock: GraphQL at %s/graphql\n", base)
 	fmt.Fprintf(stderr, "chunklock: playground at %s/\n", base)
