@@ -153,7 +153,9 @@ func (s *Server) writeError(w http.ResponseWriter, status int, code backends.Cod
 	s.metrics.errorAnswered(code)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{
 		"errors": []map[string]any{{"message": msg, "extensions": map[string]any{"code": string(code)}}},
 	})
 }
