@@ -170,6 +170,51 @@ func (p *Pipeline) Validate() error {
 	return errors.Join(errs...)
 }
 
+// ValidateAgainst checks that the pipeline can be applied to a server that
+// holds datasets and jobs: every job, once the pipeline's datasets and jobs
+// replace the server's of the same id, passes the server's own checks (its
+// datasets exist, its output has no other producer, no cycle). It lets apply
+// refuse a pipeline before changing anything.
+func (p *Pipeline) ValidateAgainst(datasets []backends.Dataset, jobs []backends.Job) error {
+	ds := map[string]backends.Dataset{}
+	for _, d := range datasets {
+		ds[d.ID] = d
+	}
+	for _, d := range p.Datasets {
+		ds[d.ID] = d.Backend()
+	}
+	js := map[string]backends.Job{}
+	for _, j := range jobs {
+		js[j.ID] = j
+	}
+	catalog := func() *backends.Catalog {
+		dl := make([]backends.Dataset, 0, len(ds))
+		for _, d := range ds {
+			dl = append(dl, d)
+		}
+		jl := make([]backends.Job, 0, len(js))
+		for _, j := range js {
+			jl = append(jl, j)
+		}
+		return backends.NewCatalog(dl, jl)
+	}
+	// Jobs move one at a time, as apply will upsert them: the pipeline's
+	// job replaces the server's only when it is applied.
+	var errs []error
+	for _, j := range p.OrderedJobs() {
+		bj, err := j.Backend()
+		if err == nil {
+			bj, err = catalog().ValidateJob(bj)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("against the server's pipeline: %w", err))
+			continue
+		}
+		js[bj.ID] = bj
+	}
+	return errors.Join(errs...)
+}
+
 // Backend converts a dataset declaration.
 func (d Dataset) Backend() backends.Dataset {
 	return backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location}
@@ -185,6 +230,29 @@ func (j Job) Backend() (backends.Job, error) {
 		ID: j.ID, Description: j.Description, Inputs: slices.Clone(j.Inputs), Output: j.Output, Env: env,
 		MaxAttempts: j.MaxAttempts, LeaseSeconds: j.LeaseSeconds, Paused: j.Paused,
 	}, nil
+}
+
+// UnmarshalYAML accepts only {env: NAME} or {file: PATH}: a secret written
+// inline is refused with a message that says what to write instead.
+func (s *SecretRef) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: secret must be {env: VARIABLE} or {file: PATH}, never the secret itself: chunklock reads it when the pipeline is applied", n.Line)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind != yaml.ScalarNode {
+			return fmt.Errorf("line %d: secret %s must be a plain value", v.Line, k.Value)
+		}
+		switch k.Value {
+		case "env":
+			s.Env = v.Value
+		case "file":
+			s.File = v.Value
+		default:
+			return fmt.Errorf("line %d: secret has no field %q; use {env: VARIABLE} or {file: PATH}", k.Line, k.Value)
+		}
+	}
+	return nil
 }
 
 // ReadSecret resolves a secret reference.
@@ -210,6 +278,9 @@ const (
 	Create    Action = "create"
 	Update    Action = "update"
 	Unchanged Action = "unchanged"
+	// Resend: a secret that exists is sent again, since it cannot be read
+	// back to compare (it may have been rotated).
+	Resend Action = "resend"
 )
 
 // Change is one step of a plan.
@@ -231,8 +302,11 @@ func (c Change) String() string {
 
 // Plan compares the pipeline with what the server has and returns the
 // changes in the order they must be applied: datasets, then jobs in
-// dependency order, then credentials.
-func (p *Pipeline) Plan(current []backends.Dataset, currentJobs []backends.Job) ([]Change, error) {
+// dependency order, then credentials. haveCredential tells which (job,
+// dataset) pairs already hold a secret on the server (nil: none). A secret
+// cannot be read back to compare, so one that exists is sent again
+// (Resend: it may have been rotated).
+func (p *Pipeline) Plan(current []backends.Dataset, currentJobs []backends.Job, haveCredential func(job, dataset string) bool) ([]Change, error) {
 	haveDS := map[string]backends.Dataset{}
 	for _, d := range current {
 		haveDS[d.ID] = d
@@ -311,7 +385,11 @@ func (p *Pipeline) Plan(current []backends.Dataset, currentJobs []backends.Job) 
 		out = append(out, Change{Kind: "job", ID: j.ID, Action: act, Fields: fields})
 	}
 	for _, c := range p.Credentials() {
-		out = append(out, Change{Kind: "credential", ID: c.Job + "/" + c.Dataset, Action: Update, Fields: []string{"secret from " + c.Ref.String()}})
+		act := Create
+		if haveCredential != nil && haveCredential(c.Job, c.Dataset) {
+			act = Resend
+		}
+		out = append(out, Change{Kind: "credential", ID: c.Job + "/" + c.Dataset, Action: act, Fields: []string{"secret from " + c.Ref.String()}})
 	}
 	return out, nil
 }

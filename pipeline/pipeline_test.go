@@ -36,7 +36,7 @@ func TestParseGood(t *testing.T) {
 	require.Equal(t, []backends.EnvVar{{Name: "B", Value: "2"}, {Name: "A", Value: "1"}}, env, "env keeps file order")
 	require.Equal(t, []CredentialRef{{Job: "transform", Dataset: "raw", Ref: SecretRef{Env: "RAW_PW"}}}, p.Credentials())
 
-	plan, err := p.Plan(nil, nil)
+	plan, err := p.Plan(nil, nil, nil)
 	require.NoError(t, err)
 	require.Len(t, plan, 6)
 	require.Equal(t, Create, plan[0].Action)
@@ -54,7 +54,7 @@ func TestParseGood(t *testing.T) {
 		require.NoError(t, err)
 		js = append(js, bj)
 	}
-	plan, err = p.Plan(ds, js)
+	plan, err = p.Plan(ds, js, nil)
 	require.NoError(t, err)
 	for _, c := range plan {
 		if c.Kind != "credential" {
@@ -62,7 +62,7 @@ func TestParseGood(t *testing.T) {
 		}
 	}
 	js[0].LeaseSeconds = 10
-	plan, err = p.Plan(ds, js)
+	plan, err = p.Plan(ds, js, nil)
 	require.NoError(t, err)
 	require.Contains(t, plan, Change{Kind: "job", ID: js[0].ID, Action: Update, Fields: []string{"leaseSeconds"}})
 }

@@ -22,6 +22,7 @@ type Claim struct {
 	DataID         string          `json:"dataid"`
 	Attempt        int             `json:"attempt"`
 	Executor       string          `json:"executor"`
+	Fence          int64           `json:"fence"`
 	LeaseExpiresAt time.Time       `json:"leaseExpiresAt"`
 	Output         DatasetAccess   `json:"output"`
 	Inputs         []DatasetAccess `json:"inputs"`
@@ -61,7 +62,8 @@ func EnvName(id string) string {
 
 // Environ returns the claim as environment variables for the job process:
 //
-//	CHUNKLOCK_JOB, CHUNKLOCK_DATAID, CHUNKLOCK_TOKEN, CHUNKLOCK_ATTEMPT, CHUNKLOCK_EXECUTOR
+//	CHUNKLOCK_JOB, CHUNKLOCK_DATAID, CHUNKLOCK_ATTEMPT, CHUNKLOCK_EXECUTOR, CHUNKLOCK_FENCE
+//	CHUNKLOCK_CLAIM_TOKEN                 the claim token (for chunklock heartbeat/complete/fail/release)
 //	CHUNKLOCK_OUTPUT_{DATASET,URL,CONNECTION,LOCATION,SECRET}
 //	CHUNKLOCK_INPUTS                      input dataset ids, comma-separated
 //	CHUNKLOCK_INPUT_<n>_{DATASET,URL,CONNECTION,LOCATION,SECRET}   n from 0, in job order
@@ -69,14 +71,19 @@ func EnvName(id string) string {
 //
 // followed by the job's own env entries (which may not override the above).
 // SECRET variables are present only when the secret was resolved.
+//
+// The claim token is CHUNKLOCK_CLAIM_TOKEN, not CHUNKLOCK_TOKEN: the latter is
+// the API bearer token of the chunklock command, which `eval "$(chunklock
+// next --format env)"` must not overwrite.
 func (c Claim) Environ() []string {
 	var env []string
 	set := func(k, v string) { env = append(env, k+"="+v) }
 	set("CHUNKLOCK_JOB", c.Job)
 	set("CHUNKLOCK_DATAID", c.DataID)
-	set("CHUNKLOCK_TOKEN", c.Token)
+	set("CHUNKLOCK_CLAIM_TOKEN", c.Token)
 	set("CHUNKLOCK_ATTEMPT", strconv.Itoa(c.Attempt))
 	set("CHUNKLOCK_EXECUTOR", c.Executor)
+	set("CHUNKLOCK_FENCE", strconv.FormatInt(c.Fence, 10))
 	access := func(prefix string, a DatasetAccess, withDataset bool) {
 		if withDataset {
 			set(prefix+"_DATASET", a.Dataset)

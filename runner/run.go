@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,6 +48,9 @@ type Options struct {
 	Command []string
 	// Dir is the working directory of the process ("" = current).
 	Dir string
+	// Env holds extra NAME=value variables for the process, added after the
+	// runner's own environment and before the claim's (which wins).
+	Env []string
 	// Stdout and Stderr receive the process's output (default: ours).
 	Stdout, Stderr io.Writer
 	// Heartbeat is the heartbeat interval; default a third of the lease left.
@@ -101,7 +105,9 @@ func (o *Options) defaults(c Claim, now time.Time) {
 // SIGKILL after KillGrace) and nothing more is written. If ctx is cancelled
 // (the runner is told to stop) the process is stopped and the claim
 // released. The process runs in its own process group, and signals go to
-// the whole group.
+// the whole group. On Linux, should the runner itself die (kill -9), the
+// process is killed with it (not its own children, which keep the process
+// group); the claim then expires after its lease and the chunk is redone.
 func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, error) {
 	if len(opt.Command) == 0 {
 		return Failed, errors.New("no command to run")
@@ -110,17 +116,32 @@ func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, erro
 	tail := &tailBuffer{max: opt.TailBytes}
 	cmd := exec.Command(opt.Command[0], opt.Command[1:]...)
 	cmd.Dir = opt.Dir
-	cmd.Env = append(os.Environ(), claim.Environ()...)
+	cmd.Env = append(append(os.Environ(), opt.Env...), claim.Environ()...)
 	cmd.Stdout = opt.Stdout
 	cmd.Stderr = io.MultiWriter(opt.Stderr, tail)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 
 	// Writes after the outcome is known use their own context: a runner
 	// told to stop must still release its claim.
 	finish := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	}
-	if err := cmd.Start(); err != nil {
+	// The process is started and waited for on one locked OS thread: on
+	// Linux the process gets SIGKILL when the thread that started it ends
+	// (Pdeathsig), which is then only when the runner itself dies.
+	started := make(chan error, 1)
+	exited := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
 		fctx, cancel := finish()
 		defer cancel()
 		reason := "could not start " + opt.Command[0] + ": " + err.Error()
@@ -130,9 +151,6 @@ func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, erro
 		return Failed, errors.New(reason)
 	}
 	opt.Logf("started %s for %s/%s (pid %d, attempt %d)", opt.Command[0], claim.Job, claim.DataID, cmd.Process.Pid, claim.Attempt)
-
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 
 	stop := func(why string) error {
 		opt.Logf("stopping pid %d: %s", cmd.Process.Pid, why)

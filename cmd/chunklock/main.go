@@ -25,10 +25,10 @@ func app(stdout, stderr io.Writer) *cli.Command {
 		Usage:     "coordinate partitioned batch pipelines: chunk status, locks and claims over GraphQL",
 		Writer:    stdout,
 		ErrWriter: stderr,
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			serveCommand(),
 			tokenCommand(),
-		},
+		}, clientCommands()...),
 	}
 }
 

@@ -1,0 +1,298 @@
+package main
+
+// The client side of the chunklock command: everything but serve and token
+// talks to a server over GraphQL only, so whatever it does can also be done
+// with curl. This file holds what those commands share: the connection
+// flags, the client, error explanations and exit codes.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/client"
+)
+
+// clientCommands returns the commands that talk to a server.
+func clientCommands() []*cli.Command {
+	return []*cli.Command{
+		applyCommand(),
+		nextCommand(),
+		runCommand(),
+		completeCommand(),
+		failCommand(),
+		heartbeatCommand(),
+		releaseCommand(),
+		statusCommand(),
+		chunksCommand(),
+		graphCommand(),
+		eventsCommand(),
+		publishCommand(),
+		resubmitCommand(),
+		holdCommand(),
+		forceCommand(),
+		blockersCommand(),
+		lockCommand(),
+		unlockCommand(),
+	}
+}
+
+// Exit codes of the client commands.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitNothing = 3 // next, run: nothing to claim
+)
+
+const defaultURL = "http://127.0.0.1:8080"
+
+// Categories group the commands in `chunklock --help`.
+const (
+	catRunner   = "runner"
+	catOperator = "operator"
+	catPipeline = "pipeline"
+	catView     = "views"
+)
+
+// connFlags are the flags every client command takes.
+func connFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "url", Value: defaultURL, Sources: cli.EnvVars("CHUNKLOCK_URL"),
+			Usage: "`URL` of the chunklock server (the bearer token comes from CHUNKLOCK_TOKEN)"},
+	}
+}
+
+// jobKeyFlags are the flags of commands that receive claims.
+func jobKeyFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "job-key-file", TakesFile: true,
+			Usage: "`file` holding the job key (as printed by apply); default CHUNKLOCK_JOB_KEY. With the key, claims carry the datasets' decrypted secrets"},
+		&cli.StringFlag{Name: "keys-dir", TakesFile: true,
+			Usage: "`directory` of job keys named <job>.key, as written by apply --keys-dir (for several jobs)"},
+	}
+}
+
+// connHelp is appended to every client command's description.
+const connHelp = "\n\nConnection: --url or CHUNKLOCK_URL (default " + defaultURL + "); the bearer token from\n" +
+	"CHUNKLOCK_TOKEN (not needed by a server running open on a loopback address)."
+
+// newClient builds the API client from the connection flags and the
+// environment, sending jobKey (if any) with every request.
+func newClient(cmd *cli.Command, jobKey string) (*client.Client, error) {
+	opts := []client.Option{client.WithToken(os.Getenv("CHUNKLOCK_TOKEN"))}
+	if jobKey != "" {
+		opts = append(opts, client.WithJobKey(jobKey))
+	}
+	c, err := client.New(cmd.String("url"), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w; set --url or CHUNKLOCK_URL", err)
+	}
+	return c, nil
+}
+
+// jobKeyFor finds the key of job: --job-key-file, else <job>.key in
+// --keys-dir, else CHUNKLOCK_JOB_KEY; "" when there is none. A single key
+// (file or variable) cannot serve several jobs: the server refuses a key
+// that is not the claim's job's.
+func jobKeyFor(cmd *cli.Command, job string, several bool) (string, error) {
+	read := func(path, what string) (string, error) {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", what, err)
+		}
+		key := strings.TrimSpace(string(raw))
+		if key == "" {
+			return "", fmt.Errorf("%s %s is empty; it should hold the job key printed by `chunklock apply`", what, path)
+		}
+		return key, nil
+	}
+	if path := cmd.String("job-key-file"); path != "" {
+		if several {
+			return "", errors.New("--job-key-file holds one job's key; with several --job use --keys-dir DIR (DIR/<job>.key)")
+		}
+		return read(path, "--job-key-file")
+	}
+	if dir := cmd.String("keys-dir"); dir != "" {
+		path := filepath.Join(dir, job+".key")
+		if _, err := os.Stat(path); err != nil {
+			if os.IsNotExist(err) {
+				return "", nil
+			}
+			return "", fmt.Errorf("--keys-dir: %w", err)
+		}
+		return read(path, "--keys-dir")
+	}
+	if key := strings.TrimSpace(os.Getenv("CHUNKLOCK_JOB_KEY")); key != "" {
+		if several {
+			return "", errors.New("CHUNKLOCK_JOB_KEY holds one job's key; with several --job unset it and use --keys-dir DIR (DIR/<job>.key)")
+		}
+		return key, nil
+	}
+	return "", nil
+}
+
+// explain turns an error from the server into a message that says what
+// went wrong and what to do.
+func explain(cmd *cli.Command, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) {
+		return errors.New("interrupted")
+	}
+	var ce *client.Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	url := cmd.String("url")
+	switch ce.Code {
+	case backends.CodeUnavailable:
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("%s: connection refused. Is `chunklock serve` running at %s? Set --url or CHUNKLOCK_URL", url, url)
+		}
+		if ce.Err != nil {
+			return fmt.Errorf("%s (is `chunklock serve` running at %s? set --url or CHUNKLOCK_URL)", ce.Message, url)
+		}
+		return fmt.Errorf("%s (the server or its store is unavailable; retry later)", ce.Message)
+	case backends.CodeUnauthenticated:
+		if os.Getenv("CHUNKLOCK_TOKEN") == "" {
+			return fmt.Errorf("%s: the server at %s requires a token; set CHUNKLOCK_TOKEN (make one with `chunklock token new` on the server)", ce.Code, url)
+		}
+		return fmt.Errorf("%s: the server at %s does not accept the token in CHUNKLOCK_TOKEN; check it against the server's tokens file", ce.Code, url)
+	case backends.CodeForbidden:
+		return fmt.Errorf("%s: %s (a runner token may only operate its own jobs; secrets need that job's key in CHUNKLOCK_JOB_KEY or --job-key-file)", ce.Code, ce.Message)
+	case backends.CodeLocked:
+		if len(ce.Blockers) > 0 {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s: %s; blocked by:", ce.Code, ce.Message)
+			for _, bl := range ce.Blockers {
+				fmt.Fprintf(&b, "\n  %s", describeBlocker(client.Blocker{Dataset: bl.Dataset, DataID: bl.DataID, Job: bl.Job, Kind: string(bl.Kind), Status: statusOrNone(string(bl.Status))}))
+			}
+			return errors.New(b.String())
+		}
+		if len(ce.Holders) > 0 {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s: %s; held by:", ce.Code, ce.Message)
+			for _, h := range ce.Holders {
+				fmt.Fprintf(&b, "\n  %s %s lock %s by %s until %s", h.Resource, h.Mode, h.ID, h.Client, h.ExpiresAt.Local().Format(time.RFC3339))
+			}
+			return errors.New(b.String())
+		}
+	}
+	return err
+}
+
+func statusOrNone(s string) string {
+	if s == "" {
+		return "NONE"
+	}
+	return s
+}
+
+// action wraps a command's action: it builds the client and explains
+// errors. A returned cli.ExitCoder passes through with its code.
+func action(f func(ctx context.Context, cmd *cli.Command, c *client.Client) error) cli.ActionFunc {
+	return func(ctx context.Context, cmd *cli.Command) error {
+		c, err := newClient(cmd, "")
+		if err != nil {
+			return err
+		}
+		err = f(ctx, cmd, c)
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) {
+			return err
+		}
+		return explain(cmd, err)
+	}
+}
+
+// exitWith prints msg (if any) to the command's stderr and exits with code.
+func exitWith(cmd *cli.Command, code int, format string, args ...any) error {
+	if format != "" {
+		fmt.Fprintf(cmd.Root().ErrWriter, format+"\n", args...)
+	}
+	return cli.Exit("", code)
+}
+
+func stdout(cmd *cli.Command) io.Writer { return cmd.Root().Writer }
+func stderr(cmd *cli.Command) io.Writer { return cmd.Root().ErrWriter }
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// defaultExecutor names this process for operators: host-pid-random.
+func defaultExecutor() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// backoff is an exponential backoff with jitter for transient errors.
+type backoff struct {
+	min, max time.Duration
+	n        int
+}
+
+// next returns how long to wait before the next retry.
+func (b *backoff) next() time.Duration {
+	d := float64(b.min) * math.Pow(2, float64(b.n))
+	if d > float64(b.max) {
+		d = float64(b.max)
+	} else {
+		b.n++
+	}
+	// Full jitter between half and all of d, so that runners restarted
+	// together do not retry in lockstep.
+	return time.Duration(d/2 + mrand.Float64()*d/2)
+}
+
+func (b *backoff) reset() { b.n = 0 }
+
+// retry runs f until it succeeds, fails with an error that is not
+// transient, or giveUp has passed since the first transient failure.
+// Each transient failure is reported through logf.
+func retry[T any](ctx context.Context, giveUp time.Duration, logf func(string, ...any), what string, f func(context.Context) (T, error)) (T, error) {
+	b := backoff{min: 200 * time.Millisecond, max: 5 * time.Second}
+	var first time.Time
+	for {
+		v, err := f(ctx)
+		if err == nil || !client.IsTransient(err) {
+			return v, err
+		}
+		if first.IsZero() {
+			first = time.Now()
+		}
+		if time.Since(first) >= giveUp {
+			return v, fmt.Errorf("%s: still failing after %s: %w", what, giveUp.Round(time.Second), err)
+		}
+		wait := b.next()
+		logf("%s: %v; retrying in %s", what, err, wait.Round(10*time.Millisecond))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return v, ctx.Err()
+		}
+	}
+}

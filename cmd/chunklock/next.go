@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/runner"
+)
+
+func nextCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "next",
+		Category:  catRunner,
+		Usage:     "claim the next chunk a job may produce and print the claim",
+		UsageText: "chunklock next --job J [--dataid D] [--format json|env] [--executor NAME]",
+		Description: "Claims one chunk for the job and prints the whole claim: as one JSON document\n" +
+			"(--format json, the default) or as shell `export` lines (--format env) for eval. The\n" +
+			"variables are those `chunklock run` gives its job process: CHUNKLOCK_DATAID,\n" +
+			"CHUNKLOCK_CLAIM_TOKEN, CHUNKLOCK_OUTPUT_LOCATION, CHUNKLOCK_INPUT_<DATASET>_LOCATION,\n" +
+			"..._URL, ..._CONNECTION, ..._SECRET (with the job key), and the job's env.\n\n" +
+			"Without --dataid the server picks (findNext): the lowest resubmitted dataid whose inputs\n" +
+			"are ready, else the lowest dataid whose inputs are all READY and that the job has not\n" +
+			"consumed. A job with no inputs claims new chunks with --dataid only.\n\n" +
+			"Then keep the claim alive with `chunklock heartbeat` (within the job's leaseSeconds)\n" +
+			"and end it with `chunklock complete`, `chunklock fail --reason ...` or\n" +
+			"`chunklock release`; each reads the token from CHUNKLOCK_CLAIM_TOKEN by default.\n\n" +
+			"Exit status:\n" +
+			"   0  a chunk was claimed (the claim is on stdout)\n" +
+			"   3  nothing to do: no chunk is claimable now (with --dataid: that chunk is locked;\n" +
+			"      the blockers are on stderr)\n" +
+			"   1  error (message on stderr)\n\n" +
+			"Example:\n" +
+			"   eval \"$(chunklock next --job transform --format env)\" || exit\n" +
+			"   transform <\"$CHUNKLOCK_INPUT_ORDERS_LOCATION\" >\"$CHUNKLOCK_OUTPUT_LOCATION\" \\\n" +
+			"     && chunklock complete || chunklock fail --reason \"transform failed\"" + connHelp,
+		Flags: append(append(connFlags(), jobKeyFlags()...),
+			&cli.StringFlag{Name: "job", Required: true, Usage: "the `job` to claim for"},
+			&cli.StringFlag{Name: "dataid", Usage: "claim this `dataid` instead of the next one"},
+			&cli.StringFlag{Name: "format", Value: "json", Usage: "`json` (one document) or env (export lines)"},
+			&cli.StringFlag{Name: "executor", DefaultText: "host-pid-random", Usage: "the `name` operators see as the claim's holder"},
+		),
+		Action: action(next),
+	}
+}
+
+func next(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+	format := cmd.String("format")
+	if format != "json" && format != "env" {
+		return fmt.Errorf("--format %q: want json or env", format)
+	}
+	executor := cmd.String("executor")
+	if executor == "" {
+		executor = defaultExecutor()
+	}
+	job := cmd.String("job")
+	key, err := jobKeyFor(cmd, job, false)
+	if err != nil {
+		return err
+	}
+	if c, err = newClient(cmd, key); err != nil {
+		return err
+	}
+	var claim *runner.Claim
+	if d := cmd.String("dataid"); d != "" {
+		claim, err = c.Claim(ctx, job, d, executor)
+		var ce *client.Error
+		if errors.As(err, &ce) && ce.Code == backends.CodeLocked {
+			return exitWith(cmd, exitNothing, "nothing to do: %v", explain(cmd, err))
+		}
+	} else {
+		claim, err = c.FindNext(ctx, job, executor)
+	}
+	if err != nil {
+		return err
+	}
+	if claim == nil {
+		return exitWith(cmd, exitNothing, "nothing to do: job %s has no claimable chunk now (see `chunklock status --job %s`)", job, job)
+	}
+	return printClaim(cmd, *claim, format)
+}
+
+// printClaim writes a claim as JSON or export lines.
+func printClaim(cmd *cli.Command, claim runner.Claim, format string) error {
+	if format == "env" {
+		_, err := fmt.Fprint(stdout(cmd), claim.ShellExports())
+		return err
+	}
+	return printJSON(stdout(cmd), claim)
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/client"
+)
+
+func publishCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "publish",
+		Category:  catOperator,
+		Usage:     "mark chunks of a source dataset READY, so that its consumers may claim them",
+		UsageText: "chunklock publish --dataset D DATAID... | --range FROM..TO",
+		Description: "For datasets no job produces (their chunks arrive from outside): once a chunk is\n" +
+			"complete where the dataset's location says, publish it. Publishing a READY chunk again\n" +
+			"changes nothing. --range expands ISO dates (2026-01-01..2026-01-31) or integers\n" +
+			"(1..30, or 001..030 keeping the width).\n\n" +
+			"Examples:\n" +
+			"   chunklock publish --dataset orders-raw 2026-01-15\n" +
+			"   chunklock publish --dataset orders-raw --range 2026-01-01..2026-01-30" + connHelp,
+		Flags: append(connFlags(),
+			&cli.StringFlag{Name: "dataset", Required: true, Usage: "the source `dataset`"},
+			&cli.StringFlag{Name: "range", Usage: "publish every dataid `FROM..TO` (dates or integers)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the dataids, one a line, and publish nothing"},
+		),
+		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+			ids := cmd.Args().Slice()
+			if r := cmd.String("range"); r != "" {
+				more, err := expandRange(r)
+				if err != nil {
+					return err
+				}
+				ids = append(ids, more...)
+			}
+			if len(ids) == 0 {
+				return errors.New("no dataid given: `chunklock publish --dataset D DATAID...` or --range FROM..TO")
+			}
+			for _, id := range ids {
+				if err := backends.ValidateDataID(id); err != nil {
+					return err
+				}
+			}
+			if cmd.Bool("dry-run") {
+				fmt.Fprintln(stdout(cmd), strings.Join(ids, "\n"))
+				return nil
+			}
+			if err := c.Publish(ctx, cmd.String("dataset"), ids); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout(cmd), "published %d chunk(s) of %s\n", len(ids), cmd.String("dataset"))
+			return nil
+		}),
+	}
+}
+
+// maxRange bounds how many dataids one --range may name.
+const maxRange = 100000
+
+// expandRange expands FROM..TO of ISO dates or integers.
+func expandRange(r string) ([]string, error) {
+	from, to, ok := strings.Cut(r, "..")
+	if !ok {
+		return nil, fmt.Errorf("--range %q: want FROM..TO, e.g. 2026-01-01..2026-01-31 or 1..30", r)
+	}
+	if a, err := time.Parse(time.DateOnly, from); err == nil {
+		b, err := time.Parse(time.DateOnly, to)
+		if err != nil || b.Before(a) {
+			return nil, fmt.Errorf("--range %q: TO must be a date (YYYY-MM-DD) not before FROM", r)
+		}
+		var out []string
+		for d := a; !d.After(b); d = d.AddDate(0, 0, 1) {
+			if len(out) == maxRange {
+				return nil, fmt.Errorf("--range %q names more than %d dataids", r, maxRange)
+			}
+			out = append(out, d.Format(time.DateOnly))
+		}
+		return out, nil
+	}
+	a, errA := strconv.ParseUint(from, 10, 63)
+	b, errB := strconv.ParseUint(to, 10, 63)
+	if errA != nil || errB != nil || b < a {
+		return nil, fmt.Errorf("--range %q: want two ISO dates or two non-negative integers, FROM not after TO", r)
+	}
+	if b-a >= maxRange {
+		return nil, fmt.Errorf("--range %q names more than %d dataids", r, maxRange)
+	}
+	width := 0
+	if len(from) > 1 && from[0] == '0' {
+		width = len(from)
+	}
+	var out []string
+	for n := a; n <= b; n++ {
+		out = append(out, fmt.Sprintf("%0*d", width, n))
+	}
+	return out, nil
+}
+
+func chunkFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "dataset", Required: true, Usage: "the chunk's `dataset`"},
+		&cli.StringFlag{Name: "dataid", Required: true, Usage: "the chunk's `dataid`"},
+	}
+}
+
+func printRows(cmd *cli.Command, rows []client.StatusRow) error {
+	tw := tabwriter.NewWriter(stdout(cmd), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DATASET\tDATAID\tJOB\tSTATUS\tREASON")
+	for _, r := range rows {
+		job := r.Job
+		if job == "" {
+			job = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Dataset, r.DataID, job, r.Status, oneLine(r.Reason, 80))
+	}
+	return tw.Flush()
+}
+
+func resubmitCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "resubmit",
+		Category:  catOperator,
+		Usage:     "ask for a chunk to be produced again (with --cascade, everything computed from it too)",
+		UsageText: "chunklock resubmit --dataset D --dataid X [--cascade]",
+		Description: "The chunk's OUTPUT row becomes RESUBMIT (from READY, FAILED or HOLD; refused while\n" +
+			"RUNNING) with its attempts reset, and its producer claims it before anything else. With\n" +
+			"--cascade every chunk computed from it downstream is invalidated too, transitively, so\n" +
+			"stale data is never read and everything re-runs in order. Prints the rows it changed.\n\n" +
+			"Example:\n" +
+			"   chunklock resubmit --dataset orders --dataid 2026-01-15 --cascade" + connHelp,
+		Flags: append(append(connFlags(), chunkFlags()...),
+			&cli.BoolFlag{Name: "cascade", Usage: "invalidate every chunk computed from it downstream too"},
+		),
+		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+			rows, err := c.Resubmit(ctx, cmd.String("dataset"), cmd.String("dataid"), cmd.Bool("cascade"))
+			if err != nil {
+				return err
+			}
+			return printRows(cmd, rows)
+		}),
+	}
+}
+
+func holdCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "hold",
+		Category:  catOperator,
+		Usage:     "freeze a chunk: nobody reads or writes it until it is resubmitted",
+		UsageText: "chunklock hold --dataset D --dataid X [--reason TEXT]",
+		Description: "The chunk's OUTPUT row becomes HOLD (refused while RUNNING): its producer will not\n" +
+			"claim it and its consumers will not read it. `chunklock resubmit` thaws it.\n\n" +
+			"Example:\n" +
+			"   chunklock hold --dataset orders --dataid 2026-01-15 --reason \"bad export, see INC-42\"" + connHelp,
+		Flags: append(append(connFlags(), chunkFlags()...),
+			&cli.StringFlag{Name: "reason", Usage: "why (`text` kept with the chunk)"},
+		),
+		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+			row, err := c.Hold(ctx, cmd.String("dataset"), cmd.String("dataid"), cmd.String("reason"))
+			if err != nil {
+				return err
+			}
+			return printRows(cmd, []client.StatusRow{row})
+		}),
+	}
+}
+
+func forceCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "force",
+		Category:  catOperator,
+		Usage:     "claim a chunk for a job whatever its inputs and locks (an operator's override)",
+		UsageText: "chunklock force --job J --dataid X [--executor NAME] [--format json|env]",
+		Description: "Claims the job's output chunk at the dataid regardless of input readiness and of the\n" +
+			"job's own read locks. A live claim on that chunk is superseded: its token goes stale,\n" +
+			"and a `chunklock run` holding it stops its job process at its next heartbeat without\n" +
+			"writing anything. Prints the new claim like `next`; finish it with `complete`, `fail`\n" +
+			"or `release`.\n\n" +
+			"Example:\n" +
+			"   eval \"$(chunklock force --job report --dataid 2026-01-15 --format env)\"" + connHelp,
+		Flags: append(append(connFlags(), jobKeyFlags()...),
+			&cli.StringFlag{Name: "job", Required: true, Usage: "the `job`"},
+			&cli.StringFlag{Name: "dataid", Required: true, Usage: "the `dataid`"},
+			&cli.StringFlag{Name: "executor", DefaultText: "host-pid-random", Usage: "the `name` operators see as the claim's holder"},
+			&cli.StringFlag{Name: "format", Value: "json", Usage: "`json` (one document) or env (export lines)"},
+		),
+		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+			format := cmd.String("format")
+			if format != "json" && format != "env" {
+				return fmt.Errorf("--format %q: want json or env", format)
+			}
+			executor := cmd.String("executor")
+			if executor == "" {
+				executor = defaultExecutor()
+			}
+			key, err := jobKeyFor(cmd, cmd.String("job"), false)
+			if err != nil {
+				return err
+			}
+			if c, err = newClient(cmd, key); err != nil {
+				return err
+			}
+			claim, err := c.Force(ctx, cmd.String("job"), cmd.String("dataid"), executor)
+			if err != nil {
+				return err
+			}
+			return printClaim(cmd, *claim, format)
+		}),
+	}
+}
+
+func blockersCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "blockers",
+		Category:  catView,
+		Usage:     "tell why a job cannot claim a dataid now",
+		UsageText: "chunklock blockers --job J --dataid X",
+		Description: "Lists what blocks the claim: an input chunk that is not READY, an output chunk that is\n" +
+			"not free for producers, the job's own read lock on an input it consumed already, or a\n" +
+			"paused job. Nothing listed: the job can claim the dataid now.\n\n" +
+			"Example:\n" +
+			"   chunklock blockers --job report --dataid 2026-01-15" + connHelp,
+		Flags: append(connFlags(),
+			&cli.StringFlag{Name: "job", Required: true, Usage: "the `job`"},
+			&cli.StringFlag{Name: "dataid", Required: true, Usage: "the `dataid`"},
+		),
+		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+			bs, err := c.Blockers(ctx, cmd.String("job"), cmd.String("dataid"))
+			if err != nil {
+				return err
+			}
+			out := stdout(cmd)
+			if len(bs) == 0 {
+				fmt.Fprintf(out, "nothing blocks job %s at %s: it can claim it now\n", cmd.String("job"), cmd.String("dataid"))
+				return nil
+			}
+			for _, b := range bs {
+				fmt.Fprintln(out, describeBlocker(b))
+			}
+			return nil
+		}),
+	}
+}
+
+// describeBlocker says in words what a blocker means.
+func describeBlocker(b client.Blocker) string {
+	chunk := b.Dataset + " " + b.DataID
+	switch b.Kind {
+	case "INPUT_NOT_READY":
+		return fmt.Sprintf("INPUT_NOT_READY  input chunk %s is %s, not READY", chunk, b.Status)
+	case "OUTPUT_LOCKED":
+		return fmt.Sprintf("OUTPUT_LOCKED    output chunk %s is %s (producers may write only a chunk with no row, FAILED or RESUBMIT)", chunk, b.Status)
+	case "LOCAL_READ":
+		return fmt.Sprintf("LOCAL_READ       job %s already consumed input chunk %s (%s); resubmit that chunk to run on it again", b.Job, chunk, b.Status)
+	case "PAUSED":
+		return fmt.Sprintf("PAUSED           job %s is paused", b.Job)
+	case "NO_INPUTS":
+		return fmt.Sprintf("NO_INPUTS        job %s has no inputs: claim its new chunks by dataid (`chunklock next --dataid`)", b.Job)
+	}
+	return fmt.Sprintf("%-16s %s %s %s", b.Kind, chunk, b.Job, b.Status)
+}

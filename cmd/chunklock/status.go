@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/client"
+)
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Category:  catView,
+		Usage:     "show each dataset's chunks by status, the live claims and the chunks in trouble",
+		UsageText: "chunklock status [--dataset D] [--job J]",
+		Description: "Prints three tables: per dataset (sources first, then in pipeline order) how many\n" +
+			"chunks are READY, RUNNING, FAILED, RESUBMIT and HOLD; the live claims with their\n" +
+			"executor and lease; and the FAILED and HOLD chunks with their reason. --job narrows it\n" +
+			"to the job's inputs and output, --dataset to one dataset.\n\n" +
+			"Example:\n" +
+			"   chunklock status --job transform" + connHelp,
+		Flags: append(connFlags(),
+			&cli.StringFlag{Name: "dataset", Usage: "only this `dataset`"},
+			&cli.StringFlag{Name: "job", Usage: "only this `job`'s inputs and output"},
+		),
+		Action: action(status),
+	}
+}
+
+// pipelineView is the catalog as the views need it.
+type pipelineView struct {
+	datasets []client.Dataset // in pipeline order: sources first
+	jobs     map[string]client.Job
+	producer map[string]string
+}
+
+func loadPipeline(ctx context.Context, c *client.Client) (pipelineView, error) {
+	ds, err := c.Datasets(ctx)
+	if err != nil {
+		return pipelineView{}, err
+	}
+	js, err := c.Jobs(ctx)
+	if err != nil {
+		return pipelineView{}, err
+	}
+	v := pipelineView{jobs: map[string]client.Job{}, producer: map[string]string{}}
+	for _, j := range js {
+		v.jobs[j.ID] = j
+		v.producer[j.Output] = j.ID
+	}
+	depth := map[string]int{}
+	var depthOf func(d string, seen int) int
+	depthOf = func(d string, seen int) int {
+		if n, ok := depth[d]; ok {
+			return n
+		}
+		n := 0
+		if p, ok := v.producer[d]; ok && seen < 1000 {
+			for _, in := range v.jobs[p].Inputs {
+				n = max(n, depthOf(in, seen+1)+1)
+			}
+			n = max(n, 1)
+		}
+		depth[d] = n
+		return n
+	}
+	slices.SortFunc(ds, func(a, b client.Dataset) int {
+		if da, db := depthOf(a.ID, 0), depthOf(b.ID, 0); da != db {
+			return da - db
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	v.datasets = ds
+	return v, nil
+}
+
+// selectDatasets returns the dataset ids the --dataset and --job flags
+// select, in pipeline order.
+func (v pipelineView) selectDatasets(dataset, job string, more []string) ([]string, error) {
+	want := map[string]bool{}
+	if dataset != "" {
+		want[dataset] = true
+	}
+	for _, d := range more {
+		want[d] = true
+	}
+	if job != "" {
+		j, ok := v.jobs[job]
+		if !ok {
+			return nil, fmt.Errorf("job %q not found; `chunklock status` lists the jobs", job)
+		}
+		for _, in := range j.Inputs {
+			want[in] = true
+		}
+		want[j.Output] = true
+	}
+	var out []string
+	for _, d := range v.datasets {
+		if len(want) == 0 || want[d.ID] {
+			out = append(out, d.ID)
+			delete(want, d.ID)
+		}
+	}
+	for d := range want {
+		return nil, fmt.Errorf("dataset %q not found; `chunklock status` lists the datasets", d)
+	}
+	return out, nil
+}
+
+var statusOrder = []string{"READY", "RUNNING", "FAILED", "RESUBMIT", "HOLD"}
+
+func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+	v, err := loadPipeline(ctx, c)
+	if err != nil {
+		return err
+	}
+	ids, err := v.selectDatasets(cmd.String("dataset"), cmd.String("job"), nil)
+	if err != nil {
+		return err
+	}
+	out := stdout(cmd)
+	if len(ids) == 0 {
+		fmt.Fprintln(out, "no datasets yet: declare them in a pipeline file and run `chunklock apply -f pipeline.yaml`")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DATASET\tPRODUCER\tCHUNKS\t"+strings.Join(statusOrder, "\t")+"\tLAST DATAID")
+	var trouble []client.StatusRow
+	for _, d := range ids {
+		rows, err := c.Chunks(ctx, client.ChunkFilter{Dataset: d, Role: "OUTPUT"})
+		if err != nil {
+			return err
+		}
+		count := map[string]int{}
+		last := "-"
+		for _, r := range rows {
+			count[r.Status]++
+			if r.Status == "READY" {
+				last = r.DataID
+			}
+			if r.Status == "FAILED" || r.Status == "HOLD" {
+				trouble = append(trouble, r)
+			}
+		}
+		producer := "(source)"
+		if p, ok := v.producer[d]; ok {
+			producer = p
+			if v.jobs[p].Paused {
+				producer += " (paused)"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d", d, producer, len(rows))
+		for _, s := range statusOrder {
+			fmt.Fprintf(tw, "\t%d", count[s])
+		}
+		fmt.Fprintf(tw, "\t%s\n", last)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	job := cmd.String("job")
+	if job == "" && cmd.String("dataset") != "" {
+		job = v.producer[cmd.String("dataset")]
+	}
+	var claims []claimRow
+	if job != "" || cmd.String("dataset") == "" {
+		cl, err := c.Claims(ctx, job)
+		if err != nil {
+			return err
+		}
+		for _, cl := range cl {
+			claims = append(claims, claimRow{cl.Job, cl.DataID, cl.Attempt, cl.Executor, cl.LeaseExpiresAt})
+		}
+	}
+	fmt.Fprintln(out)
+	if len(claims) == 0 {
+		fmt.Fprintln(out, "no live claims")
+	} else {
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "LIVE CLAIMS\tDATAID\tATTEMPT\tEXECUTOR\tLEASE LEFT")
+		for _, cl := range claims {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", cl.job, cl.dataid, cl.attempt, cl.executor, time.Until(cl.lease).Round(time.Second))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(trouble) > 0 {
+		fmt.Fprintln(out)
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "FAILED/HOLD\tDATAID\tSTATUS\tATTEMPT\tREASON")
+		for _, r := range trouble {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Dataset, r.DataID, r.Status, r.Attempt, oneLine(r.Reason, 80))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "\nretry with `chunklock resubmit --dataset D --dataid X`; see why with `chunklock events --dataset D --dataid X`")
+	}
+	return nil
+}
+
+type claimRow struct {
+	job, dataid string
+	attempt     int
+	executor    string
+	lease       time.Time
+}
+
+// oneLine shortens s to one line of at most n characters.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return "…" + string(r[len(r)-n+1:])
+	}
+	return s
+}
+
+func chunksCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "chunks",
+		Category:  catView,
+		Usage:     "show chunk statuses as a grid: dataids down, datasets across",
+		UsageText: "chunklock chunks [--dataset D...] [--job J] [--from X] [--to Y] [--limit N]",
+		Description: "One row per dataid (the last --limit, in dataid order), one column per dataset\n" +
+			"(sources first, then in pipeline order), one mark per chunk:\n" +
+			"   .  no chunk yet    R  RUNNING    #  READY    F  FAILED    S  RESUBMIT    H  HOLD\n" +
+			"Colours on a terminal unless NO_COLOR is set.\n\n" +
+			"Example:\n" +
+			"   chunklock chunks --job report --from 2026-01-01 --to 2026-01-31" + connHelp,
+		Flags: append(connFlags(),
+			&cli.StringSliceFlag{Name: "dataset", Usage: "show this `dataset` (repeat for several; default all)"},
+			&cli.StringFlag{Name: "job", Usage: "show this `job`'s inputs and output"},
+			&cli.StringFlag{Name: "from", Usage: "first `dataid` (inclusive, shortlex order)"},
+			&cli.StringFlag{Name: "to", Usage: "last `dataid` (inclusive)"},
+			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show the last `N` dataids (0: all)"},
+		),
+		Action: action(chunks),
+	}
+}
+
+var (
+	cellMark  = map[string]string{"": ".", "NONE": ".", "RUNNING": "R", "READY": "#", "FAILED": "F", "RESUBMIT": "S", "HOLD": "H"}
+	cellColor = map[string]string{"RUNNING": "\x1b[36m", "READY": "\x1b[32m", "FAILED": "\x1b[31m", "RESUBMIT": "\x1b[33m", "HOLD": "\x1b[35m"}
+)
+
+func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+	v, err := loadPipeline(ctx, c)
+	if err != nil {
+		return err
+	}
+	ids, err := v.selectDatasets("", cmd.String("job"), cmd.StringSlice("dataset"))
+	if err != nil {
+		return err
+	}
+	out := stdout(cmd)
+	if len(ids) == 0 {
+		fmt.Fprintln(out, "no datasets yet: declare them in a pipeline file and run `chunklock apply -f pipeline.yaml`")
+		return nil
+	}
+	grid := map[string]map[string]string{} // dataid -> dataset -> status
+	for _, d := range ids {
+		rows, err := c.Chunks(ctx, client.ChunkFilter{Dataset: d, Role: "OUTPUT", From: cmd.String("from"), To: cmd.String("to")})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if grid[r.DataID] == nil {
+				grid[r.DataID] = map[string]string{}
+			}
+			grid[r.DataID][r.Dataset] = r.Status
+		}
+	}
+	dataids := make([]string, 0, len(grid))
+	for d := range grid {
+		dataids = append(dataids, d)
+	}
+	slices.SortFunc(dataids, backends.CompareDataID)
+	total := len(dataids)
+	if limit := cmd.Int("limit"); limit > 0 && total > limit {
+		dataids = dataids[total-limit:]
+	}
+	if total == 0 {
+		fmt.Fprintln(out, "no chunks yet (publish source chunks with `chunklock publish`)")
+		return nil
+	}
+	color := useColor(out)
+	width := len("DATAID")
+	for _, d := range dataids {
+		width = max(width, len(d))
+	}
+	fmt.Fprintf(out, "%-*s", width, "DATAID")
+	for _, d := range ids {
+		fmt.Fprintf(out, "  %s", d)
+	}
+	fmt.Fprintln(out)
+	for _, dataid := range dataids {
+		fmt.Fprintf(out, "%-*s", width, dataid)
+		for _, d := range ids {
+			st := grid[dataid][d]
+			mark := cellMark[st]
+			pad := strings.Repeat(" ", len(d)-1)
+			if color && cellColor[st] != "" {
+				mark = cellColor[st] + mark + "\x1b[0m"
+			}
+			fmt.Fprintf(out, "  %s%s", mark, pad)
+		}
+		fmt.Fprintln(out)
+	}
+	if len(dataids) < total {
+		fmt.Fprintf(out, "(the last %d of %d dataids; see more with --limit, --from, --to)\n", len(dataids), total)
+	}
+	fmt.Fprintln(out, "legend: . none  R running  # ready  F failed  S resubmit  H hold")
+	return nil
+}
+
+// useColor tells whether w is a terminal that should get colours.
+func useColor(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

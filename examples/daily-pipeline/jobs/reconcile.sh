@@ -1,0 +1,17 @@
+#!/bin/sh
+# reconcile: orders + orders-clean -> reconciliation. Fails (and the chunk is
+# retried, then held) when the per-customer totals do not add up.
+. "$(dirname "$0")/lib.sh"
+
+orders=$CHUNKLOCK_INPUT_ORDERS_LOCATION
+clean=$CHUNKLOCK_INPUT_ORDERS_CLEAN_LOCATION
+out=$CHUNKLOCK_OUTPUT_LOCATION
+a=$(awk -F, '{ s += $4 } END { print s + 0 }' "$orders")
+b=$(awk -F, '{ s += $4 } END { print s + 0 }' "$clean")
+if [ "$a" != "$b" ]; then
+	echo "orders sum to $a cents but orders-clean to $b" >&2
+	exit 1
+fi
+chunk_dir "$out"
+echo "OK $CHUNKLOCK_DATAID $a" >"$out.tmp.$$"
+commit "$out.tmp.$$" "$out"
