@@ -57,7 +57,20 @@
 // and merge them, so an event is never missed or seen twice whether it was
 // moved yet or not. WatchEvents replays from f.After that way, then watches
 // the evq/ prefix from the next revision: events committed through any server
-// of the cluster arrive in Seq order.
+// of the cluster arrive in Seq order. Listing the events of one chunk
+// (dataset and dataid) reads the evc/ index; other filters read the log in
+// Seq order and filter it.
+//
+// # findNext under contention
+//
+// Candidates are hints read without tracking the range; the one a
+// transaction picks is tracked like any read, so two transactions that pick
+// the same candidate cannot both commit. A transaction alone takes the head
+// of the queue (strict dataid order). When several transactions of this
+// process read the same job's queue at once, or one lost a race on it
+// lately, each picks at random among the first few candidates (about two per
+// racer, at most 64), so racers spread over the queue instead of colliding
+// on its head.
 //
 // # Outcomes the client did not see
 //

@@ -57,17 +57,7 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 			return unavailable(err, "request ended before its transaction committed")
 		}
 		t := &tx{b: b, attempt: attempt, reads: map[string]int64{}, writes: map[string]*[]byte{}, dropped: map[string]bool{}, running: map[string]bool{}, prefetched: map[string]prefetch{}}
-		err := fn(t)
-		if t.racers != nil {
-			defer t.racers.Add(-1) // counted until Update returns
-		}
-		if err != nil {
-			return err
-		}
-		if len(t.writes) == 0 && len(t.events) == 0 {
-			return nil // read-only: its snapshot is consistent as it is
-		}
-		ok, err := b.commit(ctx, t)
+		ok, err := b.attempt(ctx, t, fn)
 		if err != nil {
 			return err
 		}
@@ -95,6 +85,24 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 			}
 		}
 	}
+}
+
+// attempt runs fn once and commits what it wrote; ok is false when the
+// commit lost a race. A transaction that read candidates counts as a racer
+// for them until its attempt ends.
+func (b *Backend) attempt(ctx context.Context, t *tx, fn func(backends.Tx) error) (bool, error) {
+	defer func() {
+		if t.racers != nil {
+			t.racers.Add(-1)
+		}
+	}()
+	if err := fn(t); err != nil {
+		return false, err
+	}
+	if len(t.writes) == 0 && len(t.events) == 0 {
+		return true, nil // read-only: its snapshot is consistent as it is
+	}
+	return b.commit(ctx, t)
 }
 
 // commit applies t's writes if nothing it read changed. It reports false
