@@ -64,16 +64,19 @@ func (r *jobResolver) Credentials(ctx context.Context, obj *backends.Job) ([]bac
 
 // UpsertDataset is the resolver for the upsertDataset field.
 func (r *mutationResolver) UpsertDataset(ctx context.Context, input graph.DatasetInput) (backends.Dataset, error) {
+	defer r.catalogChanged(ctx)
 	return r.store.UpsertDataset(ctx, datasetFromInput(input))
 }
 
 // UpsertJob is the resolver for the upsertJob field.
 func (r *mutationResolver) UpsertJob(ctx context.Context, input graph.JobInput) (graph.UpsertJobPayload, error) {
+	defer r.catalogChanged(ctx)
 	return r.upsertJob(ctx, jobFromInput(input))
 }
 
 // SetCredential is the resolver for the setCredential field.
 func (r *mutationResolver) SetCredential(ctx context.Context, job string, dataset string, secret string) (backends.Job, error) {
+	defer r.loadersFrom(ctx).creds.Clear(job)
 	return r.setCredential(ctx, job, dataset, secret)
 }
 

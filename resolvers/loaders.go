@@ -160,6 +160,13 @@ func (r *Resolver) decryptClaim(ctx context.Context, token string) (map[string]s
 	return secrets, nil
 }
 
+// catalogChanged drops the response's catalog snapshot after a mutation
+// changed the catalog, so that the fields of later mutations in the same
+// request see the change.
+func (r *Resolver) catalogChanged(ctx context.Context) {
+	r.loadersFrom(ctx).catalog.ClearAll()
+}
+
 // catalog returns the response's catalog snapshot.
 func (r *Resolver) catalog(ctx context.Context) (*backends.Catalog, error) {
 	return r.loadersFrom(ctx).catalog.Load(ctx, struct{}{})

@@ -68,6 +68,23 @@ func TestCatalog(t *testing.T) {
 		require.Equal(t, j.Key.Public, p.Job.Key.Public)
 		require.True(t, p.Job.Paused)
 
+		// Later mutations of one request see what earlier ones changed.
+		var both struct {
+			D struct{ Producer *struct{ ID string } }
+			J struct {
+				Job struct {
+					OutputDataset struct{ Producer *struct{ ID string } }
+				}
+			}
+		}
+		r0 := s.ok(admin, `mutation {
+			d: upsertDataset(input: {id: "n1"}) { producer { id } }
+			j: upsertJob(input: {id: "jn", inputs: ["c"], output: "n1"}) { job { outputDataset { producer { id } } } } }`, nil)
+		r0.field(t, "d", &both.D)
+		r0.field(t, "j", &both.J)
+		require.Nil(t, both.D.Producer)
+		require.Equal(t, "jn", both.J.Job.OutputDataset.Producer.ID)
+
 		// Not found, invalid and conflicting definitions.
 		r := s.send(request{who: reader, query: `{ dataset(id: "nope") { id } }`})
 		require.Equal(t, "NOT_FOUND", r.code(t))
