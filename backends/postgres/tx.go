@@ -16,7 +16,7 @@ import (
 // and applied in one statement just before commit, together with the
 // events, which get their seq there under a lock that makes seq grow with
 // commit order.
-func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) (err error) {
+func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error {
 	if err := b.usable(ctx); err != nil {
 		return err
 	}
