@@ -107,7 +107,7 @@ var errUnauthenticated = &backends.Error{Code: backends.CodeUnauthenticated,
 // authenticate resolves the principal of a request: Anonymous when the
 // server runs open, else the token in its Authorization header.
 func (s *Server) authenticate(authorization string) (auth.Principal, error) {
-	if s.open() {
+	if s.Open() {
 		return auth.Anonymous, nil
 	}
 	token, ok := auth.BearerToken(authorization)

@@ -38,12 +38,10 @@ var clientErrorCodes = map[string]bool{
 // generic message and a reference to the server log, where the error is.
 // No SQL, stack, key material or ciphertext ever reaches a client.
 func (s *Server) presentError(ctx context.Context, err error) *gqlerror.Error {
-	var out gqlerror.Error
-	if ge := graphql.DefaultErrorPresenter(ctx, err); ge != nil {
-		out = gqlerror.Error{Err: ge.Err, Message: ge.Message, Path: ge.Path, Locations: ge.Locations}
-		if code, ok := ge.Extensions["code"].(string); ok && clientErrorCodes[code] {
-			return s.answer(&out, backends.CodeInvalidArgument, ge.Message, nil)
-		}
+	ge := graphql.DefaultErrorPresenter(ctx, err)
+	out := gqlerror.Error{Message: ge.Message, Path: ge.Path, Locations: ge.Locations}
+	if code, ok := ge.Extensions["code"].(string); ok && clientErrorCodes[code] {
+		return s.answer(&out, backends.CodeInvalidArgument, ge.Message, nil)
 	}
 	var de *backends.Error
 	switch {
@@ -74,7 +72,7 @@ func (s *Server) answer(out *gqlerror.Error, code backends.Code, msg string, ext
 		ext = map[string]any{}
 	}
 	ext["code"] = string(code)
-	out.Message, out.Extensions, out.Err = msg, ext, nil
+	out.Message, out.Extensions = msg, ext
 	s.metrics.errorAnswered(code)
 	return out
 }

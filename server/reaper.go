@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// RunReaper fails expired claims every ReaperInterval until ctx ends. Every
+// runReaper fails expired claims every ReaperInterval until ctx ends. Every
 // replica of the server runs one; the store makes concurrent runs safe (a
 // claim is expired once, by whichever run gets there first).
-func (s *Server) RunReaper(ctx context.Context) {
+func (s *Server) runReaper(ctx context.Context) {
 	t := time.NewTicker(s.cfg.ReaperInterval)
 	defer t.Stop()
 	for {

@@ -141,9 +141,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Open tells whether the server runs without authentication.
-func (s *Server) Open() bool { return s.open() }
-
-func (s *Server) open() bool { return s.cfg.Tokens.Len() == 0 }
+func (s *Server) Open() bool { return s.cfg.Tokens.Len() == 0 }
 
 // graphql builds the gqlgen handler: explicit transports, the query cache,
 // limits, introspection, dataloaders, authorization, the error presenter
@@ -230,7 +228,7 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 
 func (s *Server) playground() http.Handler {
 	var opts []playground.GraphiqlConfigOption
-	if !s.open() {
+	if !s.Open() {
 		opts = append(opts, playground.WithGraphiqlUiHeaders(map[string]string{"Authorization": "Bearer <your token>"}))
 	}
 	return playground.Handler("chunklock", "/graphql", opts...)
@@ -258,7 +256,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	reaperDone := make(chan struct{})
 	go func() {
 		defer close(reaperDone)
-		s.RunReaper(reaperCtx)
+		s.runReaper(reaperCtx)
 	}()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
