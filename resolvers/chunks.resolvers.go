@@ -42,11 +42,7 @@ func (r *mutationResolver) Publish(ctx context.Context, dataset string, dataid s
 
 // Resubmit is the resolver for the resubmit field.
 func (r *mutationResolver) Resubmit(ctx context.Context, dataset string, dataid string, cascade *bool) ([]backends.StatusRow, error) {
-	rows, err := r.store.Resubmit(ctx, dataset, dataid, deref(cascade))
-	if rows == nil && err == nil {
-		rows = []backends.StatusRow{}
-	}
-	return rows, err
+	return r.store.Resubmit(ctx, dataset, dataid, deref(cascade))
 }
 
 // Hold is the resolver for the hold field.
@@ -96,11 +92,7 @@ func (r *statusRowResolver) LeaseExpiresAt(ctx context.Context, obj *backends.St
 
 // Locks is the resolver for the locks field.
 func (r *statusRowResolver) Locks(ctx context.Context, obj *backends.StatusRow) ([]backends.LockKind, error) {
-	locks := backends.LocksOf(*obj)
-	if locks == nil {
-		locks = []backends.LockKind{}
-	}
-	return locks, nil
+	return backends.LocksOf(*obj), nil
 }
 
 // Location is the resolver for the location field.

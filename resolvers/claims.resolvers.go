@@ -43,13 +43,7 @@ func (r *claimResolver) Inputs(ctx context.Context, obj *backends.Claim) ([]mode
 // Env is the resolver for the env field.
 func (r *claimResolver) Env(ctx context.Context, obj *backends.Claim) ([]backends.EnvVar, error) {
 	j, err := r.job(ctx, obj.Job)
-	if err != nil {
-		return nil, err
-	}
-	if j.Env == nil {
-		return []backends.EnvVar{}, nil
-	}
-	return j.Env, nil
+	return j.Env, err
 }
 
 // Secret is the resolver for the secret field.
@@ -111,11 +105,7 @@ func (r *mutationResolver) Release(ctx context.Context, token string) (bool, err
 
 // Claims is the resolver for the claims field.
 func (r *queryResolver) Claims(ctx context.Context, job *string) ([]backends.Claim, error) {
-	claims, err := r.store.Claims(ctx, deref(job))
-	if claims == nil && err == nil {
-		claims = []backends.Claim{}
-	}
-	return claims, err
+	return r.store.Claims(ctx, deref(job))
 }
 
 // Claim returns graph.ClaimResolver implementation.
