@@ -305,17 +305,17 @@ func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	}
 	fmt.Fprintln(out)
 	for _, dataid := range dataids {
-		fmt.Fprintf(out, "%-*s", width, dataid)
+		var line strings.Builder
+		fmt.Fprintf(&line, "%-*s", width, dataid)
 		for _, d := range ids {
 			st := grid[dataid][d]
 			mark := cellMark[st]
-			pad := strings.Repeat(" ", len(d)-1)
 			if color && cellColor[st] != "" {
 				mark = cellColor[st] + mark + "\x1b[0m"
 			}
-			fmt.Fprintf(out, "  %s%s", mark, pad)
+			fmt.Fprintf(&line, "  %s%s", mark, strings.Repeat(" ", len(d)-1))
 		}
-		fmt.Fprintln(out)
+		fmt.Fprintln(out, strings.TrimRight(line.String(), " "))
 	}
 	if len(dataids) < total {
 		fmt.Fprintf(out, "(the last %d of %d dataids; see more with --limit, --from, --to)\n", len(dataids), total)

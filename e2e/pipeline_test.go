@@ -1,0 +1,274 @@
+//go:build linux
+
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/client"
+)
+
+const exampleDir = "../examples/daily-pipeline"
+
+// copyExample copies the daily-pipeline example to dir, with its data root
+// /tmp/chunklock-daily moved to dataRoot and every job's lease shortened to
+// two seconds.
+func copyExample(t *testing.T, dir, dataRoot string) {
+	t.Helper()
+	err := filepath.WalkDir(exampleDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(exampleDir, path)
+		target := filepath.Join(dir, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "pipeline.yaml")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	yaml := string(raw)
+	require.Contains(t, yaml, "/tmp/chunklock-daily")
+	require.Equal(t, 4, strings.Count(yaml, "leaseSeconds: 30"), "the test shortens every job's lease")
+	yaml = strings.ReplaceAll(yaml, "/tmp/chunklock-daily", dataRoot)
+	yaml = strings.ReplaceAll(yaml, "leaseSeconds: 30", "leaseSeconds: 2")
+	require.NoError(t, os.WriteFile(path, []byte(yaml), 0o644))
+}
+
+var produced = map[string][]string{ // dataset -> its producer's inputs
+	"orders":         {"orders-raw"},
+	"orders-clean":   {"orders"},
+	"daily-report":   {"orders-clean"},
+	"reconciliation": {"orders", "orders-clean"},
+}
+
+// TestDailyPipeline runs the example pipeline over 30 days with four
+// runners, one of which is killed (SIGKILL) in the middle of a chunk.
+func TestDailyPipeline(t *testing.T) {
+	s := startServer(t)
+	root := t.TempDir()
+	example, data, keys, pause := filepath.Join(root, "example"), filepath.Join(root, "data"), filepath.Join(root, "keys"), filepath.Join(root, "pause")
+	require.NoError(t, os.MkdirAll(pause, 0o755))
+	copyExample(t, example, data)
+	const pauseAt = "transform/2026-01-15"
+	env := []string{"SHOP_EXPORT_TOKEN=tok-123", "DAILY_ROOT=" + data, "EXAMPLE_DIR=" + example, "PAUSE_AT=" + pauseAt, "PAUSE_DIR=" + pause}
+	inExample := func(args ...string) result {
+		t.Helper()
+		r := s.run(t, example, env, args...)
+		require.Equal(t, 0, r.code, "chunklock %v\n%s", args, r)
+		return r
+	}
+
+	// apply: a dry run changes nothing; the first apply creates everything
+	// and writes the keys; the second changes nothing.
+	r := inExample("apply", "-f", "pipeline.yaml", "--dry-run")
+	require.Contains(t, r.stdout, "dry run: 10 change(s) would be applied")
+	ds, err := s.api.Datasets(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, ds, "a dry run creates nothing")
+
+	r = inExample("apply", "-f", "pipeline.yaml", "--keys-dir", keys)
+	require.Contains(t, r.stdout, "applied 10 change(s)")
+	require.NotContains(t, r.stdout, "AGE-SECRET-KEY", "with --keys-dir keys go to files, not to the output")
+	for _, job := range []string{"extract", "transform", "report", "reconcile"} {
+		st, err := os.Stat(filepath.Join(keys, job+".key"))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	}
+	r = inExample("apply", "-f", "pipeline.yaml", "--keys-dir", keys)
+	require.Contains(t, r.stdout, "applied 0 change(s) and re-sent 1 existing secret(s)")
+
+	mk := startProgram(t, append(append([]string{}, s.env...), env...), example, filepath.Join(example, "make-raw.sh"), "2026-01-01..2026-01-30")
+	require.Equal(t, 0, mk.wait(t, time.Minute), "make-raw.sh:\n%s", mk.stderr)
+	r = result{stdout: mk.stdout.String()}
+	require.Contains(t, r.stdout, "published 30 chunk(s) of orders-raw")
+
+	// Four runners serving every job.
+	var runners []*proc
+	for range 4 {
+		runners = append(runners, start(t, append(append([]string{}, s.env...), env...), example,
+			"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile",
+			"--loop", "--idle-wait", "8s", "--kill-grace", "2s", "--", "sh", filepath.Join(mustAbs(t, "testdata"), "pause.sh")))
+	}
+
+	// Kill -9 the runner working on the paused chunk, mid-chunk.
+	startedFile := filepath.Join(pause, "started")
+	eventually(t, 60*time.Second, "the paused chunk to start", func() bool { _, err := os.Stat(startedFile); return err == nil })
+	raw, err := os.ReadFile(startedFile)
+	require.NoError(t, err)
+	var childPid, runnerPid int
+	var killedExecutor string
+	_, err = fmt.Sscan(string(raw), &childPid, &runnerPid, &killedExecutor)
+	require.NoError(t, err)
+	var killed *proc
+	for _, p := range runners {
+		if p.cmd.Process.Pid == runnerPid {
+			killed = p
+		}
+	}
+	require.NotNil(t, killed, "the paused job's parent is one of the runners")
+	require.NoError(t, killed.cmd.Process.Signal(syscall.SIGKILL))
+	killed.wait(t, 10*time.Second)
+	// On Linux the job process dies with its runner (Pdeathsig).
+	eventually(t, 10*time.Second, "the killed runner's job process to die", func() bool { return !alive(childPid) })
+	// Were it still running, this would let it go on to its result.
+	require.NoError(t, os.WriteFile(filepath.Join(pause, "go"), nil, 0o644))
+
+	for _, p := range runners {
+		if p == killed {
+			continue
+		}
+		code := p.wait(t, 90*time.Second)
+		require.Equal(t, 0, code, "runner:\n%s", p.stderr)
+		require.Contains(t, p.stderr.String(), "nothing left to do")
+	}
+
+	// Every chunk was produced exactly once, in dependency order.
+	evs := s.events(t, client.EventFilter{})
+	readyAt := map[string]int{} // dataset/dataid -> index of its READY event
+	for i, e := range evs {
+		if e.Role != "OUTPUT" || e.To != "READY" {
+			continue
+		}
+		key := e.Dataset + "/" + e.DataID
+		_, dup := readyAt[key]
+		require.False(t, dup, "%s became READY twice", key)
+		readyAt[key] = i
+	}
+	days := dates("2026-01-01", 30)
+	for _, d := range days {
+		for _, ds := range []string{"orders-raw", "orders", "orders-clean", "daily-report", "reconciliation"} {
+			require.Contains(t, readyAt, ds+"/"+d, "%s %s was never produced", ds, d)
+		}
+	}
+	require.Len(t, readyAt, 5*30)
+	claims := 0
+	for i, e := range evs {
+		inputs, ok := produced[e.Dataset]
+		if !ok || e.Role != "OUTPUT" || e.To != "RUNNING" {
+			continue
+		}
+		claims++
+		for _, in := range inputs {
+			require.Less(t, readyAt[in+"/"+e.DataID], i, "%s %s claimed before its input %s was READY", e.Dataset, e.DataID, in)
+		}
+	}
+	require.GreaterOrEqual(t, claims, 4*30+1, "the killed chunk was claimed twice")
+
+	// The killed chunk: claimed by the killed runner, failed by the reaper
+	// once its lease passed, redone by another runner, completed once.
+	var hist []string
+	for _, e := range s.events(t, client.EventFilter{Dataset: "orders-clean", DataID: "2026-01-15"}) {
+		if e.Role != "OUTPUT" {
+			continue
+		}
+		who := "other"
+		if e.Executor == killedExecutor {
+			who = "killed"
+		}
+		step := fmt.Sprintf("%s->%s attempt %d by %s", e.From, e.To, e.Attempt, who)
+		if e.To == "FAILED" {
+			step += " (" + e.Reason + ")"
+		}
+		hist = append(hist, step)
+	}
+	require.Equal(t, []string{
+		"NONE->RUNNING attempt 1 by killed",
+		"RUNNING->FAILED attempt 1 by killed (" + backends.ReasonLeaseExpired + ")",
+		"FAILED->RUNNING attempt 2 by other",
+		"RUNNING->READY attempt 2 by other",
+	}, hist)
+
+	// The outputs are there and right.
+	for _, d := range days {
+		sum, n := rawTotals(t, filepath.Join(data, "raw", "orders-"+d+".csv"))
+		got, err := os.ReadFile(filepath.Join(data, "reconciliation", d+".txt"))
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("OK %s %d\n", d, sum), string(got))
+		got, err = os.ReadFile(filepath.Join(data, "reports", d+".txt"))
+		require.NoError(t, err)
+		require.Contains(t, string(got), fmt.Sprintf("day %s: %d orders, revenue %d.%02d EUR", d, n, sum/100, sum%100))
+	}
+
+	// The views agree.
+	r = s.ok(t, "status")
+	for _, ds := range []string{"orders-raw", "orders", "orders-clean", "daily-report", "reconciliation"} {
+		require.Regexp(t, `(?m)^`+ds+`\s+\S+\s+30\s+30\s+0\s+0\s+0\s+0\s+2026-01-30$`, r.stdout)
+	}
+	require.Contains(t, r.stdout, "no live claims")
+	r = s.ok(t, "chunks", "--limit", "0")
+	require.Equal(t, 32, strings.Count(r.stdout, "\n"), "header, 30 dataids, legend:\n%s", r.stdout)
+	require.Contains(t, r.stdout, "2026-01-15  #           #       #             #             #")
+	r = s.ok(t, "graph", "--dataid", "2026-01-15")
+	require.Contains(t, r.stdout, `"job:reconcile" -> "chunk:reconciliation/2026-01-15"`)
+	r = s.ok(t, "graph", "--format", "mermaid")
+	require.Contains(t, r.stdout, "flowchart LR")
+	r = s.ok(t, "events", "--dataset", "orders-clean", "--dataid", "2026-01-15")
+	require.Contains(t, r.stdout, `reason="lease expired"`)
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	abs, err := filepath.Abs(p)
+	require.NoError(t, err)
+	return abs
+}
+
+// dates returns n consecutive ISO dates from first.
+func dates(first string, n int) []string {
+	d, _ := time.Parse(time.DateOnly, first)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.AddDate(0, 0, i).Format(time.DateOnly)
+	}
+	return out
+}
+
+// rawTotals sums the well-formed rows of a raw export as the example jobs
+// do: the amount in cents and the number of orders.
+func rawTotals(t *testing.T, path string) (sum, n int) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan() // header
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), ",")
+		if len(fields) != 3 {
+			continue
+		}
+		v, err := strconv.Atoi(fields[2])
+		if err != nil {
+			continue
+		}
+		sum += v
+		n++
+	}
+	require.NoError(t, sc.Err())
+	require.Positive(t, n)
+	return sum, n
+}
