@@ -1,0 +1,365 @@
+// Command chunklock-bench measures claim throughput and latency: R
+// concurrent runners doing findNext → complete cycles, directly against a
+// Store or through the GraphQL API of a real `chunklock serve` process, next
+// to the raw write limit of the same store and, on PostgreSQL, River's
+// fetch → complete loop.
+//
+//	go run ./cmd/chunklock-bench -backend postgres -runners 1,4,16,64
+//	go run ./cmd/chunklock-bench -backend etcd -api graphql -runners 16
+//
+// Figures go to standard output as a table; progress goes to standard error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/etcd"
+	"github.com/chunklock/chunklock/backends/etcd/embedded"
+	"github.com/chunklock/chunklock/backends/postgres"
+	"github.com/chunklock/chunklock/bench"
+	"github.com/chunklock/chunklock/client"
+)
+
+type config struct {
+	backend     string
+	api         string
+	runners     []int
+	chunks      int
+	dsn         string
+	baseline    time.Duration
+	river       bool
+	riverDir    string
+	serverBin   string
+	keepWorkdir bool
+}
+
+func main() {
+	var c config
+	var runners string
+	flag.StringVar(&c.backend, "backend", "postgres", "store to measure: postgres or etcd (an embedded single member, fsync on)")
+	flag.StringVar(&c.api, "api", "direct", "how runners reach chunklock: direct (the Store in this process), graphql (HTTP to a chunklock serve process), or both")
+	flag.StringVar(&runners, "runners", "1,4,16,64", "comma-separated numbers of concurrent runners")
+	flag.IntVar(&c.chunks, "chunks", 3000, "chunks each run drains")
+	flag.StringVar(&c.dsn, "dsn", envOr("CHUNKLOCK_TEST_POSTGRES", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL DSN (-backend postgres)")
+	flag.DurationVar(&c.baseline, "baseline", 5*time.Second, "how long each raw-commit baseline runs (0 skips it)")
+	flag.BoolVar(&c.river, "river", true, "also run River's benchmark (bench/river) at the same worker counts (-backend postgres)")
+	flag.StringVar(&c.riverDir, "river-dir", "bench/river", "directory of the River benchmark module")
+	flag.StringVar(&c.serverBin, "server-bin", "", "chunklock binary for -api graphql (default: built from ./cmd/chunklock)")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: chunklock-bench [flags]\n\n%s\n\nflags:\n", strings.TrimSpace(usage))
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	for _, s := range strings.Split(runners, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fail(fmt.Errorf("-runners: %q is not a positive number", s))
+		}
+		c.runners = append(c.runners, n)
+	}
+	if err := run(context.Background(), c); err != nil {
+		fail(err)
+	}
+}
+
+const usage = `
+Measures findNext → complete cycles per second with R concurrent runners, the
+latency of each call (p50, p99), and the store's raw commit rate with R
+writers; prints our figure as a ratio of that limit (cycles/s ÷ (commits/s ÷ 2):
+one cycle is two transactions). With -api graphql it starts a chunklock serve
+process on the same store and reports that process's peak RSS.`
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "chunklock-bench:", err)
+	os.Exit(1)
+}
+
+// target is one store under measurement.
+type target struct {
+	store    backends.Store
+	storeURL string // for a serve process
+	baseline func(ctx context.Context, runners int) (float64, error)
+	close    func()
+}
+
+func openTarget(ctx context.Context, c config) (*target, error) {
+	switch c.backend {
+	case "postgres":
+		schema := fmt.Sprintf("chunklock_bench_%d", time.Now().Unix())
+		st, err := postgres.Open(ctx, postgres.Config{DSN: c.dsn, Schema: schema, MaxConns: 80})
+		if err != nil {
+			return nil, err
+		}
+		url := c.dsn
+		if strings.Contains(url, "?") {
+			url += "&schema=" + schema
+		} else {
+			url += "?schema=" + schema
+		}
+		return &target{store: st, storeURL: url,
+			baseline: func(ctx context.Context, r int) (float64, error) {
+				return bench.PostgresCommitRate(ctx, c.dsn, r, c.baseline)
+			},
+			close: func() { st.Close() }}, nil
+	case "etcd":
+		dir, err := os.MkdirTemp("", "chunklock-bench-etcd-")
+		if err != nil {
+			return nil, err
+		}
+		srv, err := embedded.Start(ctx, embedded.Config{Dir: dir, ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0"})
+		if err != nil {
+			return nil, err
+		}
+		cli, err := srv.Client()
+		if err != nil {
+			srv.Close()
+			return nil, err
+		}
+		prefix := "/chunklock-bench/"
+		st, err := etcd.OpenClient(ctx, cli, etcd.Config{Prefix: prefix, MaxTxnOps: srv.MaxTxnOps()})
+		if err != nil {
+			cli.Close()
+			srv.Close()
+			return nil, err
+		}
+		host := strings.TrimPrefix(srv.ClientURL(), "http://")
+		return &target{store: st, storeURL: "etcd://" + host + prefix,
+			baseline: func(ctx context.Context, r int) (float64, error) {
+				return bench.EtcdTxnRate(ctx, cli, prefix, r, c.baseline)
+			},
+			close: func() { st.Close(); cli.Close(); srv.Close(); os.RemoveAll(dir) }}, nil
+	}
+	return nil, fmt.Errorf("-backend %q: want postgres or etcd", c.backend)
+}
+
+func run(ctx context.Context, c config) error {
+	t, err := openTarget(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	apis := []string{c.api}
+	if c.api == "both" {
+		apis = []string{"direct", "graphql"}
+	}
+	var srv *serveProcess
+	for _, api := range apis {
+		if api == "graphql" {
+			if srv, err = startServe(ctx, c, t.storeURL); err != nil {
+				return err
+			}
+			defer srv.stop()
+		}
+	}
+	type row struct {
+		api          string
+		res          bench.Result
+		limit, river float64
+		rss          int64
+	}
+	var rows []row
+	limits := map[int]float64{}
+	rivers := map[int]float64{}
+	for _, r := range c.runners {
+		if c.baseline > 0 {
+			fmt.Fprintf(os.Stderr, "baseline: raw commits with %d writers for %s...\n", r, c.baseline)
+			commits, err := t.baseline(ctx, r)
+			if err != nil {
+				return fmt.Errorf("baseline: %w", err)
+			}
+			limits[r] = commits / 2
+		}
+		if c.river && c.backend == "postgres" {
+			if jobs, err := runRiver(c, r); err != nil {
+				fmt.Fprintf(os.Stderr, "river: %v (skipped)\n", err)
+			} else {
+				rivers[r] = jobs
+			}
+		}
+		for _, api := range apis {
+			var d bench.Driver = bench.StoreDriver{Store: t.store}
+			if api == "graphql" {
+				cl, err := client.New(srv.url)
+				if err != nil {
+					return err
+				}
+				d = graphqlDriver{cl}
+			}
+			prefix := fmt.Sprintf("b%d-%s-r%d", time.Now().Unix()%100000, api, r)
+			fmt.Fprintf(os.Stderr, "%s R=%d: publishing %d chunks...\n", api, r, c.chunks)
+			p, err := bench.Setup(ctx, t.store, prefix, c.chunks, os.Stderr)
+			if err != nil {
+				return err
+			}
+			res, err := bench.Run(ctx, d, p, r, 0, os.Stderr)
+			if err != nil {
+				return err
+			}
+			var rss int64
+			if api == "graphql" {
+				rss = srv.peakRSS()
+			}
+			rows = append(rows, row{api: api, res: res, limit: limits[r], river: rivers[r], rss: rss})
+		}
+	}
+	fmt.Printf("\nbackend=%s chunks/run=%d\n", c.backend, c.chunks)
+	fmt.Printf("%-8s %4s %10s %12s %12s %12s %12s %12s %7s %10s %9s\n",
+		"api", "R", "cycles/s", "find p50", "find p99", "compl p50", "compl p99", "limit/2", "ratio", "river/s", "rss MB")
+	for _, rw := range rows {
+		ratio, river, rss := "-", "-", "-"
+		if rw.limit > 0 {
+			ratio = fmt.Sprintf("%.2f", rw.res.CyclesPerSecond()/rw.limit)
+		}
+		if rw.river > 0 {
+			river = fmt.Sprintf("%.0f", rw.river)
+		}
+		if rw.rss > 0 {
+			rss = fmt.Sprintf("%.1f", float64(rw.rss)/(1<<20))
+		}
+		fmt.Printf("%-8s %4d %10.0f %12s %12s %12s %12s %12.0f %7s %10s %9s\n", rw.api, rw.res.Runners, rw.res.CyclesPerSecond(),
+			rw.res.FindNext.P50.Round(time.Microsecond), rw.res.FindNext.P99.Round(time.Microsecond),
+			rw.res.Complete.P50.Round(time.Microsecond), rw.res.Complete.P99.Round(time.Microsecond), rw.limit, ratio, river, rss)
+	}
+	return nil
+}
+
+// graphqlDriver runs cycles through the HTTP API.
+type graphqlDriver struct{ c *client.Client }
+
+func (g graphqlDriver) FindNext(ctx context.Context, job, executor string) (string, bool, error) {
+	var out struct {
+		FindNext *struct{ Token string } `json:"findNext"`
+	}
+	err := g.c.Do(ctx, `mutation($job: String!, $ex: String!) { findNext(job: $job, executor: $ex) { token } }`,
+		map[string]any{"job": job, "ex": executor}, &out)
+	if err != nil || out.FindNext == nil {
+		return "", false, err
+	}
+	return out.FindNext.Token, true, nil
+}
+
+func (g graphqlDriver) Complete(ctx context.Context, token string) error {
+	return g.c.Do(ctx, `mutation($t: String!) { complete(token: $t) }`, map[string]any{"t": token}, nil)
+}
+
+// serveProcess is a chunklock serve child process.
+type serveProcess struct {
+	cmd *exec.Cmd
+	url string
+	dir string
+}
+
+func startServe(ctx context.Context, c config, storeURL string) (*serveProcess, error) {
+	dir, err := os.MkdirTemp("", "chunklock-bench-serve-")
+	if err != nil {
+		return nil, err
+	}
+	bin := c.serverBin
+	if bin == "" {
+		bin = filepath.Join(dir, "chunklock")
+		fmt.Fprintln(os.Stderr, "building chunklock for -api graphql...")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/chunklock")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return nil, fmt.Errorf("building chunklock (run from the repository root, or give -server-bin): %w", err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "serve", "--listen", addr, "--store", storeURL, "--data-dir", filepath.Join(dir, "data"),
+		"--max-complexity", "100000", "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &serveProcess{cmd: cmd, url: "http://" + addr, dir: dir}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			return p, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.stop()
+	return nil, errors.New("chunklock serve did not listen within 60s")
+}
+
+var hwm = regexp.MustCompile(`VmHWM:\s+(\d+) kB`)
+
+// peakRSS reads the process's peak resident set size.
+func (p *serveProcess) peakRSS() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	m := hwm.FindSubmatch(b)
+	if m == nil {
+		return 0
+	}
+	kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return kb << 10
+}
+
+func (p *serveProcess) stop() {
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+	os.RemoveAll(p.dir)
+}
+
+var riverRate = regexp.MustCompile(`jobs/s=(\d+)`)
+
+// runRiver runs River's benchmark with workers workers on the same database.
+func runRiver(c config, workers int) (float64, error) {
+	if _, err := os.Stat(filepath.Join(c.riverDir, "go.mod")); err != nil {
+		return 0, fmt.Errorf("no River benchmark module at %s", c.riverDir)
+	}
+	fmt.Fprintf(os.Stderr, "river: %d workers, %d jobs...\n", workers, c.chunks)
+	cmd := exec.Command("go", "run", ".", "-dsn", c.dsn, "-workers", strconv.Itoa(workers), "-jobs", strconv.Itoa(c.chunks))
+	cmd.Dir = c.riverDir
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, err
+	}
+	m := riverRate.FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("unexpected output %q", out)
+	}
+	return strconv.ParseFloat(string(m[1]), 64)
+}
+
+var _ = clientv3.WithPrefix
