@@ -36,6 +36,8 @@ type Subscription struct {
 	msgs   chan Message
 	cancel context.CancelFunc
 	done   chan struct{}
+	closed chan struct{}
+	once   sync.Once
 
 	mu  sync.Mutex
 	err error // why the subscription ended
@@ -117,7 +119,7 @@ func (c *Client) Subscribe(ctx context.Context, ops ...Operation) (*Subscription
 		}
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Subscription{conn: conn, msgs: make(chan Message, 64), cancel: cancel, done: make(chan struct{})}
+	s := &Subscription{conn: conn, msgs: make(chan Message, 64), cancel: cancel, done: make(chan struct{}), closed: make(chan struct{})}
 	go s.read(rctx, len(ops))
 	return s, nil
 }
@@ -190,9 +192,17 @@ func (s *Subscription) end(err error) {
 
 // Next returns the next result. When the subscription has ended it returns
 // why: an UNAVAILABLE *Error when the connection broke (resubscribe or fall
-// back to polling), the server's error when it refused an operation.
+// back to polling), the server's error when it refused an operation, or
+// "subscription closed" once Close was called.
 func (s *Subscription) Next(ctx context.Context) (Message, error) {
 	select {
+	case <-s.closed:
+		return Message{}, errors.New("subscription closed")
+	default:
+	}
+	select {
+	case <-s.closed:
+		return Message{}, errors.New("subscription closed")
 	case m, ok := <-s.msgs:
 		if !ok {
 			s.mu.Lock()
@@ -218,6 +228,7 @@ func (s *Subscription) Err() error {
 
 // Close ends the subscription and its connection.
 func (s *Subscription) Close() error {
+	s.once.Do(func() { close(s.closed) })
 	s.cancel()
 	<-s.done
 	_ = s.conn.CloseNow()

@@ -100,3 +100,67 @@ jobs:
 		})
 	}
 }
+
+func TestSecretsAreReferences(t *testing.T) {
+	for yaml, want := range map[string]string{
+		"datasets:\n  - {id: a, secret: hunter2}":                "never the secret itself",
+		"datasets:\n  - {id: a, secret: {value: hunter2}}":       `no field "value"`,
+		"datasets:\n  - {id: a, secret: {env: [A]}}":             "plain value",
+		"datasets:\n  - id: a\n    secret:\n      - hunter2\n": "never the secret itself",
+	} {
+		_, err := Parse(strings.NewReader(yaml), "p.yaml")
+		require.ErrorContains(t, err, want, yaml)
+	}
+	t.Setenv("PIPELINE_TEST_SECRET", "s3")
+	p, err := Parse(strings.NewReader("datasets:\n  - {id: a, secret: {env: PIPELINE_TEST_SECRET}}\n  - {id: b, secret: {file: /nonexistent/pw}}\n"), "p.yaml")
+	require.NoError(t, err)
+	v, err := p.Datasets[0].Secret.ReadSecret()
+	require.NoError(t, err)
+	require.Equal(t, "s3", v)
+	_, err = p.Datasets[1].Secret.ReadSecret()
+	require.ErrorContains(t, err, "/nonexistent/pw")
+}
+
+func TestPlanCredentials(t *testing.T) {
+	t.Parallel()
+	p, err := Parse(strings.NewReader(good), "p.yaml")
+	require.NoError(t, err)
+	plan, err := p.Plan(nil, nil, func(job, dataset string) bool { return job == "transform" && dataset == "raw" })
+	require.NoError(t, err)
+	require.Equal(t, Change{Kind: "credential", ID: "transform/raw", Action: Resend, Fields: []string{"secret from $RAW_PW"}}, plan[len(plan)-1])
+	plan, err = p.Plan(nil, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, Create, plan[len(plan)-1].Action)
+}
+
+func TestValidateAgainstTheServer(t *testing.T) {
+	t.Parallel()
+	server := func() ([]backends.Dataset, []backends.Job) {
+		return []backends.Dataset{{ID: "raw"}, {ID: "clean"}, {ID: "other"}},
+			[]backends.Job{{ID: "cleaner", Inputs: []string{"raw"}, Output: "clean"}}
+	}
+	for name, c := range map[string]struct{ yaml, want string }{
+		"second producer": {`
+datasets: [{id: raw}, {id: clean}]
+jobs:
+  - {id: mine, inputs: [raw], output: clean}`, `already produced by job "cleaner"`},
+		"cycle through the server's job": {`
+datasets: [{id: raw}, {id: clean}]
+jobs:
+  - {id: back, inputs: [clean], output: raw}`, "cycle"},
+	} {
+		p, err := Parse(strings.NewReader(c.yaml), "p.yaml")
+		require.NoError(t, err, name)
+		ds, js := server()
+		require.ErrorContains(t, p.ValidateAgainst(ds, js), c.want, name)
+	}
+	// Redefining the server's own job, or adding a new one, is fine.
+	p, err := Parse(strings.NewReader(`
+datasets: [{id: raw}, {id: clean}, {id: report}]
+jobs:
+  - {id: cleaner, inputs: [raw], output: clean, leaseSeconds: 5}
+  - {id: reporter, inputs: [clean], output: report}`), "p.yaml")
+	require.NoError(t, err)
+	ds, js := server()
+	require.NoError(t, p.ValidateAgainst(ds, js))
+}

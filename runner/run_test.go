@@ -72,12 +72,13 @@ func TestRunCompletesOnExitZero(t *testing.T) {
 	b := setup(t)
 	var out bytes.Buffer
 	got, err := Run(context.Background(), storeClient{b.store}, b.claim, Options{
-		Command: []string{"sh", "-c", `echo "$CHUNKLOCK_DATAID $CHUNKLOCK_INPUT_IN_LOCATION $CHUNKLOCK_OUTPUT_LOCATION $GREETING"`},
+		Command: []string{"sh", "-c", `echo "$CHUNKLOCK_DATAID $CHUNKLOCK_INPUT_IN_LOCATION $CHUNKLOCK_OUTPUT_LOCATION $GREETING $EXTRA $CHUNKLOCK_JOB"`},
+		Env:     []string{"EXTRA=more", "CHUNKLOCK_JOB=spoof"},
 		Stdout:  &out, IsStale: isStale,
 	})
 	require.NoError(t, err)
 	require.Equal(t, Completed, got)
-	require.Equal(t, "7 /in/7 /out/7 hi\n", out.String())
+	require.Equal(t, "7 /in/7 /out/7 hi more j\n", out.String(), "extra variables come before the claim's, which win")
 	require.Equal(t, backends.StatusReady, status(t, b.store, "out"))
 }
 
@@ -150,7 +151,7 @@ func TestRunReleasesWhenStopped(t *testing.T) {
 func TestEnvironAndExports(t *testing.T) {
 	t.Parallel()
 	secret := "p'w"
-	c := Claim{Job: "j", DataID: "2026-11-22", Token: "tok", Attempt: 2,
+	c := Claim{Job: "j", DataID: "2026-11-22", Token: "tok", Attempt: 2, Fence: 9,
 		Output: DatasetAccess{Dataset: "daily.sales", URL: "s3://lake", Location: "s3://lake/dt=2026-11-22/", Secret: &secret},
 		Inputs: []DatasetAccess{{Dataset: "raw-a"}, {Dataset: "raw-b"}},
 		Env:    []EnvVar{{Name: "X", Value: "1"}, {Name: "CHUNKLOCK_DATAID", Value: "spoof"}}}
@@ -159,6 +160,9 @@ func TestEnvironAndExports(t *testing.T) {
 	require.Contains(t, env, "CHUNKLOCK_INPUT_1_DATASET=raw-b")
 	require.Contains(t, env, "CHUNKLOCK_INPUT_RAW_A_URL=")
 	require.Contains(t, env, "CHUNKLOCK_INPUTS=raw-a,raw-b")
+	require.Contains(t, env, "CHUNKLOCK_CLAIM_TOKEN=tok")
+	require.Contains(t, env, "CHUNKLOCK_FENCE=9")
+	require.NotContains(t, env, "CHUNKLOCK_TOKEN=", "CHUNKLOCK_TOKEN is the API token of the chunklock command")
 	require.NotContains(t, env, "spoof", "job env cannot override claim variables")
 	require.Contains(t, c.ShellExports(), `export CHUNKLOCK_OUTPUT_SECRET='p'\''w'`)
 }

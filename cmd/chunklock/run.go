@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -213,7 +214,7 @@ func runJobs(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	}
 
 	maxChunks, idleWait := cmd.Int("max"), cmd.Duration("idle-wait")
-	w := &waiter{r: r, idleWait: idleWait}
+	w := &waiter{r: r, idleWait: idleWait, wake: make(chan struct{}, 1)}
 	defer w.close()
 	for done := 0; maxChunks == 0 || done < maxChunks; {
 		claim, err := r.claim(ctx, "")
@@ -340,12 +341,25 @@ func (c retrying) do(ctx context.Context, what string, f func(context.Context) e
 // chunk claimable: an event on the jobs' rows or on their input datasets,
 // from the events subscription; or, when the subscription is unavailable,
 // the next poll.
+//
+// The subscription is opened the first time the runner is idle and kept
+// until it exits; a goroutine drains it all along (so a long job never
+// leaves the server's messages unread) and remembers the cursor of the last
+// event, from which a broken subscription resumes without a gap. A new
+// subscription is live only some moments after it is asked for, so the
+// runner asks for work right after subscribing, and once more every few
+// seconds while idle, in case an event fell in that moment.
 type waiter struct {
 	r        *jobRunner
 	idleWait time.Duration
-	since    time.Time // when the runner became idle; zero while busy
+	since    time.Time     // when the runner became idle; zero while busy
+	wake     chan struct{} // an event came (capacity 1)
 	sub      *client.Subscription
-	retrySub time.Time // when to try subscribing again after a failure
+	drained  chan struct{} // closed when the drain goroutine ends
+	retrySub time.Time     // when to try subscribing again after a failure
+
+	mu     sync.Mutex
+	cursor string // of the last event seen
 }
 
 // busy records that the runner got work.
@@ -354,6 +368,7 @@ func (w *waiter) busy() { w.since = time.Time{} }
 func (w *waiter) close() {
 	if w.sub != nil {
 		_ = w.sub.Close()
+		<-w.drained
 	}
 }
 
@@ -361,6 +376,38 @@ func (w *waiter) close() {
 // for work.
 func (w *waiter) pollInterval() time.Duration {
 	return min(max(w.idleWait/10, 200*time.Millisecond), 2*time.Second)
+}
+
+// safetyPoll is how often an idle runner with the subscription asks for
+// work anyway.
+func (w *waiter) safetyPoll() time.Duration {
+	return min(max(w.idleWait/4, time.Second), 5*time.Second)
+}
+
+func (w *waiter) subscribe(ctx context.Context) error {
+	w.mu.Lock()
+	after := w.cursor
+	w.mu.Unlock()
+	sub, err := w.r.c.WatchEvents(ctx, after, w.r.filters...)
+	if err != nil {
+		return err
+	}
+	w.sub, w.drained = sub, make(chan struct{})
+	go func(sub *client.Subscription, drained chan struct{}) {
+		defer close(drained)
+		for m := range sub.Messages() {
+			if e, err := client.DecodeEvent(m); err == nil && e.Cursor != "" {
+				w.mu.Lock()
+				w.cursor = e.Cursor
+				w.mu.Unlock()
+			}
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+	}(sub, w.drained)
+	return nil
 }
 
 // wait blocks until it is worth asking for work again (true), or the
@@ -374,58 +421,45 @@ func (w *waiter) wait(ctx context.Context) bool {
 	if left <= 0 {
 		return false
 	}
+	if w.sub != nil {
+		select {
+		case <-w.drained:
+			w.r.logf("events subscription ended (%v); polling every %s until it is back", explain(w.r.cmd, w.sub.Err()), w.pollInterval())
+			_ = w.sub.Close()
+			w.sub = nil
+			w.retrySub = time.Now().Add(2 * time.Second)
+			return true
+		default:
+		}
+	}
 	if w.sub == nil && !time.Now().Before(w.retrySub) {
-		sub, err := w.r.c.WatchEvents(ctx, "", w.r.filters...)
-		if err != nil {
+		if err := w.subscribe(ctx); err != nil {
 			if ctx.Err() != nil {
 				return false
 			}
 			w.retrySub = time.Now().Add(10 * time.Second)
 			w.r.logf("events subscription unavailable (%v); polling every %s", explain(w.r.cmd, err), w.pollInterval())
 		} else {
-			// Whatever happened before the subscription started is not
-			// in it: ask once more right away.
-			w.sub = sub
+			// What happened before the subscription started is not in
+			// it: ask once more right away.
 			return true
 		}
 	}
-	idle := time.NewTimer(left)
-	defer idle.Stop()
-	var events <-chan client.Message
 	poll := w.pollInterval()
+	var drained <-chan struct{}
 	if w.sub != nil {
-		events = w.sub.Messages()
-		// A safety net for an event lost in transit.
-		poll = 30 * time.Second
+		poll, drained = w.safetyPoll(), w.drained
 	}
-	pollTimer := time.NewTimer(poll)
-	defer pollTimer.Stop()
+	timer := time.NewTimer(min(poll, left))
+	defer timer.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-idle.C:
-		return false
-	case <-pollTimer.C:
+	case <-timer.C:
+		return time.Since(w.since) < w.idleWait
+	case <-w.wake:
 		return true
-	case _, ok := <-events:
-		if !ok {
-			w.r.logf("events subscription ended (%v); polling every %s", explain(w.r.cmd, w.sub.Err()), w.pollInterval())
-			_ = w.sub.Close()
-			w.sub = nil
-			w.retrySub = time.Now().Add(10 * time.Second)
-			return true
-		}
-		// Take the burst that came with it before asking.
-		for {
-			select {
-			case _, ok := <-events:
-				if ok {
-					continue
-				}
-			default:
-			}
-			break
-		}
-		return true
+	case <-drained:
+		return true // reported at the next wait
 	}
 }

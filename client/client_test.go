@@ -1,0 +1,307 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/keys/age"
+	"github.com/chunklock/chunklock/server"
+	"github.com/chunklock/chunklock/server/auth"
+)
+
+type bundle struct {
+	url   string
+	token string // an admin token
+	store backends.Store
+}
+
+// setup serves a fresh in-memory store over HTTP with one admin token.
+func setup(t *testing.T) bundle {
+	t.Helper()
+	token, entry, err := auth.NewToken("tester", auth.RoleAdmin, nil)
+	require.NoError(t, err)
+	raw, err := yaml.Marshal([]auth.Entry{entry})
+	require.NoError(t, err)
+	tokens, err := auth.ParseTokens(raw)
+	require.NoError(t, err)
+	store := memory.Open(nil)
+	cfg := server.DefaultConfig()
+	cfg.Store, cfg.Keyring, cfg.Tokens = store, age.New(), tokens
+	srv, err := server.New(cfg)
+	require.NoError(t, err)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return bundle{url: hs.URL, token: token, store: store}
+}
+
+func newClient(t *testing.T, url string, opts ...client.Option) *client.Client {
+	t.Helper()
+	c, err := client.New(url, opts...)
+	require.NoError(t, err)
+	return c
+}
+
+// pipeline creates in -> j -> out with a secret on in; it returns j's key.
+func (b bundle) pipeline(t *testing.T, c *client.Client) string {
+	t.Helper()
+	ctx := t.Context()
+	for _, d := range []string{"in", "out"} {
+		require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: d, URL: "file:///data", Location: "/data/" + d + "/{dataid}"}))
+	}
+	key, err := c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", LeaseSeconds: 30,
+		Env: []backends.EnvVar{{Name: "MODE", Value: "fast"}}})
+	require.NoError(t, err)
+	require.NotEmpty(t, key, "the first upsert returns the job key")
+	again, err := c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", LeaseSeconds: 30,
+		Env: []backends.EnvVar{{Name: "MODE", Value: "fast"}}})
+	require.NoError(t, err)
+	require.Empty(t, again, "the key is shown once")
+	require.NoError(t, c.SetCredential(ctx, "j", "in", "s3cret"))
+	return key
+}
+
+func TestClaimCycle(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	admin := newClient(t, b.url, client.WithToken(b.token))
+	key := b.pipeline(t, admin)
+
+	jobs, err := admin.Jobs(ctx)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	require.True(t, jobs[0].HasCredential("in"))
+	require.False(t, jobs[0].HasCredential("out"))
+	require.Equal(t, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", LeaseSeconds: 30, MaxAttempts: 3,
+		Env: []backends.EnvVar{{Name: "MODE", Value: "fast"}}}, jobs[0].Backend())
+
+	// More than one batch of publish mutations.
+	var ids []string
+	for i := 1; i <= 30; i++ {
+		ids = append(ids, fmt.Sprint(i))
+	}
+	require.NoError(t, admin.Publish(ctx, "in", ids))
+	rows, err := admin.Chunks(ctx, client.ChunkFilter{Dataset: "in", Status: "READY"})
+	require.NoError(t, err)
+	require.Len(t, rows, 30)
+
+	// With the job key the claim carries the decrypted secret.
+	runner := newClient(t, b.url, client.WithToken(b.token), client.WithJobKey(key))
+	claim, err := runner.FindNext(ctx, "j", "exec-1")
+	require.NoError(t, err)
+	require.NotNil(t, claim)
+	require.Equal(t, "1", claim.DataID)
+	require.Equal(t, "/data/out/1", claim.Output.Location)
+	require.Len(t, claim.Inputs, 1)
+	require.NotNil(t, claim.Inputs[0].Secret)
+	require.Equal(t, "s3cret", *claim.Inputs[0].Secret)
+	require.Equal(t, "fast", claim.Env[0].Value)
+
+	// Without it, no secret.
+	plain, err := admin.FindNext(ctx, "j", "exec-2")
+	require.NoError(t, err)
+	require.Nil(t, plain.Inputs[0].Secret)
+	require.NoError(t, admin.Release(ctx, plain.Token))
+
+	until, err := runner.Heartbeat(ctx, claim.Token)
+	require.NoError(t, err)
+	require.True(t, until.After(time.Now()))
+	live, err := admin.Claims(ctx, "j")
+	require.NoError(t, err)
+	require.Len(t, live, 1)
+	require.NoError(t, runner.Complete(ctx, claim.Token))
+
+	err = runner.Complete(ctx, claim.Token)
+	require.Equal(t, backends.CodeStaleClaim, client.CodeOf(err))
+	require.ErrorIs(t, err, backends.ErrStaleClaim)
+	require.False(t, client.IsTransient(err))
+
+	// LOCKED carries the blockers, NONE read as no row.
+	_, err = admin.Claim(ctx, "j", "31", "exec-3")
+	var ce *client.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, backends.CodeLocked, ce.Code)
+	require.Contains(t, ce.Blockers, backends.Blocker{Dataset: "in", DataID: "31", Kind: backends.BlockerInputNotReady, Status: backends.StatusNone})
+	bs, err := admin.Blockers(ctx, "j", "31")
+	require.NoError(t, err)
+	require.Equal(t, []client.Blocker{{Dataset: "in", DataID: "31", Kind: "INPUT_NOT_READY", Status: "NONE"}}, bs)
+
+	// Events page forward.
+	first, next, err := admin.Events(ctx, client.EventFilter{Dataset: "out"}, "", 2)
+	require.NoError(t, err)
+	require.Len(t, first, 2)
+	require.NotEmpty(t, next)
+	all, err := admin.AllEvents(ctx, client.EventFilter{Dataset: "out"})
+	require.NoError(t, err)
+	require.Equal(t, first, all[:2])
+	require.Equal(t, "READY", all[len(all)-1].To)
+
+	g, err := admin.LockGraph(ctx, "j", "", "1")
+	require.NoError(t, err)
+	require.NotEmpty(t, g.Edges)
+}
+
+func TestWrongJobKeyReleasesTheClaim(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	admin := newClient(t, b.url, client.WithToken(b.token))
+	b.pipeline(t, admin)
+	require.NoError(t, admin.Publish(ctx, "in", []string{"1"}))
+	_, otherKey, err := age.New().CreateJobKey(ctx, "someone-else")
+	require.NoError(t, err)
+
+	wrong := newClient(t, b.url, client.WithToken(b.token), client.WithJobKey(otherKey))
+	claim, err := wrong.FindNext(ctx, "j", "exec")
+	require.Nil(t, claim)
+	require.Equal(t, backends.CodeForbidden, client.CodeOf(err))
+	require.Contains(t, err.Error(), "was released")
+	live, err := admin.Claims(ctx, "j")
+	require.NoError(t, err)
+	require.Empty(t, live, "the claim is not left to expire")
+	claim, err = admin.FindNext(ctx, "j", "exec")
+	require.NoError(t, err)
+	require.Equal(t, 1, claim.Attempt, "a release counts no attempt")
+}
+
+func TestResourceLockHolders(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	c := newClient(t, b.url, client.WithToken(b.token))
+	l, err := c.LockResource(ctx, "alice", "s3://bucket", "WRITE", time.Minute)
+	require.NoError(t, err)
+	_, err = c.LockResource(ctx, "bob", "s3://bucket", "READ", 0)
+	var ce *client.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, backends.CodeLocked, ce.Code)
+	require.Len(t, ce.Holders, 1)
+	require.Equal(t, "alice", ce.Holders[0].Client)
+	err = c.UnlockResource(ctx, l.ID, "bob")
+	require.Equal(t, backends.CodeForbidden, client.CodeOf(err))
+	require.NoError(t, c.UnlockResource(ctx, l.ID, "alice"))
+	locks, err := c.ResourceLocks(ctx, "", "", "")
+	require.NoError(t, err)
+	require.Empty(t, locks)
+}
+
+func TestSubscribe(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	admin := newClient(t, b.url, client.WithToken(b.token))
+	b.pipeline(t, admin)
+	require.NoError(t, admin.Publish(ctx, "in", []string{"7"}))
+	past, err := admin.AllEvents(ctx, client.EventFilter{})
+	require.NoError(t, err)
+	require.Len(t, past, 1)
+
+	// From a cursor, the subscription replays what came since, then
+	// follows: no event falls between the two.
+	sub, err := admin.WatchEvents(ctx, past[0].Cursor, client.EventFilter{Dataset: "in"}, client.EventFilter{Job: "j"})
+	require.NoError(t, err)
+	defer sub.Close()
+	require.NoError(t, admin.Publish(ctx, "in", []string{"8"}))
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	m, err := sub.Next(wctx)
+	require.NoError(t, err)
+	require.Equal(t, 0, m.Op, "the event matched the first filter")
+	e, err := client.DecodeEvent(m)
+	require.NoError(t, err)
+	require.Equal(t, client.Event{Cursor: e.Cursor, Time: e.Time, Actor: "tester", Dataset: "in", DataID: "8", Role: "OUTPUT", From: "NONE", To: "READY"}, e)
+
+	claim, err := admin.FindNext(ctx, "j", "exec")
+	require.NoError(t, err)
+	m, err = sub.Next(wctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, m.Op)
+	e, err = client.DecodeEvent(m)
+	require.NoError(t, err)
+	require.Equal(t, claim.DataID, e.DataID)
+	require.Equal(t, "j", e.Job)
+
+	// Without a filter every event comes, from the cursor on.
+	all, err := admin.WatchEvents(ctx, past[0].Cursor)
+	require.NoError(t, err)
+	defer all.Close()
+	m, err = all.Next(wctx)
+	require.NoError(t, err)
+	e, err = client.DecodeEvent(m)
+	require.NoError(t, err)
+	require.Equal(t, "8", e.DataID)
+
+	// Closing ends Next.
+	require.NoError(t, sub.Close())
+	_, err = sub.Next(wctx)
+	require.Error(t, err)
+	require.NoError(t, wctx.Err(), "Next returned at once")
+}
+
+func TestAuthenticationErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	anon := newClient(t, b.url)
+	_, err := anon.Jobs(ctx)
+	require.Equal(t, backends.CodeUnauthenticated, client.CodeOf(err))
+	_, err = anon.WatchEvents(ctx, "")
+	require.Equal(t, backends.CodeUnauthenticated, client.CodeOf(err))
+	bad := newClient(t, b.url, client.WithToken("nope"))
+	_, err = bad.WatchEvents(ctx, "")
+	require.Equal(t, backends.CodeUnauthenticated, client.CodeOf(err))
+}
+
+func TestTransportErrors(t *testing.T) {
+	t.Parallel()
+	// Nothing listens on a port just closed.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	url := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	c := newClient(t, url)
+	_, err = c.Jobs(t.Context())
+	require.True(t, client.IsTransient(err), "%v", err)
+	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+	_, err = c.WatchEvents(t.Context(), "")
+	require.True(t, client.IsTransient(err), "%v", err)
+
+	// A proxy's 503 is transient; a page that is not GraphQL is not.
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("x") == "" && r.URL.Path == "/busy/graphql" {
+			http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("<html>hello</html>"))
+	}))
+	defer hs.Close()
+	_, err = newClient(t, hs.URL+"/busy").Jobs(t.Context())
+	require.True(t, client.IsTransient(err), "%v", err)
+	_, err = newClient(t, hs.URL).Jobs(t.Context())
+	require.Error(t, err)
+	require.False(t, client.IsTransient(err))
+	require.Contains(t, err.Error(), "not GraphQL")
+
+	// The caller's own cancellation is not transient.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = newClient(t, hs.URL+"/busy").Jobs(ctx)
+	require.True(t, errors.Is(err, context.Canceled), "%v", err)
+	require.False(t, client.IsTransient(err))
+
+	_, err = client.New("127.0.0.1:8080")
+	require.ErrorContains(t, err, "not an http(s) URL")
+}

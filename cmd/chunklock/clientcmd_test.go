@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/keys/age"
+	"github.com/chunklock/chunklock/server"
+)
+
+func TestExpandRange(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string][]string{
+		"2026-01-30..2026-02-02": {"2026-01-30", "2026-01-31", "2026-02-01", "2026-02-02"},
+		"8..11":                  {"8", "9", "10", "11"},
+		"008..011":               {"008", "009", "010", "011"},
+		"5..5":                   {"5"},
+	} {
+		got, err := expandRange(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"1-5", "5..1", "2026-01-02..2026-01-01", "a..b", "2026-01-01..7", "0..100000"} {
+		_, err := expandRange(in)
+		require.Error(t, err, in)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	t.Parallel()
+	cmd := nextCommand()
+	require.NoError(t, cmd.Set("url", "http://127.0.0.1:1"))
+	refused := &client.Error{Code: backends.CodeUnavailable, Message: "cannot reach", Err: syscall.ECONNREFUSED}
+	require.EqualError(t, explain(cmd, refused),
+		"http://127.0.0.1:1: connection refused. Is `chunklock serve` running at http://127.0.0.1:1? Set --url or CHUNKLOCK_URL")
+	locked := &client.Error{Code: backends.CodeLocked, Message: "cannot claim", Blockers: []backends.Blocker{
+		{Dataset: "in", DataID: "7", Kind: backends.BlockerInputNotReady, Status: backends.StatusFailed}}}
+	require.EqualError(t, explain(cmd, locked), "LOCKED: cannot claim; blocked by:\n  INPUT_NOT_READY  input chunk in 7 is FAILED, not READY")
+	require.EqualError(t, explain(cmd, context.Canceled), "interrupted")
+	other := errors.New("plain")
+	require.Equal(t, other, explain(cmd, other))
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a command writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serveMemory serves a fresh in-memory store, open, through wrap.
+func serveMemory(t *testing.T, wrap func(http.Handler) http.Handler) (string, *client.Client) {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Store, cfg.Keyring = memory.Open(nil), age.New()
+	srv, err := server.New(cfg)
+	require.NoError(t, err)
+	hs := httptest.NewServer(wrap(srv.Handler()))
+	t.Cleanup(hs.Close)
+	c, err := client.New(hs.URL)
+	require.NoError(t, err)
+	ctx := t.Context()
+	for _, d := range []string{"in", "out"} {
+		require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: d, Location: "/" + d + "/{dataid}"}))
+	}
+	_, err = c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out"})
+	require.NoError(t, err)
+	require.NoError(t, c.Publish(ctx, "in", []string{"1"}))
+	return hs.URL, c
+}
+
+// TestRunLoopWaitsForNewChunks: an idle `run --loop --idle-wait` picks up
+// a chunk published while it waits, through the events subscription or,
+// when the server refuses websockets, by polling.
+func TestRunLoopWaitsForNewChunks(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		wrap func(http.Handler) http.Handler
+		log  string
+	}{
+		"subscription": {func(h http.Handler) http.Handler { return h }, ""},
+		"polling": {func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Upgrade") != "" {
+					http.Error(w, "no websockets here", http.StatusServiceUnavailable)
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		}, "events subscription unavailable"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			url, api := serveMemory(t, c.wrap)
+			var stdout, stderr lockedBuffer
+			done := make(chan int, 1)
+			go func() {
+				done <- run(t.Context(), []string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--idle-wait", "3s", "--",
+					"sh", "-c", `echo "did $CHUNKLOCK_DATAID"`}, &stdout, &stderr)
+			}()
+			deadline := time.Now().Add(20 * time.Second)
+			for !strings.Contains(stderr.String(), "idle: waiting") {
+				require.True(t, time.Now().Before(deadline), "the runner never went idle:\n%s", stderr.String())
+				time.Sleep(20 * time.Millisecond)
+			}
+			require.NoError(t, api.Publish(t.Context(), "in", []string{"2"}))
+			select {
+			case code := <-done:
+				require.Equal(t, 0, code, stderr.String())
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the runner did not finish:\n%s", stderr.String())
+			}
+			require.Equal(t, "did 1\ndid 2\n", stdout.String(), stderr.String())
+			require.Contains(t, stderr.String(), c.log)
+			require.Contains(t, stderr.String(), "nothing left to do: 2 completed, 0 failed, 0 lost")
+		})
+	}
+}
+
+// TestWaiterFollowsEvents: the idle waiter wakes on an event from the
+// subscription, and resumes from the last event it saw.
+func TestWaiterFollowsEvents(t *testing.T) {
+	t.Parallel()
+	_, api := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	past, err := api.AllEvents(ctx, client.EventFilter{})
+	require.NoError(t, err)
+	cmd := runCommand()
+	var logs lockedBuffer
+	cmd.ErrWriter = &logs
+	r := &jobRunner{cmd: cmd, c: api, filters: []client.EventFilter{{Job: "j"}, {Dataset: "in"}}}
+	w := &waiter{r: r, idleWait: time.Minute, wake: make(chan struct{}, 1), cursor: past[len(past)-1].Cursor}
+	defer w.close()
+
+	require.True(t, w.wait(ctx), "subscribing asks for work at once")
+	require.NotNil(t, w.sub, logs.String())
+	require.NoError(t, api.Publish(ctx, "in", []string{"2"}))
+	select {
+	case <-w.wake:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no event woke the waiter:\n%s", logs.String())
+	}
+	w.mu.Lock()
+	cursor := w.cursor
+	w.mu.Unlock()
+	evs, err := api.AllEvents(ctx, client.EventFilter{})
+	require.NoError(t, err)
+	require.Equal(t, evs[len(evs)-1].Cursor, cursor, "the waiter saw the publish of 2")
+}
