@@ -103,9 +103,9 @@ jobs:
 
 func TestSecretsAreReferences(t *testing.T) {
 	for yaml, want := range map[string]string{
-		"datasets:\n  - {id: a, secret: hunter2}":                "never the secret itself",
-		"datasets:\n  - {id: a, secret: {value: hunter2}}":       `no field "value"`,
-		"datasets:\n  - {id: a, secret: {env: [A]}}":             "plain value",
+		"datasets:\n  - {id: a, secret: hunter2}":              "never the secret itself",
+		"datasets:\n  - {id: a, secret: {value: hunter2}}":     `no field "value"`,
+		"datasets:\n  - {id: a, secret: {env: [A]}}":           "plain value",
 		"datasets:\n  - id: a\n    secret:\n      - hunter2\n": "never the secret itself",
 	} {
 		_, err := Parse(strings.NewReader(yaml), "p.yaml")
