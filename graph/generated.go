@@ -2025,7 +2025,10 @@ type DatasetAccess {
   the HTTP header ` + "`" + `X-Chunklock-Job-Key` + "`" + `. Null when the header is absent or the
   job has no credential for this dataset; FORBIDDEN when the header holds a
   key that is not the key of the claim's job, or the caller may not operate
-  the job.
+  the job; UNAVAILABLE when the key service (Vault) cannot be reached or this
+  server does not run the keyring of the job's key. ` + "`" + `findNext` + "`" + `, ` + "`" + `claim` + "`" + ` and
+  ` + "`" + `force` + "`" + ` decrypt before they claim when the header is sent and a secret is
+  selected, so these errors then come with no claim made.
   """
   secret: String
 }

@@ -81,26 +81,37 @@ func (r *Resolver) upsertJob(ctx context.Context, j backends.Job) (graph.UpsertJ
 	return graph.UpsertJobPayload{Job: stored, JobKey: jobKey}, nil
 }
 
-// setCredential encrypts secret to the job's key and stores the ciphertext.
+// setCredential encrypts secret to the job's key, with the keyring of the
+// kind recorded with that key, and stores the ciphertext with that kind.
 func (r *Resolver) setCredential(ctx context.Context, jobID, dataset, secret string) (backends.Job, error) {
 	job, err := r.store.Job(ctx, jobID)
 	if err != nil {
 		return backends.Job{}, err
 	}
-	switch {
-	case job.Key.Public == "":
+	if job.Key.Public == "" {
 		return backends.Job{}, backends.InvalidArgument("job %q has no key yet; upsert the job once to create it, then set the credential", jobID)
-	case job.Key.Kind != r.keyring.Kind():
-		return backends.Job{}, backends.InvalidArgument("job %q has a %q key but this server runs the %q keyring; start the server with the %q keyring (--keys)", jobID, job.Key.Kind, r.keyring.Kind(), job.Key.Kind)
 	}
-	ct, err := r.keyring.Encrypt(ctx, job.ID, job.Key.Public, []byte(secret))
+	k, err := r.keyringFor(job)
 	if err != nil {
 		return backends.Job{}, err
 	}
-	err = r.store.SetCredential(ctx, backends.Credential{Job: job.ID, Dataset: dataset, KeyKind: r.keyring.Kind(), Ciphertext: ct})
+	ct, err := k.Encrypt(ctx, job.ID, job.Key.Public, []byte(secret))
 	if err != nil {
 		return backends.Job{}, err
 	}
-	r.log.Info("set a credential", "job", job.ID, "dataset", dataset, "actor", backends.ActorFrom(ctx))
+	err = r.store.SetCredential(ctx, backends.Credential{Job: job.ID, Dataset: dataset, KeyKind: job.Key.Kind, Ciphertext: ct})
+	if err != nil {
+		return backends.Job{}, err
+	}
+	r.log.Info("set a credential", "job", job.ID, "dataset", dataset, "keyring", job.Key.Kind, "actor", backends.ActorFrom(ctx))
 	return job, nil
+}
+
+// credentialsChanged drops the response's cached credentials and secrets of
+// job after setCredential, so that later fields of the same request see the
+// change.
+func (r *Resolver) credentialsChanged(ctx context.Context, job string) {
+	l := r.loadersFrom(ctx)
+	l.creds.Clear(job)
+	l.secrets.Clear(job)
 }

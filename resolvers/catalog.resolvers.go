@@ -76,7 +76,7 @@ func (r *mutationResolver) UpsertJob(ctx context.Context, input graph.JobInput) 
 
 // SetCredential is the resolver for the setCredential field.
 func (r *mutationResolver) SetCredential(ctx context.Context, job string, dataset string, secret string) (backends.Job, error) {
-	defer r.loadersFrom(ctx).creds.Clear(job)
+	defer r.credentialsChanged(ctx, job)
 	return r.setCredential(ctx, job, dataset, secret)
 }
 

@@ -41,31 +41,15 @@ func access(d backends.Dataset, c *backends.Claim) model.DatasetAccess {
 	}
 }
 
-// secret decrypts a claim's secret for a dataset. It needs the job key in
-// the request (else null) and a principal that may operate the claim's job
-// (else FORBIDDEN); the keyring refuses a key that is not the job's.
-func (r *Resolver) secret(ctx context.Context, a *model.DatasetAccess) (*string, error) {
-	if auth.JobKeyFrom(ctx) == "" {
-		return nil, nil
-	}
-	job := tokenJob(a.ClaimToken)
-	if p, _ := auth.PrincipalFrom(ctx); !p.CanOperate(job) {
-		return nil, backends.Forbidden("only admins and runners of job %q may read its secrets", job)
-	}
-	secrets, err := r.loadersFrom(ctx).secrets.Load(ctx, a.ClaimToken)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := secrets[a.Dataset]
-	if !ok {
-		return nil, nil
-	}
-	return &s, nil
-}
-
+// findNext claims the job's next chunk, after decrypting the job's secrets
+// when the caller asks for them (beforeClaim).
 func (r *Resolver) findNext(ctx context.Context, job, executor string) (*backends.Claim, error) {
 	start := time.Now()
-	c, err := r.store.FindNext(ctx, job, executor)
+	var c *backends.Claim
+	err := r.beforeClaim(ctx, job)
+	if err == nil {
+		c, err = r.store.FindNext(ctx, job, executor)
+	}
 	outcome := "claimed"
 	switch {
 	case err != nil:
@@ -79,8 +63,13 @@ func (r *Resolver) findNext(ctx context.Context, job, executor string) (*backend
 	return c, err
 }
 
-// claimed counts a claim made by claim or force and returns it.
-func (r *Resolver) claimed(c *backends.Claim, err error, via string) (backends.Claim, error) {
+// claimWith makes a claim with claim or force (via), after decrypting the
+// job's secrets when the caller asks for them (beforeClaim), and counts it.
+func (r *Resolver) claimWith(ctx context.Context, job, via string, claim func() (*backends.Claim, error)) (backends.Claim, error) {
+	if err := r.beforeClaim(ctx, job); err != nil {
+		return backends.Claim{}, err
+	}
+	c, err := claim()
 	if err != nil {
 		return backends.Claim{}, err
 	}

@@ -58,14 +58,12 @@ func (r *mutationResolver) FindNext(ctx context.Context, job string, executor st
 
 // Claim is the resolver for the claim field.
 func (r *mutationResolver) Claim(ctx context.Context, job string, dataid string, executor string) (backends.Claim, error) {
-	c, err := r.store.Claim(ctx, job, dataid, executor)
-	return r.claimed(c, err, "claim")
+	return r.claimWith(ctx, job, "claim", func() (*backends.Claim, error) { return r.store.Claim(ctx, job, dataid, executor) })
 }
 
 // Force is the resolver for the force field.
 func (r *mutationResolver) Force(ctx context.Context, job string, dataid string, executor string) (backends.Claim, error) {
-	c, err := r.store.Force(ctx, job, dataid, executor)
-	return r.claimed(c, err, "force")
+	return r.claimWith(ctx, job, "force", func() (*backends.Claim, error) { return r.store.Force(ctx, job, dataid, executor) })
 }
 
 // Heartbeat is the resolver for the heartbeat field.

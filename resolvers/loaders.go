@@ -2,8 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"errors"
-	"slices"
 	"strings"
 	"time"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/vikstrous/dataloadgen"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/server/auth"
 )
 
 // loaderWait is how long a loader collects keys before it reads them in one
@@ -25,8 +22,8 @@ const loaderWait = 2 * time.Millisecond
 //     answer any lookup by id, so one snapshot per response serves every
 //     dataset, job, producer and consumer lookup of every row.
 //   - creds: the credentials of a job, by job id.
-//   - secrets: the decrypted secrets of a claim by dataset, by claim token
-//     (one Keyring.Decrypt call per claim).
+//   - secrets: the decrypted secrets of a job by dataset, by job id (one
+//     Keyring.Decrypt call per job; see secrets.go).
 type loaders struct {
 	catalog *dataloadgen.Loader[struct{}, *backends.Catalog]
 	creds   *dataloadgen.Loader[string, []backends.Credential]
@@ -101,63 +98,6 @@ func (r *Resolver) fetchCredentials(ctx context.Context, jobs []string) ([][]bac
 		out[i], errs[i] = r.store.Credentials(ctx, j)
 	}
 	return out, errs
-}
-
-// fetchSecrets decrypts, for each claim token, the credentials the claim's
-// job holds for the claim's datasets: one Keyring.Decrypt call per claim,
-// with the job key the caller presented.
-func (r *Resolver) fetchSecrets(ctx context.Context, tokens []string) ([]map[string]string, []error) {
-	out := make([]map[string]string, len(tokens))
-	errs := make([]error, len(tokens))
-	for i, tok := range tokens {
-		out[i], errs[i] = r.decryptClaim(ctx, tok)
-	}
-	return out, errs
-}
-
-func (r *Resolver) decryptClaim(ctx context.Context, token string) (map[string]string, error) {
-	key, _, err := backends.ParseToken(token)
-	if err != nil {
-		return nil, err
-	}
-	job, err := r.job(ctx, key.Job)
-	if err != nil {
-		return nil, err
-	}
-	creds, err := r.loadersFrom(ctx).creds.Load(ctx, job.ID)
-	if err != nil {
-		return nil, err
-	}
-	uses := append([]string{job.Output}, job.Inputs...)
-	var datasets []string
-	var ciphertexts [][]byte
-	for _, c := range creds {
-		if !slices.Contains(uses, c.Dataset) {
-			continue
-		}
-		if c.KeyKind != r.keyring.Kind() {
-			return nil, backends.Unavailable(nil,
-				"the credential of job %q for dataset %q is encrypted with the %q keyring, but this server runs %q; start the server with the %q keyring (--keys), or set the credential again",
-				job.ID, c.Dataset, c.KeyKind, r.keyring.Kind(), c.KeyKind)
-		}
-		datasets = append(datasets, c.Dataset)
-		ciphertexts = append(ciphertexts, c.Ciphertext)
-	}
-	secrets := make(map[string]string, len(datasets))
-	if len(ciphertexts) == 0 {
-		return secrets, nil
-	}
-	plain, err := r.keyring.Decrypt(ctx, job.ID, job.Key.Public, auth.JobKeyFrom(ctx), ciphertexts)
-	if err != nil {
-		return nil, err
-	}
-	if len(plain) != len(datasets) {
-		return nil, errors.New("keyring returned a different number of plaintexts than ciphertexts")
-	}
-	for i, d := range datasets {
-		secrets[d] = string(plain[i])
-	}
-	return secrets, nil
 }
 
 // catalogChanged drops the response's catalog snapshot after a mutation

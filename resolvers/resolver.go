@@ -36,21 +36,31 @@ type Metrics interface {
 
 // Config is what the resolvers depend on.
 type Config struct {
-	Store   backends.Store
+	Store backends.Store
+	// Keyring makes the keys of new jobs.
 	Keyring keys.Keyring
-	Logger  *slog.Logger
-	Metrics Metrics
+	// Keyrings are further keyrings, each of another kind than Keyring and
+	// than each other. A job's secrets are always encrypted and decrypted by
+	// the keyring of the kind recorded with its key (Job.Key.Kind), which
+	// must be Keyring or one of these: a job whose kind is missing gets
+	// UNAVAILABLE, never a decryption with the wrong keyring.
+	Keyrings []keys.Keyring
+	Logger   *slog.Logger
+	Metrics  Metrics
 }
 
 // Resolver is the root resolver.
 type Resolver struct {
 	store   backends.Store
 	keyring keys.Keyring
-	log     *slog.Logger
-	metrics Metrics
+	// keyrings holds every keyring by kind, Keyring included.
+	keyrings map[string]keys.Keyring
+	log      *slog.Logger
+	metrics  Metrics
 }
 
-// New returns the root resolver.
+// New returns the root resolver. A later keyring of a kind already given
+// is ignored.
 func New(cfg Config) *Resolver {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -58,7 +68,16 @@ func New(cfg Config) *Resolver {
 	if cfg.Metrics == nil {
 		cfg.Metrics = nopMetrics{}
 	}
-	return &Resolver{store: cfg.Store, keyring: cfg.Keyring, log: cfg.Logger, metrics: cfg.Metrics}
+	r := &Resolver{store: cfg.Store, keyring: cfg.Keyring, keyrings: map[string]keys.Keyring{}, log: cfg.Logger, metrics: cfg.Metrics}
+	for _, k := range append([]keys.Keyring{cfg.Keyring}, cfg.Keyrings...) {
+		if k == nil {
+			continue
+		}
+		if _, dup := r.keyrings[k.Kind()]; !dup {
+			r.keyrings[k.Kind()] = k
+		}
+	}
+	return r
 }
 
 type nopMetrics struct{}

@@ -9,6 +9,18 @@
 //	/healthz   the process is up
 //	/readyz    the store answers
 //	/metrics   Prometheus metrics
+//
+// # Keyrings
+//
+// A server holds one keyring per kind. Config.Keyring (the --keys setting)
+// makes the keys of new jobs; Config.Keyrings adds others; the age keyring
+// is always added, since it needs no service and no secret. Every job
+// records the kind of its key (Job.Key.Kind, Credential.KeyKind), and its
+// secrets are encrypted and decrypted only by the keyring of that kind.
+// Switching the default from age to Vault therefore keeps every age job
+// working; a job whose keyring the server does not hold (a Vault job on a
+// server started without --keys vault://...) answers UNAVAILABLE with the
+// setting to fix, never a wrong decryption.
 package server
 
 import (
@@ -21,6 +33,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,14 +49,20 @@ import (
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/graph"
 	"github.com/chunklock/chunklock/keys"
+	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/resolvers"
 	"github.com/chunklock/chunklock/server/auth"
 )
 
 // Config configures a Server.
 type Config struct {
-	Store   backends.Store
+	Store backends.Store
+	// Keyring makes the keys of new jobs.
 	Keyring keys.Keyring
+	// Keyrings are further keyrings, for jobs whose keys another kind of
+	// keyring made; each kind at most once, Keyring's included. The age
+	// keyring is added when no keyring is of kind age.
+	Keyrings []keys.Keyring
 	// Tokens are the accepted bearer tokens. With none the server runs
 	// open (every request is an admin named "anonymous"), which Serve
 	// allows on a loopback address only.
@@ -87,6 +106,8 @@ func (c Config) Validate() error {
 		return errors.New("server: no store configured")
 	case c.Keyring == nil:
 		return errors.New("server: no keyring configured")
+	case keyringsClash(c.Keyring, c.Keyrings) != "":
+		return errors.New("server: " + keyringsClash(c.Keyring, c.Keyrings))
 	case c.MaxBodyBytes < 1024:
 		return fmt.Errorf("server: max body bytes %d is below 1024; GraphQL requests would not fit", c.MaxBodyBytes)
 	case c.RequestTimeout < 0:
@@ -101,6 +122,36 @@ func (c Config) Validate() error {
 		return errors.New("server: shutdown timeout must be positive")
 	}
 	return nil
+}
+
+// keyringsClash describes a missing keyring or two keyrings of one kind,
+// or returns "".
+func keyringsClash(def keys.Keyring, more []keys.Keyring) string {
+	seen := map[string]bool{def.Kind(): true}
+	for i, k := range more {
+		if k == nil {
+			return fmt.Sprintf("keyring %d of Keyrings is nil", i+1)
+		}
+		if seen[k.Kind()] {
+			return fmt.Sprintf("two keyrings of kind %q; give each kind once", k.Kind())
+		}
+		seen[k.Kind()] = true
+	}
+	return ""
+}
+
+// withAge returns more, with the age keyring added when neither def nor
+// more is of kind age.
+func withAge(def keys.Keyring, more []keys.Keyring) []keys.Keyring {
+	if def.Kind() == age.Kind {
+		return more
+	}
+	for _, k := range more {
+		if k.Kind() == age.Kind {
+			return more
+		}
+	}
+	return append(slices.Clip(more), age.New())
 }
 
 // Server serves chunklock over HTTP.
@@ -125,7 +176,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, registry: prometheus.NewRegistry()}
 	s.metrics = newMetrics(s.registry)
-	res := resolvers.New(resolvers.Config{Store: cfg.Store, Keyring: cfg.Keyring, Logger: cfg.Logger, Metrics: s.metrics})
+	res := resolvers.New(resolvers.Config{Store: cfg.Store, Keyring: cfg.Keyring, Keyrings: withAge(cfg.Keyring, cfg.Keyrings),
+		Logger: cfg.Logger, Metrics: s.metrics})
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.graphqlEndpoint(s.graphql(res)))

@@ -6,7 +6,7 @@ package model
 
 // DatasetAccess is everything needed to reach one chunk of a dataset inside
 // a claim: the dataset's connection string and its location with the dataid
-// substituted. Its secret is resolved on demand (resolvers/claims), for
+// substituted. Its secret is resolved on demand (resolvers/secrets.go), for
 // callers presenting the job key of the claim named by ClaimToken.
 type DatasetAccess struct {
 	Dataset    string
