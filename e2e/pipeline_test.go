@@ -219,6 +219,9 @@ func TestDailyPipeline(t *testing.T) {
 		require.Regexp(t, `(?m)^`+ds+`\s+\S+\s+30\s+30\s+0\s+0\s+0\s+0\s+2026-01-30$`, r.stdout)
 	}
 	require.Contains(t, r.stdout, "no live claims")
+	r = s.ok(t, "status", "--dataset", "orders")
+	require.Regexp(t, `(?m)^orders\s+extract\s+30\s+30\s`, r.stdout)
+	require.NotContains(t, r.stdout, "orders-clean", "only the dataset asked for")
 	r = s.ok(t, "chunks", "--limit", "0")
 	require.Equal(t, 32, strings.Count(r.stdout, "\n"), "header, 30 dataids, legend:\n%s", r.stdout)
 	require.Contains(t, r.stdout, "2026-01-15  #           #       #             #             #")

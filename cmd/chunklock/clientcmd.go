@@ -173,8 +173,6 @@ func explain(cmd *cli.Command, err error) error {
 			return fmt.Errorf("%s: the server at %s requires a token; set CHUNKLOCK_TOKEN (make one with `chunklock token new` on the server)", ce.Code, url)
 		}
 		return fmt.Errorf("%s: the server at %s does not accept the token in CHUNKLOCK_TOKEN; check it against the server's tokens file", ce.Code, url)
-	case backends.CodeForbidden:
-		return fmt.Errorf("%s: %s (a runner token may only operate its own jobs; secrets need that job's key in CHUNKLOCK_JOB_KEY or --job-key-file)", ce.Code, ce.Message)
 	case backends.CodeLocked:
 		if len(ce.Blockers) > 0 {
 			var b strings.Builder

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -72,14 +73,26 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// serveMemory serves a fresh in-memory store, open, through wrap.
+// serveMemory serves a fresh in-memory store, open, through wrap, with
+// datasets in and out, job j from in to out and chunk 1 of in published.
 func serveMemory(t *testing.T, wrap func(http.Handler) http.Handler) (string, *client.Client) {
+	t.Helper()
+	return serveMemoryOn(t, nil, wrap)
+}
+
+// serveMemoryOn is serveMemory on a given listener (nil: a new one).
+func serveMemoryOn(t *testing.T, ln net.Listener, wrap func(http.Handler) http.Handler) (string, *client.Client) {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Store, cfg.Keyring = memory.Open(nil), age.New()
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
-	hs := httptest.NewServer(wrap(srv.Handler()))
+	hs := httptest.NewUnstartedServer(wrap(srv.Handler()))
+	if ln != nil {
+		_ = hs.Listener.Close()
+		hs.Listener = ln
+	}
+	hs.Start()
 	t.Cleanup(hs.Close)
 	c, err := client.New(hs.URL)
 	require.NoError(t, err)
@@ -170,4 +183,52 @@ func TestWaiterFollowsEvents(t *testing.T) {
 	evs, err := api.AllEvents(ctx, client.EventFilter{})
 	require.NoError(t, err)
 	require.Equal(t, evs[len(evs)-1].Cursor, cursor, "the waiter saw the publish of 2")
+}
+
+// TestRunRetriesAnUnreachableServer: a runner started before its server
+// retries with backoff, then works once the server is up.
+func TestRunRetriesAnUnreachableServer(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(t.Context(), []string{"chunklock", "run", "--url", "http://" + addr, "--job", "j", "--loop", "--retry-for", "1m", "--",
+			"sh", "-c", `echo "did $CHUNKLOCK_DATAID"`}, &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "retrying in") {
+		require.True(t, time.Now().Before(deadline), "the runner did not retry:\n%s", stderr.String())
+		time.Sleep(20 * time.Millisecond)
+	}
+	ln, err = net.Listen("tcp", addr)
+	require.NoError(t, err, "the port was taken meanwhile")
+	serveMemoryOn(t, ln, func(h http.Handler) http.Handler { return h })
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the runner did not finish:\n%s", stderr.String())
+	}
+	require.Equal(t, "did 1\n", stdout.String(), stderr.String())
+	require.Contains(t, stderr.String(), "connection refused")
+}
+
+// TestClientCommandsHelp: every command explains itself with an example.
+func TestClientCommandsHelp(t *testing.T) {
+	t.Parallel()
+	for _, c := range clientCommands() {
+		var stdout, stderr lockedBuffer
+		require.Equal(t, 0, run(t.Context(), []string{"chunklock", c.Name, "--help"}, &stdout, &stderr), c.Name)
+		require.Contains(t, stdout.String(), "Example", c.Name)
+		require.Contains(t, stdout.String(), "CHUNKLOCK_URL", c.Name)
+		require.Contains(t, stdout.String(), "chunklock "+c.Name, c.Name)
+	}
+	var stdout, stderr lockedBuffer
+	require.Equal(t, 0, run(t.Context(), []string{"chunklock", "next", "--help"}, &stdout, &stderr))
+	require.Contains(t, stdout.String(), "3  nothing to do", "next documents its exit codes")
 }

@@ -104,8 +104,9 @@ func (v pipelineView) selectDatasets(dataset, job string, more []string) ([]stri
 		want[j.Output] = true
 	}
 	var out []string
+	all := len(want) == 0
 	for _, d := range v.datasets {
-		if len(want) == 0 || want[d.ID] {
+		if all || want[d.ID] {
 			out = append(out, d.ID)
 			delete(want, d.ID)
 		}
