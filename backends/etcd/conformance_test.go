@@ -21,6 +21,12 @@ func TestConformance(t *testing.T) {
 	backendtest.Run(t, factory)
 }
 
+// TestConformanceConcurrency runs the contention tests at the suite's
+// sizes (32 workers, 2,000 chunks), or 1,000 chunks under -race.
 func TestConformanceConcurrency(t *testing.T) {
-	backendtest.RunConcurrency(t, factory)
+	var opts []backendtest.Option
+	if raceEnabled {
+		opts = append(opts, backendtest.WithChunks(1000))
+	}
+	backendtest.RunConcurrency(t, factory, opts...)
 }

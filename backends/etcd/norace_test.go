@@ -1,0 +1,5 @@
+//go:build !race
+
+package etcd
+
+const raceEnabled = false
