@@ -37,8 +37,9 @@
 //	events/<seq>                          one event (JSON); <seq> is 16 hex digits
 //	evc/<dataset>/<sk>/<seq>              index of events by chunk (empty value)
 //	txn/<txn>                             commit marker of one transaction, attached
-//	                                      to a lease; resolves commits whose outcome
-//	                                      the client did not see
+//	                                      to a short lease (it expires a minute or two
+//	                                      later); resolves commits whose outcome the
+//	                                      client did not see
 //	rlocks/<hash>/<id>                    resource lock (JSON); <hash> is the first
 //	                                      32 hex digits of SHA-256(resource URI)
 //	rlockids/<id>                         <hash> of lock <id>

@@ -43,6 +43,7 @@ type Backend struct {
 
 	leaseMu sync.Mutex
 	lease   clientv3.LeaseID
+	leaseAt time.Time
 }
 
 var _ backends.Backend = (*Backend)(nil)
@@ -244,8 +245,9 @@ func (b *Backend) Ping(ctx context.Context) error {
 	return err
 }
 
-// Close stops the event mover and watchers, drops the commit-marker lease
-// and closes the client when Open made it.
+// Close stops the event mover and watchers, revokes the current
+// commit-marker lease (older ones expire on their own) and closes the client
+// when Open made it.
 func (b *Backend) Close() error {
 	if b.closed.Swap(true) {
 		return nil
@@ -267,40 +269,25 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// markerLeaseTTL is how long the commit markers of a backend outlive its
-// last keep-alive.
-const markerLeaseTTL = 600
-
-// leaseID returns the lease commit markers are attached to, granting it
-// (and keeping it alive until Close) on first use.
+// leaseID returns the lease commit markers are attached to. A marker must
+// outlive the resolution of its commit (RequestTimeout + ResolveTimeout),
+// and no longer: so a lease lives twice that (at least a minute), without
+// keep-alives, and serves new commits only during its first quarter; then
+// a new one is granted and the old one expires with its markers.
 func (b *Backend) leaseID(ctx context.Context) (clientv3.LeaseID, error) {
 	b.leaseMu.Lock()
 	defer b.leaseMu.Unlock()
-	if b.lease != 0 {
+	ttl := max(2*(b.cfg.RequestTimeout+b.cfg.ResolveTimeout), time.Minute)
+	if b.lease != 0 && time.Since(b.leaseAt) < ttl/4 {
 		return b.lease, nil
 	}
 	rc, cancel := b.rctx(ctx)
 	defer cancel()
-	g, err := b.cli.Grant(rc, markerLeaseTTL)
+	g, err := b.cli.Grant(rc, int64(ttl/time.Second))
 	if err != nil {
 		return 0, mapErr(err, "grant commit-marker lease")
 	}
-	ch, err := b.cli.KeepAlive(b.bg, g.ID)
-	if err != nil {
-		return 0, mapErr(err, "keep commit-marker lease alive")
-	}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		for range ch { // drain until the lease is lost or Close
-		}
-		b.leaseMu.Lock()
-		if b.lease == g.ID {
-			b.lease = 0
-		}
-		b.leaseMu.Unlock()
-	}()
-	b.lease = g.ID
+	b.lease, b.leaseAt = g.ID, time.Now()
 	return g.ID, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
 )
@@ -314,4 +315,42 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 	cfg.RequestTimeout = 300 * time.Millisecond
 	_, err := Open(ctx, cfg)
 	require.ErrorIs(t, err, backends.ErrUnavailable)
+}
+
+// TestCommitMarkersExpire: commit markers live on short leases that are
+// not kept alive, and a lease serves new commits only for a while, so
+// markers never pile up.
+func TestCommitMarkersExpire(t *testing.T) {
+	ctx := context.Background()
+	b, err := NewBackend(ctx, testClient, freshConfig(nil))
+	require.NoError(t, err)
+	s := backends.New(b, nil)
+	defer s.Close()
+	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
+	require.NoError(t, err)
+	_, err = s.Publish(ctx, "src", "1")
+	require.NoError(t, err)
+	r, err := testClient.Get(ctx, b.key("txn")+"/", clientv3.WithPrefix())
+	require.NoError(t, err)
+	require.Len(t, r.Kvs, 1)
+	first := clientv3.LeaseID(r.Kvs[0].Lease)
+	require.NotZero(t, first)
+	ttl, err := testClient.TimeToLive(ctx, first)
+	require.NoError(t, err)
+	require.Positive(t, ttl.TTL)
+	require.LessOrEqual(t, ttl.GrantedTTL, int64(80), "RequestTimeout 10s + ResolveTimeout 30s, doubled")
+
+	b.leaseMu.Lock()
+	b.leaseAt = b.leaseAt.Add(-time.Hour) // the lease's turn is over
+	b.leaseMu.Unlock()
+	_, err = s.Publish(ctx, "src", "2")
+	require.NoError(t, err)
+	r, err = testClient.Get(ctx, b.key("txn")+"/", clientv3.WithPrefix())
+	require.NoError(t, err)
+	require.Len(t, r.Kvs, 2)
+	leases := map[int64]bool{}
+	for _, kv := range r.Kvs {
+		leases[kv.Lease] = true
+	}
+	require.Len(t, leases, 2, "the second commit took a new lease")
 }
