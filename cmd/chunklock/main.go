@@ -28,6 +28,7 @@ func app(stdout, stderr io.Writer) *cli.Command {
 		Commands: append([]*cli.Command{
 			serveCommand(),
 			tokenCommand(),
+			keysCommand(),
 		}, clientCommands()...),
 	}
 }
