@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -256,7 +257,7 @@ func keysNewTokenCommand() *cli.Command {
 func vaultKeyring(cmd *cli.Command, needToken bool) (*vault.Keyring, error) {
 	getenv := os.Getenv
 	if needToken && os.Getenv("VAULT_TOKEN") == "" {
-		return nil, errors.New(cmd.FullName() + " needs a Vault token in VAULT_TOKEN (an administrator's for setup, the server's otherwise)")
+		return nil, errors.New(commandName(cmd) + " needs a Vault token in VAULT_TOKEN (an administrator's for setup, the server's otherwise)")
 	}
 	if !needToken {
 		getenv = func(name string) string {
@@ -276,7 +277,13 @@ func vaultKeyring(cmd *cli.Command, needToken bool) (*vault.Keyring, error) {
 	}
 	k, ok := kr.(*vault.Keyring)
 	if !ok {
-		return nil, fmt.Errorf("%s needs the Vault keyring: give --keys vault://host:8200?mount=transit&prefix=chunklock- (or CHUNKLOCK_KEYS); the %s keyring has no policies, tokens or key versions", cmd.FullName(), kr.Kind())
+		return nil, fmt.Errorf("%s needs the Vault keyring: give --keys vault://host:8200?mount=transit&prefix=chunklock- (or CHUNKLOCK_KEYS); the %s keyring has no policies, tokens or key versions", commandName(cmd), kr.Kind())
 	}
 	return k, nil
+}
+
+// commandName names cmd without the program name, which the error printer
+// adds: "keys setup".
+func commandName(cmd *cli.Command) string {
+	return strings.TrimPrefix(cmd.FullName(), cmd.Root().Name+" ")
 }
