@@ -62,8 +62,11 @@ func decodePending(key, val []byte, rev int64) ([]backends.Event, error) {
 }
 
 // mover sequences pending events (evq/) into events/ and evc/: after this
-// backend's commits (batched a little) and every few seconds for what other
+// backend's commits (at most every moverDelay, so that a busy store moves
+// many transactions' events per round) and every few seconds for what other
 // processes left behind.
+const moverDelay = 50 * time.Millisecond
+
 func (b *Backend) mover() {
 	defer b.wg.Done()
 	tick := time.NewTicker(2 * time.Second)
@@ -74,7 +77,7 @@ func (b *Backend) mover() {
 			return
 		case <-b.kick:
 			select {
-			case <-time.After(10 * time.Millisecond):
+			case <-time.After(moverDelay):
 			case <-b.bg.Done():
 				return
 			}

@@ -438,11 +438,16 @@ func (t *tx) NextCandidate(ctx context.Context, job string) (backends.Candidate,
 	if t.rev == 0 {
 		t.rev = resp.Header.Revision
 	}
+	// Resubmitted chunks come first: never pass over one for a plain one.
 	var kvs []int
 	for i, kv := range resp.Kvs {
-		if !t.dropped[string(kv.Key)] {
-			kvs = append(kvs, i)
+		if t.dropped[string(kv.Key)] {
+			continue
 		}
+		if len(kvs) > 0 && kv.Key[len(base)] != resp.Kvs[kvs[0]].Key[len(base)] {
+			break
+		}
+		kvs = append(kvs, i)
 	}
 	if len(kvs) == 0 {
 		return backends.Candidate{}, false, nil
