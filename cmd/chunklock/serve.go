@@ -37,6 +37,10 @@ func serveCommand() *cli.Command {
 				Usage: "storage `URL`: empty for embedded etcd in --data-dir, postgres://user@host:5432/db[?schema=name] for PostgreSQL, etcd://host:2379[,host:port...][/prefix] (etcds:// with TLS) for an etcd cluster"},
 			&cli.StringFlag{Name: "data-dir", Value: "./chunklock-data", Sources: env("DATA_DIR"),
 				Usage: "`directory` of the embedded etcd store"},
+			&cli.StringFlag{Name: "etcd-client-addr", Value: "127.0.0.1:23790", Sources: env("ETCD_CLIENT_ADDR"),
+				Usage: "`host:port` the embedded etcd store serves its clients on (port 0 picks a free one)"},
+			&cli.StringFlag{Name: "etcd-peer-addr", Value: "127.0.0.1:23800", Sources: env("ETCD_PEER_ADDR"),
+				Usage: "`host:port` of the embedded etcd store's peer listener (port 0 picks a free one)"},
 			&cli.StringFlag{Name: "keys", Sources: env("KEYS"), DefaultText: "age",
 				Usage: "keyring `URL`: empty or age for per-job age keys, vault://host:8200?mount=transit&prefix=chunklock- for Vault transit (server token from VAULT_TOKEN)"},
 			&cli.StringFlag{Name: "tokens-file", Sources: env("TOKENS_FILE"), DefaultText: "none (open, loopback only)",
@@ -110,6 +114,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 
+	embeddedAddrs.client, embeddedAddrs.peer = cmd.String("etcd-client-addr"), cmd.String("etcd-peer-addr")
 	store, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"))
 	if err != nil {
 		return err
