@@ -34,6 +34,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,7 +187,29 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	s.handler = mux
+	if s.Open() {
+		s.handler = loopbackHostOnly(mux)
+	}
 	return s, nil
+}
+
+// loopbackHostOnly guards a server running open (no tokens, loopback
+// only): a request must name a loopback host. Otherwise a web page whose
+// domain re-resolves to 127.0.0.1 (DNS rebinding) could use the browser
+// that loaded it as an anonymous admin.
+func loopbackHostOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(host, "[]")
+		if ip := net.ParseIP(host); !(strings.EqualFold(host, "localhost") || (ip != nil && ip.IsLoopback())) {
+			http.Error(w, "chunklock runs open (no tokens): it answers only requests addressed to a loopback host such as 127.0.0.1 or localhost", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Handler returns the server's HTTP handler.

@@ -115,6 +115,13 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 
 	embeddedAddrs.client, embeddedAddrs.peer = cmd.String("etcd-client-addr"), cmd.String("etcd-peer-addr")
+	if cmd.String("store") == "" {
+		for _, a := range []string{embeddedAddrs.client, embeddedAddrs.peer} {
+			if err := loopbackAddr(a); err != nil {
+				return err
+			}
+		}
+	}
 	store, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"))
 	if err != nil {
 		return err

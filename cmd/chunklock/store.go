@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"strings"
 
 	"github.com/chunklock/chunklock/backends"
@@ -18,6 +20,20 @@ var embeddedAddrs struct{ client, peer string }
 var openStore = func(ctx context.Context, storeURL, dataDir string) (backends.Store, error) {
 	return open.Open(ctx, storeURL, open.Options{DataDir: dataDir,
 		Embedded: embedded.Config{ClientAddr: embeddedAddrs.client, PeerAddr: embeddedAddrs.peer}})
+}
+
+// loopbackAddr refuses an embedded-store address off the loopback
+// interface: the embedded etcd runs without authentication or TLS, so
+// whoever reaches it could rewrite every status row past the API's tokens.
+func loopbackAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("embedded store address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	return fmt.Errorf("embedded store address %q is not a loopback address: the embedded etcd has no authentication or TLS, so it listens on 127.0.0.1 only; for a store shared between machines run an etcd cluster with TLS and auth (--store etcds://...) or PostgreSQL", addr)
 }
 
 // describeStore names the store for the start-up message, without
