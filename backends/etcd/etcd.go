@@ -36,6 +36,14 @@ type Backend struct {
 	kick   chan struct{} // wakes the event mover
 	closed atomic.Bool
 
+	// closeMu orders Close with the start of background goroutines: a
+	// goroutine is added to wg only while closed is false, under closeMu,
+	// so Close's wg.Wait (after it set closed under closeMu) waits for it.
+	closeMu sync.Mutex
+	// hookGoBackground, set by tests only, runs inside goBackground between
+	// the closed check and wg.Add.
+	hookGoBackground func()
+
 	commits, conflicts        atomic.Int64 // Update outcomes, for tests and diagnostics
 	resolved, resolvedApplied atomic.Int64 // commits whose answer was lost, and of those the ones that happened
 	hot                       sync.Map     // job -> time.Time of the last lost race on its candidates
@@ -126,8 +134,7 @@ func newBackend(ctx context.Context, cli *clientv3.Client, own bool, cfg Config)
 		stop()
 		return nil, err
 	}
-	b.wg.Add(1)
-	go b.mover()
+	b.goBackground(b.mover)
 	return b, nil
 }
 
@@ -245,11 +252,33 @@ func (b *Backend) Ping(ctx context.Context) error {
 	return err
 }
 
+// goBackground runs fn in a goroutine that Close waits for, unless the
+// backend is closed already (false).
+func (b *Backend) goBackground(fn func()) bool {
+	b.closeMu.Lock()
+	defer b.closeMu.Unlock()
+	if b.closed.Load() {
+		return false
+	}
+	if b.hookGoBackground != nil {
+		b.hookGoBackground()
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		fn()
+	}()
+	return true
+}
+
 // Close stops the event mover and watchers, revokes the current
 // commit-marker lease (older ones expire on their own) and closes the client
 // when Open made it.
 func (b *Backend) Close() error {
-	if b.closed.Swap(true) {
+	b.closeMu.Lock()
+	was := b.closed.Swap(true)
+	b.closeMu.Unlock()
+	if was {
 		return nil
 	}
 	b.stop()

@@ -68,7 +68,6 @@ func decodePending(key, val []byte, rev int64) ([]backends.Event, error) {
 const moverDelay = 50 * time.Millisecond
 
 func (b *Backend) mover() {
-	defer b.wg.Done()
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
@@ -329,43 +328,48 @@ func (b *Backend) ListEvents(ctx context.Context, f backends.EventFilter) (backe
 // compaction, a member gone) it replays from the last event sent and
 // watches again, so the stream neither skips nor repeats events.
 func (b *Backend) WatchEvents(ctx context.Context, f backends.EventFilter) (<-chan backends.Event, error) {
-	if b.closed.Load() {
-		return nil, backends.Unavailable(nil, "etcd store is closed")
-	}
 	wctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(b.bg, cancel)
 	ch := make(chan backends.Event, 64)
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
+	started := b.goBackground(func() {
 		defer close(ch)
 		defer stop()
 		defer cancel()
-		last := f.After
-		send := func(e backends.Event) bool {
-			select {
-			case ch <- e:
-				last = e.Seq
-				return true
-			case <-wctx.Done():
-				return false
-			}
-		}
-		for wctx.Err() == nil {
-			rev, ok := b.replay(wctx, f, &last, send)
-			if !ok {
-				select {
-				case <-wctx.Done():
-				case <-time.After(500 * time.Millisecond):
-				}
-				continue
-			}
-			if !b.follow(wctx, f, rev, &last, send) {
-				return
-			}
-		}
-	}()
+		b.watchLoop(wctx, f, ch)
+	})
+	if !started {
+		stop()
+		cancel()
+		return nil, backends.Unavailable(nil, "etcd store is closed")
+	}
 	return ch, nil
+}
+
+// watchLoop sends the events of f to ch until ctx ends.
+func (b *Backend) watchLoop(ctx context.Context, f backends.EventFilter, ch chan<- backends.Event) {
+	last := f.After
+	send := func(e backends.Event) bool {
+		select {
+		case ch <- e:
+			last = e.Seq
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for ctx.Err() == nil {
+		rev, ok := b.replay(ctx, f, &last, send)
+		if !ok {
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		}
+		if !b.follow(ctx, f, rev, &last, send) {
+			return
+		}
+	}
 }
 
 // replay sends every event after *last at one revision and returns it.
