@@ -21,6 +21,9 @@
 //
 //	datasets/<dataset>                    dataset definition (JSON)
 //	jobs/<job>                            job definition (JSON)
+//	producers/<dataset>                   id of the job producing the dataset; written
+//	                                      in the job's Txn, guarded so that a dataset
+//	                                      has one producer even under concurrent upserts
 //	creds/<job>/<dataset>                 encrypted credential (JSON)
 //	rows/<dataset>/<sk>/<role>/<job>      status row; role is INPUT or OUTPUT,
 //	                                      job is empty for a published source chunk

@@ -134,6 +134,10 @@ func newBackend(ctx context.Context, cli *clientv3.Client, own bool, cfg Config)
 		stop()
 		return nil, err
 	}
+	if err := b.claimProducers(ctx); err != nil {
+		stop()
+		return nil, err
+	}
 	b.goBackground(b.mover)
 	return b, nil
 }
@@ -402,19 +406,71 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset) (backends.
 	return d, err
 }
 
+// producerKey is producers/<dataset>: the id of the one job whose output
+// the dataset is.
+func (b *Backend) producerKey(dataset string) string { return b.key("producers", dataset) }
+
+// PutJob stores the job and claims its output in producers/<output>, in one
+// Txn guarded by the job key and by the producers keys it reads: a dataset
+// that another job produces is refused with ALREADY_EXISTS, even when two
+// servers define two producers at once. A job moving to another output
+// gives up its old producers entry in the same Txn.
 func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (backends.Job, error) {
 	j.Inputs = slices.Clone(j.Inputs)
 	j.Env = slices.Clone(j.Env)
-	_, rev, err := b.putKeepingCreated(ctx, b.key("jobs", j.ID), &j, func(old []byte) error {
-		var o backends.Job
-		if err := json.Unmarshal(old, &o); err != nil {
-			return fmt.Errorf("etcd: job %q is corrupt: %w", j.ID, err)
+	jobKey, outKey := b.key("jobs", j.ID), b.producerKey(j.Output)
+	var rev int64
+	for {
+		resp, err := b.txn(ctx, nil, []clientv3.Op{clientv3.OpGet(jobKey), clientv3.OpGet(outKey)}, nil)
+		if err != nil {
+			return backends.Job{}, mapErr(err, "read job "+j.ID)
 		}
-		j.CreatedAt = o.CreatedAt
-		return nil
-	})
-	if err != nil {
-		return backends.Job{}, err
+		var cmps []clientv3.Cmp
+		var ops []clientv3.Op
+		var old *backends.Job
+		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+			old = new(backends.Job)
+			if err := json.Unmarshal(kvs[0].Value, old); err != nil {
+				return backends.Job{}, fmt.Errorf("etcd: job %q is corrupt: %w", j.ID, err)
+			}
+			j.CreatedAt = old.CreatedAt
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(jobKey), "=", kvs[0].ModRevision))
+		} else {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(jobKey), "=", 0))
+		}
+		if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
+			if p := string(kvs[0].Value); p != j.ID {
+				return backends.Job{}, backends.AlreadyExists("dataset %q is already produced by job %q; a dataset has one producer", j.Output, p)
+			}
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(outKey), "=", kvs[0].ModRevision))
+		} else {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(outKey), "=", 0))
+			ops = append(ops, clientv3.OpPut(outKey, j.ID))
+		}
+		if old != nil && old.Output != j.Output {
+			oldKey := b.producerKey(old.Output)
+			r, err := b.get(ctx, oldKey, clientv3.WithRev(resp.Header.Revision))
+			if err != nil {
+				return backends.Job{}, err
+			}
+			if len(r.Kvs) == 1 && string(r.Kvs[0].Value) == j.ID {
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(oldKey), "=", r.Kvs[0].ModRevision))
+				ops = append(ops, clientv3.OpDelete(oldKey))
+			}
+		}
+		val, err := json.Marshal(&j)
+		if err != nil {
+			return backends.Job{}, err
+		}
+		ops = append(ops, clientv3.OpPut(jobKey, string(val)))
+		tr, err := b.txn(ctx, cmps, ops, nil)
+		if err != nil {
+			return backends.Job{}, mapErr(err, "write job "+j.ID)
+		}
+		if tr.Succeeded {
+			rev = tr.Header.Revision
+			break
+		}
 	}
 	if enqueue && len(j.Inputs) > 0 {
 		if err := b.backfill(ctx, j, rev); err != nil {
@@ -422,6 +478,39 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (bac
 		}
 	}
 	return j, nil
+}
+
+// claimProducers records the producer of every job's output that has no
+// producers entry yet (a store written before these entries existed). When
+// two stored jobs produce one dataset, the first in id order keeps it.
+func (b *Backend) claimProducers(ctx context.Context) error {
+	resp, err := b.txn(ctx, nil, []clientv3.Op{
+		clientv3.OpGet(b.key("jobs")+"/", clientv3.WithPrefix()),
+		clientv3.OpGet(b.key("producers")+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly()),
+	}, nil)
+	if err != nil {
+		return mapErr(err, "read jobs and producers")
+	}
+	have := map[string]bool{}
+	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
+		have[string(kv.Key)] = true
+	}
+	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
+		var j backends.Job
+		if err := json.Unmarshal(kv.Value, &j); err != nil {
+			return fmt.Errorf("etcd: job at %s is corrupt: %w", kv.Key, err)
+		}
+		key := b.producerKey(j.Output)
+		if j.Output == "" || have[key] {
+			continue
+		}
+		have[key] = true
+		if _, err := b.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
+			[]clientv3.Op{clientv3.OpPut(key, j.ID)}, nil); err != nil {
+			return mapErr(err, "record the producer of dataset "+j.Output)
+		}
+	}
+	return nil
 }
 
 // backfill adds a candidate for job at every dataid whose first input chunk
