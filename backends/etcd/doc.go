@@ -24,6 +24,9 @@
 //	producers/<dataset>                   id of the job producing the dataset; written
 //	                                      in the job's Txn, guarded so that a dataset
 //	                                      has one producer even under concurrent upserts
+//	backfill/<job>                        pending backfill of the job's candidates (JSON,
+//	                                      when written); written in the job's Txn, deleted
+//	                                      once every READY input chunk has a candidate
 //	creds/<job>/<dataset>                 encrypted credential (JSON)
 //	rows/<dataset>/<sk>/<role>/<job>      status row; role is INPUT or OUTPUT,
 //	                                      job is empty for a published source chunk

@@ -43,6 +43,9 @@ type Backend struct {
 	// hookGoBackground, set by tests only, runs inside goBackground between
 	// the closed check and wg.Add.
 	hookGoBackground func()
+	// hookBackfillFlush, set by tests only, runs before each batch of
+	// backfilled candidates; an error fails the batch.
+	hookBackfillFlush func() error
 
 	commits, conflicts        atomic.Int64 // Update outcomes, for tests and diagnostics
 	resolved, resolvedApplied atomic.Int64 // commits whose answer was lost, and of those the ones that happened
@@ -139,6 +142,7 @@ func newBackend(ctx context.Context, cli *clientv3.Client, own bool, cfg Config)
 		return nil, err
 	}
 	b.goBackground(b.mover)
+	b.goBackground(b.backfillSweeper)
 	return b, nil
 }
 
@@ -415,13 +419,22 @@ func (b *Backend) producerKey(dataset string) string { return b.key("producers",
 // that another job produces is refused with ALREADY_EXISTS, even when two
 // servers define two producers at once. A job moving to another output
 // gives up its old producers entry in the same Txn.
+//
+// When the job needs a backfill (enqueue, a new job, changed inputs, or a
+// backfill of an earlier call still pending), the same Txn writes the
+// marker backfill/<job>; the backfill runs after the commit, reading the
+// rows at the commit's revision or later, and clears the marker when it is
+// done. A backfill that fails half way stays pending: the next PutJob of
+// the job, or any backend's sweep, runs it again (candidates are hints, so
+// the ones added twice do no harm).
 func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (backends.Job, error) {
 	j.Inputs = slices.Clone(j.Inputs)
 	j.Env = slices.Clone(j.Env)
-	jobKey, outKey := b.key("jobs", j.ID), b.producerKey(j.Output)
+	jobKey, outKey, markKey := b.key("jobs", j.ID), b.producerKey(j.Output), b.backfillKey(j.ID)
 	var rev int64
+	var pending bool
 	for {
-		resp, err := b.txn(ctx, nil, []clientv3.Op{clientv3.OpGet(jobKey), clientv3.OpGet(outKey)}, nil)
+		resp, err := b.txn(ctx, nil, []clientv3.Op{clientv3.OpGet(jobKey), clientv3.OpGet(outKey), clientv3.OpGet(markKey, clientv3.WithKeysOnly())}, nil)
 		if err != nil {
 			return backends.Job{}, mapErr(err, "read job "+j.ID)
 		}
@@ -458,6 +471,14 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (bac
 				ops = append(ops, clientv3.OpDelete(oldKey))
 			}
 		}
+		marked := len(resp.Responses[2].GetResponseRange().Kvs) == 1
+		pending = len(j.Inputs) > 0 && (enqueue || marked || old == nil || !slices.Equal(old.Inputs, j.Inputs))
+		switch {
+		case pending:
+			ops = append(ops, clientv3.OpPut(markKey, backfillMarker(time.Now())))
+		case marked:
+			ops = append(ops, clientv3.OpDelete(markKey)) // no inputs: nothing to backfill
+		}
 		val, err := json.Marshal(&j)
 		if err != nil {
 			return backends.Job{}, err
@@ -472,12 +493,99 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (bac
 			break
 		}
 	}
-	if enqueue && len(j.Inputs) > 0 {
+	if pending {
 		if err := b.backfill(ctx, j, rev); err != nil {
+			return backends.Job{}, fmt.Errorf("job %q is stored but making its READY input chunks claimable failed (upserting the job again finishes it): %w", j.ID, err)
+		}
+		if err := b.clearBackfill(ctx, j.ID, rev); err != nil {
 			return backends.Job{}, err
 		}
 	}
 	return j, nil
+}
+
+// backfillKey is backfill/<job>, present while the job's backfill is not
+// known to be complete.
+func (b *Backend) backfillKey(job string) string { return b.key("backfill", job) }
+
+// backfillVal is the value of a backfill marker.
+type backfillVal struct {
+	T int64 `json:"t"` // when it was written, Unix microseconds (wall clock of the writer)
+}
+
+func backfillMarker(now time.Time) string {
+	v, _ := json.Marshal(backfillVal{T: now.UnixMicro()})
+	return string(v)
+}
+
+// clearBackfill removes the job's backfill marker if it is still the one
+// written at rev: a newer PutJob's marker stays for its own backfill.
+func (b *Backend) clearBackfill(ctx context.Context, job string, rev int64) error {
+	key := b.backfillKey(job)
+	if _, err := b.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", rev)}, []clientv3.Op{clientv3.OpDelete(key)}, nil); err != nil {
+		return mapErr(err, "clear the backfill marker of job "+job)
+	}
+	return nil
+}
+
+// Backfill markers written before staleBackfill ago are taken over by the
+// sweep of any backend, which runs at Open and every backfillSweepEvery.
+const (
+	staleBackfill      = time.Minute
+	backfillSweepEvery = 30 * time.Second
+)
+
+// backfillSweeper finishes the backfills their servers left pending.
+func (b *Backend) backfillSweeper() {
+	for {
+		_ = b.sweepBackfills(b.bg, time.Now().Add(-staleBackfill)) // retried on the next round
+		select {
+		case <-b.bg.Done():
+			return
+		case <-time.After(backfillSweepEvery):
+		}
+	}
+}
+
+// sweepBackfills runs every pending backfill whose marker was written
+// before staleBefore (a younger one may still be running where it was
+// written), reading rows now, and clears the markers it finished.
+func (b *Backend) sweepBackfills(ctx context.Context, staleBefore time.Time) error {
+	base := b.key("backfill") + "/"
+	resp, err := b.get(ctx, base, clientv3.WithPrefix())
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, kv := range resp.Kvs {
+		id := strings.TrimPrefix(string(kv.Key), base)
+		var m backfillVal
+		if json.Unmarshal(kv.Value, &m) == nil && time.UnixMicro(m.T).After(staleBefore) {
+			continue
+		}
+		r, err := b.get(ctx, b.key("jobs", id))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(r.Kvs) == 1 {
+			var j backends.Job
+			if err := json.Unmarshal(r.Kvs[0].Value, &j); err != nil {
+				errs = append(errs, fmt.Errorf("etcd: job %q is corrupt: %w", id, err))
+				continue
+			}
+			if len(j.Inputs) > 0 {
+				if err := b.backfill(ctx, j, 0); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
+		}
+		if err := b.clearBackfill(ctx, id, kv.ModRevision); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // claimProducers records the producer of every job's output that has no
@@ -514,8 +622,8 @@ func (b *Backend) claimProducers(ctx context.Context) error {
 }
 
 // backfill adds a candidate for job at every dataid whose first input chunk
-// is READY, reading the rows as of revision rev (the job's own write) and
-// writing the candidates in transactions of at most MaxTxnOps puts.
+// is READY, reading the rows as of revision rev (the job's own write; 0:
+// now) and writing the candidates in transactions of at most MaxTxnOps puts.
 func (b *Backend) backfill(ctx context.Context, j backends.Job, rev int64) error {
 	_, jobs, err := b.Catalog(ctx)
 	if err != nil {
@@ -532,6 +640,11 @@ func (b *Backend) backfill(ctx context.Context, j backends.Job, rev int64) error
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
+		}
+		if b.hookBackfillFlush != nil {
+			if err := b.hookBackfillFlush(); err != nil {
+				return err
+			}
 		}
 		if _, err := b.txn(ctx, nil, batch, nil); err != nil {
 			return mapErr(err, "add candidates for job "+j.ID)
