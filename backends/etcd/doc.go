@@ -64,7 +64,10 @@
 // and merge them, so an event is never missed or seen twice whether it was
 // moved yet or not. WatchEvents replays from f.After that way, then watches
 // the evq/ prefix from the next revision: events committed through any server
-// of the cluster arrive in Seq order. Listing the events of one chunk
+// of the cluster arrive in Seq order. A subscriber that leaves an event
+// unread for a second gives up its etcd watch (etcd's client would buffer
+// for it without bound); it is replayed from its last event, a page at a
+// time as it reads, and then watches again. Listing the events of one chunk
 // (dataset and dataid) reads the evc/ index; other filters read the log in
 // Seq order and filter it.
 //

@@ -345,9 +345,18 @@ func (b *Backend) WatchEvents(ctx context.Context, f backends.EventFilter) (<-ch
 	return ch, nil
 }
 
-// watchLoop sends the events of f to ch until ctx ends.
+// stallAfter is how long a watch waits for its subscriber to take an event
+// before it gives up its etcd watch: etcd's client buffers watch responses
+// without bound, so a subscriber that stops reading must not keep one open.
+// The events it misses are replayed, a page at a time, once it reads again.
+const stallAfter = time.Second
+
+// watchLoop sends the events of f to ch until ctx ends: a replay from the
+// last event sent, then an etcd watch, again and again.
 func (b *Backend) watchLoop(ctx context.Context, f backends.EventFilter, ch chan<- backends.Event) {
 	last := f.After
+	// send waits as long as it takes: replay reads one page at a time, so
+	// a subscriber that does not read holds back the reads.
 	send := func(e backends.Event) bool {
 		select {
 		case ch <- e:
@@ -355,6 +364,26 @@ func (b *Backend) watchLoop(ctx context.Context, f backends.EventFilter, ch chan
 			return true
 		case <-ctx.Done():
 			return false
+		}
+	}
+	// offer waits stallAfter at most, then reports a stall.
+	offer := func(e backends.Event) (sent, stalled bool) {
+		select {
+		case ch <- e:
+			last = e.Seq
+			return true, false
+		default:
+		}
+		t := time.NewTimer(stallAfter)
+		defer t.Stop()
+		select {
+		case ch <- e:
+			last = e.Seq
+			return true, false
+		case <-ctx.Done():
+			return false, false
+		case <-t.C:
+			return false, true
 		}
 	}
 	for ctx.Err() == nil {
@@ -366,7 +395,7 @@ func (b *Backend) watchLoop(ctx context.Context, f backends.EventFilter, ch chan
 			}
 			continue
 		}
-		if !b.follow(ctx, f, rev, &last, send) {
+		if !b.follow(ctx, f, rev, &last, offer) {
 			return
 		}
 	}
@@ -394,11 +423,15 @@ func (b *Backend) replay(ctx context.Context, f backends.EventFilter, last *int6
 	}
 }
 
-// follow watches evq/ after rev and sends new events; it returns false when
-// ctx ended, true when the watch broke and a replay is due.
-func (b *Backend) follow(ctx context.Context, f backends.EventFilter, rev int64, last *int64, send func(backends.Event) bool) bool {
+// follow watches evq/ after rev and offers new events; it returns false
+// when ctx ended, true when a replay is due: the watch broke, or the
+// subscriber stalled and the watch was cancelled so that etcd's client
+// stops buffering for it.
+func (b *Backend) follow(ctx context.Context, f backends.EventFilter, rev int64, last *int64, offer func(backends.Event) (sent, stalled bool)) bool {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
+	b.watches.Add(1)
+	defer b.watches.Add(-1)
 	for wr := range b.cli.Watch(wctx, b.key("evq")+"/", clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithFilterDelete()) {
 		if wr.Err() != nil {
 			break
@@ -412,8 +445,11 @@ func (b *Backend) follow(ctx context.Context, f backends.EventFilter, rev int64,
 				continue
 			}
 			for _, e := range evs {
-				if e.Seq > *last && matches(f, e) && !send(e) {
-					return false
+				if e.Seq <= *last || !matches(f, e) {
+					continue
+				}
+				if sent, stalled := offer(e); !sent {
+					return stalled && ctx.Err() == nil
 				}
 			}
 		}
