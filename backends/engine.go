@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,6 +14,7 @@ import (
 type engine struct {
 	b     Backend
 	clock Clock
+	cat   atomic.Pointer[versionedCatalog] // see catalogcache.go
 }
 
 // New builds the Store on a backend. A nil clock is the system clock.
@@ -189,10 +191,16 @@ func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*Claim, 
 	if err := validExecutor(executor); err != nil {
 		return nil, err
 	}
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
+	var claim *Claim
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		var err error
+		claim, err = e.findNext(ctx, cat, jobID, executor)
+		return err
+	})
+	return claim, err
+}
+
+func (e *engine) findNext(ctx context.Context, cat *opCatalog, jobID, executor string) (*Claim, error) {
 	job, err := cat.Job(jobID)
 	if err != nil {
 		return nil, err
@@ -206,7 +214,7 @@ func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*Claim, 
 	for {
 		var claim *Claim
 		var done bool
-		err := e.b.Update(ctx, func(tx Tx) error {
+		err := e.update(ctx, cat, func(tx Tx) error {
 			claim, done = nil, false
 			c, ok, err := tx.NextCandidate(ctx, job.ID)
 			if err != nil {
@@ -216,7 +224,7 @@ func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*Claim, 
 				done = true
 				return nil
 			}
-			st, err := lockClaimState(ctx, tx, cat, job, c.DataID)
+			st, err := lockClaimState(ctx, tx, cat.Catalog, job, c.DataID)
 			if err != nil {
 				return err
 			}
@@ -255,19 +263,17 @@ func (e *engine) claimOne(ctx context.Context, jobID, dataid, executor string, m
 	if err := validExecutor(executor); err != nil {
 		return nil, err
 	}
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	job, err := cat.Job(jobID)
-	if err != nil {
-		return nil, err
-	}
 	var claim *Claim
-	err = e.b.Update(ctx, func(tx Tx) error {
-		var err error
-		claim, err = e.claimIn(ctx, tx, cat, job, dataid, executor, mode)
-		return err
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		job, err := cat.Job(jobID)
+		if err != nil {
+			return err
+		}
+		return e.update(ctx, cat, func(tx Tx) error {
+			var err error
+			claim, err = e.claimIn(ctx, tx, cat.Catalog, job, dataid, executor, mode)
+			return err
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -290,31 +296,29 @@ func (e *engine) withLiveClaim(ctx context.Context, token string, fn func(tx Tx,
 	if err != nil {
 		return err
 	}
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return err
-	}
-	job, ok := cat.Jobs[key.Job]
-	if !ok || job.Output != key.Dataset {
-		return StaleClaim("claim is no longer live: its job changed or was removed")
-	}
-	return e.b.Update(ctx, func(tx Tx) error {
-		if err := tx.LockChunks(ctx, key.DataID, []string{key.Dataset}, nil); err != nil {
-			return err
+	return e.withCatalog(ctx, func(cat *opCatalog) error {
+		job, ok := cat.Jobs[key.Job]
+		if !ok || job.Output != key.Dataset {
+			return StaleClaim("claim is no longer live: its job changed or was removed")
 		}
-		keys := []RowKey{key}
-		for _, in := range job.Inputs {
-			keys = append(keys, RowKey{Dataset: in, DataID: key.DataID, Job: job.ID, Role: RoleInput})
-		}
-		rows, err := tx.GetRows(ctx, keys)
-		if err != nil {
-			return err
-		}
-		now := e.clock.Now()
-		if err := CheckLive(rows[0], token, fence, now); err != nil {
-			return err
-		}
-		return fn(tx, cat, job, *rows[0], rows[1:], now)
+		return e.update(ctx, cat, func(tx Tx) error {
+			if err := tx.LockChunks(ctx, key.DataID, []string{key.Dataset}, nil); err != nil {
+				return err
+			}
+			keys := []RowKey{key}
+			for _, in := range job.Inputs {
+				keys = append(keys, RowKey{Dataset: in, DataID: key.DataID, Job: job.ID, Role: RoleInput})
+			}
+			rows, err := tx.GetRows(ctx, keys)
+			if err != nil {
+				return err
+			}
+			now := e.clock.Now()
+			if err := CheckLive(rows[0], token, fence, now); err != nil {
+				return err
+			}
+			return fn(tx, cat.Catalog, job, *rows[0], rows[1:], now)
+		})
 	})
 }
 
@@ -466,151 +470,152 @@ func (e *engine) Publish(ctx context.Context, dataset, dataid string) (StatusRow
 	if err := ValidateDataID(dataid); err != nil {
 		return StatusRow{}, err
 	}
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return StatusRow{}, err
-	}
+	var row StatusRow
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		return e.publish(ctx, cat, dataset, dataid, &row)
+	})
+	return row, err
+}
+
+func (e *engine) publish(ctx context.Context, cat *opCatalog, dataset, dataid string, out *StatusRow) error {
 	if _, err := cat.Dataset(dataset); err != nil {
-		return StatusRow{}, err
+		return err
 	}
 	if p := cat.Producer(dataset); p != "" {
-		return StatusRow{}, InvalidArgument("dataset %q is produced by job %q; only source datasets are published", dataset, p)
+		return InvalidArgument("dataset %q is produced by job %q; only source datasets are published", dataset, p)
 	}
-	var row StatusRow
-	err = e.b.Update(ctx, func(tx Tx) error {
+	return e.update(ctx, cat, func(tx Tx) error {
 		if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
 			return err
 		}
-		key := chunkOutputKey(cat, dataset, dataid)
+		key := chunkOutputKey(cat.Catalog, dataset, dataid)
 		rows, err := tx.GetRows(ctx, []RowKey{key})
 		if err != nil {
 			return err
 		}
 		old := rows[0]
 		if old != nil && old.Status == StatusReady {
-			row = *old
+			*out = *old
 			return nil
 		}
 		if old != nil && old.Status == StatusHold {
 			return Locked([]Blocker{{Dataset: dataset, DataID: dataid, Kind: BlockerOutputLocked, Status: StatusHold}},
 				"chunk %s/%s is on HOLD; resubmit it before publishing", dataset, dataid)
 		}
-		row = StatusRow{RowKey: key, Status: StatusReady, UpdatedAt: e.clock.Now()}
+		row := StatusRow{RowKey: key, Status: StatusReady, UpdatedAt: e.clock.Now()}
 		if old != nil {
 			row.Attempt = old.Attempt
 		}
 		if err := put(ctx, tx, old, row); err != nil {
 			return err
 		}
-		return enqueueConsumers(ctx, tx, cat, dataset, dataid)
+		*out = row
+		return enqueueConsumers(ctx, tx, cat.Catalog, dataset, dataid)
 	})
-	return row, err
 }
 
 func (e *engine) Resubmit(ctx context.Context, dataset, dataid string, cascade bool) ([]StatusRow, error) {
 	if err := ValidateDataID(dataid); err != nil {
 		return nil, err
 	}
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := cat.Dataset(dataset); err != nil {
-		return nil, err
-	}
-	affected := []string{dataset}
-	if cascade {
-		affected = cat.Downstream(dataset)
-	}
 	var changed []StatusRow
-	err = e.b.Update(ctx, func(tx Tx) error {
-		changed = nil
-		if err := tx.LockChunks(ctx, dataid, affected, nil); err != nil {
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		if _, err := cat.Dataset(dataset); err != nil {
 			return err
 		}
-		now := e.clock.Now()
-		rows, err := tx.GetRows(ctx, []RowKey{chunkOutputKey(cat, dataset, dataid)})
-		if err != nil {
-			return err
+		affected := []string{dataset}
+		if cascade {
+			affected = cat.Downstream(dataset)
 		}
-		root := rows[0]
-		if root == nil {
-			return NotFound("chunk %s/%s has no status yet; nothing to resubmit", dataset, dataid)
-		}
-		if !ResubmitFrom(root.Status) {
-			return Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: root.Job, Kind: BlockerOutputLocked, Status: root.Status}},
-				"chunk %s/%s is %s; resubmit it once the claim ends", dataset, dataid, root.Status)
-		}
-		resubmit := func(old StatusRow, reason string) error {
-			r := old
-			r.Status, r.Attempt, r.Reason, r.UpdatedAt = StatusResubmit, 0, reason, now
-			r.Executor, r.LeaseExpiresAt, r.PrevStatus = old.Executor, time.Time{}, StatusNone
-			if err := put(ctx, tx, &old, r); err != nil {
+		return e.update(ctx, cat, func(tx Tx) error {
+			changed = nil
+			if err := tx.LockChunks(ctx, dataid, affected, nil); err != nil {
 				return err
 			}
-			changed = append(changed, r)
-			if r.Job != "" {
-				return tx.AddCandidate(ctx, Candidate{Job: r.Job, DataID: dataid, Resubmit: true})
+			now := e.clock.Now()
+			rows, err := tx.GetRows(ctx, []RowKey{chunkOutputKey(cat.Catalog, dataset, dataid)})
+			if err != nil {
+				return err
 			}
-			return nil
-		}
-		if err := resubmit(*root, "resubmitted"); err != nil {
-			return err
-		}
-		if !cascade {
-			return nil
-		}
-		// Walk downstream through the consumers that computed from each
-		// invalidated chunk (their INPUT row on it is DONE).
-		var blockers []Blocker
-		queue := []string{dataset}
-		seen := map[string]bool{dataset: true}
-		for len(queue) > 0 {
-			d := queue[0]
-			queue = queue[1:]
-			for _, jid := range cat.Consumers(d) {
-				job := cat.Jobs[jid]
-				rows, err := tx.GetRows(ctx, []RowKey{
-					{Dataset: d, DataID: dataid, Job: jid, Role: RoleInput},
-					outputKey(job, dataid),
-				})
-				if err != nil {
+			root := rows[0]
+			if root == nil {
+				return NotFound("chunk %s/%s has no status yet; nothing to resubmit", dataset, dataid)
+			}
+			if !ResubmitFrom(root.Status) {
+				return Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: root.Job, Kind: BlockerOutputLocked, Status: root.Status}},
+					"chunk %s/%s is %s; resubmit it once the claim ends", dataset, dataid, root.Status)
+			}
+			resubmit := func(old StatusRow, reason string) error {
+				r := old
+				r.Status, r.Attempt, r.Reason, r.UpdatedAt = StatusResubmit, 0, reason, now
+				r.Executor, r.LeaseExpiresAt, r.PrevStatus = old.Executor, time.Time{}, StatusNone
+				if err := put(ctx, tx, &old, r); err != nil {
 					return err
 				}
-				in, out := rows[0], rows[1]
-				switch {
-				case statusOf(in) == StatusRunning:
-					blockers = append(blockers, Blocker{Dataset: d, DataID: dataid, Job: jid, Kind: BlockerLocalRead, Status: StatusRunning})
-					continue
-				case statusOf(in) != StatusDone:
-					continue
+				changed = append(changed, r)
+				if r.Job != "" {
+					return tx.AddCandidate(ctx, Candidate{Job: r.Job, DataID: dataid, Resubmit: true})
 				}
-				if statusOf(out) == StatusRunning {
-					blockers = append(blockers, Blocker{Dataset: job.Output, DataID: dataid, Job: jid, Kind: BlockerOutputLocked, Status: StatusRunning})
-					continue
-				}
-				r := *in
-				r.Status, r.Reason, r.UpdatedAt = StatusError, "upstream "+dataset+"/"+dataid+" resubmitted", now
-				if err := put(ctx, tx, in, r); err != nil {
-					return err
-				}
-				// A job reading two invalidated chunks (a diamond) is reached
-				// twice: its output is resubmitted, and walked, only once.
-				if !seen[job.Output] {
-					seen[job.Output] = true
-					if out != nil && ResubmitFrom(out.Status) {
-						if err := resubmit(*out, "upstream "+dataset+"/"+dataid+" resubmitted"); err != nil {
-							return err
-						}
+				return nil
+			}
+			if err := resubmit(*root, "resubmitted"); err != nil {
+				return err
+			}
+			if !cascade {
+				return nil
+			}
+			// Walk downstream through the consumers that computed from each
+			// invalidated chunk (their INPUT row on it is DONE).
+			var blockers []Blocker
+			queue := []string{dataset}
+			seen := map[string]bool{dataset: true}
+			for len(queue) > 0 {
+				d := queue[0]
+				queue = queue[1:]
+				for _, jid := range cat.Consumers(d) {
+					job := cat.Jobs[jid]
+					rows, err := tx.GetRows(ctx, []RowKey{
+						{Dataset: d, DataID: dataid, Job: jid, Role: RoleInput},
+						outputKey(job, dataid),
+					})
+					if err != nil {
+						return err
 					}
-					queue = append(queue, job.Output)
+					in, out := rows[0], rows[1]
+					switch {
+					case statusOf(in) == StatusRunning:
+						blockers = append(blockers, Blocker{Dataset: d, DataID: dataid, Job: jid, Kind: BlockerLocalRead, Status: StatusRunning})
+						continue
+					case statusOf(in) != StatusDone:
+						continue
+					}
+					if statusOf(out) == StatusRunning {
+						blockers = append(blockers, Blocker{Dataset: job.Output, DataID: dataid, Job: jid, Kind: BlockerOutputLocked, Status: StatusRunning})
+						continue
+					}
+					r := *in
+					r.Status, r.Reason, r.UpdatedAt = StatusError, "upstream "+dataset+"/"+dataid+" resubmitted", now
+					if err := put(ctx, tx, in, r); err != nil {
+						return err
+					}
+					// A job reading two invalidated chunks (a diamond) is reached
+					// twice: its output is resubmitted, and walked, only once.
+					if !seen[job.Output] {
+						seen[job.Output] = true
+						if out != nil && ResubmitFrom(out.Status) {
+							if err := resubmit(*out, "upstream "+dataset+"/"+dataid+" resubmitted"); err != nil {
+								return err
+							}
+						}
+						queue = append(queue, job.Output)
+					}
 				}
 			}
-		}
-		if len(blockers) > 0 {
-			return Locked(blockers, "cannot cascade from %s/%s while downstream claims are live: %s", dataset, dataid, describeBlockers(blockers))
-		}
-		return nil
+			if len(blockers) > 0 {
+				return Locked(blockers, "cannot cascade from %s/%s while downstream claims are live: %s", dataset, dataid, describeBlockers(blockers))
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -623,34 +628,32 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (Stat
 		return StatusRow{}, err
 	}
 	reason, _ = validReason(reason)
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return StatusRow{}, err
-	}
-	if _, err := cat.Dataset(dataset); err != nil {
-		return StatusRow{}, err
-	}
 	var row StatusRow
-	err = e.b.Update(ctx, func(tx Tx) error {
-		if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		if _, err := cat.Dataset(dataset); err != nil {
 			return err
 		}
-		key := chunkOutputKey(cat, dataset, dataid)
-		rows, err := tx.GetRows(ctx, []RowKey{key})
-		if err != nil {
-			return err
-		}
-		old := rows[0]
-		if old != nil && old.Status == StatusRunning {
-			return Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: old.Job, Kind: BlockerOutputLocked, Status: StatusRunning}},
-				"chunk %s/%s is RUNNING; hold it once the claim ends", dataset, dataid)
-		}
-		row = StatusRow{RowKey: key}
-		if old != nil {
-			row = *old
-		}
-		row.Status, row.Reason, row.UpdatedAt, row.LeaseExpiresAt, row.PrevStatus = StatusHold, reason, e.clock.Now(), time.Time{}, StatusNone
-		return put(ctx, tx, old, row)
+		return e.update(ctx, cat, func(tx Tx) error {
+			if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
+				return err
+			}
+			key := chunkOutputKey(cat.Catalog, dataset, dataid)
+			rows, err := tx.GetRows(ctx, []RowKey{key})
+			if err != nil {
+				return err
+			}
+			old := rows[0]
+			if old != nil && old.Status == StatusRunning {
+				return Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: old.Job, Kind: BlockerOutputLocked, Status: StatusRunning}},
+					"chunk %s/%s is RUNNING; hold it once the claim ends", dataset, dataid)
+			}
+			row = StatusRow{RowKey: key}
+			if old != nil {
+				row = *old
+			}
+			row.Status, row.Reason, row.UpdatedAt, row.LeaseExpiresAt, row.PrevStatus = StatusHold, reason, e.clock.Now(), time.Time{}, StatusNone
+			return put(ctx, tx, old, row)
+		})
 	})
 	return row, err
 }
@@ -661,6 +664,7 @@ func (e *engine) UpsertDataset(ctx context.Context, d Dataset) (Dataset, error) 
 	}
 	now := e.clock.Now()
 	d.CreatedAt, d.UpdatedAt = now, now
+	defer e.forgetCatalog()
 	return e.b.PutDataset(ctx, d)
 }
 
@@ -693,6 +697,7 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 	}
 	now := e.clock.Now()
 	j.CreatedAt, j.UpdatedAt = now, now
+	defer e.forgetCatalog()
 	return e.b.PutJob(ctx, j, enqueue)
 }
 
