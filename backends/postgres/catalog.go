@@ -74,13 +74,19 @@ func (b *Backend) Catalog(ctx context.Context) ([]backends.Dataset, []backends.J
 	if err := b.usable(ctx); err != nil {
 		return nil, nil, err
 	}
-	jrows, err := b.q.ListJobs(ctx)
+	ds, js, err := readCatalog(ctx, b.q)
+	return ds, js, mapErr(err, "reading the catalog")
+}
+
+// readCatalog reads jobs, then datasets.
+func readCatalog(ctx context.Context, q *sqldb.Queries) ([]backends.Dataset, []backends.Job, error) {
+	jrows, err := q.ListJobs(ctx)
 	if err != nil {
-		return nil, nil, mapErr(err, "reading jobs")
+		return nil, nil, err
 	}
-	drows, err := b.q.ListDatasets(ctx)
+	drows, err := q.ListDatasets(ctx)
 	if err != nil {
-		return nil, nil, mapErr(err, "reading datasets")
+		return nil, nil, err
 	}
 	ds := make([]backends.Dataset, len(drows))
 	for i, r := range drows {
@@ -91,6 +97,31 @@ func (b *Backend) Catalog(ctx context.Context) ([]backends.Dataset, []backends.J
 		js[i] = jobFromDB(r)
 	}
 	return ds, js, nil
+}
+
+// VersionedCatalog returns every dataset and job by id and the catalog
+// version they make up, read in one REPEATABLE READ transaction
+// (backends.CatalogVersioner).
+func (b *Backend) VersionedCatalog(ctx context.Context) ([]backends.Dataset, []backends.Job, int64, error) {
+	if err := b.usable(ctx); err != nil {
+		return nil, nil, 0, err
+	}
+	var ds []backends.Dataset
+	var js []backends.Job
+	var version int64
+	err := pgx.BeginTxFunc(ctx, b.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		q := b.q.WithTx(tx)
+		var err error
+		if version, err = q.ReadCatalogVersion(ctx); err != nil {
+			return err
+		}
+		ds, js, err = readCatalog(ctx, q)
+		return err
+	})
+	if err != nil {
+		return nil, nil, 0, mapErr(err, "reading the catalog")
+	}
+	return ds, js, version, nil
 }
 
 // PutCredential stores or replaces a job's credential for a dataset.

@@ -80,27 +80,10 @@ func (b *Backend) ExpiredClaims(ctx context.Context, now time.Time, limit int) (
 	return out, nil
 }
 
-// ListEvents pages through the event log in seq order.
-func (b *Backend) ListEvents(ctx context.Context, f backends.EventFilter) (backends.EventPage, error) {
-	if err := b.usable(ctx); err != nil {
-		return backends.EventPage{}, err
-	}
-	first := backends.PageSize(f.First)
-	evs, err := b.listEvents(ctx, f, first+1)
-	if err != nil {
-		return backends.EventPage{}, err
-	}
-	var page backends.EventPage
-	if len(evs) > first {
-		evs, page.HasNextPage = evs[:first], true
-	}
-	page.Events = evs
-	return page, nil
-}
-
-func (b *Backend) listEvents(ctx context.Context, f backends.EventFilter, limit int) ([]backends.Event, error) {
+// listEvents reads up to limit events matching f with f.After < seq < before.
+func (b *Backend) listEvents(ctx context.Context, f backends.EventFilter, before int64, limit int) ([]backends.Event, error) {
 	rows, err := b.listQ.ListEvents(ctx, sqldb.ListEventsParams{
-		After: f.After, Dataset: textOrNull(f.Dataset), Job: textOrNull(f.Job), Dataid: textOrNull(f.DataID),
+		After: f.After, Before: before, Dataset: textOrNull(f.Dataset), Job: textOrNull(f.Job), Dataid: textOrNull(f.DataID),
 		MaxRows: int32(limit),
 	})
 	if err != nil {

@@ -9,10 +9,13 @@
 //     (regenerate with `go generate ./backends/postgres/`; sqlc lives in its
 //     own module under tools/sqlc).
 //   - tx.go: Update and the Tx methods. One READ COMMITTED transaction per
-//     Update; chunk locks are transaction-scoped advisory locks taken in one
-//     round trip; the findNext queue is a candidates table read with
-//     FOR UPDATE SKIP LOCKED; events get their seq at commit under a lock so
-//     that seq grows with commit order.
+//     Update, its statements pipelined (BEGIN with the first statement,
+//     chunk locks with the read after them, the buffered writes with
+//     COMMIT); chunk locks are transaction-scoped advisory locks; the
+//     findNext queue is a candidates table read with FOR UPDATE SKIP LOCKED;
+//     an event's seq is its transaction's id and position, and readers only
+//     return seqs below the oldest running transaction (watch.go), so seq
+//     order never changes under a reader and commits take no global lock.
 //   - catalog.go, lists.go, resources.go, watch.go: the other Backend methods.
 //   - clock.go: the database clock used for leases when Config.Clock is nil.
 package postgres
@@ -84,18 +87,19 @@ func (c Config) Validate() error {
 }
 
 // eventsChannel is the LISTEN/NOTIFY channel on which committed events are
-// announced (payload: the last seq of the transaction).
+// announced (empty payload), at most every notifyInterval per server.
 const eventsChannel = "chunklock_events"
 
 // Backend is the PostgreSQL implementation of backends.Backend.
 type Backend struct {
-	pool     *pgxpool.Pool
-	connCfg  *pgx.ConnConfig // for the dedicated LISTEN connection
-	q        *sqldb.Queries  // prepared, cached statements
-	listQ    *sqldb.Queries  // list queries, planned for their actual filters
-	schema   string
-	salt     int64 // seeds the chunk and resource lock hashes of this schema
-	eventKey int64 // advisory lock serialising event seq assignment
+	pool    *pgxpool.Pool
+	connCfg *pgx.ConnConfig // for the dedicated LISTEN connection
+	q       *sqldb.Queries  // prepared, cached statements
+	listQ   *sqldb.Queries  // list queries, planned for their actual filters
+	schema  string
+	salt    int64         // seeds the chunk and resource lock hashes of this schema
+	writers int64         // key of the event-writer lock (see eventWriters)
+	notify  chan struct{} // kicks the notifier: this server committed events
 
 	ctx    context.Context // cancelled by Close: stops background goroutines
 	cancel context.CancelFunc
@@ -149,15 +153,16 @@ func openBackend(ctx context.Context, cfg Config) (*Backend, error) {
 	}
 	bctx, cancel := context.WithCancel(context.Background())
 	b := &Backend{
-		pool:     pool,
-		connCfg:  pcfg.ConnConfig.Copy(),
-		q:        sqldb.New(pool),
-		listQ:    sqldb.New(execModeDB{pool}),
-		schema:   cfg.Schema,
-		salt:     lockKey("chunks", cfg.Schema),
-		eventKey: lockKey("events", cfg.Schema),
-		ctx:      bctx,
-		cancel:   cancel,
+		pool:    pool,
+		connCfg: pcfg.ConnConfig.Copy(),
+		q:       sqldb.New(pool),
+		listQ:   sqldb.New(execModeDB{pool}),
+		schema:  cfg.Schema,
+		salt:    lockKey("chunks", cfg.Schema),
+		writers: lockKey("event-writers", cfg.Schema),
+		notify:  make(chan struct{}, 1),
+		ctx:     bctx,
+		cancel:  cancel,
 	}
 	if cfg.Schema == "" {
 		b.salt = 0
@@ -170,6 +175,11 @@ func openBackend(ctx context.Context, cfg Config) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		b.notifier()
+	}()
 	return b, nil
 }
 

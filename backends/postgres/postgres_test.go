@@ -211,12 +211,15 @@ func TestEventSeqFollowsCommitOrder(t *testing.T) {
 }
 
 // TestWatchSurvivesReconnect kills the LISTEN connection; the watch goes
-// on delivering events.
+// on delivering events, including those another server commits.
 func TestWatchSurvivesReconnect(t *testing.T) {
 	schema := freshSchema(t)
 	s, err := Open(context.Background(), Config{DSN: testDSN(t), Schema: schema, Clock: backends.NewFakeClock(time.Time{})})
 	require.NoError(t, err)
 	defer s.Close()
+	other, err := Open(context.Background(), Config{DSN: testDSN(t), Schema: schema, Clock: backends.NewFakeClock(time.Time{})})
+	require.NoError(t, err)
+	defer other.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
@@ -237,7 +240,7 @@ func TestWatchSurvivesReconnect(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), res.RowsAffected())
 
-	_, err = s.Publish(ctx, "src", "2")
+	_, err = other.Publish(ctx, "src", "2")
 	require.NoError(t, err)
 	require.Equal(t, "2", recvEvent(t, ch).DataID)
 	require.Eventually(t, func() bool {

@@ -9,41 +9,51 @@ import (
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Update runs fn in one READ COMMITTED transaction. fn runs once: chunk
-// locks make the transaction safe without retries. Writes are buffered
-// and applied in one statement just before commit, together with the
-// events, which get their seq there under a lock that makes seq grow with
-// commit order.
+// Update runs fn in one READ COMMITTED transaction on one pooled
+// connection. fn runs once: chunk locks make the transaction safe without
+// retries.
+//
+// The transaction's statements are pipelined, so that the round trips are
+// the ones the engine cannot avoid. BEGIN and the read of the catalog
+// version travel with the first statement; chunk locks travel with the
+// statement after them (a read, which PostgreSQL runs after the locks are
+// granted, with a fresh snapshot); writes are buffered and applied in one
+// statement sent together with COMMIT. A findNext takes three round trips
+// (candidate; locks, fence and reads; writes and commit), a completion two.
 func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error {
 	if err := b.usable(ctx); err != nil {
 		return err
 	}
-	pgtx, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	conn, err := b.pool.Acquire(ctx)
 	if err != nil {
 		return mapErr(err, "starting a transaction")
 	}
+	// A connection left inside a transaction (a failed rollback) is
+	// destroyed by Release rather than reused.
+	defer conn.Release()
+	t := &txn{b: b, conn: conn, rows: map[backends.RowKey]int{}}
+	t.q = sqldb.New(pipe{t})
 	committed := false
 	defer func() {
-		if committed {
-			return
+		if !committed {
+			t.rollback(ctx)
 		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
-		defer cancel()
-		_ = pgtx.Rollback(rctx) // on failure pgx closes the connection, which rolls back too
 	}()
-	t := &txn{b: b, q: b.q.WithTx(pgtx), rows: map[backends.RowKey]int{}}
 	if err := fn(t); err != nil {
 		return err
 	}
-	if err := t.flush(ctx, true); err != nil {
+	hadEvents := len(t.events) > 0
+	if err := t.commit(ctx); err != nil {
 		return err
 	}
-	if err := pgtx.Commit(ctx); err != nil {
-		return mapErr(err, "committing")
-	}
 	committed = true
+	if hadEvents {
+		b.eventsCommitted()
+	}
 	return nil
 }
 
@@ -51,15 +61,224 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 // it wrote are answered from the buffer, and flush applies them all in one
 // statement.
 type txn struct {
-	b *Backend
-	q *sqldb.Queries
+	b    *Backend
+	conn *pgxpool.Conn
+	q    *sqldb.Queries // runs each statement through pipe, after the queued ones
+
+	begun         bool     // BEGIN has been sent
+	queued        []queued // statements to send ahead of the next one
+	trailer       string   // statement to send after the next Exec (COMMIT)
+	version       int64    // catalog version read in this transaction, when haveVersion
+	haveVersion   bool
+	fence         int64 // a fencing number drawn after the exclusive chunk lock, when haveFence
+	haveFence     bool
+	tookCandidate bool // NextCandidate returned an entry: a claim, which needs a fence, is likely
+
 	// rowOps holds the last write of each row key in first-write order
 	// (nil: delete); rows maps a key to its index in rowOps.
-	rowOps    []rowOp
-	rows      map[backends.RowKey]int
-	addCands  []backends.Candidate
-	dropCands []int64
-	events    []backends.Event
+	rowOps       []rowOp
+	rows         map[backends.RowKey]int
+	addCands     []backends.Candidate
+	dropCands    []int64
+	events       []backends.Event
+	eventsStored bool
+}
+
+// queued is a statement sent ahead of the next one, in the same round trip;
+// read consumes its result.
+type queued struct {
+	sql  string
+	args []any
+	read func(pgx.BatchResults) error
+}
+
+const (
+	beginSQL    = "BEGIN ISOLATION LEVEL READ COMMITTED"
+	commitSQL   = "COMMIT"
+	rollbackSQL = "ROLLBACK"
+)
+
+func execResult(br pgx.BatchResults) error {
+	_, err := br.Exec()
+	return err
+}
+
+// enqueue adds a statement to send ahead of the next one.
+func (t *txn) enqueue(sql string, args []any, read func(pgx.BatchResults) error) {
+	if read == nil {
+		read = execResult
+	}
+	t.queued = append(t.queued, queued{sql: sql, args: args, read: read})
+}
+
+// send sends BEGIN (the first time, with the event-writer lock, before the
+// transaction has an id, and the catalog version read), the queued statements and then sql, in one round trip, reads the results of
+// all but sql and returns the batch positioned on sql's result. The caller
+// must close it.
+func (t *txn) send(ctx context.Context, sql string, args []any, then ...string) (pgx.BatchResults, error) {
+	var batch pgx.Batch
+	var reads []func(pgx.BatchResults) error
+	if !t.begun {
+		batch.Queue(beginSQL)
+		reads = append(reads, execResult)
+		batch.Queue(sqldb.LockEventWriter, t.b.writers)
+		reads = append(reads, execResult)
+		batch.Queue(sqldb.ReadCatalogVersion)
+		reads = append(reads, func(br pgx.BatchResults) error {
+			if err := br.QueryRow().Scan(&t.version); err != nil {
+				return err
+			}
+			t.haveVersion = true
+			return nil
+		})
+		t.begun = true
+	}
+	for _, q := range t.queued {
+		batch.Queue(q.sql, q.args...)
+		reads = append(reads, q.read)
+	}
+	t.queued = nil
+	batch.Queue(sql, args...)
+	for _, s := range then {
+		batch.Queue(s)
+	}
+	br := t.conn.SendBatch(ctx, &batch)
+	for _, read := range reads {
+		if err := read(br); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+	}
+	return br, nil
+}
+
+// pipe is the sqldb.DBTX of a txn: each statement goes out with the
+// statements queued before it.
+type pipe struct{ t *txn }
+
+// Exec also sends and runs the transaction's trailer (COMMIT), if set.
+func (p pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	var then []string
+	if p.t.trailer != "" {
+		then = append(then, p.t.trailer)
+	}
+	br, err := p.t.send(ctx, sql, args, then...)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	for range then {
+		if err == nil {
+			_, err = br.Exec()
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
+}
+
+func (p pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	br, err := p.t.send(ctx, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+func (p pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	br, err := p.t.send(ctx, sql, args)
+	if err != nil {
+		return errRow{err}
+	}
+	return batchRow{br}
+}
+
+// batchRows closes the batch once its last result has been read.
+type batchRows struct {
+	pgx.Rows
+	br     pgx.BatchResults
+	closed bool
+	err    error
+}
+
+func (r *batchRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
+}
+
+func (r *batchRows) Close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.Rows.Close()
+	r.err = r.br.Close()
+}
+
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
+type batchRow struct{ br pgx.BatchResults }
+
+func (r batchRow) Scan(dest ...any) error {
+	err := r.br.QueryRow().Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// commit applies the buffered writes and commits, in one round trip. A
+// transaction that sent nothing and wrote nothing has nothing to commit.
+func (t *txn) commit(ctx context.Context) error {
+	p, err := t.writes(true)
+	if err != nil {
+		return err
+	}
+	if p == nil && !t.begun && len(t.queued) == 0 {
+		return nil
+	}
+	if p != nil {
+		t.trailer = commitSQL
+		err = t.q.ApplyWrites(ctx, *p)
+		t.trailer = ""
+	} else {
+		_, err = pipe{t}.Exec(ctx, commitSQL)
+	}
+	if err != nil {
+		return mapErr(err, "committing")
+	}
+	t.begun = false
+	return nil
+}
+
+// rollback ends a transaction that did not commit. On failure the
+// connection stays inside a transaction, and Release destroys it (closing
+// it rolls back too).
+func (t *txn) rollback(ctx context.Context) {
+	if !t.begun {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
+	_, _ = t.conn.Exec(rctx, rollbackSQL)
 }
 
 type rowOp struct {
@@ -76,13 +295,21 @@ func (t *txn) setRow(k backends.RowKey, r *backends.StatusRow) {
 	t.rowOps = append(t.rowOps, rowOp{key: k, row: r})
 }
 
-// flush applies the buffered row and queue writes and, with events, the
-// buffered events, in one round trip.
-func (t *txn) flush(ctx context.Context, withEvents bool) error {
-	if !withEvents && len(t.rowOps) == 0 && len(t.addCands) == 0 && len(t.dropCands) == 0 {
-		return nil
+// maxEventsPerTx is the number of events one transaction may record: an
+// event's seq keeps 20 bits for its position in its transaction.
+const maxEventsPerTx = 1<<20 - 1
+
+// writes takes the buffered row and queue writes and, with events, the
+// buffered events, as the parameters of one ApplyWrites statement; nil when
+// there is nothing to write.
+func (t *txn) writes(withEvents bool) (*sqldb.ApplyWritesParams, error) {
+	if !withEvents || len(t.events) == 0 {
+		withEvents = false
+		if len(t.rowOps) == 0 && len(t.addCands) == 0 && len(t.dropCands) == 0 {
+			return nil, nil
+		}
 	}
-	p := sqldb.ApplyWritesParams{Channel: eventsChannel, EventKey: t.b.eventKey, DropCandidateIds: t.dropCands}
+	p := sqldb.ApplyWritesParams{DropCandidateIds: t.dropCands}
 	for _, op := range t.rowOps {
 		k := op.key
 		if op.row == nil {
@@ -116,6 +343,14 @@ func (t *txn) flush(ctx context.Context, withEvents bool) error {
 		p.CandDataids = append(p.CandDataids, c.DataID)
 	}
 	if withEvents {
+		// Positions within the transaction make the seqs: one ApplyWrites
+		// with events per transaction, and a bounded number of them.
+		if t.eventsStored {
+			return nil, errors.New("postgres: events were already stored in this transaction")
+		}
+		if len(t.events) > maxEventsPerTx {
+			return nil, backends.InvalidArgument("one operation would record %d events; at most %d fit in one transaction", len(t.events), maxEventsPerTx)
+		}
 		for _, e := range t.events {
 			p.EventTimes = append(p.EventTimes, e.Time)
 			p.EventActors = append(p.EventActors, e.Actor)
@@ -129,20 +364,28 @@ func (t *txn) flush(ctx context.Context, withEvents bool) error {
 			p.EventExecutors = append(p.EventExecutors, e.Executor)
 			p.EventReasons = append(p.EventReasons, e.Reason)
 		}
-		t.events = nil
-	}
-	if len(p.RowDatasets)+len(p.DelDatasets)+len(p.CandJobs)+len(p.DropCandidateIds)+len(p.EventTimes) == 0 {
-		return nil
+		t.events, t.eventsStored = nil, true
 	}
 	t.rowOps, t.rows, t.addCands, t.dropCands = nil, map[backends.RowKey]int{}, nil, nil
-	return mapErr(t.q.ApplyWrites(ctx, p), "writing")
+	return &p, nil
 }
 
-// LockChunks takes the advisory lock of every chunk (dataset, dataid):
+// flush applies the buffered row and queue writes (not the events) now.
+func (t *txn) flush(ctx context.Context) error {
+	p, err := t.writes(false)
+	if err != nil || p == nil {
+		return err
+	}
+	return mapErr(t.q.ApplyWrites(ctx, *p), "writing")
+}
+
+// LockChunks queues the advisory lock of every chunk (dataset, dataid):
 // exclusive for the datasets in exclusive, shared for the others, in
-// ascending dataset order, in one round trip. The locks last until the
-// transaction ends.
-func (t *txn) LockChunks(ctx context.Context, dataid string, exclusive, shared []string) error {
+// ascending dataset order, in one statement sent with the next one. The
+// locks last until the transaction ends. When the transaction took a
+// candidate, a fencing number is drawn right after the locks as well: the
+// claim that usually follows needs one.
+func (t *txn) LockChunks(_ context.Context, dataid string, exclusive, shared []string) error {
 	mode := make(map[string]bool, len(exclusive)+len(shared))
 	for _, d := range shared {
 		mode[d] = false
@@ -162,8 +405,20 @@ func (t *txn) LockChunks(ctx context.Context, dataid string, exclusive, shared [
 	for i, d := range datasets {
 		excl[i] = mode[d]
 	}
-	err := t.q.LockChunks(ctx, sqldb.LockChunksParams{Datasets: datasets, Dataid: dataid, Salt: t.b.salt, Exclusive: excl})
-	return mapErr(err, "locking chunks")
+	t.enqueue(sqldb.LockChunks, []any{datasets, dataid, t.b.salt, excl}, func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		return mapErr(err, "locking chunks")
+	})
+	if t.tookCandidate && len(exclusive) > 0 && !t.haveFence {
+		t.enqueue(sqldb.NextFence, nil, func(br pgx.BatchResults) error {
+			if err := br.QueryRow().Scan(&t.fence); err != nil {
+				return mapErr(err, "taking a fencing number")
+			}
+			t.haveFence = true
+			return nil
+		})
+	}
+	return nil
 }
 
 // GetRows reads the rows named by keys in one query.
@@ -227,8 +482,13 @@ func (t *txn) DeleteRow(_ context.Context, k backends.RowKey) error {
 }
 
 // NextFence takes the next value of one global sequence. The caller holds
-// the chunk's exclusive lock, so fences strictly increase per chunk.
+// the chunk's exclusive lock, so fences strictly increase per chunk. A
+// value drawn ahead with the lock (see LockChunks) is used once.
 func (t *txn) NextFence(ctx context.Context, _, _ string) (int64, error) {
+	if t.haveFence {
+		t.haveFence = false
+		return t.fence, nil
+	}
 	f, err := t.q.NextFence(ctx)
 	return f, mapErr(err, "taking a fencing number")
 }
@@ -252,7 +512,7 @@ func (t *txn) AddCandidate(_ context.Context, c backends.Candidate) error {
 func (t *txn) NextCandidate(ctx context.Context, job string) (backends.Candidate, bool, error) {
 	if len(t.addCands) > 0 || len(t.dropCands) > 0 {
 		// Let the query see this transaction's own queue changes.
-		if err := t.flush(ctx, false); err != nil {
+		if err := t.flush(ctx); err != nil {
 			return backends.Candidate{}, false, err
 		}
 	}
@@ -263,6 +523,7 @@ func (t *txn) NextCandidate(ctx context.Context, job string) (backends.Candidate
 	if err != nil {
 		return backends.Candidate{}, false, mapErr(err, "reading the candidate queue")
 	}
+	t.tookCandidate = true
 	return backends.Candidate{Job: job, DataID: r.Dataid, Resubmit: r.Resubmit, Handle: r.ID}, true, nil
 }
 
@@ -275,6 +536,19 @@ func (t *txn) DropCandidate(_ context.Context, c backends.Candidate) error {
 	}
 	t.dropCands = append(t.dropCands, id)
 	return nil
+}
+
+// CatalogVersion returns the catalog version this transaction read with
+// its first statement (backends.CatalogVersionTx).
+func (t *txn) CatalogVersion(ctx context.Context) (int64, error) {
+	if !t.haveVersion {
+		v, err := t.q.ReadCatalogVersion(ctx)
+		if err != nil {
+			return 0, mapErr(err, "reading the catalog version")
+		}
+		t.version, t.haveVersion = v, true
+	}
+	return t.version, nil
 }
 
 // rowFromDB converts a stored status row.

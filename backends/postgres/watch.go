@@ -13,14 +13,66 @@ import (
 // LISTENing on eventsChannel and wakes every watcher at each notification
 // (and after each reconnect, to catch up on what was committed meanwhile).
 // Each watcher keeps its own cursor and reads its filtered events by seq
-// from the pool, so it misses nothing and never sees an event twice.
+// from the pool, only those below the horizon (events.go: events no
+// transaction still running can precede), so it misses nothing and never
+// sees an event twice.
+//
+// Notifications are not sent by the transactions that record events: a
+// NOTIFY serialises the commits of every notifying transaction. Instead
+// each server's notifier goroutine, kicked after such a commit, wakes the
+// server's own watchers and sends one NOTIFY for the other servers, at most
+// every notifyInterval. Events committed while an older transaction still
+// runs wait above the horizon; a watcher that sees such events reads again
+// after watchPending.
 
 const (
-	watchPage      = 256              // events fetched per query
-	watchPoll      = 10 * time.Second // safety net should a notification be lost
-	watchRetry     = time.Second      // wait after a failed fetch
-	listenMaxDelay = 5 * time.Second  // longest wait between reconnect attempts
+	watchPage      = 256                   // events fetched per query
+	watchRetry     = time.Second           // wait after a failed fetch
+	watchPending   = 20 * time.Millisecond // wait while committed events are held back by older transactions
+	notifyInterval = 50 * time.Millisecond // shortest time between two notifications of one server
+	notifyTimeout  = 5 * time.Second       // bound on sending one notification
+	listenMaxDelay = 5 * time.Second       // longest wait between reconnect attempts
 )
+
+// watchPoll is the safety net should a notification be lost (a variable so
+// that tests can make watchers depend on notifications alone).
+var watchPoll = 10 * time.Second
+
+// eventsCommitted kicks the notifier after a commit that recorded events.
+func (b *Backend) eventsCommitted() {
+	select {
+	case b.notify <- struct{}{}:
+	default: // a kick is already pending
+	}
+}
+
+// notifier wakes the watchers after this server commits events: its own at
+// once, those of every server through one NOTIFY; then it rests for
+// notifyInterval, so that any number of commits meanwhile cost one more
+// notification. A lost notification costs latency only: watchers poll.
+func (b *Backend) notifier() {
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-b.notify:
+		}
+		b.mu.Lock()
+		h := b.hub
+		b.mu.Unlock()
+		if h != nil {
+			h.wakeAll()
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, notifyTimeout)
+		_ = b.q.NotifyEvents(ctx, eventsChannel)
+		cancel()
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-time.After(notifyInterval):
+		}
+	}
+}
 
 // hub fans notifications out to watchers.
 type hub struct {
@@ -145,17 +197,22 @@ func (b *Backend) WatchEvents(ctx context.Context, f backends.EventFilter) (<-ch
 }
 
 // watch sends every new matching event, reading after each wake-up, after
-// a failed read, and every watchPoll in case a notification was lost.
+// a failed read, soon again while committed events are held back, and
+// every watchPoll in case a notification was lost.
 func (b *Backend) watch(ctx context.Context, f backends.EventFilter, wake <-chan struct{}, out chan<- backends.Event) {
 	timer := time.NewTimer(watchPoll)
 	defer timer.Stop()
+	r := eventReader{b: b}
 	for {
 		wait := watchPoll
 		for {
-			evs, err := b.listEvents(ctx, f, watchPage)
+			evs, pending, err := r.read(ctx, f, watchPage)
 			if err != nil {
 				wait = watchRetry
 				break
+			}
+			if pending {
+				wait = watchPending
 			}
 			for _, e := range evs {
 				select {

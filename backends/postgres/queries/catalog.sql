@@ -1,5 +1,7 @@
 -- name: PutDataset :one
--- Creates or updates a dataset, keeping created_at of an existing one.
+-- Creates or updates a dataset, keeping created_at of an existing one, and
+-- bumps the catalog version in the same statement.
+WITH bump AS (UPDATE catalog_version SET version = version + 1)
 INSERT INTO datasets (id, description, url, connection, location, created_at, updated_at)
 VALUES (@id, @description, @url, @connection, @location, @created_at, @updated_at)
 ON CONFLICT (id) DO UPDATE SET
@@ -14,8 +16,10 @@ RETURNING *;
 SELECT * FROM datasets ORDER BY id;
 
 -- name: PutJob :one
--- Creates or updates a job, keeping created_at of an existing one. The
--- unique constraint on output refuses a second producer of a dataset.
+-- Creates or updates a job, keeping created_at of an existing one, and
+-- bumps the catalog version in the same statement. The unique constraint on
+-- output refuses a second producer of a dataset.
+WITH bump AS (UPDATE catalog_version SET version = version + 1)
 INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
                   lease_seconds, paused, key_kind, key_public, created_at, updated_at)
 VALUES (@id, @description, @inputs, @output, @env_names, @env_values, @max_attempts,
@@ -59,3 +63,8 @@ ON CONFLICT (job, dataset) DO UPDATE SET
 
 -- name: ListCredentials :many
 SELECT * FROM credentials WHERE job = @job ORDER BY dataset;
+
+-- name: ReadCatalogVersion :one
+-- The number of the current catalog: it changes with every change to
+-- datasets or jobs.
+SELECT version FROM catalog_version;

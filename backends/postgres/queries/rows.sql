@@ -13,11 +13,17 @@ FROM (
 ) AS l;
 
 -- name: GetRows :many
+-- The rows with the given keys, each looked up on its own (the LIMIT keeps
+-- the planner from turning the lookups into a join that scans the table).
 SELECT s.*
-FROM status_rows s
-JOIN (SELECT unnest(@datasets::text[]) AS dataset, unnest(@dataids::text[]) AS dataid,
+FROM (SELECT unnest(@datasets::text[]) AS dataset, unnest(@dataids::text[]) AS dataid,
              unnest(@jobs::text[]) AS job, unnest(@roles::text[]) AS role) AS k
-  ON s.dataset = k.dataset AND s.dataid = k.dataid AND s.job = k.job AND s.role = k.role;
+CROSS JOIN LATERAL (
+    SELECT *
+    FROM status_rows r
+    WHERE r.dataset = k.dataset AND r.dataid = k.dataid AND r.job = k.job AND r.role = k.role
+    LIMIT 1
+) AS s;
 
 -- name: NextFence :one
 SELECT nextval('fences')::bigint;

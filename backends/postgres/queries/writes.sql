@@ -1,13 +1,14 @@
 -- name: ApplyWrites :exec
 -- Applies a transaction's buffered writes in one round trip: status row
 -- upserts and deletes (distinct keys), candidate queue additions (plain
--- inserts: they never wait) and removals, and, when there are events, the
--- event-log lock, the events in order and one notification.
+-- inserts: they never wait) and removals, and the events in order.
 --
--- The event-log lock serialises the end of every transaction that records
--- events: it is taken here, just before seqs are drawn, and held until
--- commit, so seq grows with commit order. It is evaluated before any seq is
--- drawn: the events' rows are joined with it and sorted before nextval runs.
+-- An event's seq is the transaction's id shifted left by 20 bits plus the
+-- event's position in the transaction (1-based; at most 2^20 - 1 events per
+-- transaction, and this statement runs at most once per transaction with
+-- events). Readers only return seqs below the id of the oldest transaction
+-- still running (EventsHorizon), so seq order is an order no reader can see
+-- change: no lock, no notification in the commit path.
 WITH put_rows AS (
     INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
                              fence, lease_expires_at, updated_at, reason, prev_status)
@@ -39,17 +40,13 @@ WITH put_rows AS (
            unnest(@cand_sortkeys::text[]), unnest(@cand_dataids::text[])
 ), drop_candidates AS (
     DELETE FROM candidates WHERE id = ANY(@drop_candidate_ids::bigint[])
-), event_lock AS (
-    SELECT pg_advisory_xact_lock(@event_key::bigint) AS locked
-    WHERE cardinality(@event_times::timestamptz[]) > 0
 ), inserted_events AS (
-    INSERT INTO events (time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
-    SELECT (@event_times::timestamptz[])[i], (@event_actors::text[])[i], (@event_jobs::text[])[i],
+    INSERT INTO events (seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
+    SELECT (pg_current_xact_id()::text::bigint << 20) | i,
+           (@event_times::timestamptz[])[i], (@event_actors::text[])[i], (@event_jobs::text[])[i],
            (@event_datasets::text[])[i], (@event_dataids::text[])[i], (@event_roles::text[])[i],
            (@event_from::text[])[i], (@event_to::text[])[i], (@event_attempts::integer[])[i],
            (@event_executors::text[])[i], (@event_reasons::text[])[i]
-    FROM generate_subscripts(@event_times::timestamptz[], 1) AS i, event_lock
-    ORDER BY i
-    RETURNING seq
+    FROM generate_subscripts(@event_times::timestamptz[], 1) AS i
 )
-SELECT pg_notify(@channel::text, max(seq)::text) FROM inserted_events HAVING count(*) > 0;
+SELECT 1;

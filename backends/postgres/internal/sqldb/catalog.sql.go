@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-const backfillCandidates = `-- name: BackfillCandidates :execrows
+const BackfillCandidates = `-- name: BackfillCandidates :execrows
 INSERT INTO candidates (job, resubmit, sortkey, dataid)
 SELECT $1::text, false, s.sortkey, s.dataid
 FROM status_rows s
@@ -29,19 +29,19 @@ type BackfillCandidatesParams struct {
 // Adds a candidate for job at every dataid at which dataset (the job's first
 // input) has a READY OUTPUT row written by its producer (” for a source).
 func (q *Queries) BackfillCandidates(ctx context.Context, arg BackfillCandidatesParams) (int64, error) {
-	result, err := q.db.Exec(ctx, backfillCandidates, arg.Job, arg.Dataset)
+	result, err := q.db.Exec(ctx, BackfillCandidates, arg.Job, arg.Dataset)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const listCredentials = `-- name: ListCredentials :many
+const ListCredentials = `-- name: ListCredentials :many
 SELECT job, dataset, key_kind, ciphertext, updated_at FROM credentials WHERE job = $1 ORDER BY dataset
 `
 
 func (q *Queries) ListCredentials(ctx context.Context, job string) ([]Credential, error) {
-	rows, err := q.db.Query(ctx, listCredentials, job)
+	rows, err := q.db.Query(ctx, ListCredentials, job)
 	if err != nil {
 		return nil, err
 	}
@@ -66,12 +66,12 @@ func (q *Queries) ListCredentials(ctx context.Context, job string) ([]Credential
 	return items, nil
 }
 
-const listDatasets = `-- name: ListDatasets :many
+const ListDatasets = `-- name: ListDatasets :many
 SELECT id, description, url, connection, location, created_at, updated_at FROM datasets ORDER BY id
 `
 
 func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
-	rows, err := q.db.Query(ctx, listDatasets)
+	rows, err := q.db.Query(ctx, ListDatasets)
 	if err != nil {
 		return nil, err
 	}
@@ -98,12 +98,12 @@ func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
 	return items, nil
 }
 
-const listJobs = `-- name: ListJobs :many
+const ListJobs = `-- name: ListJobs :many
 SELECT id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at FROM jobs ORDER BY id
 `
 
 func (q *Queries) ListJobs(ctx context.Context) ([]Job, error) {
-	rows, err := q.db.Query(ctx, listJobs)
+	rows, err := q.db.Query(ctx, ListJobs)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (q *Queries) ListJobs(ctx context.Context) ([]Job, error) {
 	return items, nil
 }
 
-const putCredential = `-- name: PutCredential :exec
+const PutCredential = `-- name: PutCredential :exec
 INSERT INTO credentials (job, dataset, key_kind, ciphertext, updated_at)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (job, dataset) DO UPDATE SET
@@ -154,7 +154,7 @@ type PutCredentialParams struct {
 }
 
 func (q *Queries) PutCredential(ctx context.Context, arg PutCredentialParams) error {
-	_, err := q.db.Exec(ctx, putCredential,
+	_, err := q.db.Exec(ctx, PutCredential,
 		arg.Job,
 		arg.Dataset,
 		arg.KeyKind,
@@ -164,7 +164,8 @@ func (q *Queries) PutCredential(ctx context.Context, arg PutCredentialParams) er
 	return err
 }
 
-const putDataset = `-- name: PutDataset :one
+const PutDataset = `-- name: PutDataset :one
+WITH bump AS (UPDATE catalog_version SET version = version + 1)
 INSERT INTO datasets (id, description, url, connection, location, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (id) DO UPDATE SET
@@ -186,9 +187,10 @@ type PutDatasetParams struct {
 	UpdatedAt   time.Time
 }
 
-// Creates or updates a dataset, keeping created_at of an existing one.
+// Creates or updates a dataset, keeping created_at of an existing one, and
+// bumps the catalog version in the same statement.
 func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset, error) {
-	row := q.db.QueryRow(ctx, putDataset,
+	row := q.db.QueryRow(ctx, PutDataset,
 		arg.ID,
 		arg.Description,
 		arg.Url,
@@ -210,7 +212,8 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 	return i, err
 }
 
-const putJob = `-- name: PutJob :one
+const PutJob = `-- name: PutJob :one
+WITH bump AS (UPDATE catalog_version SET version = version + 1)
 INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
                   lease_seconds, paused, key_kind, key_public, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
@@ -246,10 +249,11 @@ type PutJobParams struct {
 	UpdatedAt    time.Time
 }
 
-// Creates or updates a job, keeping created_at of an existing one. The
-// unique constraint on output refuses a second producer of a dataset.
+// Creates or updates a job, keeping created_at of an existing one, and
+// bumps the catalog version in the same statement. The unique constraint on
+// output refuses a second producer of a dataset.
 func (q *Queries) PutJob(ctx context.Context, arg PutJobParams) (Job, error) {
-	row := q.db.QueryRow(ctx, putJob,
+	row := q.db.QueryRow(ctx, PutJob,
 		arg.ID,
 		arg.Description,
 		arg.Inputs,
@@ -281,4 +285,17 @@ func (q *Queries) PutJob(ctx context.Context, arg PutJobParams) (Job, error) {
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const ReadCatalogVersion = `-- name: ReadCatalogVersion :one
+SELECT version FROM catalog_version
+`
+
+// The number of the current catalog: it changes with every change to
+// datasets or jobs.
+func (q *Queries) ReadCatalogVersion(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, ReadCatalogVersion)
+	var version int64
+	err := row.Scan(&version)
+	return version, err
 }

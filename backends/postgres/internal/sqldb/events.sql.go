@@ -11,29 +11,69 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const listEvents = `-- name: ListEvents :many
+const EventsHorizon = `-- name: EventsHorizon :one
+SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20)::bigint AS horizon,
+       coalesce((SELECT max(seq) FROM events), 0)::bigint AS last_seq
+`
+
+type EventsHorizonRow struct {
+	Horizon int64
+	LastSeq int64
+}
+
+// The event log as this statement's snapshot sees it: every event with a
+// seq below horizon is final (recorded by a transaction that has ended, so
+// no event can ever appear below it again); last_seq is the highest seq
+// committed so far (possibly above the horizon).
+func (q *Queries) EventsHorizon(ctx context.Context) (EventsHorizonRow, error) {
+	row := q.db.QueryRow(ctx, EventsHorizon)
+	var i EventsHorizonRow
+	err := row.Scan(&i.Horizon, &i.LastSeq)
+	return i, err
+}
+
+const FirstEnded = `-- name: FirstEnded :one
+SELECT coalesce(min(x), 0)::bigint AS first
+FROM unnest($1::bigint[]) AS x
+WHERE pg_xact_status(x::text::xid8) IS DISTINCT FROM 'in progress'
+`
+
+// The smallest of the given transaction ids that is no longer running
+// (0 when all are).
+func (q *Queries) FirstEnded(ctx context.Context, xids []int64) (int64, error) {
+	row := q.db.QueryRow(ctx, FirstEnded, xids)
+	var first int64
+	err := row.Scan(&first)
+	return first, err
+}
+
+const ListEvents = `-- name: ListEvents :many
 SELECT seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason
 FROM events
 WHERE seq > $1
-  AND ($2::text IS NULL OR dataset = $2)
-  AND ($3::text IS NULL OR job = $3)
-  AND ($4::text IS NULL OR dataid = $4)
+  AND seq < $2
+  AND ($3::text IS NULL OR dataset = $3)
+  AND ($4::text IS NULL OR job = $4)
+  AND ($5::text IS NULL OR dataid = $5)
 ORDER BY seq
-LIMIT $5
+LIMIT $6
 `
 
 type ListEventsParams struct {
 	After   int64
+	Before  int64
 	Dataset pgtype.Text
 	Job     pgtype.Text
 	Dataid  pgtype.Text
 	MaxRows int32
 }
 
-// Events after a seq in seq order; null filters do not filter.
+// Events after a seq and below a horizon (see EventsHorizon) in seq order;
+// null filters do not filter.
 func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error) {
-	rows, err := q.db.Query(ctx, listEvents,
+	rows, err := q.db.Query(ctx, ListEvents,
 		arg.After,
+		arg.Before,
 		arg.Dataset,
 		arg.Job,
 		arg.Dataid,
@@ -68,4 +108,26 @@ func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event
 		return nil, err
 	}
 	return items, nil
+}
+
+const LockEventWriter = `-- name: LockEventWriter :exec
+SELECT pg_advisory_xact_lock_shared($1::bigint)
+`
+
+// Marks this transaction as one that may record events, for
+// EventWriters. Taken before the transaction has an id, held until it ends;
+// shared, so writers never wait for each other.
+func (q *Queries) LockEventWriter(ctx context.Context, key int64) error {
+	_, err := q.db.Exec(ctx, LockEventWriter, key)
+	return err
+}
+
+const NotifyEvents = `-- name: NotifyEvents :exec
+SELECT pg_notify($1::text, '')
+`
+
+// Wakes the watchers of every server sharing the store.
+func (q *Queries) NotifyEvents(ctx context.Context, channel string) error {
+	_, err := q.db.Exec(ctx, NotifyEvents, channel)
+	return err
 }

@@ -18,6 +18,11 @@ type Candidate struct {
 	Dataid   string
 }
 
+type CatalogVersion struct {
+	ID      bool
+	Version int64
+}
+
 type Credential struct {
 	Job        string
 	Dataset    string

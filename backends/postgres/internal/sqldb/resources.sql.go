@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const conflictingResourceLocks = `-- name: ConflictingResourceLocks :many
+const ConflictingResourceLocks = `-- name: ConflictingResourceLocks :many
 SELECT id, client, resource, mode, created_at, expires_at
 FROM resource_locks
 WHERE resource = $1
@@ -29,7 +29,7 @@ type ConflictingResourceLocksParams struct {
 
 // Unexpired locks on resource that refuse a new lock of mode.
 func (q *Queries) ConflictingResourceLocks(ctx context.Context, arg ConflictingResourceLocksParams) ([]ResourceLock, error) {
-	rows, err := q.db.Query(ctx, conflictingResourceLocks, arg.Resource, arg.Now, arg.Mode)
+	rows, err := q.db.Query(ctx, ConflictingResourceLocks, arg.Resource, arg.Now, arg.Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -55,18 +55,18 @@ func (q *Queries) ConflictingResourceLocks(ctx context.Context, arg ConflictingR
 	return items, nil
 }
 
-const databaseNow = `-- name: DatabaseNow :one
+const DatabaseNow = `-- name: DatabaseNow :one
 SELECT clock_timestamp()::timestamptz AS now
 `
 
 func (q *Queries) DatabaseNow(ctx context.Context) (time.Time, error) {
-	row := q.db.QueryRow(ctx, databaseNow)
+	row := q.db.QueryRow(ctx, DatabaseNow)
 	var now time.Time
 	err := row.Scan(&now)
 	return now, err
 }
 
-const deleteExpiredResourceLocks = `-- name: DeleteExpiredResourceLocks :exec
+const DeleteExpiredResourceLocks = `-- name: DeleteExpiredResourceLocks :exec
 DELETE FROM resource_locks WHERE resource = $1 AND expires_at <= $2
 `
 
@@ -76,11 +76,11 @@ type DeleteExpiredResourceLocksParams struct {
 }
 
 func (q *Queries) DeleteExpiredResourceLocks(ctx context.Context, arg DeleteExpiredResourceLocksParams) error {
-	_, err := q.db.Exec(ctx, deleteExpiredResourceLocks, arg.Resource, arg.Now)
+	_, err := q.db.Exec(ctx, DeleteExpiredResourceLocks, arg.Resource, arg.Now)
 	return err
 }
 
-const deleteResourceLock = `-- name: DeleteResourceLock :execrows
+const DeleteResourceLock = `-- name: DeleteResourceLock :execrows
 DELETE FROM resource_locks WHERE id = $1 AND client = $2 AND expires_at > $3
 `
 
@@ -91,14 +91,14 @@ type DeleteResourceLockParams struct {
 }
 
 func (q *Queries) DeleteResourceLock(ctx context.Context, arg DeleteResourceLockParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteResourceLock, arg.ID, arg.Client, arg.Now)
+	result, err := q.db.Exec(ctx, DeleteResourceLock, arg.ID, arg.Client, arg.Now)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const insertResourceLock = `-- name: InsertResourceLock :one
+const InsertResourceLock = `-- name: InsertResourceLock :one
 INSERT INTO resource_locks (client, resource, mode, created_at, expires_at)
 VALUES ($1, $2, $3, $4, $5)
 RETURNING id
@@ -113,7 +113,7 @@ type InsertResourceLockParams struct {
 }
 
 func (q *Queries) InsertResourceLock(ctx context.Context, arg InsertResourceLockParams) (int64, error) {
-	row := q.db.QueryRow(ctx, insertResourceLock,
+	row := q.db.QueryRow(ctx, InsertResourceLock,
 		arg.Client,
 		arg.Resource,
 		arg.Mode,
@@ -125,7 +125,7 @@ func (q *Queries) InsertResourceLock(ctx context.Context, arg InsertResourceLock
 	return id, err
 }
 
-const listResourceLocks = `-- name: ListResourceLocks :many
+const ListResourceLocks = `-- name: ListResourceLocks :many
 SELECT id, client, resource, mode, created_at, expires_at
 FROM resource_locks
 WHERE expires_at > $1
@@ -143,7 +143,7 @@ type ListResourceLocksParams struct {
 }
 
 func (q *Queries) ListResourceLocks(ctx context.Context, arg ListResourceLocksParams) ([]ResourceLock, error) {
-	rows, err := q.db.Query(ctx, listResourceLocks,
+	rows, err := q.db.Query(ctx, ListResourceLocks,
 		arg.Now,
 		arg.Resource,
 		arg.Client,
@@ -174,7 +174,7 @@ func (q *Queries) ListResourceLocks(ctx context.Context, arg ListResourceLocksPa
 	return items, nil
 }
 
-const lockResourceKey = `-- name: LockResourceKey :exec
+const LockResourceKey = `-- name: LockResourceKey :exec
 SELECT pg_advisory_xact_lock(hashtextextended('resource:' || $1::text, $2::bigint))
 `
 
@@ -185,11 +185,11 @@ type LockResourceKeyParams struct {
 
 // Serialises TakeResourceLock per resource until the transaction ends.
 func (q *Queries) LockResourceKey(ctx context.Context, arg LockResourceKeyParams) error {
-	_, err := q.db.Exec(ctx, lockResourceKey, arg.Resource, arg.Salt)
+	_, err := q.db.Exec(ctx, LockResourceKey, arg.Resource, arg.Salt)
 	return err
 }
 
-const resourceLockClient = `-- name: ResourceLockClient :one
+const ResourceLockClient = `-- name: ResourceLockClient :one
 SELECT client FROM resource_locks WHERE id = $1 AND expires_at > $2
 `
 
@@ -199,7 +199,7 @@ type ResourceLockClientParams struct {
 }
 
 func (q *Queries) ResourceLockClient(ctx context.Context, arg ResourceLockClientParams) (string, error) {
-	row := q.db.QueryRow(ctx, resourceLockClient, arg.ID, arg.Now)
+	row := q.db.QueryRow(ctx, ResourceLockClient, arg.ID, arg.Now)
 	var client string
 	err := row.Scan(&client)
 	return client, err

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const expiredClaims = `-- name: ExpiredClaims :many
+const ExpiredClaims = `-- name: ExpiredClaims :many
 SELECT dataset, dataid, job, role
 FROM status_rows
 WHERE role = 'OUTPUT' AND status = 'RUNNING' AND lease_expires_at <= $1
@@ -33,7 +33,7 @@ type ExpiredClaimsRow struct {
 
 // OUTPUT rows in RUNNING whose lease ended at or before now, oldest first.
 func (q *Queries) ExpiredClaims(ctx context.Context, arg ExpiredClaimsParams) ([]ExpiredClaimsRow, error) {
-	rows, err := q.db.Query(ctx, expiredClaims, arg.Now, arg.MaxRows)
+	rows, err := q.db.Query(ctx, ExpiredClaims, arg.Now, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -57,12 +57,16 @@ func (q *Queries) ExpiredClaims(ctx context.Context, arg ExpiredClaimsParams) ([
 	return items, nil
 }
 
-const getRows = `-- name: GetRows :many
+const GetRows = `-- name: GetRows :many
 SELECT s.dataset, s.dataid, s.job, s.role, s.sortkey, s.status, s.attempt, s.executor, s.token, s.fence, s.lease_expires_at, s.updated_at, s.reason, s.prev_status
-FROM status_rows s
-JOIN (SELECT unnest($1::text[]) AS dataset, unnest($2::text[]) AS dataid,
+FROM (SELECT unnest($1::text[]) AS dataset, unnest($2::text[]) AS dataid,
              unnest($3::text[]) AS job, unnest($4::text[]) AS role) AS k
-  ON s.dataset = k.dataset AND s.dataid = k.dataid AND s.job = k.job AND s.role = k.role
+CROSS JOIN LATERAL (
+    SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status
+    FROM status_rows r
+    WHERE r.dataset = k.dataset AND r.dataid = k.dataid AND r.job = k.job AND r.role = k.role
+    LIMIT 1
+) AS s
 `
 
 type GetRowsParams struct {
@@ -72,8 +76,10 @@ type GetRowsParams struct {
 	Roles    []string
 }
 
+// The rows with the given keys, each looked up on its own (the LIMIT keeps
+// the planner from turning the lookups into a join that scans the table).
 func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, error) {
-	rows, err := q.db.Query(ctx, getRows,
+	rows, err := q.db.Query(ctx, GetRows,
 		arg.Datasets,
 		arg.Dataids,
 		arg.Jobs,
@@ -112,7 +118,7 @@ func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, 
 	return items, nil
 }
 
-const listRows = `-- name: ListRows :many
+const ListRows = `-- name: ListRows :many
 SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status
 FROM status_rows
 WHERE ($1::text IS NULL OR dataset = $1)
@@ -145,7 +151,7 @@ type ListRowsParams struct {
 // A page of status rows in (dataset, shortlex dataid, role, job) order.
 // Null filters do not filter; the after_* values are the last row seen.
 func (q *Queries) ListRows(ctx context.Context, arg ListRowsParams) ([]StatusRow, error) {
-	rows, err := q.db.Query(ctx, listRows,
+	rows, err := q.db.Query(ctx, ListRows,
 		arg.Dataset,
 		arg.Job,
 		arg.Role,
@@ -192,7 +198,7 @@ func (q *Queries) ListRows(ctx context.Context, arg ListRowsParams) ([]StatusRow
 	return items, nil
 }
 
-const lockChunks = `-- name: LockChunks :exec
+const LockChunks = `-- name: LockChunks :exec
 SELECT CASE WHEN l.exclusive THEN pg_advisory_xact_lock(l.key)
             ELSE pg_advisory_xact_lock_shared(l.key) END
 FROM (
@@ -215,7 +221,7 @@ type LockChunksParams struct {
 // dataid) in the order given (the caller sorts by dataset): exclusive or
 // shared per entry. One round trip for the whole set.
 func (q *Queries) LockChunks(ctx context.Context, arg LockChunksParams) error {
-	_, err := q.db.Exec(ctx, lockChunks,
+	_, err := q.db.Exec(ctx, LockChunks,
 		arg.Datasets,
 		arg.Dataid,
 		arg.Salt,
@@ -224,7 +230,7 @@ func (q *Queries) LockChunks(ctx context.Context, arg LockChunksParams) error {
 	return err
 }
 
-const nextCandidate = `-- name: NextCandidate :one
+const NextCandidate = `-- name: NextCandidate :one
 SELECT id, dataid, resubmit
 FROM candidates
 WHERE job = $1
@@ -242,18 +248,18 @@ type NextCandidateRow struct {
 // The job's first candidate that no other transaction holds, locked until
 // this transaction ends. Never waits, never scans consumed history.
 func (q *Queries) NextCandidate(ctx context.Context, job string) (NextCandidateRow, error) {
-	row := q.db.QueryRow(ctx, nextCandidate, job)
+	row := q.db.QueryRow(ctx, NextCandidate, job)
 	var i NextCandidateRow
 	err := row.Scan(&i.ID, &i.Dataid, &i.Resubmit)
 	return i, err
 }
 
-const nextFence = `-- name: NextFence :one
+const NextFence = `-- name: NextFence :one
 SELECT nextval('fences')::bigint
 `
 
 func (q *Queries) NextFence(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, nextFence)
+	row := q.db.QueryRow(ctx, NextFence)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err

@@ -10,17 +10,17 @@ import (
 	"time"
 )
 
-const applyWrites = `-- name: ApplyWrites :exec
+const ApplyWrites = `-- name: ApplyWrites :exec
 WITH put_rows AS (
     INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
                              fence, lease_expires_at, updated_at, reason, prev_status)
-    SELECT ($2::text[])[i], ($3::text[])[i], ($4::text[])[i],
-           ($5::text[])[i], ($6::text[])[i], ($7::text[])[i],
-           ($8::integer[])[i], ($9::text[])[i], ($10::text[])[i],
-           ($11::bigint[])[i],
-           CASE WHEN ($12::boolean[])[i] THEN ($13::timestamptz[])[i] END,
-           ($14::timestamptz[])[i], ($15::text[])[i], ($16::text[])[i]
-    FROM generate_subscripts($2::text[], 1) AS i
+    SELECT ($1::text[])[i], ($2::text[])[i], ($3::text[])[i],
+           ($4::text[])[i], ($5::text[])[i], ($6::text[])[i],
+           ($7::integer[])[i], ($8::text[])[i], ($9::text[])[i],
+           ($10::bigint[])[i],
+           CASE WHEN ($11::boolean[])[i] THEN ($12::timestamptz[])[i] END,
+           ($13::timestamptz[])[i], ($14::text[])[i], ($15::text[])[i]
+    FROM generate_subscripts($1::text[], 1) AS i
     ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
         status           = excluded.status,
         attempt          = excluded.attempt,
@@ -33,33 +33,28 @@ WITH put_rows AS (
         prev_status      = excluded.prev_status
 ), del_rows AS (
     DELETE FROM status_rows s
-    USING (SELECT unnest($17::text[]) AS dataset, unnest($18::text[]) AS dataid,
-                  unnest($19::text[]) AS job, unnest($20::text[]) AS role) AS d
+    USING (SELECT unnest($16::text[]) AS dataset, unnest($17::text[]) AS dataid,
+                  unnest($18::text[]) AS job, unnest($19::text[]) AS role) AS d
     WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.job = d.job AND s.role = d.role
 ), add_candidates AS (
     INSERT INTO candidates (job, resubmit, sortkey, dataid)
-    SELECT unnest($21::text[]), unnest($22::boolean[]),
-           unnest($23::text[]), unnest($24::text[])
+    SELECT unnest($20::text[]), unnest($21::boolean[]),
+           unnest($22::text[]), unnest($23::text[])
 ), drop_candidates AS (
-    DELETE FROM candidates WHERE id = ANY($25::bigint[])
-), event_lock AS (
-    SELECT pg_advisory_xact_lock($26::bigint) AS locked
-    WHERE cardinality($27::timestamptz[]) > 0
+    DELETE FROM candidates WHERE id = ANY($24::bigint[])
 ), inserted_events AS (
-    INSERT INTO events (time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
-    SELECT ($27::timestamptz[])[i], ($28::text[])[i], ($29::text[])[i],
-           ($30::text[])[i], ($31::text[])[i], ($32::text[])[i],
-           ($33::text[])[i], ($34::text[])[i], ($35::integer[])[i],
-           ($36::text[])[i], ($37::text[])[i]
-    FROM generate_subscripts($27::timestamptz[], 1) AS i, event_lock
-    ORDER BY i
-    RETURNING seq
+    INSERT INTO events (seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
+    SELECT (pg_current_xact_id()::text::bigint << 20) | i,
+           ($25::timestamptz[])[i], ($26::text[])[i], ($27::text[])[i],
+           ($28::text[])[i], ($29::text[])[i], ($30::text[])[i],
+           ($31::text[])[i], ($32::text[])[i], ($33::integer[])[i],
+           ($34::text[])[i], ($35::text[])[i]
+    FROM generate_subscripts($25::timestamptz[], 1) AS i
 )
-SELECT pg_notify($1::text, max(seq)::text) FROM inserted_events HAVING count(*) > 0
+SELECT 1
 `
 
 type ApplyWritesParams struct {
-	Channel          string
 	RowDatasets      []string
 	RowDataids       []string
 	RowJobs          []string
@@ -84,7 +79,6 @@ type ApplyWritesParams struct {
 	CandSortkeys     []string
 	CandDataids      []string
 	DropCandidateIds []int64
-	EventKey         int64
 	EventTimes       []time.Time
 	EventActors      []string
 	EventJobs        []string
@@ -100,16 +94,16 @@ type ApplyWritesParams struct {
 
 // Applies a transaction's buffered writes in one round trip: status row
 // upserts and deletes (distinct keys), candidate queue additions (plain
-// inserts: they never wait) and removals, and, when there are events, the
-// event-log lock, the events in order and one notification.
+// inserts: they never wait) and removals, and the events in order.
 //
-// The event-log lock serialises the end of every transaction that records
-// events: it is taken here, just before seqs are drawn, and held until
-// commit, so seq grows with commit order. It is evaluated before any seq is
-// drawn: the events' rows are joined with it and sorted before nextval runs.
+// An event's seq is the transaction's id shifted left by 20 bits plus the
+// event's position in the transaction (1-based; at most 2^20 - 1 events per
+// transaction, and this statement runs at most once per transaction with
+// events). Readers only return seqs below the id of the oldest transaction
+// still running (EventsHorizon), so seq order is an order no reader can see
+// change: no lock, no notification in the commit path.
 func (q *Queries) ApplyWrites(ctx context.Context, arg ApplyWritesParams) error {
-	_, err := q.db.Exec(ctx, applyWrites,
-		arg.Channel,
+	_, err := q.db.Exec(ctx, ApplyWrites,
 		arg.RowDatasets,
 		arg.RowDataids,
 		arg.RowJobs,
@@ -134,7 +128,6 @@ func (q *Queries) ApplyWrites(ctx context.Context, arg ApplyWritesParams) error 
 		arg.CandSortkeys,
 		arg.CandDataids,
 		arg.DropCandidateIds,
-		arg.EventKey,
 		arg.EventTimes,
 		arg.EventActors,
 		arg.EventJobs,
