@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ type config struct {
 	riverDir    string
 	serverBin   string
 	keepWorkdir bool
+	cpuProfile  string
 }
 
 func main() {
@@ -59,6 +61,7 @@ func main() {
 	flag.BoolVar(&c.river, "river", true, "also run River's benchmark (bench/river) at the same worker counts (-backend postgres)")
 	flag.StringVar(&c.riverDir, "river-dir", "bench/river", "directory of the River benchmark module")
 	flag.StringVar(&c.serverBin, "server-bin", "", "chunklock binary for -api graphql (default: built from ./cmd/chunklock)")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the runners and, with -api direct, the store) to this file")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: chunklock-bench [flags]\n\n%s\n\nflags:\n", strings.TrimSpace(usage))
 		flag.PrintDefaults()
@@ -71,7 +74,19 @@ func main() {
 		}
 		c.runners = append(c.runners, n)
 	}
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(context.Background(), c); err != nil {
+		pprof.StopCPUProfile()
 		fail(err)
 	}
 }
