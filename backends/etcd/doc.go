@@ -21,6 +21,10 @@
 //
 //	datasets/<dataset>                    dataset definition (JSON)
 //	jobs/<job>                            job definition (JSON)
+//	catalog/version                       put by every Txn that changes a dataset or a
+//	                                      job: its ModRevision is the catalog version;
+//	                                      operations track it with their reads, so a
+//	                                      catalog change makes a racing commit retry
 //	producers/<dataset>                   id of the job producing the dataset; written
 //	                                      in the job's Txn, guarded so that a dataset
 //	                                      has one producer even under concurrent upserts

@@ -58,7 +58,10 @@ type Backend struct {
 	leaseAt time.Time
 }
 
-var _ backends.Backend = (*Backend)(nil)
+var (
+	_ backends.Backend          = (*Backend)(nil)
+	_ backends.CatalogVersioner = (*Backend)(nil)
+)
 
 // Open connects to the etcd cluster of cfg and returns the Store on it.
 // Closing the store closes the connection.
@@ -340,22 +343,40 @@ func (b *Backend) dropLease(id clientv3.LeaseID) {
 
 // ---- catalog ----
 
+// catalogVersionKey is catalog/version. Every Txn that changes a dataset
+// or a job also puts this key (its value names the change), so its
+// ModRevision is the catalog version: it grows with every change.
+func (b *Backend) catalogVersionKey() string { return b.key("catalog", "version") }
+
+// bumpCatalog is the op that makes a catalog change a new version.
+func (b *Backend) bumpCatalog(what string) clientv3.Op {
+	return clientv3.OpPut(b.catalogVersionKey(), what)
+}
+
 func (b *Backend) Catalog(ctx context.Context) ([]backends.Dataset, []backends.Job, error) {
+	ds, js, _, err := b.VersionedCatalog(ctx)
+	return ds, js, err
+}
+
+// VersionedCatalog reads every dataset, every job and the catalog version
+// at one revision.
+func (b *Backend) VersionedCatalog(ctx context.Context) ([]backends.Dataset, []backends.Job, int64, error) {
 	if b.closed.Load() {
-		return nil, nil, backends.Unavailable(nil, "etcd store is closed")
+		return nil, nil, 0, backends.Unavailable(nil, "etcd store is closed")
 	}
 	resp, err := b.txn(ctx, nil, []clientv3.Op{
 		clientv3.OpGet(b.key("datasets")+"/", clientv3.WithPrefix()),
 		clientv3.OpGet(b.key("jobs")+"/", clientv3.WithPrefix()),
+		clientv3.OpGet(b.catalogVersionKey(), clientv3.WithKeysOnly()),
 	}, nil)
 	if err != nil {
-		return nil, nil, mapErr(err, "read catalog")
+		return nil, nil, 0, mapErr(err, "read catalog")
 	}
 	ds := []backends.Dataset{}
 	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
 		var d backends.Dataset
 		if err := json.Unmarshal(kv.Value, &d); err != nil {
-			return nil, nil, fmt.Errorf("etcd: dataset at %s is corrupt: %w", kv.Key, err)
+			return nil, nil, 0, fmt.Errorf("etcd: dataset at %s is corrupt: %w", kv.Key, err)
 		}
 		ds = append(ds, d)
 	}
@@ -363,15 +384,20 @@ func (b *Backend) Catalog(ctx context.Context) ([]backends.Dataset, []backends.J
 	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
 		var j backends.Job
 		if err := json.Unmarshal(kv.Value, &j); err != nil {
-			return nil, nil, fmt.Errorf("etcd: job at %s is corrupt: %w", kv.Key, err)
+			return nil, nil, 0, fmt.Errorf("etcd: job at %s is corrupt: %w", kv.Key, err)
 		}
 		js = append(js, j)
 	}
-	return ds, js, nil
+	var version int64
+	if kvs := resp.Responses[2].GetResponseRange().Kvs; len(kvs) == 1 {
+		version = kvs[0].ModRevision
+	}
+	return ds, js, version, nil
 }
 
 // putKeepingCreated stores v at key, copying CreatedAt from the value
-// already there; a concurrent change makes it start over.
+// already there, and makes a new catalog version; a concurrent change makes
+// it start over.
 func (b *Backend) putKeepingCreated(ctx context.Context, key string, v any, created func(old []byte) error) ([]byte, int64, error) {
 	for {
 		resp, err := b.get(ctx, key)
@@ -389,7 +415,7 @@ func (b *Backend) putKeepingCreated(ctx context.Context, key string, v any, crea
 		if err != nil {
 			return nil, 0, err
 		}
-		tr, err := b.txn(ctx, []clientv3.Cmp{cmp}, []clientv3.Op{clientv3.OpPut(key, string(val))}, nil)
+		tr, err := b.txn(ctx, []clientv3.Cmp{cmp}, []clientv3.Op{clientv3.OpPut(key, string(val)), b.bumpCatalog(strings.TrimPrefix(key, b.p))}, nil)
 		if err != nil {
 			return nil, 0, mapErr(err, "write "+key)
 		}
@@ -428,6 +454,13 @@ func (b *Backend) producerKey(dataset string) string { return b.key("producers",
 // done. A backfill that fails half way stays pending: the next PutJob of
 // the job, or any backend's sweep, runs it again (candidates are hints, so
 // the ones added twice do no harm).
+//
+// The same Txn makes a new catalog version. So a Publish or a completion
+// racing with the job either commits after it, and then its transaction
+// saw the new version (the engine retried it with the new catalog, which
+// adds the job's candidate), or committed before it, and then the
+// backfill, which reads at the job's commit revision or later, finds the
+// chunk READY.
 func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (backends.Job, error) {
 	j.Inputs = slices.Clone(j.Inputs)
 	j.Env = slices.Clone(j.Env)
@@ -484,7 +517,7 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (bac
 		if err != nil {
 			return backends.Job{}, err
 		}
-		ops = append(ops, clientv3.OpPut(jobKey, string(val)))
+		ops = append(ops, clientv3.OpPut(jobKey, string(val)), b.bumpCatalog("jobs/"+j.ID))
 		tr, err := b.txn(ctx, cmps, ops, nil)
 		if err != nil {
 			return backends.Job{}, mapErr(err, "write job "+j.ID)
