@@ -111,8 +111,7 @@ func (t *txn) enqueue(sql string, args []any, read func(pgx.BatchResults) error)
 	t.queued = append(t.queued, queued{sql: sql, args: args, read: read})
 }
 
-// send sends BEGIN (the first time, with the event-writer lock, before the
-// transaction has an id, and the catalog version read), the queued statements and then sql, in one round trip, reads the results of
+// send sends BEGIN and StartUpdate (the first time), the queued statements and then sql, in one round trip, reads the results of
 // all but sql and returns the batch positioned on sql's result. The caller
 // must close it.
 func (t *txn) send(ctx context.Context, sql string, args []any, then ...string) (pgx.BatchResults, error) {
@@ -121,11 +120,10 @@ func (t *txn) send(ctx context.Context, sql string, args []any, then ...string) 
 	if !t.begun {
 		batch.Queue(beginSQL)
 		reads = append(reads, execResult)
-		batch.Queue(sqldb.LockEventWriter, t.b.writers)
-		reads = append(reads, execResult)
-		batch.Queue(sqldb.ReadCatalogVersion)
+		batch.Queue(sqldb.StartUpdate, t.b.writers)
 		reads = append(reads, func(br pgx.BatchResults) error {
-			if err := br.QueryRow().Scan(&t.version); err != nil {
+			var locked, mode string
+			if err := br.QueryRow().Scan(&locked, &mode, &t.version); err != nil {
 				return err
 			}
 			t.haveVersion = true
@@ -315,6 +313,7 @@ func (t *txn) writes(withEvents bool) (*sqldb.ApplyWritesParams, error) {
 		if op.row == nil {
 			p.DelDatasets = append(p.DelDatasets, k.Dataset)
 			p.DelDataids = append(p.DelDataids, k.DataID)
+			p.DelSortkeys = append(p.DelSortkeys, backends.SortKey(k.DataID))
 			p.DelJobs = append(p.DelJobs, k.Job)
 			p.DelRoles = append(p.DelRoles, string(k.Role))
 			continue
@@ -431,6 +430,7 @@ func (t *txn) GetRows(ctx context.Context, keys []backends.RowKey) ([]*backends.
 		}
 		p.Datasets = append(p.Datasets, k.Dataset)
 		p.Dataids = append(p.Dataids, k.DataID)
+		p.Sortkeys = append(p.Sortkeys, backends.SortKey(k.DataID))
 		p.Jobs = append(p.Jobs, k.Job)
 		p.Roles = append(p.Roles, string(k.Role))
 	}

@@ -64,6 +64,20 @@ ON CONFLICT (job, dataset) DO UPDATE SET
 -- name: ListCredentials :many
 SELECT * FROM credentials WHERE job = @job ORDER BY dataset;
 
+-- name: StartUpdate :one
+-- The first statement of every Update transaction, before it has an id:
+--   - takes the shared event-writer lock (key @writers) until the
+--     transaction ends, which marks it as one that may record events
+--     (events.go: readers do not wait for running transactions without it);
+--   - plans the transaction's statements once per connection
+--     (force_generic_plan: their plans do not depend on the parameters, and
+--     a custom plan at every execution costs more than the statement);
+--   - reads the catalog version the engine checks its cached catalog against.
+SELECT pg_advisory_xact_lock_shared(@writers::bigint)::text AS locked,
+       set_config('plan_cache_mode', 'force_generic_plan', true) AS plan_cache_mode,
+       version
+FROM catalog_version;
+
 -- name: ReadCatalogVersion :one
 -- The number of the current catalog: it changes with every change to
 -- datasets or jobs.

@@ -23,12 +23,6 @@ LIMIT @max_rows;
 -- Wakes the watchers of every server sharing the store.
 SELECT pg_notify(@channel::text, '');
 
--- name: LockEventWriter :exec
--- Marks this transaction as one that may record events, for
--- EventWriters. Taken before the transaction has an id, held until it ends;
--- shared, so writers never wait for each other.
-SELECT pg_advisory_xact_lock_shared(@key::bigint);
-
 -- name: FirstEnded :one
 -- The smallest of the given transaction ids that is no longer running
 -- (0 when all are).

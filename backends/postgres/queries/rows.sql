@@ -13,15 +13,19 @@ FROM (
 ) AS l;
 
 -- name: GetRows :many
--- The rows with the given keys, each looked up on its own (the LIMIT keeps
--- the planner from turning the lookups into a join that scans the table).
+-- The rows with the given keys, each looked up on its own: the LIMIT keeps
+-- the planner from turning the lookups into a join that scans the table,
+-- and the sort key (SortKey of the dataid) makes every index on the table
+-- a point lookup, whichever the planner picks without statistics.
 SELECT s.*
 FROM (SELECT unnest(@datasets::text[]) AS dataset, unnest(@dataids::text[]) AS dataid,
-             unnest(@jobs::text[]) AS job, unnest(@roles::text[]) AS role) AS k
+             unnest(@sortkeys::text[]) AS sortkey, unnest(@jobs::text[]) AS job,
+             unnest(@roles::text[]) AS role) AS k
 CROSS JOIN LATERAL (
     SELECT *
     FROM status_rows r
-    WHERE r.dataset = k.dataset AND r.dataid = k.dataid AND r.job = k.job AND r.role = k.role
+    WHERE r.dataset = k.dataset AND r.dataid = k.dataid AND r.sortkey = k.sortkey
+      AND r.job = k.job AND r.role = k.role
     LIMIT 1
 ) AS s;
 

@@ -30,10 +30,13 @@ WITH put_rows AS (
         reason           = excluded.reason,
         prev_status      = excluded.prev_status
 ), del_rows AS (
+    -- The sort key makes every index a point lookup (see GetRows).
     DELETE FROM status_rows s
     USING (SELECT unnest(@del_datasets::text[]) AS dataset, unnest(@del_dataids::text[]) AS dataid,
-                  unnest(@del_jobs::text[]) AS job, unnest(@del_roles::text[]) AS role) AS d
-    WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.job = d.job AND s.role = d.role
+                  unnest(@del_sortkeys::text[]) AS sortkey, unnest(@del_jobs::text[]) AS job,
+                  unnest(@del_roles::text[]) AS role) AS d
+    WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.sortkey = d.sortkey
+      AND s.job = d.job AND s.role = d.role
 ), add_candidates AS (
     INSERT INTO candidates (job, resubmit, sortkey, dataid)
     SELECT unnest(@cand_jobs::text[]), unnest(@cand_resubmits::boolean[]),

@@ -299,3 +299,31 @@ func (q *Queries) ReadCatalogVersion(ctx context.Context) (int64, error) {
 	err := row.Scan(&version)
 	return version, err
 }
+
+const StartUpdate = `-- name: StartUpdate :one
+SELECT pg_advisory_xact_lock_shared($1::bigint)::text AS locked,
+       set_config('plan_cache_mode', 'force_generic_plan', true) AS plan_cache_mode,
+       version
+FROM catalog_version
+`
+
+type StartUpdateRow struct {
+	Locked        string
+	PlanCacheMode string
+	Version       int64
+}
+
+// The first statement of every Update transaction, before it has an id:
+//   - takes the shared event-writer lock (key @writers) until the
+//     transaction ends, which marks it as one that may record events
+//     (events.go: readers do not wait for running transactions without it);
+//   - plans the transaction's statements once per connection
+//     (force_generic_plan: their plans do not depend on the parameters, and
+//     a custom plan at every execution costs more than the statement);
+//   - reads the catalog version the engine checks its cached catalog against.
+func (q *Queries) StartUpdate(ctx context.Context, writers int64) (StartUpdateRow, error) {
+	row := q.db.QueryRow(ctx, StartUpdate, writers)
+	var i StartUpdateRow
+	err := row.Scan(&i.Locked, &i.PlanCacheMode, &i.Version)
+	return i, err
+}

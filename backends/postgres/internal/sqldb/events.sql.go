@@ -110,18 +110,6 @@ func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event
 	return items, nil
 }
 
-const LockEventWriter = `-- name: LockEventWriter :exec
-SELECT pg_advisory_xact_lock_shared($1::bigint)
-`
-
-// Marks this transaction as one that may record events, for
-// EventWriters. Taken before the transaction has an id, held until it ends;
-// shared, so writers never wait for each other.
-func (q *Queries) LockEventWriter(ctx context.Context, key int64) error {
-	_, err := q.db.Exec(ctx, LockEventWriter, key)
-	return err
-}
-
 const NotifyEvents = `-- name: NotifyEvents :exec
 SELECT pg_notify($1::text, '')
 `

@@ -60,11 +60,13 @@ func (q *Queries) ExpiredClaims(ctx context.Context, arg ExpiredClaimsParams) ([
 const GetRows = `-- name: GetRows :many
 SELECT s.dataset, s.dataid, s.job, s.role, s.sortkey, s.status, s.attempt, s.executor, s.token, s.fence, s.lease_expires_at, s.updated_at, s.reason, s.prev_status
 FROM (SELECT unnest($1::text[]) AS dataset, unnest($2::text[]) AS dataid,
-             unnest($3::text[]) AS job, unnest($4::text[]) AS role) AS k
+             unnest($3::text[]) AS sortkey, unnest($4::text[]) AS job,
+             unnest($5::text[]) AS role) AS k
 CROSS JOIN LATERAL (
     SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status
     FROM status_rows r
-    WHERE r.dataset = k.dataset AND r.dataid = k.dataid AND r.job = k.job AND r.role = k.role
+    WHERE r.dataset = k.dataset AND r.dataid = k.dataid AND r.sortkey = k.sortkey
+      AND r.job = k.job AND r.role = k.role
     LIMIT 1
 ) AS s
 `
@@ -72,16 +74,20 @@ CROSS JOIN LATERAL (
 type GetRowsParams struct {
 	Datasets []string
 	Dataids  []string
+	Sortkeys []string
 	Jobs     []string
 	Roles    []string
 }
 
-// The rows with the given keys, each looked up on its own (the LIMIT keeps
-// the planner from turning the lookups into a join that scans the table).
+// The rows with the given keys, each looked up on its own: the LIMIT keeps
+// the planner from turning the lookups into a join that scans the table,
+// and the sort key (SortKey of the dataid) makes every index on the table
+// a point lookup, whichever the planner picks without statistics.
 func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, error) {
 	rows, err := q.db.Query(ctx, GetRows,
 		arg.Datasets,
 		arg.Dataids,
+		arg.Sortkeys,
 		arg.Jobs,
 		arg.Roles,
 	)

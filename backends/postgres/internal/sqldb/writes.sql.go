@@ -32,24 +32,27 @@ WITH put_rows AS (
         reason           = excluded.reason,
         prev_status      = excluded.prev_status
 ), del_rows AS (
+    -- The sort key makes every index a point lookup (see GetRows).
     DELETE FROM status_rows s
     USING (SELECT unnest($16::text[]) AS dataset, unnest($17::text[]) AS dataid,
-                  unnest($18::text[]) AS job, unnest($19::text[]) AS role) AS d
-    WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.job = d.job AND s.role = d.role
+                  unnest($18::text[]) AS sortkey, unnest($19::text[]) AS job,
+                  unnest($20::text[]) AS role) AS d
+    WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.sortkey = d.sortkey
+      AND s.job = d.job AND s.role = d.role
 ), add_candidates AS (
     INSERT INTO candidates (job, resubmit, sortkey, dataid)
-    SELECT unnest($20::text[]), unnest($21::boolean[]),
-           unnest($22::text[]), unnest($23::text[])
+    SELECT unnest($21::text[]), unnest($22::boolean[]),
+           unnest($23::text[]), unnest($24::text[])
 ), drop_candidates AS (
-    DELETE FROM candidates WHERE id = ANY($24::bigint[])
+    DELETE FROM candidates WHERE id = ANY($25::bigint[])
 ), inserted_events AS (
     INSERT INTO events (seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
     SELECT (pg_current_xact_id()::text::bigint << 20) | i,
-           ($25::timestamptz[])[i], ($26::text[])[i], ($27::text[])[i],
-           ($28::text[])[i], ($29::text[])[i], ($30::text[])[i],
-           ($31::text[])[i], ($32::text[])[i], ($33::integer[])[i],
-           ($34::text[])[i], ($35::text[])[i]
-    FROM generate_subscripts($25::timestamptz[], 1) AS i
+           ($26::timestamptz[])[i], ($27::text[])[i], ($28::text[])[i],
+           ($29::text[])[i], ($30::text[])[i], ($31::text[])[i],
+           ($32::text[])[i], ($33::text[])[i], ($34::integer[])[i],
+           ($35::text[])[i], ($36::text[])[i]
+    FROM generate_subscripts($26::timestamptz[], 1) AS i
 )
 SELECT 1
 `
@@ -72,6 +75,7 @@ type ApplyWritesParams struct {
 	RowPrevStatuses  []string
 	DelDatasets      []string
 	DelDataids       []string
+	DelSortkeys      []string
 	DelJobs          []string
 	DelRoles         []string
 	CandJobs         []string
@@ -121,6 +125,7 @@ func (q *Queries) ApplyWrites(ctx context.Context, arg ApplyWritesParams) error 
 		arg.RowPrevStatuses,
 		arg.DelDatasets,
 		arg.DelDataids,
+		arg.DelSortkeys,
 		arg.DelJobs,
 		arg.DelRoles,
 		arg.CandJobs,
