@@ -15,7 +15,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +36,8 @@ import (
 	"github.com/chunklock/chunklock/backends/postgres"
 	"github.com/chunklock/chunklock/bench"
 	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/keys/age"
+	"github.com/chunklock/chunklock/server"
 )
 
 type config struct {
@@ -53,7 +58,7 @@ func main() {
 	var c config
 	var runners string
 	flag.StringVar(&c.backend, "backend", "postgres", "store to measure: postgres or etcd (an embedded single member, fsync on)")
-	flag.StringVar(&c.api, "api", "direct", "how runners reach chunklock: direct (the Store in this process), graphql (HTTP to a chunklock serve process), or both")
+	flag.StringVar(&c.api, "api", "direct", "how runners reach chunklock: direct (the Store in this process), graphql (HTTP to a chunklock serve process), both, or graphql-inproc (HTTP to a GraphQL server in this process, to profile the API with -cpuprofile)")
 	flag.StringVar(&runners, "runners", "1,4,16,64", "comma-separated numbers of concurrent runners")
 	flag.IntVar(&c.chunks, "chunks", 3000, "chunks each run drains")
 	flag.StringVar(&c.dsn, "dsn", envOr("CHUNKLOCK_TEST_POSTGRES", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL DSN (-backend postgres)")
@@ -179,12 +184,25 @@ func run(ctx context.Context, c config) error {
 		apis = []string{"direct", "graphql"}
 	}
 	var srv *serveProcess
+	inproc := ""
 	for _, api := range apis {
-		if api == "graphql" {
+		switch api {
+		case "graphql":
 			if srv, err = startServe(ctx, c, t.storeURL); err != nil {
 				return err
 			}
 			defer srv.stop()
+		case "graphql-inproc":
+			s, err := server.New(serverConfig(t.store))
+			if err != nil {
+				return err
+			}
+			hs := httptest.NewServer(s.Handler())
+			defer hs.Close()
+			inproc = hs.URL
+		case "direct":
+		default:
+			return fmt.Errorf("-api %q: want direct, graphql, both or graphql-inproc", api)
 		}
 	}
 	type row struct {
@@ -214,8 +232,12 @@ func run(ctx context.Context, c config) error {
 		}
 		for _, api := range apis {
 			var d bench.Driver = bench.StoreDriver{Store: t.store}
-			if api == "graphql" {
-				cl, err := client.New(srv.url)
+			if api != "direct" {
+				url := inproc
+				if api == "graphql" {
+					url = srv.url
+				}
+				cl, err := client.New(url)
 				if err != nil {
 					return err
 				}
@@ -257,6 +279,16 @@ func run(ctx context.Context, c config) error {
 			rw.res.Complete.P50.Round(time.Microsecond), rw.res.Complete.P99.Round(time.Microsecond), rw.limit, ratio, river, rss)
 	}
 	return nil
+}
+
+// serverConfig is what chunklock serve uses for the benchmark: open (no
+// tokens), age keys, the complexity bound raised as the serve process gets it.
+func serverConfig(st backends.Store) server.Config {
+	cfg := server.DefaultConfig()
+	cfg.Store, cfg.Keyring = st, age.New()
+	cfg.MaxComplexity = 100000
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	return cfg
 }
 
 // graphqlDriver runs cycles through the HTTP API.
