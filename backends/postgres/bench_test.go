@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,14 +14,26 @@ import (
 )
 
 // BenchmarkFindNextHistory measures findNext latency on a job that has
-// already consumed 1,000 and 1,000,000 chunks (seeded with bulk SQL, not
-// through the API), with a supply of ready chunks after them. The candidate
+// already consumed 1,000, 100,000 and 1,000,000 chunks (seeded with bulk
+// SQL, not through the API; CHUNKLOCK_BENCH_HISTORY lists other sizes,
+// comma-separated), with a supply of ready chunks after them. The candidate
 // queue keeps findNext away from the history, so p50 should barely move:
 // the target is p50 at 1M <= 2 x p50 at 1k.
 //
 //	go test ./backends/postgres/ -run '^$' -bench FindNextHistory -benchtime 2000x
+//	CHUNKLOCK_BENCH_HISTORY=1000,10000000 go test ./backends/postgres/ -run '^$' -bench FindNextHistory -benchtime 2000x -timeout 2h
 func BenchmarkFindNextHistory(b *testing.B) {
-	sizes := []int{1_000, 1_000_000}
+	sizes := []int{1_000, 100_000, 1_000_000}
+	if v := os.Getenv("CHUNKLOCK_BENCH_HISTORY"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("CHUNKLOCK_BENCH_HISTORY=%q: want comma-separated positive numbers", v)
+			}
+			sizes = append(sizes, n)
+		}
+	}
 	// Seed every size before measuring any, so that the after-effects of
 	// bulk loading do not fall on one measurement only.
 	benchStates = map[int]*benchState{}
