@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // engine implements Store on a Backend. Every operation is written here
@@ -183,6 +184,9 @@ func describeBlockers(bs []Blocker) string {
 func validExecutor(executor string) error {
 	if executor == "" || len(executor) > 256 {
 		return InvalidArgument("executor must be 1-256 characters")
+	}
+	if !utf8.ValidString(executor) || strings.ContainsRune(executor, 0) {
+		return InvalidArgument("executor must be valid UTF-8 text without NUL")
 	}
 	return nil
 }
@@ -381,10 +385,20 @@ func (e *engine) Complete(ctx context.Context, token string) error {
 	})
 }
 
+// MaxReasonBytes bounds a failure or hold reason; longer ones keep their tail.
+const MaxReasonBytes = 4096
+
+// validReason makes a reason storable anywhere: valid UTF-8 (a job's stderr
+// tail may hold any bytes), no NUL, at most MaxReasonBytes, cut on a
+// character boundary and keeping the tail, where errors usually are.
 func validReason(reason string) (string, error) {
-	if len(reason) > 4096 {
-		// Keep the tail: that is where errors usually are.
-		reason = reason[len(reason)-4096:]
+	reason = strings.ReplaceAll(strings.ToValidUTF8(reason, "\uFFFD"), "\x00", "")
+	if len(reason) > MaxReasonBytes {
+		cut := len(reason) - MaxReasonBytes
+		for cut < len(reason) && !utf8.RuneStart(reason[cut]) {
+			cut++
+		}
+		reason = reason[cut:]
 	}
 	return reason, nil
 }

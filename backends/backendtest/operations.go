@@ -1,8 +1,10 @@
 package backendtest
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/stretchr/testify/require"
@@ -28,6 +30,31 @@ var operationTests = []testCase{
 	{"ResubmitCascade", (*suite).testResubmitCascade},
 	{"ResubmitCascadeDiamond", (*suite).testResubmitCascadeDiamond},
 	{"Backfill", (*suite).testBackfill},
+	{"FailReasonAnyBytes", (*suite).testFailReasonAnyBytes},
+}
+
+// A failure reason is often the tail of a crashed process's stderr: any
+// bytes, any length. Fail must record it (as valid UTF-8 without NUL, its
+// last MaxReasonBytes cut on a character boundary), never refuse it.
+func (s *suite) testFailReasonAnyBytes(t *testing.T) {
+	b := s.setup(t)
+	b.datasets("x", "m")
+	b.job("jm", "m", "x")
+	b.publish("x", "1", "2", "3")
+	for dataid, reason := range map[string]string{
+		"1": "core dumped\x00\xff\xfe binary tail",
+		"2": strings.Repeat("é", 3001) + "x", // 6003 bytes: the cut lands inside a character
+		"3": "plain",
+	} {
+		c := b.claim("jm", dataid)
+		require.NoError(t, b.s.Fail(b.ctx, c.Token, reason), "dataid %s", dataid)
+		got := b.row("m", dataid, "jm", backends.RoleOutput).Reason
+		require.True(t, utf8.ValidString(got), "dataid %s: reason %q is not valid UTF-8", dataid, got)
+		require.NotContains(t, got, "\x00")
+		require.LessOrEqual(t, len(got), backends.MaxReasonBytes)
+		require.True(t, strings.HasSuffix(got, reason[len(reason)-1:]), "the tail is kept: %q", got)
+	}
+	requireCode(t, func() error { _, err := b.s.Claim(b.ctx, "jm", "1", "bad\x00executor"); return err }(), backends.CodeInvalidArgument)
 }
 
 // drain runs FindNext + Complete until nothing is claimable and returns the
