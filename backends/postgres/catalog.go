@@ -15,14 +15,34 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset) (backends.
 	if err := b.usable(ctx); err != nil {
 		return backends.Dataset{}, err
 	}
-	r, err := b.q.PutDataset(ctx, sqldb.PutDatasetParams{
-		ID: d.ID, Description: d.Description, Url: d.URL, Connection: d.Connection, Location: d.Location,
-		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+	var r sqldb.Dataset
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		if err := b.lockCatalog(ctx, tx); err != nil {
+			return err
+		}
+		var err error
+		r, err = b.q.WithTx(tx).PutDataset(ctx, sqldb.PutDatasetParams{
+			ID: d.ID, Description: d.Description, Url: d.URL, Connection: d.Connection, Location: d.Location,
+			CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+		})
+		return err
 	})
 	if err != nil {
 		return backends.Dataset{}, mapErr(err, "storing dataset "+d.ID)
 	}
 	return datasetFromDB(r), nil
+}
+
+// lockCatalog takes the event-writer lock exclusively for a catalog change:
+// it waits for every Update transaction in flight (each holds the lock
+// shared from its first statement to its end) and holds new ones back until
+// the change commits. So a publish or completion either committed before
+// the change's backfill reads the READY rows, or reads the new catalog
+// version and runs again with the new consumers. Catalog changes are rare;
+// the wait is one transaction long.
+func (b *Backend) lockCatalog(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1::bigint)", b.writers)
+	return err
 }
 
 // PutJob creates or updates a job, keeping CreatedAt, and when enqueue is
@@ -46,6 +66,9 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (bac
 	}
 	var stored sqldb.Job
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		if err := b.lockCatalog(ctx, tx); err != nil {
+			return err
+		}
 		q := b.q.WithTx(tx)
 		var err error
 		if stored, err = q.PutJob(ctx, p); err != nil {

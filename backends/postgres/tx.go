@@ -123,7 +123,19 @@ func (t *txn) send(ctx context.Context, sql string, args []any, then ...string) 
 		batch.Queue(sqldb.StartUpdate, t.b.writers)
 		reads = append(reads, func(br pgx.BatchResults) error {
 			var locked, mode string
-			if err := br.QueryRow().Scan(&locked, &mode, &t.version); err != nil {
+			var ignored int64
+			return br.QueryRow().Scan(&locked, &mode, &ignored)
+		})
+		// The catalog version is read by a statement of its own, whose
+		// snapshot is taken after the event-writer lock is held: PutJob and
+		// PutDataset take that lock exclusively, so this transaction either
+		// sees their new version (and the engine re-reads the catalog) or
+		// commits before they read the rows they backfill from. A version
+		// read in the locking statement itself could come from a snapshot
+		// taken before a catalog change that the lock then waited for.
+		batch.Queue(sqldb.ReadCatalogVersion)
+		reads = append(reads, func(br pgx.BatchResults) error {
+			if err := br.QueryRow().Scan(&t.version); err != nil {
 				return err
 			}
 			t.haveVersion = true
