@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -22,13 +23,23 @@ var (
 		}
 		return backends.Forbidden("this operation needs an admin token; %q is a %s token", p.Name, p.Role)
 	}
-	// runners may take and drop resource locks: they are the processes the
-	// locks coordinate.
-	runners access = func(p auth.Principal, _ map[string]any) error {
-		if p.IsRunner() {
+	// runnerClients lets runners take and drop resource locks (they are the
+	// processes the locks coordinate) under their own name only: the
+	// "client" argument must be the token's name or start with "<name>/",
+	// so one runner cannot drop another's lock by naming its client.
+	// Admins may use any client.
+	runnerClients access = func(p auth.Principal, args map[string]any) error {
+		if p.IsAdmin() {
 			return nil
 		}
-		return backends.Forbidden("this operation needs an admin or runner token; %q is a %s token", p.Name, p.Role)
+		if !p.IsRunner() {
+			return backends.Forbidden("this operation needs an admin or runner token; %q is a %s token", p.Name, p.Role)
+		}
+		client, _ := args["client"].(string)
+		if client == p.Name || strings.HasPrefix(client, p.Name+"/") {
+			return nil
+		}
+		return backends.Forbidden("runner token %q may lock and unlock only as client %q or %q", p.Name, p.Name, p.Name+"/<anything>")
 	}
 	// byJobArg lets admins and runners of the job named by the "job"
 	// argument.
@@ -71,8 +82,8 @@ var mutationAccess = map[string]access{
 	"complete":       byToken,
 	"fail":           byToken,
 	"release":        byToken,
-	"lockResource":   runners,
-	"unlockResource": runners,
+	"lockResource":   runnerClients,
+	"unlockResource": runnerClients,
 }
 
 // authorize checks every mutation field against mutationAccess before it

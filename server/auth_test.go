@@ -64,15 +64,16 @@ var mutationCases = []mutationCase{
 	{"complete", completeQ, forcedToken, []string{runnerA}},
 	{"fail", failQ, forcedToken, []string{runnerA}},
 	{"release", releaseQ, forcedToken, []string{runnerA}},
-	{"lockResource", `mutation($r: String!) { lockResource(client: "c", resource: $r, mode: WRITE) { id } }`,
-		func(_ *stack, n int) map[string]any { return vars("r", fmt.Sprintf("res://%d", n)) }, []string{runnerA, runnerB}},
-	{"unlockResource", `mutation($id: ID!) { unlockResource(id: $id, client: "c") }`,
+	// Runners lock under their own name only: runner-b may not use runner-a's client.
+	{"lockResource", `mutation($r: String!) { lockResource(client: "runner-a/c", resource: $r, mode: WRITE) { id } }`,
+		func(_ *stack, n int) map[string]any { return vars("r", fmt.Sprintf("res://%d", n)) }, []string{runnerA}},
+	{"unlockResource", `mutation($id: ID!) { unlockResource(id: $id, client: "runner-a/c") }`,
 		func(s *stack, n int) map[string]any {
 			var l struct{ ID string }
-			s.ok(admin, `mutation($r: String!) { lockResource(client: "c", resource: $r, mode: READ) { id } }`,
+			s.ok(admin, `mutation($r: String!) { lockResource(client: "runner-a/c", resource: $r, mode: READ) { id } }`,
 				vars("r", fmt.Sprintf("res://u%d", n))).field(s.t, "lockResource", &l)
 			return vars("id", l.ID)
-		}, []string{runnerA, runnerB}},
+		}, []string{runnerA}},
 }
 
 // TestAuthMatrix runs every mutation as nobody, a reader, a runner of the

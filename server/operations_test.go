@@ -301,26 +301,29 @@ func TestResourceLocks(t *testing.T) {
 		const lockQ = `mutation($c: String!, $r: String!, $m: LockMode!, $ttl: Int) { lockResource(client: $c, resource: $r, mode: $m, ttlSeconds: $ttl) { id client resource mode createdAt expiresAt } }`
 		type lock struct{ ID, Client, Resource, Mode, CreatedAt, ExpiresAt string }
 		var r1, r2 lock
-		s.ok(runnerA, lockQ, vars("c", "loader-1", "r", "mysql://db/warehouse", "m", "READ")).field(t, "lockResource", &r1)
+		s.ok(runnerA, lockQ, vars("c", "runner-a/loader-1", "r", "mysql://db/warehouse", "m", "READ")).field(t, "lockResource", &r1)
 		require.Equal(t, t0.Add(time.Hour).Format(time.RFC3339Nano), r1.ExpiresAt, "default TTL one hour")
-		s.ok(runnerB, lockQ, vars("c", "loader-2", "r", "mysql://db/warehouse", "m", "READ", "ttl", 60)).field(t, "lockResource", &r2)
+		s.ok(runnerB, lockQ, vars("c", "runner-b/loader-2", "r", "mysql://db/warehouse", "m", "READ", "ttl", 60)).field(t, "lockResource", &r2)
+		require.Equal(t, "FORBIDDEN", s.fails(runnerB, lockQ, vars("c", "runner-a/x", "r", "mysql://db/warehouse", "m", "READ")),
+			"a runner locks under its own name only")
 		require.Equal(t, t0.Add(time.Minute).Format(time.RFC3339Nano), r2.ExpiresAt)
 
 		r := s.send(request{who: admin, query: lockQ, vars: vars("c", "migrator", "r", "mysql://db/warehouse", "m", "WRITE")})
 		require.Equal(t, "LOCKED", r.code(t))
 		holders := r.Errors[0].Extensions["holders"].([]any)
 		require.Len(t, holders, 2)
-		require.Equal(t, "loader-1", holders[0].(map[string]any)["client"])
+		require.Equal(t, "runner-a/loader-1", holders[0].(map[string]any)["client"])
 
 		var ls []lock
 		s.ok(reader, `{ resourceLocks(resource: "mysql://db/warehouse", mode: READ) { id client resource mode createdAt expiresAt } }`, nil).field(t, "resourceLocks", &ls)
 		require.Equal(t, []lock{r1, r2}, ls)
 
-		require.Equal(t, "FORBIDDEN", s.fails(runnerA, `mutation($id: ID!) { unlockResource(id: $id, client: "someone-else") }`, vars("id", r1.ID)))
-		for _, l := range []lock{r1, r2} {
-			s.ok(runnerA, `mutation($id: ID!, $c: String!) { unlockResource(id: $id, client: $c) }`, vars("id", l.ID, "c", l.Client))
-		}
-		require.Equal(t, "NOT_FOUND", s.fails(runnerA, `mutation($id: ID!) { unlockResource(id: $id, client: "loader-1") }`, vars("id", r1.ID)))
+		const unlockQ = `mutation($id: ID!, $c: String!) { unlockResource(id: $id, client: $c) }`
+		require.Equal(t, "FORBIDDEN", s.fails(runnerA, unlockQ, vars("id", r1.ID, "c", "runner-a/someone-else")), "the lock's client must match")
+		require.Equal(t, "FORBIDDEN", s.fails(runnerA, unlockQ, vars("id", r2.ID, "c", r2.Client)), "runner-a cannot drop runner-b's lock by naming its client")
+		s.ok(runnerA, unlockQ, vars("id", r1.ID, "c", r1.Client))
+		s.ok(runnerB, unlockQ, vars("id", r2.ID, "c", r2.Client))
+		require.Equal(t, "NOT_FOUND", s.fails(runnerA, unlockQ, vars("id", r1.ID, "c", r1.Client)))
 		s.ok(admin, lockQ, vars("c", "migrator", "r", "mysql://db/warehouse", "m", "WRITE"))
 		require.Equal(t, "INVALID_ARGUMENT", s.fails(admin, lockQ, vars("c", "x", "r", "mysql://db/other", "m", "READ", "ttl", 0)))
 	})

@@ -31,7 +31,7 @@ func lockCommand() *cli.Command {
 			"   ... maintenance ...\n" +
 			"   chunklock unlock --id \"$id\" --client \"$USER\"" + connHelp,
 		Flags: append(connFlags(),
-			&cli.StringFlag{Name: "client", Usage: "who holds the lock (a process or a person; `name`)"},
+			&cli.StringFlag{Name: "client", Usage: "who holds the lock (a process or a person; `name`); with a runner token, the token's name or <token name>/<anything>"},
 			&cli.StringFlag{Name: "resource", Usage: "the resource `URI`"},
 			&cli.StringFlag{Name: "mode", Value: "write", Usage: "`read` (shared) or write (exclusive)"},
 			&cli.DurationFlag{Name: "ttl", Usage: "lifetime of the lock (default: the server's, 1h)"},
