@@ -13,9 +13,11 @@ import (
 // engine implements Store on a Backend. Every operation is written here
 // once; backends only read and write rows.
 type engine struct {
-	b     Backend
-	clock Clock
-	cat   atomic.Pointer[versionedCatalog] // see catalogcache.go
+	b        Backend
+	clock    Clock
+	cat      atomic.Pointer[versionedCatalog] // see catalogcache.go
+	maxBatch int                              // see live.go
+	live     combiner
 }
 
 // New builds the Store on a backend. A nil clock is the system clock.
@@ -23,7 +25,11 @@ func New(b Backend, clock Clock) Store {
 	if clock == nil {
 		clock = SystemClock{}
 	}
-	return &engine{b: b, clock: clock}
+	e := &engine{b: b, clock: clock}
+	if bb, ok := b.(Batcher); ok {
+		e.maxBatch = bb.MaxBatch()
+	}
+	return e
 }
 
 // expireBatch bounds how many expired claims one ExpireLeases call reads at once.
@@ -293,42 +299,9 @@ func (e *engine) Force(ctx context.Context, job, dataid, executor string) (*Clai
 	return e.claimOne(ctx, job, dataid, executor, ModeForce)
 }
 
-// withLiveClaim runs fn in a transaction holding the live claim named by
-// token, with the claim's OUTPUT row and INPUT rows loaded.
-func (e *engine) withLiveClaim(ctx context.Context, token string, fn func(tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error) error {
-	key, fence, err := ParseToken(token)
-	if err != nil {
-		return err
-	}
-	return e.withCatalog(ctx, func(cat *opCatalog) error {
-		job, ok := cat.Jobs[key.Job]
-		if !ok || job.Output != key.Dataset {
-			return StaleClaim("claim is no longer live: its job changed or was removed")
-		}
-		return e.update(ctx, cat, func(tx Tx) error {
-			if err := tx.LockChunks(ctx, key.DataID, []string{key.Dataset}, nil); err != nil {
-				return err
-			}
-			keys := []RowKey{key}
-			for _, in := range job.Inputs {
-				keys = append(keys, RowKey{Dataset: in, DataID: key.DataID, Job: job.ID, Role: RoleInput})
-			}
-			rows, err := tx.GetRows(ctx, keys)
-			if err != nil {
-				return err
-			}
-			now := e.clock.Now()
-			if err := CheckLive(rows[0], token, fence, now); err != nil {
-				return err
-			}
-			return fn(tx, cat.Catalog, job, *rows[0], rows[1:], now)
-		})
-	})
-}
-
 func (e *engine) Heartbeat(ctx context.Context, token string) (*Claim, error) {
 	var claim Claim
-	err := e.withLiveClaim(ctx, token, func(tx Tx, _ *Catalog, job Job, out StatusRow, _ []*StatusRow, now time.Time) error {
+	err := e.withLiveClaim(ctx, token, func(ctx context.Context, tx Tx, _ *Catalog, job Job, out StatusRow, _ []*StatusRow, now time.Time) error {
 		out.LeaseExpiresAt = now.Add(time.Duration(job.LeaseSeconds) * time.Second)
 		out.UpdatedAt = now
 		claim = ClaimOf(job, out)
@@ -380,7 +353,7 @@ func (e *engine) end(ctx context.Context, tx Tx, cat *Catalog, how Ending, job J
 }
 
 func (e *engine) Complete(ctx context.Context, token string) error {
-	return e.withLiveClaim(ctx, token, func(tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
+	return e.withLiveClaim(ctx, token, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
 		return e.end(ctx, tx, cat, EndComplete, job, out, inputs, "", now)
 	})
 }
@@ -408,13 +381,13 @@ func (e *engine) Fail(ctx context.Context, token, reason string) error {
 	if err != nil {
 		return err
 	}
-	return e.withLiveClaim(ctx, token, func(tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
+	return e.withLiveClaim(ctx, token, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
 		return e.end(ctx, tx, cat, EndFail, job, out, inputs, reason, now)
 	})
 }
 
 func (e *engine) Release(ctx context.Context, token string) error {
-	return e.withLiveClaim(ctx, token, func(tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
+	return e.withLiveClaim(ctx, token, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
 		return e.end(ctx, tx, cat, EndRelease, job, out, inputs, "released", now)
 	})
 }

@@ -581,3 +581,13 @@ func rowFromDB(r sqldb.StatusRow) backends.StatusRow {
 	}
 	return out
 }
+
+// maxBatch is how many operations one transaction may serve
+// (backends.Batcher): enough to amortise a transaction's round trips and
+// commit over many runners, few enough to keep its statements small.
+const maxBatch = 32
+
+// MaxBatch lets the engine serve up to maxBatch operations on live claims
+// in one transaction. LockChunks queues each call's locks in call order,
+// which the engine makes ascending (dataid, dataset) order.
+func (b *Backend) MaxBatch() int { return maxBatch }

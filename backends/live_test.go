@@ -1,0 +1,168 @@
+package backends_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/stretchr/testify/require"
+)
+
+// batching lets the engine serve several live-claim operations in one
+// memory transaction, counts the transactions, and can hold them at a gate.
+type batching struct {
+	*versioned
+	updates atomic.Int64
+	gate    chan struct{} // when not nil, every Update waits for it to close
+}
+
+func (b *batching) MaxBatch() int { return 8 }
+
+func (b *batching) Update(ctx context.Context, fn func(backends.Tx) error) error {
+	b.updates.Add(1)
+	if b.gate != nil {
+		<-b.gate
+	}
+	return b.versioned.Update(ctx, fn)
+}
+
+var _ backends.Batcher = (*batching)(nil)
+
+// TestBatchedConformance runs the conformance suite, concurrency included,
+// on an engine that combines live-claim operations.
+func TestBatchedConformance(t *testing.T) {
+	newStore := func(_ *testing.T, clock backends.Clock) backends.Store {
+		return backends.New(&batching{versioned: &versioned{Backend: memory.New()}}, clock)
+	}
+	backendtest.Run(t, newStore)
+	backendtest.RunConcurrency(t, newStore)
+}
+
+// TestLiveBatches: completions queued while transactions are held are
+// served several per transaction; each takes effect once, with its own
+// actor; of two completions of one token queued together, one gets
+// STALE_CLAIM (they never share a transaction, where both would see the
+// claim live).
+func TestLiveBatches(t *testing.T) {
+	ctx := context.Background()
+	b := &batching{versioned: &versioned{Backend: memory.New()}}
+	s := backends.New(b, backends.NewFakeClock(time.Time{}))
+	for _, d := range []string{"src", "out"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
+		require.NoError(t, err)
+	}
+	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
+	require.NoError(t, err)
+	const n = 40
+	var tokens []string
+	for i := range n {
+		_, err := s.Publish(ctx, "src", fmt.Sprint(i))
+		require.NoError(t, err)
+		c, err := s.FindNext(ctx, "j", "x")
+		require.NoError(t, err)
+		tokens = append(tokens, c.Token)
+	}
+
+	b.gate = make(chan struct{})
+	before := b.updates.Load()
+	errs := make([]error, n+1)
+	var wg sync.WaitGroup
+	complete := func(i int, token string) {
+		wg.Go(func() { errs[i] = s.Complete(backends.WithActor(ctx, fmt.Sprint("runner-", i)), token) })
+		time.Sleep(5 * time.Millisecond) // queue in this order
+	}
+	for i := range 4 { // the leaders, held at the gate
+		complete(i, tokens[i])
+	}
+	require.Eventually(t, func() bool { return b.updates.Load() == before+4 }, time.Minute, time.Millisecond,
+		"four leaders wait at the gate, so the next completions queue")
+	complete(n, tokens[4]) // tokens[4] twice, one after the other in the queue
+	for i := 4; i < n; i++ {
+		complete(i, tokens[i])
+	}
+	close(b.gate)
+	wg.Wait()
+	used := b.updates.Load() - before
+	require.Less(t, used, int64(n), "%d completions took %d transactions", n+1, used)
+
+	stale := 0
+	for i, err := range errs {
+		if err != nil {
+			require.Equal(t, backends.CodeStaleClaim, backends.CodeOf(err), "completion %d: %v", i, err)
+			stale++
+		}
+	}
+	require.Equal(t, 1, stale, "one of the two completions of tokens[4] is stale")
+	page, err := s.Chunks(ctx, backends.ChunkFilter{Dataset: "out", First: backends.MaxPageSize})
+	require.NoError(t, err)
+	require.Len(t, page.Rows, n)
+	for _, r := range page.Rows {
+		require.Equal(t, backends.StatusReady, r.Status)
+	}
+	evs, err := s.Events(ctx, backends.EventFilter{Dataset: "out", First: backends.MaxPageSize})
+	require.NoError(t, err)
+	actors := map[string]string{}
+	for _, e := range evs.Events {
+		if e.To == backends.StatusReady {
+			_, dup := actors[e.DataID]
+			require.False(t, dup, "chunk %s completed twice", e.DataID)
+			actors[e.DataID] = e.Actor
+		}
+	}
+	require.Len(t, actors, n)
+	for i := range n {
+		if i != 4 {
+			require.Equal(t, fmt.Sprint("runner-", i), actors[fmt.Sprint(i)], "events carry each caller's actor")
+		}
+	}
+}
+
+// TestLiveBatchCancelled: an operation whose caller gives up while it waits
+// in the queue never runs.
+func TestLiveBatchCancelled(t *testing.T) {
+	ctx := context.Background()
+	b := &batching{versioned: &versioned{Backend: memory.New()}}
+	s := backends.New(b, backends.NewFakeClock(time.Time{}))
+	for _, d := range []string{"src", "out"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
+		require.NoError(t, err)
+	}
+	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
+	require.NoError(t, err)
+	var tokens []string
+	for i := range 5 {
+		_, err := s.Publish(ctx, "src", fmt.Sprint(i))
+		require.NoError(t, err)
+		c, err := s.FindNext(ctx, "j", "x")
+		require.NoError(t, err)
+		tokens = append(tokens, c.Token)
+	}
+	b.gate = make(chan struct{})
+	before := b.updates.Load()
+	var wg sync.WaitGroup
+	for i := range 4 { // four leaders, held at the gate
+		wg.Go(func() { require.NoError(t, s.Complete(ctx, tokens[i])) })
+	}
+	require.Eventually(t, func() bool { return b.updates.Load() == before+4 }, time.Minute, time.Millisecond,
+		"four leaders wait at the gate, so the next completion queues")
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Complete(cctx, tokens[4]) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	err = <-done
+	require.Equal(t, backends.CodeUnavailable, backends.CodeOf(err), "%v", err)
+	require.Contains(t, err.Error(), "nothing changed")
+	close(b.gate)
+	wg.Wait()
+	c, err := s.Chunk(ctx, "out", "4")
+	require.NoError(t, err)
+	require.Equal(t, backends.StatusRunning, c.Output.Status, "the cancelled completion never ran")
+	require.NoError(t, s.Complete(ctx, tokens[4]))
+}
