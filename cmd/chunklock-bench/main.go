@@ -18,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -237,7 +238,10 @@ func run(ctx context.Context, c config) error {
 				if api == "graphql" {
 					url = srv.url
 				}
-				cl, err := client.New(url)
+				// One kept-alive connection per runner, as separate runner
+				// processes would have (the default keeps 2 idle per host).
+				hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: r}}
+				cl, err := client.New(url, client.WithHTTPClient(hc))
 				if err != nil {
 					return err
 				}
