@@ -16,8 +16,9 @@ type engine struct {
 	b        Backend
 	clock    Clock
 	cat      atomic.Pointer[versionedCatalog] // see catalogcache.go
-	maxBatch int                              // see live.go
+	maxBatch int                              // see live.go and next.go
 	live     combiner
+	next     nextQueue
 }
 
 // New builds the Store on a backend. A nil clock is the system clock.
@@ -109,8 +110,9 @@ func enqueueConsumers(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid 
 	return nil
 }
 
-// loadClaimState reads what the rules need about job at dataid.
-func loadClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string) (ClaimState, error) {
+// claimKeys are the rows the rules need about job at dataid: its OUTPUT
+// row, then the OUTPUT row of each input chunk, then its INPUT rows.
+func claimKeys(cat *Catalog, job Job, dataid string) []RowKey {
 	keys := []RowKey{outputKey(job, dataid)}
 	for _, in := range job.Inputs {
 		keys = append(keys, chunkOutputKey(cat, in, dataid))
@@ -118,12 +120,22 @@ func loadClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid st
 	for _, in := range job.Inputs {
 		keys = append(keys, RowKey{Dataset: in, DataID: dataid, Job: job.ID, Role: RoleInput})
 	}
-	rows, err := tx.GetRows(ctx, keys)
+	return keys
+}
+
+// claimStateOf builds the claim state from the rows of claimKeys.
+func claimStateOf(job Job, dataid string, rows []*StatusRow) ClaimState {
+	n := len(job.Inputs)
+	return ClaimState{Job: job, DataID: dataid, Output: rows[0], Upstream: rows[1 : 1+n], Local: rows[1+n:]}
+}
+
+// loadClaimState reads what the rules need about job at dataid.
+func loadClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string) (ClaimState, error) {
+	rows, err := tx.GetRows(ctx, claimKeys(cat, job, dataid))
 	if err != nil {
 		return ClaimState{}, err
 	}
-	n := len(job.Inputs)
-	return ClaimState{Job: job, DataID: dataid, Output: rows[0], Upstream: rows[1 : 1+n], Local: rows[1+n:]}, nil
+	return claimStateOf(job, dataid, rows), nil
 }
 
 // lockClaimState locks the chunks a claim of job at dataid touches and
@@ -200,6 +212,9 @@ func validExecutor(executor string) error {
 func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*Claim, error) {
 	if err := validExecutor(executor); err != nil {
 		return nil, err
+	}
+	if e.maxBatch >= 2 {
+		return e.findNextBatched(ctx, jobID, executor)
 	}
 	var claim *Claim
 	err := e.withCatalog(ctx, func(cat *opCatalog) error {

@@ -14,8 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// batching lets the engine serve several live-claim operations in one
-// memory transaction, counts the transactions, and can hold them at a gate.
+// batching lets the engine serve several live-claim operations, and
+// several findNext calls, in one memory transaction, counts the
+// transactions, and can hold them at a gate.
 type batching struct {
 	*versioned
 	updates atomic.Int64
@@ -29,10 +30,37 @@ func (b *batching) Update(ctx context.Context, fn func(backends.Tx) error) error
 	if b.gate != nil {
 		<-b.gate
 	}
-	return b.versioned.Update(ctx, fn)
+	return b.versioned.Update(ctx, func(tx backends.Tx) error { return fn(batchingTx{tx}) })
 }
 
-var _ backends.Batcher = (*batching)(nil)
+// batchingTx reserves several candidates by taking the first one again
+// and again, dropping each: a batched findNext drops every candidate it
+// reserves anyway (claimed, stale or requeued).
+type batchingTx struct{ backends.Tx }
+
+func (t batchingTx) NextCandidates(ctx context.Context, job string, n int) ([]backends.Candidate, error) {
+	var out []backends.Candidate
+	for range n {
+		c, ok, err := t.NextCandidate(ctx, job)
+		if err != nil || !ok {
+			return out, err
+		}
+		if err := t.DropCandidate(ctx, c); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (t batchingTx) CatalogVersion(ctx context.Context) (int64, error) {
+	return t.Tx.(backends.CatalogVersionTx).CatalogVersion(ctx)
+}
+
+var (
+	_ backends.Batcher          = (*batching)(nil)
+	_ backends.CandidateBatcher = batchingTx{}
+)
 
 // TestBatchedConformance runs the conformance suite, concurrency included,
 // on an engine that combines live-claim operations.
@@ -165,4 +193,65 @@ func TestLiveBatchCancelled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, backends.StatusRunning, c.Output.Status, "the cancelled completion never ran")
 	require.NoError(t, s.Complete(ctx, tokens[4]))
+}
+
+// TestNextBatches: findNext calls queued while transactions are held are
+// served several per transaction: every chunk is claimed once, the lowest
+// dataids first, each claim with its caller's executor and actor; the
+// caller left over gets nil.
+func TestNextBatches(t *testing.T) {
+	ctx := context.Background()
+	b := &batching{versioned: &versioned{Backend: memory.New()}}
+	s := backends.New(b, backends.NewFakeClock(time.Time{}))
+	for _, d := range []string{"src", "out"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
+		require.NoError(t, err)
+	}
+	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
+	require.NoError(t, err)
+	const n = 40
+	for i := range n {
+		_, err := s.Publish(ctx, "src", fmt.Sprint(i))
+		require.NoError(t, err)
+	}
+	b.gate = make(chan struct{})
+	before := b.updates.Load()
+	claims := make([]*backends.Claim, n+1)
+	errs := make([]error, n+1)
+	var wg sync.WaitGroup
+	for i := range n + 1 {
+		wg.Go(func() {
+			claims[i], errs[i] = s.FindNext(backends.WithActor(ctx, fmt.Sprint("runner-", i)), "j", fmt.Sprint("exec-", i))
+		})
+		if i == 3 {
+			require.Eventually(t, func() bool { return b.updates.Load() == before+4 }, time.Minute, time.Millisecond,
+				"four leaders wait at the gate, so the next calls queue")
+		}
+		time.Sleep(5 * time.Millisecond) // queue before the gate opens
+	}
+	close(b.gate)
+	wg.Wait()
+	used := b.updates.Load() - before
+	require.Less(t, used, int64(n), "%d findNext calls took %d transactions", n+1, used)
+
+	got := map[string]int{}
+	none := 0
+	for i, c := range claims {
+		require.NoError(t, errs[i])
+		if c == nil {
+			none++
+			continue
+		}
+		require.Equal(t, fmt.Sprint("exec-", i), c.Executor)
+		_, dup := got[c.DataID]
+		require.False(t, dup, "chunk %s claimed twice", c.DataID)
+		got[c.DataID] = i
+	}
+	require.Equal(t, 1, none, "one caller finds nothing left")
+	require.Len(t, got, n)
+	evs, err := s.Events(ctx, backends.EventFilter{Dataset: "out", First: backends.MaxPageSize})
+	require.NoError(t, err)
+	for _, e := range evs.Events {
+		require.Equal(t, fmt.Sprint("runner-", got[e.DataID]), e.Actor, "events carry each caller's actor")
+	}
 }

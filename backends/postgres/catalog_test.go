@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,4 +76,69 @@ func TestCatalogChangesReachOtherServers(t *testing.T) {
 	rows, err := two.Chunk(ctx, "side", "3")
 	require.NoError(t, err)
 	require.Len(t, rows.Rows, 2, "the claim took an INPUT row on the new input")
+}
+
+// TestFindNextBatchedDuplicates: many runners drain a queue in which every
+// chunk has two candidates; batched findNext claims each chunk once, with
+// fences that differ from claim to claim.
+func TestFindNextBatchedDuplicates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := openBackend(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
+	require.NoError(t, err)
+	defer b.Close()
+	s := backends.New(b, backends.NewFakeClock(time.Time{}))
+	for _, d := range []string{"src", "out"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
+		require.NoError(t, err)
+	}
+	_, err = s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
+	require.NoError(t, err)
+	const n = 60
+	for i := range n {
+		_, err := s.Publish(ctx, "src", strconv.Itoa(i))
+		require.NoError(t, err)
+	}
+	require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {
+		for i := range n {
+			if err := tx.AddCandidate(ctx, backends.Candidate{Job: "j", DataID: strconv.Itoa(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	var mu sync.Mutex
+	claimed := map[string]int{}
+	fences := map[int64]bool{}
+	var wg sync.WaitGroup
+	for r := range 16 {
+		wg.Go(func() {
+			for {
+				c, err := s.FindNext(ctx, "j", "r"+strconv.Itoa(r))
+				if err != nil {
+					t.Errorf("findNext: %v", err)
+					return
+				}
+				if c == nil {
+					return
+				}
+				mu.Lock()
+				claimed[c.DataID]++
+				if fences[c.Fence] {
+					t.Errorf("fence %d handed out twice", c.Fence)
+				}
+				fences[c.Fence] = true
+				mu.Unlock()
+				if err := s.Complete(ctx, c.Token); err != nil {
+					t.Errorf("complete: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Len(t, claimed, n)
+	for id, k := range claimed {
+		require.Equal(t, 1, k, "chunk %s claimed %d times", id, k)
+	}
 }

@@ -70,9 +70,8 @@ type txn struct {
 	trailer       string   // statement to send after the next Exec (COMMIT)
 	version       int64    // catalog version read in this transaction, when haveVersion
 	haveVersion   bool
-	fence         int64 // a fencing number drawn after the exclusive chunk lock, when haveFence
-	haveFence     bool
-	tookCandidate bool // NextCandidate returned an entry: a claim, which needs a fence, is likely
+	fences        map[string]int64 // fencing numbers drawn right after a chunk's exclusive lock, by chunk
+	tookCandidate bool             // NextCandidate returned an entry: a claim, which needs a fence, is likely
 
 	// rowOps holds the last write of each row key in first-write order
 	// (nil: delete); rows maps a key to its index in rowOps.
@@ -394,8 +393,9 @@ func (t *txn) flush(ctx context.Context) error {
 // exclusive for the datasets in exclusive, shared for the others, in
 // ascending dataset order, in one statement sent with the next one. The
 // locks last until the transaction ends. When the transaction took a
-// candidate, a fencing number is drawn right after the locks as well: the
-// claim that usually follows needs one.
+// candidate, a fencing number is drawn right after the locks as well, for
+// each chunk locked exclusively: the claim that usually follows needs one,
+// drawn while the chunk's lock is held.
 func (t *txn) LockChunks(_ context.Context, dataid string, exclusive, shared []string) error {
 	mode := make(map[string]bool, len(exclusive)+len(shared))
 	for _, d := range shared {
@@ -420,14 +420,24 @@ func (t *txn) LockChunks(_ context.Context, dataid string, exclusive, shared []s
 		_, err := br.Exec()
 		return mapErr(err, "locking chunks")
 	})
-	if t.tookCandidate && len(exclusive) > 0 && !t.haveFence {
-		t.enqueue(sqldb.NextFence, nil, func(br pgx.BatchResults) error {
-			if err := br.QueryRow().Scan(&t.fence); err != nil {
-				return mapErr(err, "taking a fencing number")
+	if t.tookCandidate {
+		for _, d := range exclusive {
+			chunk := d + "/" + dataid
+			if _, ok := t.fences[chunk]; ok {
+				continue
 			}
-			t.haveFence = true
-			return nil
-		})
+			t.enqueue(sqldb.NextFence, nil, func(br pgx.BatchResults) error {
+				var f int64
+				if err := br.QueryRow().Scan(&f); err != nil {
+					return mapErr(err, "taking a fencing number")
+				}
+				if t.fences == nil {
+					t.fences = map[string]int64{}
+				}
+				t.fences[chunk] = f
+				return nil
+			})
+		}
 	}
 	return nil
 }
@@ -496,10 +506,11 @@ func (t *txn) DeleteRow(_ context.Context, k backends.RowKey) error {
 // NextFence takes the next value of one global sequence. The caller holds
 // the chunk's exclusive lock, so fences strictly increase per chunk. A
 // value drawn ahead with the lock (see LockChunks) is used once.
-func (t *txn) NextFence(ctx context.Context, _, _ string) (int64, error) {
-	if t.haveFence {
-		t.haveFence = false
-		return t.fence, nil
+func (t *txn) NextFence(ctx context.Context, dataset, dataid string) (int64, error) {
+	chunk := dataset + "/" + dataid
+	if f, ok := t.fences[chunk]; ok {
+		delete(t.fences, chunk) // used once
+		return f, nil
 	}
 	f, err := t.q.NextFence(ctx)
 	return f, mapErr(err, "taking a fencing number")
@@ -537,6 +548,26 @@ func (t *txn) NextCandidate(ctx context.Context, job string) (backends.Candidate
 	}
 	t.tookCandidate = true
 	return backends.Candidate{Job: job, DataID: r.Dataid, Resubmit: r.Resubmit, Handle: r.ID}, true, nil
+}
+
+// NextCandidates locks up to n of the job's first candidates that no
+// concurrent transaction holds (backends.CandidateBatcher).
+func (t *txn) NextCandidates(ctx context.Context, job string, n int) ([]backends.Candidate, error) {
+	if len(t.addCands) > 0 || len(t.dropCands) > 0 {
+		if err := t.flush(ctx); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := t.q.NextCandidates(ctx, sqldb.NextCandidatesParams{Job: job, MaxRows: int32(n)})
+	if err != nil {
+		return nil, mapErr(err, "reading the candidate queue")
+	}
+	out := make([]backends.Candidate, len(rows))
+	for i, r := range rows {
+		out[i] = backends.Candidate{Job: job, DataID: r.Dataid, Resubmit: r.Resubmit, Handle: r.ID}
+	}
+	t.tookCandidate = t.tookCandidate || len(out) > 0
+	return out, nil
 }
 
 // DropCandidate buffers the deletion of the one queue entry NextCandidate

@@ -42,6 +42,16 @@ ORDER BY resubmit DESC, sortkey, id
 LIMIT 1
 FOR UPDATE SKIP LOCKED;
 
+-- name: NextCandidates :many
+-- Up to max_rows of the job's first candidates that no other transaction
+-- holds, locked until this transaction ends (NextCandidate, for a batch).
+SELECT id, dataid, resubmit
+FROM candidates
+WHERE job = @job
+ORDER BY resubmit DESC, sortkey, id
+LIMIT @max_rows
+FOR UPDATE SKIP LOCKED;
+
 -- name: ListRows :many
 -- A page of status rows in (dataset, shortlex dataid, role, job) order.
 -- Null filters do not filter; the after_* values are the last row seen.

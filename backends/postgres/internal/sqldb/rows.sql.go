@@ -260,6 +260,48 @@ func (q *Queries) NextCandidate(ctx context.Context, job string) (NextCandidateR
 	return i, err
 }
 
+const NextCandidates = `-- name: NextCandidates :many
+SELECT id, dataid, resubmit
+FROM candidates
+WHERE job = $1
+ORDER BY resubmit DESC, sortkey, id
+LIMIT $2
+FOR UPDATE SKIP LOCKED
+`
+
+type NextCandidatesParams struct {
+	Job     string
+	MaxRows int32
+}
+
+type NextCandidatesRow struct {
+	ID       int64
+	Dataid   string
+	Resubmit bool
+}
+
+// Up to max_rows of the job's first candidates that no other transaction
+// holds, locked until this transaction ends (NextCandidate, for a batch).
+func (q *Queries) NextCandidates(ctx context.Context, arg NextCandidatesParams) ([]NextCandidatesRow, error) {
+	rows, err := q.db.Query(ctx, NextCandidates, arg.Job, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []NextCandidatesRow
+	for rows.Next() {
+		var i NextCandidatesRow
+		if err := rows.Scan(&i.ID, &i.Dataid, &i.Resubmit); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const NextFence = `-- name: NextFence :one
 SELECT nextval('fences')::bigint
 `
