@@ -18,7 +18,7 @@ type engine struct {
 	cat      atomic.Pointer[versionedCatalog] // see catalogcache.go
 	maxBatch int                              // see live.go and next.go
 	live     combiner
-	next     nextQueue
+	next     nextQueues
 }
 
 // New builds the Store on a backend. A nil clock is the system clock.

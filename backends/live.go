@@ -88,6 +88,9 @@ func (e *engine) withLiveClaim(ctx context.Context, token string, fn liveFn) err
 	case <-op.done:
 		return op.err
 	case <-ctx.Done():
+		if isClosed(op.done) { // served meanwhile: that answer stands
+			return op.err
+		}
 	}
 	c.mu.Lock()
 	i := slices.Index(c.queue, op)

@@ -40,9 +40,14 @@ type nextOp struct {
 	done     chan struct{}
 }
 
-// nextQueue queues the findNext calls of one engine.
+// nextQueues queues the findNext calls of one engine, by job: each job has
+// its own queue and up to maxLeaders batches in flight.
+type nextQueues struct {
+	mu   sync.Mutex
+	jobs map[string]*nextQueue
+}
+
 type nextQueue struct {
-	mu      sync.Mutex
 	queue   []*nextOp
 	leaders int
 }
@@ -51,44 +56,56 @@ type nextQueue struct {
 // batches.
 func (e *engine) findNextBatched(ctx context.Context, jobID, executor string) (*Claim, error) {
 	op := &nextOp{ctx: ctx, job: jobID, executor: executor, done: make(chan struct{})}
-	q := &e.next
-	q.mu.Lock()
+	qs := &e.next
+	qs.mu.Lock()
+	if qs.jobs == nil {
+		qs.jobs = map[string]*nextQueue{}
+	}
+	q := qs.jobs[jobID]
+	if q == nil {
+		q = &nextQueue{}
+		qs.jobs[jobID] = q
+	}
 	q.queue = append(q.queue, op)
 	lead := q.leaders < maxLeaders
 	if lead {
 		q.leaders++
 	}
-	q.mu.Unlock()
+	qs.mu.Unlock()
 	if lead {
-		e.leadNext(op)
+		e.leadNext(jobID, op)
 	}
 	select {
 	case <-op.done:
 		return op.claim, op.err
 	case <-ctx.Done():
+		if isClosed(op.done) { // served meanwhile: that answer stands
+			return op.claim, op.err
+		}
 	}
-	q.mu.Lock()
+	qs.mu.Lock()
 	i := slices.Index(q.queue, op)
 	if i >= 0 {
 		q.queue = slices.Delete(q.queue, i, i+1)
 	}
-	q.mu.Unlock()
+	qs.mu.Unlock()
 	if i >= 0 {
 		return nil, Unavailable(ctx.Err(), "request cancelled or timed out before it was served; nothing changed")
 	}
 	return nil, Unavailable(ctx.Err(), "request cancelled or timed out while it was being served; a chunk may have been claimed for it and will be released when its lease expires")
 }
 
-// leadNext serves queued calls, a batch of one job at a time, until the
+// leadNext serves the queued calls for job, a batch at a time, until its
 // queue is empty, or, for a caller's own call (mine not nil), until mine is
 // served: then a new goroutine takes over if calls are left.
-func (e *engine) leadNext(mine *nextOp) {
-	q := &e.next
+func (e *engine) leadNext(job string, mine *nextOp) {
+	qs := &e.next
 	for {
-		q.mu.Lock()
+		qs.mu.Lock()
+		q := qs.jobs[job]
 		if mine != nil && isClosed(mine.done) && len(q.queue) > 0 {
-			q.mu.Unlock()
-			go e.leadNext(nil)
+			qs.mu.Unlock()
+			go e.leadNext(job, nil)
 			return
 		}
 		var batch []*nextOp
@@ -97,10 +114,13 @@ func (e *engine) leadNext(mine *nextOp) {
 		}
 		if len(batch) == 0 {
 			q.leaders--
-			q.mu.Unlock()
+			if q.leaders == 0 && len(q.queue) == 0 {
+				delete(qs.jobs, job)
+			}
+			qs.mu.Unlock()
 			return
 		}
-		q.mu.Unlock()
+		qs.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 		err := e.runNext(ctx, batch)
 		cancel()
@@ -116,31 +136,21 @@ func (e *engine) leadNext(mine *nextOp) {
 			close(op.done)
 		}
 		if len(again) > 0 {
-			q.mu.Lock()
+			qs.mu.Lock()
+			q := qs.jobs[job]
 			q.queue = append(again, q.queue...)
-			q.mu.Unlock()
+			qs.mu.Unlock()
 		}
 	}
 }
 
-// take removes up to n calls for the job of the first queued call. The
-// caller holds q.mu.
+// take removes up to n calls from the front of the queue. The caller holds
+// the queues' lock.
 func (q *nextQueue) take(n int) []*nextOp {
-	if len(q.queue) == 0 {
-		return nil
-	}
-	job := q.queue[0].job
-	var batch []*nextOp
-	rest := q.queue[:0]
-	for _, op := range q.queue {
-		if len(batch) == n || op.job != job {
-			rest = append(rest, op)
-			continue
-		}
-		batch = append(batch, op)
-	}
-	clear(q.queue[len(rest):])
-	q.queue = rest
+	n = min(n, len(q.queue))
+	batch := slices.Clone(q.queue[:n])
+	clear(q.queue[:n])
+	q.queue = q.queue[n:]
 	return batch
 }
 
