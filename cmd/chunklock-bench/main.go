@@ -102,7 +102,10 @@ Measures findNext → complete cycles per second with R concurrent runners, the
 latency of each call (p50, p99), and the store's raw commit rate with R
 writers; prints our figure as a ratio of that limit (cycles/s ÷ (commits/s ÷ 2):
 one cycle is two transactions). With -api graphql it starts a chunklock serve
-process on the same store and reports that process's peak RSS.`
+process on the same store and reports that process's peak RSS. cpu ms/c is
+the CPU time of this process per cycle (runners and, with -api direct, the
+engine, and the embedded etcd member with -backend etcd); srv ms/c, that of
+the serve process.`
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
@@ -211,6 +214,7 @@ func run(ctx context.Context, c config) error {
 		res          bench.Result
 		limit, river float64
 		rss          int64
+		cpu, srvCPU  time.Duration // CPU time of this process and of the serve process during the run
 	}
 	var rows []row
 	limits := map[int]float64{}
@@ -253,22 +257,26 @@ func run(ctx context.Context, c config) error {
 			if err != nil {
 				return err
 			}
+			cpu0, srv0 := processCPU(os.Getpid()), time.Duration(0)
+			if api == "graphql" {
+				srv0 = processCPU(srv.cmd.Process.Pid)
+			}
 			res, err := bench.Run(ctx, d, p, r, 0, os.Stderr)
 			if err != nil {
 				return err
 			}
-			var rss int64
+			rw := row{api: api, res: res, limit: limits[r], river: rivers[r], cpu: processCPU(os.Getpid()) - cpu0}
 			if api == "graphql" {
-				rss = srv.peakRSS()
+				rw.rss, rw.srvCPU = srv.peakRSS(), processCPU(srv.cmd.Process.Pid)-srv0
 			}
-			rows = append(rows, row{api: api, res: res, limit: limits[r], river: rivers[r], rss: rss})
+			rows = append(rows, rw)
 		}
 	}
 	fmt.Printf("\nbackend=%s chunks/run=%d\n", c.backend, c.chunks)
-	fmt.Printf("%-8s %4s %10s %12s %12s %12s %12s %12s %7s %10s %9s\n",
-		"api", "R", "cycles/s", "find p50", "find p99", "compl p50", "compl p99", "limit/2", "ratio", "river/s", "rss MB")
+	fmt.Printf("%-8s %4s %10s %12s %12s %12s %12s %12s %7s %10s %9s %9s %9s\n",
+		"api", "R", "cycles/s", "find p50", "find p99", "compl p50", "compl p99", "limit/2", "ratio", "river/s", "rss MB", "cpu ms/c", "srv ms/c")
 	for _, rw := range rows {
-		ratio, river, rss := "-", "-", "-"
+		ratio, river, rss, srvCPU := "-", "-", "-", "-"
 		if rw.limit > 0 {
 			ratio = fmt.Sprintf("%.2f", rw.res.CyclesPerSecond()/rw.limit)
 		}
@@ -278,9 +286,16 @@ func run(ctx context.Context, c config) error {
 		if rw.rss > 0 {
 			rss = fmt.Sprintf("%.1f", float64(rw.rss)/(1<<20))
 		}
-		fmt.Printf("%-8s %4d %10.0f %12s %12s %12s %12s %12.0f %7s %10s %9s\n", rw.api, rw.res.Runners, rw.res.CyclesPerSecond(),
+		perCycle := func(d time.Duration) string {
+			return fmt.Sprintf("%.3f", d.Seconds()*1000/float64(max(rw.res.Cycles, 1)))
+		}
+		if rw.srvCPU > 0 {
+			srvCPU = perCycle(rw.srvCPU)
+		}
+		fmt.Printf("%-8s %4d %10.0f %12s %12s %12s %12s %12.0f %7s %10s %9s %9s %9s\n", rw.api, rw.res.Runners, rw.res.CyclesPerSecond(),
 			rw.res.FindNext.P50.Round(time.Microsecond), rw.res.FindNext.P99.Round(time.Microsecond),
-			rw.res.Complete.P50.Round(time.Microsecond), rw.res.Complete.P99.Round(time.Microsecond), rw.limit, ratio, river, rss)
+			rw.res.Complete.P50.Round(time.Microsecond), rw.res.Complete.P99.Round(time.Microsecond), rw.limit, ratio, river, rss,
+			perCycle(rw.cpu), srvCPU)
 	}
 	return nil
 }
@@ -363,6 +378,30 @@ func startServe(ctx context.Context, c config, storeURL string) (*serveProcess, 
 }
 
 var hwm = regexp.MustCompile(`VmHWM:\s+(\d+) kB`)
+
+// processCPU reads a process's user and system CPU time (Linux /proc; 0
+// elsewhere).
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which ends with the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
+const clockTicks = 100
 
 // peakRSS reads the process's peak resident set size.
 func (p *serveProcess) peakRSS() int64 {
