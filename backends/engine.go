@@ -17,6 +17,7 @@ type engine struct {
 	clock    Clock
 	cat      atomic.Pointer[versionedCatalog] // see catalogcache.go
 	maxBatch int                              // see live.go and next.go
+	maxKeys  int                              // KeyBudget; 0: no bound
 	live     combiner
 	next     nextQueues
 }
@@ -29,6 +30,9 @@ func New(b Backend, clock Clock) Store {
 	e := &engine{b: b, clock: clock}
 	if bb, ok := b.(Batcher); ok {
 		e.maxBatch = bb.MaxBatch()
+	}
+	if kb, ok := b.(KeyBudget); ok {
+		e.maxKeys = kb.MaxBatchKeys()
 	}
 	return e
 }

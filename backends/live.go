@@ -29,6 +29,38 @@ type Batcher interface {
 	MaxBatch() int
 }
 
+// KeyBudget is implemented by Batcher backends whose transactions hold a
+// bounded number of keys (etcd: --max-txn-ops). A batch then serves only
+// as many operations as fit: an operation of a job with k inputs counts
+// opKeys(k) keys. An operation that does not fit alone is served alone.
+type KeyBudget interface {
+	// MaxBatchKeys is the most keys one batched transaction may hold.
+	MaxBatchKeys() int
+}
+
+// opKeys bounds the keys one claim or live-claim operation of a job with
+// inputs inputs reads or writes: its OUTPUT row, live-claim index entry,
+// fence and queue entry, and per input the input chunk's OUTPUT row and
+// the job's INPUT row.
+func opKeys(inputs int) int { return 4 + 2*inputs }
+
+// batchFits tells whether an operation costing keys more keys fits in a
+// batch that holds used keys already (always true for an empty batch).
+func (e *engine) batchFits(used, keys int) bool {
+	return used == 0 || e.maxKeys <= 0 || used+keys <= e.maxKeys
+}
+
+// jobInputs is the number of inputs of job in the cached catalog (0 when
+// unknown: the operation then fails before it reads anything).
+func (e *engine) jobInputs(job string) int {
+	if c := e.cat.Load(); c != nil {
+		if j, ok := c.cat.Jobs[job]; ok {
+			return len(j.Inputs)
+		}
+	}
+	return 0
+}
+
 // liveFn makes an operation's writes on a live claim. ctx carries the
 // operation's actor; tx, the (possibly shared) transaction.
 type liveFn func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error
@@ -118,7 +150,7 @@ func (e *engine) leadLive(mine *liveOp) {
 		}
 		var batch []*liveOp
 		if mine == nil || !isClosed(mine.done) {
-			batch = c.take(e.maxBatch)
+			batch = c.take(e)
 		}
 		if len(batch) == 0 {
 			c.leaders--
@@ -147,19 +179,23 @@ func isClosed(ch chan struct{}) bool {
 	}
 }
 
-// take removes up to n operations from the queue, in order, at most one per
-// output chunk. The caller holds c.mu.
-func (c *combiner) take(n int) []*liveOp {
+// take removes up to e.maxBatch operations from the queue, in order, at
+// most one per output chunk and within the backend's key budget. The
+// caller holds c.mu.
+func (c *combiner) take(e *engine) []*liveOp {
 	var batch []*liveOp
 	chunks := map[[2]string]bool{}
 	rest := c.queue[:0]
+	used := 0
 	for _, op := range c.queue {
 		chunk := [2]string{op.key.Dataset, op.key.DataID}
-		if len(batch) == n || chunks[chunk] {
+		keys := opKeys(e.jobInputs(op.key.Job))
+		if len(batch) == e.maxBatch || chunks[chunk] || !e.batchFits(used, keys) {
 			rest = append(rest, op)
 			continue
 		}
 		chunks[chunk] = true
+		used += keys
 		batch = append(batch, op)
 	}
 	clear(c.queue[len(rest):])

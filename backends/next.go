@@ -110,7 +110,11 @@ func (e *engine) leadNext(job string, mine *nextOp) {
 		}
 		var batch []*nextOp
 		if mine == nil || !isClosed(mine.done) {
-			batch = q.take(e.maxBatch)
+			n := e.maxBatch
+			if keys := opKeys(e.jobInputs(job)); e.maxKeys > 0 {
+				n = max(1, min(n, e.maxKeys/keys))
+			}
+			batch = q.take(n)
 		}
 		if len(batch) == 0 {
 			q.leaders--

@@ -52,6 +52,7 @@ type Backend struct {
 	watches                   atomic.Int64 // etcd watches open for WatchEvents subscribers
 	hot                       sync.Map     // job -> time.Time of the last lost race on its candidates
 	inflight                  sync.Map     // job -> *atomic.Int64: Updates reading its candidates
+	resv                      reservations // candidates held by this process's transactions (batch.go)
 
 	leaseMu sync.Mutex
 	lease   clientv3.LeaseID

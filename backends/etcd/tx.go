@@ -30,6 +30,7 @@ type tx struct {
 	candJob    string              // job whose candidates this transaction read
 	racers     *atomic.Int64       // transactions reading candJob's candidates now
 	prefetched map[string]prefetch // values read ahead at the snapshot, not yet tracked
+	reserved   reservedSet         // candidates this attempt holds (batch.go)
 }
 
 // prefetch is a value read at the snapshot before anyone asked for it.
@@ -95,6 +96,7 @@ func (b *Backend) attempt(ctx context.Context, t *tx, fn func(backends.Tx) error
 		if t.racers != nil {
 			t.racers.Add(-1)
 		}
+		t.releaseReserved()
 	}()
 	if err := fn(t); err != nil {
 		return false, err
@@ -260,7 +262,7 @@ func (t *tx) read(ctx context.Context, keys []string, extra ...string) ([][]byte
 			idx = append(idx, -1)
 		}
 	}
-	const batch = 64
+	batch := min(64, t.b.cfg.MaxTxnOps)
 	for len(missing) > 0 {
 		n := min(batch, len(missing))
 		ops := make([]clientv3.Op, n)

@@ -1,0 +1,184 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// The engine serves concurrent operations of this backend several per
+// transaction (backends.Batcher): a findNext batch reserves the first
+// candidates of a job in one range read, and a batch of completions or
+// heartbeats commits in one Txn guarded by every key it read. A batch is
+// bounded by the cluster's --max-txn-ops (backends.KeyBudget). Batches of
+// one process that run at once take disjoint candidates (reservations
+// below); batches of different processes that collide are told apart by
+// the commit's guard, as single operations are.
+
+// maxBatch is how many operations one transaction may serve.
+const maxBatch = 32
+
+// MaxBatch lets the engine combine up to maxBatch operations per Txn.
+func (b *Backend) MaxBatch() int { return maxBatch }
+
+// MaxBatchKeys keeps a batch's compares and writes under --max-txn-ops,
+// with room for the catalog version, the commit marker and the events.
+func (b *Backend) MaxBatchKeys() int { return max(b.cfg.MaxTxnOps-8, 1) }
+
+var (
+	_ backends.Batcher          = (*Backend)(nil)
+	_ backends.KeyBudget        = (*Backend)(nil)
+	_ backends.CandidateBatcher = (*tx)(nil)
+)
+
+// reservations are the candidate keys that transactions of this process
+// are working on, by job: a concurrent NextCandidates passes over them
+// instead of colliding with them at commit.
+type reservations struct {
+	mu   sync.Mutex
+	jobs map[string]map[string]bool
+}
+
+// count tells how many candidates of job are held.
+func (r *reservations) count(job string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.jobs[job])
+}
+
+// take reserves the first n keys of job in keys that nobody holds.
+func (r *reservations) take(job string, keys []string, n int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.jobs == nil {
+		r.jobs = map[string]map[string]bool{}
+	}
+	held := r.jobs[job]
+	if held == nil {
+		held = map[string]bool{}
+		r.jobs[job] = held
+	}
+	var out []string
+	for _, k := range keys {
+		if len(out) == n {
+			break
+		}
+		if !held[k] {
+			held[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// release ends the reservations of keys of job.
+func (r *reservations) release(job string, keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	held := r.jobs[job]
+	for _, k := range keys {
+		delete(held, k)
+	}
+	if len(held) == 0 {
+		delete(r.jobs, job)
+	}
+}
+
+// NextCandidates reads the job's first candidates at the snapshot and
+// returns up to n of them, resubmitted chunks first, leaving out the ones
+// this transaction dropped and the ones other transactions of this process
+// hold; it tracks and holds (until the attempt ends) the ones it returns.
+func (t *tx) NextCandidates(ctx context.Context, job string, n int) ([]backends.Candidate, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	base := t.b.key("cand", job) + "/"
+	if t.candJob == "" {
+		t.candJob = job
+		c, _ := t.b.inflight.LoadOrStore(job, new(atomic.Int64))
+		t.racers = c.(*atomic.Int64)
+		t.racers.Add(1)
+	} else if t.candJob != job {
+		return nil, errors.New("etcd: one transaction reads the candidates of one job")
+	}
+	// Other transactions of this process may reserve candidates while this
+	// one reads: read further (at the same snapshot) until n are taken or
+	// the queue ends.
+	var taken []string
+	revs := map[string]int64{}
+	from := base
+	for len(taken) < n {
+		limit := int64(n - len(taken) + len(t.dropped) + t.b.resv.count(job))
+		resp, err := t.b.get(ctx, from, clientv3.WithRange(clientv3.GetPrefixRangeEnd(base)), clientv3.WithLimit(limit), clientv3.WithRev(t.rev))
+		if err != nil {
+			return nil, err
+		}
+		if t.rev == 0 {
+			t.rev = resp.Header.Revision
+		}
+		keys := make([]string, 0, len(resp.Kvs))
+		for _, kv := range resp.Kvs {
+			k := string(kv.Key)
+			if t.dropped[k] || t.reserved[k] {
+				continue
+			}
+			keys = append(keys, k)
+			revs[k] = kv.ModRevision
+		}
+		got := t.b.resv.take(job, keys, n-len(taken))
+		t.reserved = t.reserved.with(got)
+		taken = append(taken, got...)
+		if !resp.More || len(resp.Kvs) == 0 {
+			break
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	out := make([]backends.Candidate, 0, len(taken))
+	for _, k := range taken {
+		c, ok := parseCandKey(k[len(base):], job)
+		if !ok {
+			return nil, errors.New("etcd: candidate key " + k + " is corrupt")
+		}
+		c.Handle = k
+		t.reads[k] = revs[k]
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// reservedSet is the candidate keys one attempt holds.
+type reservedSet map[string]bool
+
+func (s reservedSet) with(keys []string) reservedSet {
+	if len(keys) == 0 {
+		return s
+	}
+	if s == nil {
+		s = reservedSet{}
+	}
+	for _, k := range keys {
+		s[k] = true
+	}
+	return s
+}
+
+// releaseReserved ends the reservations of an attempt.
+func (t *tx) releaseReserved() {
+	if len(t.reserved) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(t.reserved))
+	for k := range t.reserved {
+		keys = append(keys, k)
+	}
+	t.b.resv.release(t.candJob, keys)
+	t.reserved = nil
+}
