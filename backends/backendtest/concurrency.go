@@ -22,7 +22,12 @@ var concurrencyTests = []testCase{
 // testFindNextRace: workers race FindNext on one job over many chunks,
 // completing most claims and releasing some once. Every chunk is completed
 // exactly once, claimed once more per release, and no claim is ever handed
-// out on a chunk whose previous claim is still live.
+// out on a chunk whose previous claim is still live. A worker stops at its
+// first null, which findNext may answer only when every chunk left is
+// taken: each other worker accounts for at most one chunk that is neither
+// completed nor seen live here (a claim not yet seen, or a release under
+// way), so a null with as many chunks left as workers is a claimable chunk
+// not handed out.
 func (s *suite) testFindNextRace(t *testing.T) {
 	b := s.setup(t)
 	b.pipeline()
@@ -55,6 +60,12 @@ func (s *suite) testFindNextRace(t *testing.T) {
 					return
 				}
 				if c == nil {
+					mu.Lock()
+					left := n - len(completes) - len(live)
+					mu.Unlock()
+					if left >= s.cfg.workers {
+						fail("%s: findNext answered null with %d chunks neither completed nor claimed", exec, left)
+					}
 					return
 				}
 				d := c.DataID
