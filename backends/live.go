@@ -85,7 +85,7 @@ type combiner struct {
 
 const (
 	// maxLeaders bounds the batches in flight at once.
-	maxLeaders = 4
+	maxLeaders = 2
 	// batchTimeout bounds one batch's transaction (its callers may give up
 	// sooner; the batch goes on for the others).
 	batchTimeout = time.Minute

@@ -105,13 +105,14 @@ func TestLiveBatches(t *testing.T) {
 		wg.Go(func() { errs[i] = s.Complete(backends.WithActor(ctx, fmt.Sprint("runner-", i)), token) })
 		time.Sleep(5 * time.Millisecond) // queue in this order
 	}
-	for i := range 4 { // the leaders, held at the gate
+	const L = backends.MaxLeaders
+	for i := range L { // the leaders, held at the gate
 		complete(i, tokens[i])
 	}
-	require.Eventually(t, func() bool { return b.updates.Load() == before+4 }, time.Minute, time.Millisecond,
-		"four leaders wait at the gate, so the next completions queue")
-	complete(n, tokens[4]) // tokens[4] twice, one after the other in the queue
-	for i := 4; i < n; i++ {
+	require.Eventually(t, func() bool { return b.updates.Load() == before+L }, time.Minute, time.Millisecond,
+		"the leaders wait at the gate, so the next completions queue")
+	complete(n, tokens[L]) // tokens[L] twice, one after the other in the queue
+	for i := L; i < n; i++ {
 		complete(i, tokens[i])
 	}
 	close(b.gate)
@@ -126,7 +127,7 @@ func TestLiveBatches(t *testing.T) {
 			stale++
 		}
 	}
-	require.Equal(t, 1, stale, "one of the two completions of tokens[4] is stale")
+	require.Equal(t, 1, stale, "one of the two completions of tokens[L] is stale")
 	page, err := s.Chunks(ctx, backends.ChunkFilter{Dataset: "out", First: backends.MaxPageSize})
 	require.NoError(t, err)
 	require.Len(t, page.Rows, n)
@@ -145,7 +146,7 @@ func TestLiveBatches(t *testing.T) {
 	}
 	require.Len(t, actors, n)
 	for i := range n {
-		if i != 4 {
+		if i != L {
 			require.Equal(t, fmt.Sprint("runner-", i), actors[fmt.Sprint(i)], "events carry each caller's actor")
 		}
 	}
@@ -164,7 +165,8 @@ func TestLiveBatchCancelled(t *testing.T) {
 	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
 	require.NoError(t, err)
 	var tokens []string
-	for i := range 5 {
+	const L = backends.MaxLeaders
+	for i := range L + 1 {
 		_, err := s.Publish(ctx, "src", fmt.Sprint(i))
 		require.NoError(t, err)
 		c, err := s.FindNext(ctx, "j", "x")
@@ -174,14 +176,14 @@ func TestLiveBatchCancelled(t *testing.T) {
 	b.gate = make(chan struct{})
 	before := b.updates.Load()
 	var wg sync.WaitGroup
-	for i := range 4 { // four leaders, held at the gate
+	for i := range L { // the leaders, held at the gate
 		wg.Go(func() { require.NoError(t, s.Complete(ctx, tokens[i])) })
 	}
-	require.Eventually(t, func() bool { return b.updates.Load() == before+4 }, time.Minute, time.Millisecond,
-		"four leaders wait at the gate, so the next completion queues")
+	require.Eventually(t, func() bool { return b.updates.Load() == before+L }, time.Minute, time.Millisecond,
+		"the leaders wait at the gate, so the next completion queues")
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- s.Complete(cctx, tokens[4]) }()
+	go func() { done <- s.Complete(cctx, tokens[L]) }()
 	time.Sleep(50 * time.Millisecond)
 	cancel()
 	err = <-done
@@ -189,10 +191,10 @@ func TestLiveBatchCancelled(t *testing.T) {
 	require.Contains(t, err.Error(), "nothing changed")
 	close(b.gate)
 	wg.Wait()
-	c, err := s.Chunk(ctx, "out", "4")
+	c, err := s.Chunk(ctx, "out", fmt.Sprint(L))
 	require.NoError(t, err)
 	require.Equal(t, backends.StatusRunning, c.Output.Status, "the cancelled completion never ran")
-	require.NoError(t, s.Complete(ctx, tokens[4]))
+	require.NoError(t, s.Complete(ctx, tokens[L]))
 }
 
 // TestNextBatches: findNext calls queued while transactions are held are
@@ -223,9 +225,9 @@ func TestNextBatches(t *testing.T) {
 		wg.Go(func() {
 			claims[i], errs[i] = s.FindNext(backends.WithActor(ctx, fmt.Sprint("runner-", i)), "j", fmt.Sprint("exec-", i))
 		})
-		if i == 3 {
-			require.Eventually(t, func() bool { return b.updates.Load() == before+4 }, time.Minute, time.Millisecond,
-				"four leaders wait at the gate, so the next calls queue")
+		if i == backends.MaxLeaders-1 {
+			require.Eventually(t, func() bool { return b.updates.Load() == before+backends.MaxLeaders }, time.Minute, time.Millisecond,
+				"the leaders wait at the gate, so the next calls queue")
 		}
 		time.Sleep(5 * time.Millisecond) // queue before the gate opens
 	}

@@ -1,0 +1,4 @@
+package backends
+
+// MaxLeaders is maxLeaders, for the batching tests.
+const MaxLeaders = maxLeaders
