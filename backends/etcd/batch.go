@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -111,18 +112,27 @@ func (t *tx) NextCandidates(ctx context.Context, job string, n int) ([]backends.
 	}
 	// Other transactions of this process may reserve candidates while this
 	// one reads: read further (at the same snapshot) until n are taken or
-	// the queue ends.
+	// the queue ends. Reads go window by window (see headHint): etcd visits
+	// every key of a range, up to its end, to count it.
 	var taken []string
 	revs := map[string]int64{}
+	end := clientv3.GetPrefixRangeEnd(base)
+	hint := t.b.hints.get(job)
+	p := hint.p
+	to := hint.windowEnd(base, p, end)
 	from := base
+	first, firstCount, widened := true, int64(0), false
 	for len(taken) < n {
 		limit := int64(n - len(taken) + len(t.dropped) + t.b.resv.count(job))
-		resp, err := t.b.get(ctx, from, clientv3.WithRange(clientv3.GetPrefixRangeEnd(base)), clientv3.WithLimit(limit), clientv3.WithRev(t.rev))
+		resp, err := t.b.get(ctx, from, clientv3.WithRange(to), clientv3.WithLimit(limit), clientv3.WithRev(t.rev))
 		if err != nil {
 			return nil, err
 		}
 		if t.rev == 0 {
 			t.rev = resp.Header.Revision
+		}
+		if first {
+			first, firstCount = false, resp.Count
 		}
 		keys := make([]string, 0, len(resp.Kvs))
 		for _, kv := range resp.Kvs {
@@ -136,11 +146,20 @@ func (t *tx) NextCandidates(ctx context.Context, job string, n int) ([]backends.
 		got := t.b.resv.take(job, keys, n-len(taken))
 		t.reserved = t.reserved.with(got)
 		taken = append(taken, got...)
-		if !resp.More || len(resp.Kvs) == 0 {
+		if resp.More && len(resp.Kvs) > 0 {
+			from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+			continue
+		}
+		if to == end {
 			break
 		}
-		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		// This window is used up: the next one, wider.
+		from, p, widened = to, p-1, true
+		if to = hint.windowEnd(base, p, end); to <= from {
+			to = end
+		}
 	}
+	t.b.hints.update(job, base, hint, taken, p, widened, firstCount, n)
 	out := make([]backends.Candidate, 0, len(taken))
 	for _, k := range taken {
 		c, ok := parseCandKey(k[len(base):], job)
@@ -181,4 +200,75 @@ func (t *tx) releaseReserved() {
 	}
 	t.b.resv.release(t.candJob, keys)
 	t.reserved = nil
+}
+
+// A job's candidate range holds, before its head, the candidates consumed
+// since the last compaction (deleted keys), and after it every chunk
+// waiting: etcd visits all of them to count a range, whatever its limit.
+// So NextCandidates reads a window: from the start of the range to the end
+// of the keys sharing a prefix with the last candidate this process took
+// (its hint), and only when that window holds too few, the next, wider
+// ones. The window adapts: narrower when it counted far more candidates
+// than were asked for, wider when it came up short. Windows change what a
+// read costs, never what it returns: each holds every key before its end.
+
+// headHint is the window of one job: key is the last candidate taken (""
+// for none: read the whole range), p the length of its prefix after the
+// range's base that bounds the window.
+type headHint struct {
+	key string
+	p   int
+}
+
+// minWindowPrefix is "1/" and the three length digits of a sort key: a
+// window never spans dataids of another length than its hint's.
+const minWindowPrefix = 5
+
+func (h headHint) windowEnd(base string, p int, end string) string {
+	if h.key == "" || p < minWindowPrefix || len(h.key) < len(base)+p {
+		return end
+	}
+	return clientv3.GetPrefixRangeEnd(h.key[:len(base)+p])
+}
+
+// headHints are the windows of this process, by job.
+type headHints struct {
+	mu   sync.Mutex
+	jobs map[string]headHint
+}
+
+func (hs *headHints) get(job string) headHint {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.jobs[job]
+}
+
+// update moves job's hint to the last plain candidate taken, and its window
+// to the width that was needed: the one the read widened to, or narrower
+// when the first window counted more than 16 times the candidates asked for.
+func (hs *headHints) update(job, base string, old headHint, taken []string, p int, widened bool, firstCount int64, n int) {
+	last := ""
+	for _, k := range taken {
+		if strings.HasPrefix(k[len(base):], "1/") && k > last {
+			last = k
+		}
+	}
+	if last == "" {
+		return
+	}
+	sk := strings.LastIndexByte(last, '/') - len(base) // prefix length up to the end of the sort key
+	switch {
+	case old.key == "":
+		p = sk - 1 // first window: dataids differing in their last character
+	case widened:
+	case firstCount > 16*int64(n) && p < sk:
+		p++
+	}
+	p = max(min(p, sk), minWindowPrefix)
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.jobs == nil {
+		hs.jobs = map[string]headHint{}
+	}
+	hs.jobs[job] = headHint{key: last, p: p}
 }

@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"testing"
@@ -75,5 +76,63 @@ func TestBatchesFitMaxTxnOps(t *testing.T) {
 	require.Len(t, claimed, n)
 	for id, k := range claimed {
 		require.Equal(t, 1, k, "chunk %s claimed once", id)
+	}
+}
+
+// TestWindowedCandidateReads: dataids of mixed lengths published in random
+// order, between claims, sometimes far behind or ahead of the head, and
+// some claims released back: every findNext returns the first claimable
+// chunk in shortlex order, whatever window the candidate reads use.
+func TestWindowedCandidateReads(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	for _, d := range []string{"src", "out"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
+		require.NoError(t, err)
+	}
+	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(1, 2))
+	waiting := map[string]bool{}
+	published := map[string]bool{}
+	publish := func() {
+		for {
+			id := strconv.Itoa(rng.IntN([]int{10, 1000, 100000}[rng.IntN(3)]))
+			if published[id] {
+				continue
+			}
+			_, err := s.Publish(ctx, "src", id)
+			require.NoError(t, err)
+			published[id], waiting[id] = true, true
+			return
+		}
+	}
+	for range 300 {
+		publish()
+	}
+	for step := range 600 {
+		if rng.IntN(3) == 0 {
+			publish()
+		}
+		want := ""
+		for id := range waiting {
+			if want == "" || backends.CompareDataID(id, want) < 0 {
+				want = id
+			}
+		}
+		c, err := s.FindNext(ctx, "j", "x")
+		require.NoError(t, err)
+		if want == "" {
+			require.Nil(t, c)
+			break
+		}
+		require.NotNil(t, c, "step %d", step)
+		require.Equal(t, want, c.DataID, "step %d: findNext takes the first chunk in shortlex order", step)
+		if rng.IntN(8) == 0 {
+			require.NoError(t, s.Release(ctx, c.Token)) // back in the queue, behind the head
+			continue
+		}
+		require.NoError(t, s.Complete(ctx, c.Token))
+		delete(waiting, c.DataID)
 	}
 }

@@ -53,6 +53,7 @@ type Backend struct {
 	hot                       sync.Map     // job -> time.Time of the last lost race on its candidates
 	inflight                  sync.Map     // job -> *atomic.Int64: Updates reading its candidates
 	resv                      reservations // candidates held by this process's transactions (batch.go)
+	hints                     headHints    // where each job's candidate reads end (batch.go)
 
 	leaseMu sync.Mutex
 	lease   clientv3.LeaseID
