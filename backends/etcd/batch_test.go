@@ -136,3 +136,29 @@ func TestWindowedCandidateReads(t *testing.T) {
 		delete(waiting, c.DataID)
 	}
 }
+
+// TestCompactedSnapshotRetries: a transaction whose snapshot is compacted
+// away while it reads runs again on a fresh snapshot instead of failing.
+func TestCompactedSnapshotRetries(t *testing.T) {
+	ctx := context.Background()
+	be, err := NewBackend(ctx, testClient, freshConfig(nil))
+	require.NoError(t, err)
+	defer be.Close()
+	attempts := 0
+	err = be.Update(ctx, func(tx backends.Tx) error {
+		attempts++
+		if _, err := tx.GetRows(ctx, []backends.RowKey{{Dataset: "a", DataID: "1", Role: backends.RoleOutput}}); err != nil {
+			return err
+		}
+		if attempts == 1 {
+			resp, err := testClient.Put(ctx, be.key("probe"), "x")
+			require.NoError(t, err)
+			_, err = testClient.Compact(ctx, resp.Header.Revision)
+			require.NoError(t, err)
+		}
+		_, err := tx.GetRows(ctx, []backends.RowKey{{Dataset: "a", DataID: "2", Role: backends.RoleOutput}})
+		return err
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, attempts, "the first attempt's snapshot was compacted away")
+}

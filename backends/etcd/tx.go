@@ -59,10 +59,12 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 		}
 		t := &tx{b: b, attempt: attempt, reads: map[string]int64{}, writes: map[string]*[]byte{}, dropped: map[string]bool{}, running: map[string]bool{}, prefetched: map[string]prefetch{}}
 		ok, err := b.attempt(ctx, t, fn)
-		if err != nil {
+		if err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
 			return err
 		}
-		if ok {
+		// A snapshot compacted away while the attempt read from it is a
+		// lost race too: the next attempt reads a fresh one.
+		if ok && err == nil {
 			b.commits.Add(1)
 			if len(t.events) > 0 {
 				select {

@@ -62,7 +62,11 @@ type Config struct {
 	// QuotaBackendBytes is etcd's --quota-backend-bytes (default 8 GiB).
 	QuotaBackendBytes int64
 	// CompactionRetention is the periodic auto-compaction window (default
-	// "10m"): history older than that is dropped, keeping the database small.
+	// "1m"): history older than that is dropped, keeping the database small.
+	// chunklock keeps no use for older history (its event log is its own
+	// keys; a transaction whose snapshot is compacted away runs again), and
+	// until a compaction every consumed chunk leaves a deleted key in its
+	// job's candidate range that each findNext visits (BenchmarkFindNextQueue).
 	CompactionRetention string
 	// UnsafeNoFsync skips fsync (tests and benchmarks only: a crash loses data).
 	UnsafeNoFsync bool
@@ -97,7 +101,7 @@ func (c Config) withDefaults() Config {
 		c.QuotaBackendBytes = 8 << 30
 	}
 	if c.CompactionRetention == "" {
-		c.CompactionRetention = "10m"
+		c.CompactionRetention = "1m"
 	}
 	return c
 }
