@@ -255,6 +255,9 @@ func (t *tx) read(ctx context.Context, keys []string, extra ...string) ([][]byte
 	if len(missing) == 0 {
 		return out, nil
 	}
+	// The engine asks every transaction for the catalog version after its
+	// reads (CatalogVersion): fetch it with the first of them.
+	extra = append(extra, t.b.catalogVersionKey())
 	for _, k := range extra {
 		_, w := t.writes[k]
 		_, r := t.reads[k]
