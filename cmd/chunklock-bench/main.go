@@ -105,7 +105,9 @@ one cycle is two transactions). With -api graphql it starts a chunklock serve
 process on the same store and reports that process's peak RSS. cpu ms/c is
 the CPU time of this process per cycle (runners and, with -api direct, the
 engine, and the embedded etcd member with -backend etcd); srv ms/c, that of
-the serve process.`
+the serve process; db ms/c, that of the PostgreSQL server when it runs on
+this machine. idle% and steal% are the machine's idle time and the time its
+hypervisor gave to others, over the run: figures taken with steal are low.`
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
@@ -215,6 +217,8 @@ func run(ctx context.Context, c config) error {
 		limit, river float64
 		rss          int64
 		cpu, srvCPU  time.Duration // CPU time of this process and of the serve process during the run
+		dbCPU        time.Duration // CPU time of the local PostgreSQL server's processes during the run
+		machine      machineTimes  // the machine's CPU time during the run, by state
 	}
 	var rows []row
 	limits := map[int]float64{}
@@ -257,7 +261,7 @@ func run(ctx context.Context, c config) error {
 			if err != nil {
 				return err
 			}
-			cpu0, srv0 := processCPU(os.Getpid()), time.Duration(0)
+			cpu0, srv0, db0, m0 := processCPU(os.Getpid()), time.Duration(0), postgresCPU(), readMachineTimes()
 			if api == "graphql" {
 				srv0 = processCPU(srv.cmd.Process.Pid)
 			}
@@ -265,7 +269,11 @@ func run(ctx context.Context, c config) error {
 			if err != nil {
 				return err
 			}
-			rw := row{api: api, res: res, limit: limits[r], river: rivers[r], cpu: processCPU(os.Getpid()) - cpu0}
+			rw := row{api: api, res: res, limit: limits[r], river: rivers[r], cpu: processCPU(os.Getpid()) - cpu0,
+				machine: readMachineTimes().since(m0)}
+			if c.backend == "postgres" && db0 > 0 {
+				rw.dbCPU = postgresCPU() - db0
+			}
 			if api == "graphql" {
 				rw.rss, rw.srvCPU = srv.peakRSS(), processCPU(srv.cmd.Process.Pid)-srv0
 			}
@@ -273,10 +281,10 @@ func run(ctx context.Context, c config) error {
 		}
 	}
 	fmt.Printf("\nbackend=%s chunks/run=%d\n", c.backend, c.chunks)
-	fmt.Printf("%-8s %4s %10s %12s %12s %12s %12s %12s %7s %10s %9s %9s %9s\n",
-		"api", "R", "cycles/s", "find p50", "find p99", "compl p50", "compl p99", "limit/2", "ratio", "river/s", "rss MB", "cpu ms/c", "srv ms/c")
+	fmt.Printf("%-8s %4s %10s %12s %12s %12s %12s %12s %7s %10s %9s %9s %9s %9s %6s %6s\n",
+		"api", "R", "cycles/s", "find p50", "find p99", "compl p50", "compl p99", "limit/2", "ratio", "river/s", "rss MB", "cpu ms/c", "srv ms/c", "db ms/c", "idle%", "steal%")
 	for _, rw := range rows {
-		ratio, river, rss, srvCPU := "-", "-", "-", "-"
+		ratio, river, rss, srvCPU, dbCPU := "-", "-", "-", "-", "-"
 		if rw.limit > 0 {
 			ratio = fmt.Sprintf("%.2f", rw.res.CyclesPerSecond()/rw.limit)
 		}
@@ -292,10 +300,13 @@ func run(ctx context.Context, c config) error {
 		if rw.srvCPU > 0 {
 			srvCPU = perCycle(rw.srvCPU)
 		}
-		fmt.Printf("%-8s %4d %10.0f %12s %12s %12s %12s %12.0f %7s %10s %9s %9s %9s\n", rw.api, rw.res.Runners, rw.res.CyclesPerSecond(),
+		if rw.dbCPU > 0 {
+			dbCPU = perCycle(rw.dbCPU)
+		}
+		fmt.Printf("%-8s %4d %10.0f %12s %12s %12s %12s %12.0f %7s %10s %9s %9s %9s %9s %6s %6s\n", rw.api, rw.res.Runners, rw.res.CyclesPerSecond(),
 			rw.res.FindNext.P50.Round(time.Microsecond), rw.res.FindNext.P99.Round(time.Microsecond),
 			rw.res.Complete.P50.Round(time.Microsecond), rw.res.Complete.P99.Round(time.Microsecond), rw.limit, ratio, river, rss,
-			perCycle(rw.cpu), srvCPU)
+			perCycle(rw.cpu), srvCPU, dbCPU, rw.machine.percent(rw.machine.idle), rw.machine.percent(rw.machine.steal))
 	}
 	return nil
 }
@@ -398,6 +409,81 @@ func processCPU(pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// postgresCPU is the CPU time of the PostgreSQL server processes on this
+// machine (Linux /proc; 0 elsewhere), those gone included: the postmaster
+// collects its exited backends' times.
+func postgresCPU() time.Duration {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var ticks int64
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open || s[open+1:close] != "postgres" {
+			continue
+		}
+		f := strings.Fields(s[close+1:])
+		if len(f) < 15 {
+			continue
+		}
+		for _, i := range []int{11, 12, 13, 14} { // utime stime cutime cstime
+			v, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks += v
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// machineTimes is the machine's CPU time by state (/proc/stat, in ticks).
+type machineTimes struct{ total, idle, steal int64 }
+
+func readMachineTimes() machineTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineTimes{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return machineTimes{}
+	}
+	var m machineTimes
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i < 8 { // user nice system idle iowait irq softirq steal (guest is in user)
+			m.total += n
+		}
+		switch i {
+		case 3, 4:
+			m.idle += n
+		case 7:
+			m.steal = n
+		}
+	}
+	return m
+}
+
+func (m machineTimes) since(o machineTimes) machineTimes {
+	return machineTimes{total: m.total - o.total, idle: m.idle - o.idle, steal: m.steal - o.steal}
+}
+
+func (m machineTimes) percent(part int64) string {
+	if m.total <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", 100*float64(part)/float64(m.total))
 }
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
