@@ -88,7 +88,8 @@ const (
 	// queue and for the live-claim operations. One batch at a time lets the
 	// calls arriving meanwhile gather into the next, larger batch: measured
 	// on 2 cores, 1 gave more cycles/s and less CPU per cycle than 2 or 4 on
-	// both backends (BENCHMARKS.md, "Batches in flight").
+	// both backends (BENCHMARKS.md, "Batches in flight"). The price: a slow
+	// batch holds up the calls queued behind it, for at most batchTimeout.
 	maxLeaders = 1
 	// batchTimeout bounds one batch's transaction (its callers may give up
 	// sooner; the batch goes on for the others).
