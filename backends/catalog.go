@@ -90,10 +90,47 @@ func ValidateDataset(d Dataset) error {
 	if err := ValidateID("dataset", d.ID); err != nil {
 		return err
 	}
+	for _, f := range []struct {
+		name, text string
+		max        int
+	}{
+		{"description", d.Description, MaxDescriptionBytes},
+		{"url", d.URL, MaxLocatorBytes},
+		{"connection", d.Connection, MaxLocatorBytes},
+		{"location", d.Location, MaxLocatorBytes},
+	} {
+		if err := ValidText(f.name, f.text, f.max); err != nil {
+			return InvalidArgument("dataset %q: %s", d.ID, err.Error())
+		}
+	}
 	if strings.Contains(d.Location, "{dataid}") || d.Location == "" {
 		return nil
 	}
 	return InvalidArgument("dataset %q: location %q must contain {dataid} to locate a chunk", d.ID, d.Location)
+}
+
+// validJobText checks a job's description and env (SPEC §1 Job, Text).
+func validJobText(j Job) error {
+	if err := ValidText("description", j.Description, MaxDescriptionBytes); err != nil {
+		return InvalidArgument("job %q: %s", j.ID, err.Error())
+	}
+	if len(j.Env) > MaxEnvEntries {
+		return InvalidArgument("job %q: %d env entries; at most %d", j.ID, len(j.Env), MaxEnvEntries)
+	}
+	names := map[string]bool{}
+	for _, e := range j.Env {
+		if err := CheckEnvName(e.Name); err != nil {
+			return InvalidArgument("job %q: %s", j.ID, err.Error())
+		}
+		if names[e.Name] {
+			return InvalidArgument("job %q: env name %q given twice", j.ID, e.Name)
+		}
+		names[e.Name] = true
+		if err := ValidText("env "+e.Name, e.Value, MaxEnvValueBytes); err != nil {
+			return InvalidArgument("job %q: %s", j.ID, err.Error())
+		}
+	}
+	return nil
 }
 
 // ValidateJob checks a job definition against the catalog and fills in
@@ -138,15 +175,8 @@ func (c *Catalog) ValidateJob(j Job) (Job, error) {
 			return Job{}, InvalidArgument("job %q would close a cycle: %q is computed from its output %q", j.ID, d, j.Output)
 		}
 	}
-	names := map[string]bool{}
-	for _, e := range j.Env {
-		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
-			return Job{}, InvalidArgument("job %q: env name %q is invalid", j.ID, e.Name)
-		}
-		if names[e.Name] {
-			return Job{}, InvalidArgument("job %q: env name %q given twice", j.ID, e.Name)
-		}
-		names[e.Name] = true
+	if err := validJobText(j); err != nil {
+		return Job{}, err
 	}
 	if j.MaxAttempts == 0 {
 		j.MaxAttempts = DefaultMaxAttempts

@@ -151,18 +151,35 @@ func lockClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid st
 	return loadClaimState(ctx, tx, cat, job, dataid)
 }
 
-// claimIn evaluates and, when allowed, makes a claim inside tx.
+// claimIn evaluates and, when allowed, makes a claim inside tx. A force
+// also invalidates what downstream jobs computed from the chunk it
+// rewrites, as resubmit with cascade does, and is refused while any of
+// them reads or writes at that dataid.
 func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid, executor string, mode ClaimMode) (*Claim, error) {
-	st, err := lockClaimState(ctx, tx, cat, job, dataid)
+	if mode != ModeForce {
+		st, err := lockClaimState(ctx, tx, cat, job, dataid)
+		if err != nil {
+			return nil, err
+		}
+		return e.claimState(ctx, tx, cat, st, executor, mode)
+	}
+	if err := tx.LockChunks(ctx, dataid, cat.Downstream(job.Output), job.Inputs); err != nil {
+		return nil, err
+	}
+	st, err := loadClaimState(ctx, tx, cat, job, dataid)
 	if err != nil {
 		return nil, err
 	}
-	return e.claimState(ctx, tx, st, executor, mode)
+	reason := "upstream " + job.Output + "/" + dataid + " forced by " + ActorFrom(ctx)
+	if _, err := e.cascade(ctx, tx, cat, job.Output, dataid, reason); err != nil {
+		return nil, err
+	}
+	return e.claimState(ctx, tx, cat, st, executor, mode)
 }
 
 // claimState makes the claim st describes, if the rules allow it, inside
 // the transaction that locked and loaded st.
-func (e *engine) claimState(ctx context.Context, tx Tx, st ClaimState, executor string, mode ClaimMode) (*Claim, error) {
+func (e *engine) claimState(ctx context.Context, tx Tx, cat *Catalog, st ClaimState, executor string, mode ClaimMode) (*Claim, error) {
 	job, dataid := st.Job, st.DataID
 	if bs := st.Blockers(mode); len(bs) > 0 {
 		return nil, Locked(bs, "job %q cannot claim dataid %q now: %s", job.ID, dataid, describeBlockers(bs))
@@ -188,7 +205,20 @@ func (e *engine) claimState(ctx context.Context, tx Tx, st ClaimState, executor 
 			return nil, err
 		}
 	}
+	withAccess(cat, job, &w.Claim)
 	return &w.Claim, nil
+}
+
+// withAccess adds to a claim what its answer carries besides its rows:
+// the definitions of its output and input datasets and its job's
+// environment, from the catalog version of the claim's own transaction.
+func withAccess(cat *Catalog, job Job, c *Claim) {
+	c.Datasets = make([]Dataset, 0, 1+len(job.Inputs))
+	c.Datasets = append(c.Datasets, cat.Datasets[job.Output])
+	for _, in := range job.Inputs {
+		c.Datasets = append(c.Datasets, cat.Datasets[in])
+	}
+	c.Env = job.Env
 }
 
 func describeBlockers(bs []Blocker) string {
@@ -269,7 +299,7 @@ func (e *engine) findNext(ctx context.Context, cat *opCatalog, jobID, executor s
 				}
 				return tx.AddCandidate(ctx, Candidate{Job: job.ID, DataID: c.DataID, Resubmit: isResubmit})
 			}
-			claim, err = e.claimState(ctx, tx, st, executor, ModeNext)
+			claim, err = e.claimState(ctx, tx, cat.Catalog, st, executor, ModeNext)
 			if err != nil && !errors.Is(err, ErrLocked) {
 				return err
 			}
@@ -320,10 +350,11 @@ func (e *engine) Force(ctx context.Context, job, dataid, executor string) (*Clai
 
 func (e *engine) Heartbeat(ctx context.Context, token string) (*Claim, error) {
 	var claim Claim
-	err := e.withLiveClaim(ctx, token, func(ctx context.Context, tx Tx, _ *Catalog, job Job, out StatusRow, _ []*StatusRow, now time.Time) error {
+	err := e.withLiveClaim(ctx, token, "", func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, _ []*StatusRow, now time.Time) error {
 		out.LeaseExpiresAt = now.Add(time.Duration(job.LeaseSeconds) * time.Second)
 		out.UpdatedAt = now
 		claim = ClaimOf(job, out)
+		withAccess(cat, job, &claim)
 		return tx.PutRow(ctx, out)
 	})
 	if err != nil {
@@ -372,7 +403,7 @@ func (e *engine) end(ctx context.Context, tx Tx, cat *Catalog, how Ending, job J
 }
 
 func (e *engine) Complete(ctx context.Context, token string) error {
-	return e.withLiveClaim(ctx, token, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
+	return e.withLiveClaim(ctx, token, EndComplete, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
 		return e.end(ctx, tx, cat, EndComplete, job, out, inputs, "", now)
 	})
 }
@@ -400,13 +431,13 @@ func (e *engine) Fail(ctx context.Context, token, reason string) error {
 	if err != nil {
 		return err
 	}
-	return e.withLiveClaim(ctx, token, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
+	return e.withLiveClaim(ctx, token, EndFail, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
 		return e.end(ctx, tx, cat, EndFail, job, out, inputs, reason, now)
 	})
 }
 
 func (e *engine) Release(ctx context.Context, token string) error {
-	return e.withLiveClaim(ctx, token, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
+	return e.withLiveClaim(ctx, token, EndRelease, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
 		return e.end(ctx, tx, cat, EndRelease, job, out, inputs, "released", now)
 	})
 }
@@ -456,7 +487,7 @@ func (e *engine) ExpireLeases(ctx context.Context) (int, error) {
 					job = Job{ID: key.Job, Output: key.Dataset, MaxAttempts: DefaultMaxAttempts}
 				}
 				expired = true
-				return e.end(ctx, tx, cat, EndFail, job, *out, rows[1:], ReasonLeaseExpired, now)
+				return e.end(ctx, tx, cat, EndExpire, job, *out, rows[1:], ReasonLeaseExpired, now)
 			})
 			if err != nil {
 				return n, err
@@ -551,76 +582,17 @@ func (e *engine) Resubmit(ctx context.Context, dataset, dataid string, cascade b
 				return Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: root.Job, Kind: BlockerOutputLocked, Status: root.Status}},
 					"chunk %s/%s is %s; resubmit it once the claim ends", dataset, dataid, root.Status)
 			}
-			resubmit := func(old StatusRow, reason string) error {
-				r := old
-				r.Status, r.Attempt, r.Reason, r.UpdatedAt = StatusResubmit, 0, reason, now
-				r.Executor, r.LeaseExpiresAt, r.PrevStatus = old.Executor, time.Time{}, StatusNone
-				if err := put(ctx, tx, &old, r); err != nil {
-					return err
-				}
-				changed = append(changed, r)
-				if r.Job != "" {
-					return tx.AddCandidate(ctx, Candidate{Job: r.Job, DataID: dataid, Resubmit: true})
-				}
-				return nil
-			}
-			if err := resubmit(*root, "resubmitted"); err != nil {
+			r, err := resubmitRow(ctx, tx, *root, "resubmitted", now)
+			if err != nil {
 				return err
 			}
+			changed = append(changed, r)
 			if !cascade {
 				return nil
 			}
-			// Walk downstream through the consumers that computed from each
-			// invalidated chunk (their INPUT row on it is DONE).
-			var blockers []Blocker
-			queue := []string{dataset}
-			seen := map[string]bool{dataset: true}
-			for len(queue) > 0 {
-				d := queue[0]
-				queue = queue[1:]
-				for _, jid := range cat.Consumers(d) {
-					job := cat.Jobs[jid]
-					rows, err := tx.GetRows(ctx, []RowKey{
-						{Dataset: d, DataID: dataid, Job: jid, Role: RoleInput},
-						outputKey(job, dataid),
-					})
-					if err != nil {
-						return err
-					}
-					in, out := rows[0], rows[1]
-					switch {
-					case statusOf(in) == StatusRunning:
-						blockers = append(blockers, Blocker{Dataset: d, DataID: dataid, Job: jid, Kind: BlockerLocalRead, Status: StatusRunning})
-						continue
-					case statusOf(in) != StatusDone:
-						continue
-					}
-					if statusOf(out) == StatusRunning {
-						blockers = append(blockers, Blocker{Dataset: job.Output, DataID: dataid, Job: jid, Kind: BlockerOutputLocked, Status: StatusRunning})
-						continue
-					}
-					r := *in
-					r.Status, r.Reason, r.UpdatedAt = StatusError, "upstream "+dataset+"/"+dataid+" resubmitted", now
-					if err := put(ctx, tx, in, r); err != nil {
-						return err
-					}
-					// A job reading two invalidated chunks (a diamond) is reached
-					// twice: its output is resubmitted, and walked, only once.
-					if !seen[job.Output] {
-						seen[job.Output] = true
-						if out != nil && ResubmitFrom(out.Status) {
-							if err := resubmit(*out, "upstream "+dataset+"/"+dataid+" resubmitted"); err != nil {
-								return err
-							}
-						}
-						queue = append(queue, job.Output)
-					}
-				}
-			}
-			if len(blockers) > 0 {
-				return Locked(blockers, "cannot cascade from %s/%s while downstream claims are live: %s", dataset, dataid, describeBlockers(blockers))
-			}
-			return nil
+			more, err := e.cascade(ctx, tx, cat.Catalog, dataset, dataid, "upstream "+dataset+"/"+dataid+" resubmitted")
+			changed = append(changed, more...)
+			return err
 		})
 	})
 	if err != nil {
@@ -657,7 +629,7 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (Stat
 			if old != nil {
 				row = *old
 			}
-			row.Status, row.Reason, row.UpdatedAt, row.LeaseExpiresAt, row.PrevStatus = StatusHold, reason, e.clock.Now(), time.Time{}, StatusNone
+			row.Status, row.Reason, row.UpdatedAt, row.LeaseExpiresAt, row.PrevStatus, row.Ended = StatusHold, reason, e.clock.Now(), time.Time{}, StatusNone, ""
 			return put(ctx, tx, old, row)
 		})
 	})
@@ -823,13 +795,19 @@ func (e *engine) Claims(ctx context.Context, job string) ([]Claim, error) {
 		f.Job, f.Dataset = j.ID, j.Output
 	}
 	var claims []Claim
+	now := e.clock.Now()
 	for {
 		page, err := e.b.ListRows(ctx, f)
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range page.Rows {
-			claims = append(claims, ClaimOf(cat.Jobs[r.Job], r))
+			if !now.Before(r.LeaseExpiresAt) {
+				continue // past its lease: not live, even before the reaper fails it
+			}
+			c := ClaimOf(cat.Jobs[r.Job], r)
+			withAccess(cat, cat.Jobs[r.Job], &c)
+			claims = append(claims, c)
 		}
 		if !page.HasNextPage || len(page.Rows) == 0 {
 			return claims, nil
@@ -889,20 +867,55 @@ func (e *engine) WatchEvents(ctx context.Context, f EventFilter) (<-chan Event, 
 }
 
 func (e *engine) LockResource(ctx context.Context, client, resource string, mode LockMode, ttl time.Duration) (ResourceLock, error) {
-	if client == "" || len(client) > 256 {
-		return ResourceLock{}, InvalidArgument("client must be 1-256 characters")
+	if err := validClient(client); err != nil {
+		return ResourceLock{}, err
 	}
-	if resource == "" || len(resource) > 2048 {
-		return ResourceLock{}, InvalidArgument("resource must be a URI of 1-2048 characters")
+	if err := ValidText("resource", resource, MaxLocatorBytes); err != nil || resource == "" {
+		return ResourceLock{}, InvalidArgument("resource must be a URI of 1-%d bytes of UTF-8 text without NUL", MaxLocatorBytes)
 	}
 	if mode != LockRead && mode != LockWrite {
 		return ResourceLock{}, InvalidArgument("lock mode %q is not READ or WRITE", mode)
 	}
-	if ttl <= 0 {
-		ttl = DefaultResourceLockTTL
+	ttl, err := resourceTTL(ttl)
+	if err != nil {
+		return ResourceLock{}, err
 	}
 	now := e.clock.Now()
 	return e.b.TakeResourceLock(ctx, ResourceLock{Client: client, Resource: resource, Mode: mode, CreatedAt: now, ExpiresAt: now.Add(ttl)}, now)
+}
+
+func validClient(client string) error {
+	if err := ValidText("client", client, 256); err != nil || client == "" {
+		return InvalidArgument("client must be 1-256 bytes of UTF-8 text without NUL")
+	}
+	return nil
+}
+
+// resourceTTL applies the default to a TTL not given and refuses one
+// beyond MaxResourceLockTTL: every lock expires.
+func resourceTTL(ttl time.Duration) (time.Duration, error) {
+	switch {
+	case ttl <= 0:
+		return DefaultResourceLockTTL, nil
+	case ttl > MaxResourceLockTTL:
+		return 0, InvalidArgument("a resource lock lasts at most %d seconds (7 days); renew it to keep it longer", int(MaxResourceLockTTL/time.Second))
+	}
+	return ttl, nil
+}
+
+func (e *engine) RenewResource(ctx context.Context, id, client string, ttl time.Duration) (ResourceLock, error) {
+	if id == "" {
+		return ResourceLock{}, InvalidArgument("lock id is empty")
+	}
+	if err := validClient(client); err != nil {
+		return ResourceLock{}, err
+	}
+	ttl, err := resourceTTL(ttl)
+	if err != nil {
+		return ResourceLock{}, err
+	}
+	now := e.clock.Now()
+	return e.b.RenewResourceLock(ctx, id, client, now.Add(ttl), now)
 }
 
 func (e *engine) UnlockResource(ctx context.Context, id, client string) error {

@@ -67,13 +67,16 @@ type liveFn func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRo
 
 // liveOp is one operation on a live claim waiting to be served.
 type liveOp struct {
-	ctx   context.Context // the caller's: its actor names the events
-	token string
-	key   RowKey
-	fence int64
-	fn    liveFn
-	err   error
-	done  chan struct{}
+	ctx context.Context // the caller's: its actor names the events
+	// ending is how the operation ends the claim ("" for a heartbeat): a
+	// repeat of the ending that already ended it answers as the first did.
+	ending Ending
+	token  string
+	key    RowKey
+	fence  int64
+	fn     liveFn
+	err    error
+	done   chan struct{}
 }
 
 // combiner queues the live-claim operations of one engine.
@@ -97,13 +100,15 @@ const (
 )
 
 // withLiveClaim runs fn in a transaction holding the live claim named by
-// token, with the claim's OUTPUT row and INPUT rows loaded.
-func (e *engine) withLiveClaim(ctx context.Context, token string, fn liveFn) error {
+// token, with the claim's OUTPUT row and INPUT rows loaded. For an
+// operation that ends the claim (how not empty), a claim that the same
+// operation ended already answers nil and writes nothing.
+func (e *engine) withLiveClaim(ctx context.Context, token string, how Ending, fn liveFn) error {
 	key, fence, err := ParseToken(token)
 	if err != nil {
 		return err
 	}
-	op := &liveOp{ctx: ctx, token: token, key: key, fence: fence, fn: fn}
+	op := &liveOp{ctx: ctx, ending: how, token: token, key: key, fence: fence, fn: fn}
 	if e.maxBatch < 2 {
 		return e.runLive(ctx, []*liveOp{op}, false)
 	}
@@ -256,6 +261,9 @@ func (e *engine) runLive(ctx context.Context, ops []*liveOp, batch bool) error {
 				mine := rows[:1+len(job.Inputs)]
 				rows = rows[len(mine):]
 				if err := CheckLive(mine[0], op.token, op.fence, now); err != nil {
+					if op.ending != "" && EndedBy(op.ending, mine[0], op.token, op.fence) {
+						continue // a repeat: the first call ended the claim
+					}
 					if !batch {
 						return err
 					}

@@ -120,14 +120,9 @@ func TestLiveBatches(t *testing.T) {
 	used := b.updates.Load() - before
 	require.Less(t, used, int64(n), "%d completions took %d transactions", n+1, used)
 
-	stale := 0
 	for i, err := range errs {
-		if err != nil {
-			require.Equal(t, backends.CodeStaleClaim, backends.CodeOf(err), "completion %d: %v", i, err)
-			stale++
-		}
+		require.NoError(t, err, "completion %d: the second completion of tokens[L] repeats the first and answers as it did", i)
 	}
-	require.Equal(t, 1, stale, "one of the two completions of tokens[L] is stale")
 	page, err := s.Chunks(ctx, backends.ChunkFilter{Dataset: "out", First: backends.MaxPageSize})
 	require.NoError(t, err)
 	require.Len(t, page.Rows, n)

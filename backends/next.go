@@ -241,7 +241,7 @@ func (e *engine) runNext(ctx context.Context, ops []*nextOp) error {
 				}
 				if next < len(ops) {
 					op := ops[next]
-					claim, err := e.claimState(WithActor(ctx, ActorFrom(op.ctx)), tx, st, op.executor, ModeNext)
+					claim, err := e.claimState(WithActor(ctx, ActorFrom(op.ctx)), tx, cat.Catalog, st, op.executor, ModeNext)
 					if err != nil && !errors.Is(err, ErrLocked) {
 						return err
 					}

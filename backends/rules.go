@@ -216,13 +216,15 @@ func CheckLive(row *StatusRow, token string, fence int64, now time.Time) error {
 	return nil
 }
 
-// Ending is how a live claim ends.
-type Ending int
+// Ending is how a live claim ends; the OUTPUT row that the ending writes
+// records it (StatusRow.Ended).
+type Ending string
 
 const (
-	EndComplete Ending = iota // OUTPUT READY, INPUT DONE
-	EndFail                   // OUTPUT FAILED (HOLD once attempts are exhausted), INPUT ERROR
-	EndRelease                // rows back to what they were before the claim
+	EndComplete Ending = "COMPLETE" // OUTPUT READY, INPUT DONE
+	EndFail     Ending = "FAIL"     // OUTPUT FAILED (HOLD once attempts are exhausted), INPUT ERROR
+	EndExpire   Ending = "EXPIRE"   // as EndFail, by the reaper once the lease passed
+	EndRelease  Ending = "RELEASE"  // rows back to what they were before the claim
 )
 
 // EndClaim computes the rows that end a claim: for each given row, the new
@@ -239,6 +241,7 @@ func EndClaim(how Ending, job Job, out StatusRow, inputs []StatusRow, reason str
 		r.UpdatedAt = now
 		r.Reason = reason
 		r.PrevStatus = StatusNone
+		r.Ended = ""
 		return &r
 	}
 	var outStatus, inStatus Status
@@ -246,7 +249,7 @@ func EndClaim(how Ending, job Job, out StatusRow, inputs []StatusRow, reason str
 	switch how {
 	case EndComplete:
 		outStatus, inStatus = StatusReady, StatusDone
-	case EndFail:
+	case EndFail, EndExpire:
 		outStatus, inStatus = StatusFailed, StatusError
 		if out.Attempt >= job.MaxAttempts {
 			outStatus = StatusHold
@@ -269,10 +272,67 @@ func EndClaim(how Ending, job Job, out StatusRow, inputs []StatusRow, reason str
 	if newOut == nil {
 		return StatusRow{}, newInputs, false
 	}
+	newOut.Ended = how
 	return *newOut, newInputs, true
+}
+
+// EndedBy tells whether the operation how, repeated with token and fence,
+// finds the claim ended by that very operation, and must answer as the
+// first call did (SPEC §3 "Retries are safe"): row is the claim's OUTPUT
+// row now. The row records how its last claim ended until the chunk is
+// claimed, resubmitted or held again. A release that left no row behind
+// (the chunk had none before the claim) cannot be told from a token that
+// was never issued, so its repeat is STALE_CLAIM, as a forged token's is:
+// either way no claim of that token holds the chunk.
+func EndedBy(how Ending, row *StatusRow, token string, fence int64) bool {
+	if row == nil {
+		return false
+	}
+	return row.Status != StatusRunning && row.Ended == how && row.Token == token && row.Fence == fence
 }
 
 // ResubmitFrom tells whether an OUTPUT status may be resubmitted.
 func ResubmitFrom(s Status) bool {
 	return s == StatusReady || s == StatusFailed || s == StatusHold || s == StatusResubmit
+}
+
+// CascadeStep is what invalidating a chunk does to one of its consumers
+// (resubmit with cascade, force).
+type CascadeStep int
+
+const (
+	// CascadeSkip: the consumer neither computed from the chunk nor failed
+	// on it.
+	CascadeSkip CascadeStep = iota
+	// CascadeBlocked: the consumer reads the chunk, or writes its output at
+	// that dataid, right now: the whole invalidation is refused.
+	CascadeBlocked
+	// CascadeInvalidate: the consumer computed from the chunk (INPUT DONE):
+	// the INPUT row becomes ERROR, the OUTPUT row RESUBMIT, and what was
+	// computed from that output is invalidated in turn.
+	CascadeInvalidate
+	// CascadeRetry: the consumer failed on the chunk (INPUT ERROR, OUTPUT
+	// FAILED or HOLD): the OUTPUT row becomes RESUBMIT with its attempts
+	// counted afresh, so fixing the chunk heals the pipeline, and the walk
+	// goes on below it.
+	CascadeRetry
+)
+
+// CascadeStepOf plans the step for a consumer from its INPUT row on the
+// invalidated chunk and its OUTPUT row at the same dataid (nil: no row).
+func CascadeStepOf(in, out *StatusRow) CascadeStep {
+	switch statusOf(in) {
+	case StatusRunning:
+		return CascadeBlocked
+	case StatusDone:
+		if statusOf(out) == StatusRunning {
+			return CascadeBlocked
+		}
+		return CascadeInvalidate
+	case StatusError:
+		if st := statusOf(out); st == StatusFailed || st == StatusHold {
+			return CascadeRetry
+		}
+	}
+	return CascadeSkip
 }

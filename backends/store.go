@@ -49,17 +49,29 @@ type Store interface {
 	FindNext(ctx context.Context, job, executor string) (*Claim, error)
 	// Claim claims one given dataid, or fails with LOCKED and its blockers.
 	Claim(ctx context.Context, job, dataid, executor string) (*Claim, error)
-	// Force claims a dataid whatever its inputs and locks, superseding a
-	// live claim on the output chunk.
+	// Force claims a dataid whatever its inputs, its job's DONE locks and
+	// pausing, superseding a live claim on the output chunk. What downstream
+	// jobs computed from the chunk is invalidated in the same transaction,
+	// as Resubmit with cascade does; LOCKED (changing nothing) while any of
+	// them reads the chunk, or works downstream at that dataid, right now.
 	Force(ctx context.Context, job, dataid, executor string) (*Claim, error)
 	// Heartbeat extends a live claim's lease by the job's leaseSeconds.
 	Heartbeat(ctx context.Context, token string) (*Claim, error)
 	// Complete ends a live claim successfully: OUTPUT READY, INPUT DONE.
+	//
+	// Complete, Fail and Release may be repeated: called again with the
+	// token of a claim that the same operation ended, they answer nil and
+	// change nothing, on any replica (a runner whose answer was lost learns
+	// the truth), for as long as the chunk's OUTPUT row records that ending
+	// (until the chunk is claimed, resubmitted or held again). Any other
+	// call on an ended claim is STALE_CLAIM; so is a repeated Release that
+	// left no row behind, which cannot be told from a token never issued.
 	Complete(ctx context.Context, token string) error
 	// Fail ends a live claim: OUTPUT FAILED (HOLD when attempts are
-	// exhausted), INPUT ERROR.
+	// exhausted), INPUT ERROR. Repeatable, see Complete.
 	Fail(ctx context.Context, token, reason string) error
 	// Release gives a live claim back without counting an attempt.
+	// Repeatable, see Complete.
 	Release(ctx context.Context, token string) error
 	// ExpireLeases fails every RUNNING claim whose lease has passed, with
 	// reason "lease expired", and returns how many it failed. Safe to run
@@ -69,8 +81,10 @@ type Store interface {
 	// HOLD; LOCKED while RUNNING) with its attempt count reset. With cascade,
 	// every downstream chunk computed from it (through DONE INPUT rows) is
 	// invalidated too, transitively: the DONE rows become ERROR and the
-	// downstream OUTPUT rows RESUBMIT; LOCKED if any of them is being
-	// produced or consumed right now. Returns the OUTPUT rows it changed.
+	// downstream OUTPUT rows RESUBMIT; so are downstream chunks that failed
+	// on it (INPUT ERROR, OUTPUT FAILED or HOLD), with their attempts
+	// counted afresh. LOCKED if any of them is being produced or consumed
+	// right now. Returns the OUTPUT rows it changed.
 	Resubmit(ctx context.Context, dataset, dataid string, cascade bool) ([]StatusRow, error)
 	// Hold freezes a chunk (OUTPUT HOLD), creating its row if it has none.
 	// LOCKED while RUNNING.
@@ -81,7 +95,8 @@ type Store interface {
 	// Chunk returns one chunk with every row on it and its derived locks.
 	// NOT_FOUND for an unknown dataset; a chunk with no rows has nil Output.
 	Chunk(ctx context.Context, dataset, dataid string) (ChunkDetail, error)
-	// Claims lists a job's live claims (all jobs when job is empty).
+	// Claims lists a job's live claims (all jobs when job is empty); a
+	// claim past its lease is not live, even before the reaper fails it.
 	Claims(ctx context.Context, job string) ([]Claim, error)
 	// Locks lists derived locks (at most MaxPageSize rows' worth).
 	Locks(ctx context.Context, f LockFilter) ([]Lock, error)
@@ -99,8 +114,13 @@ type Store interface {
 	// LockResource takes a READ or WRITE lock on a resource URI for client:
 	// any number of READ locks unless a WRITE lock exists; a WRITE lock only
 	// when no lock exists. Never waits: LOCKED lists the holders. ttl <= 0
-	// means DefaultResourceLockTTL.
+	// means DefaultResourceLockTTL; beyond MaxResourceLockTTL is
+	// INVALID_ARGUMENT.
 	LockResource(ctx context.Context, client, resource string, mode LockMode, ttl time.Duration) (ResourceLock, error)
+	// RenewResource extends lock id to ttl from now (ttl <= 0:
+	// DefaultResourceLockTTL; at most MaxResourceLockTTL). Only its client
+	// may (FORBIDDEN); an expired or unknown lock is NOT_FOUND.
+	RenewResource(ctx context.Context, id, client string, ttl time.Duration) (ResourceLock, error)
 	// UnlockResource removes a lock; only its client may (FORBIDDEN).
 	UnlockResource(ctx context.Context, id, client string) error
 	// ResourceLocks lists unexpired resource locks.
@@ -147,6 +167,10 @@ type Backend interface {
 	// l.Resource and stores l if the rules allow it, or returns LOCKED
 	// with the holders. It assigns l.ID.
 	TakeResourceLock(ctx context.Context, l ResourceLock, now time.Time) (ResourceLock, error)
+	// RenewResourceLock sets the expiry of lock id to expiresAt if client
+	// holds it: NOT_FOUND when there is no such unexpired lock, FORBIDDEN
+	// when another client holds it. It returns the lock as stored.
+	RenewResourceLock(ctx context.Context, id, client string, expiresAt, now time.Time) (ResourceLock, error)
 	// DropResourceLock removes lock id if client holds it: NOT_FOUND when
 	// there is no such unexpired lock, FORBIDDEN when another client holds it.
 	DropResourceLock(ctx context.Context, id, client string, now time.Time) error

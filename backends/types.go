@@ -2,7 +2,9 @@ package backends
 
 import (
 	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Status is the status of a status row. OUTPUT rows use RUNNING, READY,
@@ -36,8 +38,21 @@ const (
 	DefaultLeaseSeconds = 60
 	// DefaultResourceLockTTL is the lifetime of a resource lock whose TTL is not given.
 	DefaultResourceLockTTL = time.Hour
+	// MaxResourceLockTTL bounds a resource lock's lifetime from its taking
+	// or renewal: every lock expires.
+	MaxResourceLockTTL = 7 * 24 * time.Hour
 	// ReasonLeaseExpired is the reason recorded when the reaper fails a claim.
 	ReasonLeaseExpired = "lease expired"
+)
+
+// Bounds of stored text (SPEC §1 Text). Every stored string is also valid
+// UTF-8 without NUL.
+const (
+	MaxDescriptionBytes = 4 << 10
+	// MaxLocatorBytes bounds a dataset's url, connection and location.
+	MaxLocatorBytes  = 2 << 10
+	MaxEnvEntries    = 100
+	MaxEnvValueBytes = 8 << 10
 )
 
 // slugPattern is the form of dataset and job ids.
@@ -121,6 +136,11 @@ type StatusRow struct {
 	// PrevStatus is what the row was before the claim that holds it
 	// (StatusNone: there was no row), so that release can restore it.
 	PrevStatus Status
+	// Ended tells how the claim named by Token ended, on an OUTPUT row
+	// that claim's ending wrote; empty on a row written otherwise (a live
+	// claim, publish, resubmit, hold). A repeated complete, fail or release
+	// reads it to answer as the first call did (SPEC §3 "Retries are safe").
+	Ended Ending
 }
 
 // Claim is one executor's right to produce one output chunk.
@@ -134,6 +154,12 @@ type Claim struct {
 	Attempt        int
 	Executor       string
 	LeaseExpiresAt time.Time
+	// Datasets holds the definitions of the output dataset, then of each
+	// input, and Env the job's environment, as the catalog version of the
+	// claim's own transaction had them: a claim's answer never needs a
+	// read after its commit (SPEC §3 "Retries are safe").
+	Datasets []Dataset
+	Env      []EnvVar
 }
 
 // Event records one status transition. Seq increases with every event the
@@ -358,6 +384,20 @@ type GraphFilter struct {
 func ValidateID(kind, id string) error {
 	if !slugPattern.MatchString(id) {
 		return InvalidArgument("%s id %q is invalid: want 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit", kind, id)
+	}
+	return nil
+}
+
+// ValidText checks one stored string (SPEC §1 Text): valid UTF-8, no NUL,
+// at most max bytes. The error names the field.
+func ValidText(field, s string, max int) error {
+	switch {
+	case len(s) > max:
+		return InvalidArgument("%s is %d bytes; at most %d", field, len(s), max)
+	case !utf8.ValidString(s):
+		return InvalidArgument("%s is not valid UTF-8", field)
+	case strings.IndexByte(s, 0) >= 0:
+		return InvalidArgument("%s contains a NUL character", field)
 	}
 	return nil
 }

@@ -33,8 +33,11 @@ type mKey struct {
 type mRow struct {
 	status  backends.Status
 	attempt int
-	// claim is the model's id of the claim that wrote the row while RUNNING.
+	// claim is the model's id of the claim that wrote the row while RUNNING
+	// or ended it; ended says how it ended (none while it runs, and on rows
+	// written otherwise: publish, resubmit, hold).
 	claim int
+	ended ending
 	// before is what the row was before the claim (chain) that holds it,
 	// none for "no row": release puts it back.
 	before backends.Status
@@ -171,11 +174,20 @@ func (m *model) take(j *mJob, dataid string) mClaim {
 
 // claim is claim(job, dataid) and, with force, force(job, dataid): force
 // ignores every blocker, pausing included (it is the operator's override),
-// and supersedes a live claim.
+// and supersedes a live claim; but it invalidates what downstream jobs
+// computed from the output chunk, as resubmit with cascade does, and is
+// LOCKED (changing nothing) while any of them reads or writes there.
 func (m *model) claim(jobID, dataid string, force bool) (*mClaim, backends.Code, []bk) {
 	j := m.job(jobID)
 	if !force {
 		if bs := m.blockers(j, dataid); len(bs) > 0 {
+			return nil, backends.CodeLocked, bs
+		}
+	}
+	if force {
+		saved := m.clone()
+		if _, bs := m.invalidate(j.output, dataid); len(bs) > 0 {
+			m.rows = saved
 			return nil, backends.CodeLocked, bs
 		}
 	}
@@ -231,13 +243,23 @@ func (m *model) heartbeat(c mClaim) (time.Time, backends.Code) {
 type ending int
 
 const (
-	endComplete ending = iota
+	endNone ending = iota
+	endComplete
 	endFail
 	endRelease
+	endExpire
 )
 
+// end is complete, fail or release. Repeating the very call that ended a
+// claim answers as that call did, and changes nothing, while the OUTPUT
+// row still records the ending (SPEC §3 "Retries are safe"); a release
+// that left no row behind is STALE_CLAIM, like a token never issued.
 func (m *model) end(c mClaim, how ending) backends.Code {
 	if !m.live(c) {
+		r := m.rows[m.outKey(m.job(c.job).output, c.dataid)]
+		if r != nil && r.status != running && r.claim == c.id && r.ended == how {
+			return ""
+		}
 		return backends.CodeStaleClaim
 	}
 	m.finish(m.job(c.job), c.dataid, how)
@@ -248,12 +270,13 @@ func (m *model) end(c mClaim, how ending) backends.Code {
 func (m *model) finish(j *mJob, dataid string, how ending) {
 	k := m.outKey(j.output, dataid)
 	out := m.rows[k]
+	id := out.claim
 	restore := func(k mKey, r *mRow, attemptDelta int) {
 		if r.before == none {
 			delete(m.rows, k)
 			return
 		}
-		*r = mRow{status: r.before, attempt: r.attempt + attemptDelta}
+		*r = mRow{status: r.before, attempt: r.attempt + attemptDelta, claim: id, ended: how}
 	}
 	for _, in := range j.inputs {
 		ik := inKey(in, dataid, j.id)
@@ -261,7 +284,7 @@ func (m *model) finish(j *mJob, dataid string, how ending) {
 		switch how {
 		case endComplete:
 			*r = mRow{status: done, attempt: r.attempt}
-		case endFail:
+		case endFail, endExpire:
 			*r = mRow{status: errored, attempt: r.attempt}
 		case endRelease:
 			restore(ik, r, -1)
@@ -269,13 +292,13 @@ func (m *model) finish(j *mJob, dataid string, how ending) {
 	}
 	switch how {
 	case endComplete:
-		*out = mRow{status: ready, attempt: out.attempt}
-	case endFail:
+		*out = mRow{status: ready, attempt: out.attempt, claim: id, ended: how}
+	case endFail, endExpire:
 		st := failed
 		if out.attempt >= j.maxAttempts {
 			st = hold
 		}
-		*out = mRow{status: st, attempt: out.attempt}
+		*out = mRow{status: st, attempt: out.attempt, claim: id, ended: how}
 	case endRelease:
 		restore(k, out, -1) // the attempt is not counted
 	}
@@ -289,7 +312,7 @@ func (m *model) expire() int {
 		if r == nil || k.role != backends.RoleOutput || r.status != running || m.now.Before(r.lease) {
 			continue
 		}
-		m.finish(m.job(k.job), k.dataid, endFail)
+		m.finish(m.job(k.job), k.dataid, endExpire)
 		n++
 	}
 	return n
@@ -309,7 +332,7 @@ func (m *model) publish(dataset, dataid string) backends.Code {
 	case r.status == hold:
 		return backends.CodeLocked
 	default:
-		r.status = ready
+		*r = mRow{status: ready, attempt: r.attempt}
 	}
 	return ""
 }
@@ -324,7 +347,7 @@ func (m *model) hold(dataset, dataid string) backends.Code {
 	case r.status == running:
 		return backends.CodeLocked
 	default:
-		r.status = hold
+		*r = mRow{status: hold, attempt: r.attempt}
 	}
 	return ""
 }
@@ -339,9 +362,8 @@ func (m *model) clone() map[mKey]*mRow {
 }
 
 // resubmit sets a chunk RESUBMIT with its attempt count reset (NOT_FOUND
-// without a row, LOCKED while RUNNING). With cascade, every consumer whose
-// INPUT row on an invalidated chunk is DONE (it computed from it) gets
-// that row ERROR and its OUTPUT row RESUBMIT, transitively; a consumer
+// without a row, LOCKED while RUNNING). With cascade, what was computed
+// from it, or failed on it, is invalidated too (invalidate); a consumer
 // reading or writing right now makes the whole call LOCKED and changes
 // nothing. It returns the datasets whose OUTPUT row it set.
 func (m *model) resubmit(dataset, dataid string, cascade bool) ([]string, backends.Code) {
@@ -359,7 +381,25 @@ func (m *model) resubmit(dataset, dataid string, cascade bool) ([]string, backen
 	if !cascade {
 		return changed, ""
 	}
-	locked := false
+	more, bs := m.invalidate(dataset, dataid)
+	if len(bs) > 0 {
+		m.rows = saved
+		return nil, backends.CodeLocked
+	}
+	return append(changed, more...), ""
+}
+
+// invalidate walks downstream from chunk (dataset, dataid): a consumer
+// whose INPUT row on an invalidated chunk is DONE (it computed from it)
+// gets that row ERROR and its OUTPUT row RESUBMIT; one whose INPUT row is
+// ERROR and whose OUTPUT row is FAILED or HOLD (it failed on it) gets its
+// OUTPUT row RESUBMIT; attempts start afresh, and the walk goes on below
+// both. A consumer reading the chunk, or writing its output there, right
+// now is a blocker. It returns the datasets whose OUTPUT row it set, or
+// the blockers (the rows are then half-written: the caller restores them).
+func (m *model) invalidate(dataset, dataid string) ([]string, []bk) {
+	var changed []string
+	var bs []bk
 	queue := []string{dataset}
 	seen := map[string]bool{dataset: true}
 	for len(queue) > 0 {
@@ -367,37 +407,38 @@ func (m *model) resubmit(dataset, dataid string, cascade bool) ([]string, backen
 		queue = queue[1:]
 		for _, c := range m.consumers(x) {
 			in := m.rows[inKey(x, dataid, c.id)]
-			if in == nil {
-				continue
-			}
-			if in.status == running {
-				locked = true
-				continue
-			}
-			if in.status != done {
-				continue // c did not compute from this chunk
-			}
 			out := m.rows[m.outKey(c.output, dataid)]
-			if out != nil && out.status == running {
-				locked = true
+			outSt := none
+			if out != nil {
+				outSt = out.status
+			}
+			switch {
+			case in == nil:
+				continue
+			case in.status == running:
+				bs = append(bs, bk{backends.BlockerLocalRead, x, c.id, running})
+				continue
+			case in.status == done && outSt == running:
+				bs = append(bs, bk{backends.BlockerOutputLocked, c.output, c.id, running})
+				continue
+			case in.status == done:
+				in.status = errored
+			case in.status == errored && (outSt == failed || outSt == hold):
+			default:
+				continue // c neither computed from this chunk nor failed on it
+			}
+			if seen[c.output] {
 				continue
 			}
-			in.status = errored
+			seen[c.output] = true
+			queue = append(queue, c.output)
 			if out != nil {
 				*out = mRow{status: resubmit}
 				changed = append(changed, c.output)
 			}
-			if !seen[c.output] {
-				seen[c.output] = true
-				queue = append(queue, c.output)
-			}
 		}
 	}
-	if locked {
-		m.rows = saved
-		return nil, backends.CodeLocked
-	}
-	return changed, ""
+	return changed, bs
 }
 
 // tableLocks is SPEC §2's two tables, written out.

@@ -408,7 +408,7 @@ func (s *suite) testCompleteAndFail(t *testing.T) {
 	for _, in := range []string{"x", "y"} {
 		require.Equal(t, done, b.inputStatus(in, "1", "jm"))
 	}
-	requireCode(t, b.s.Complete(b.ctx, c.Token), backends.CodeStaleClaim, "completing twice")
+	require.NoError(t, b.s.Complete(b.ctx, c.Token), "completing twice answers as the first call (RetryComplete)")
 	requireCode(t, b.s.Fail(b.ctx, c.Token, "late"), backends.CodeStaleClaim)
 
 	c = b.claim("jm", "2")
@@ -420,7 +420,8 @@ func (s *suite) testCompleteAndFail(t *testing.T) {
 	for _, in := range []string{"x", "y"} {
 		require.Equal(t, errored, b.inputStatus(in, "2", "jm"))
 	}
-	requireCode(t, b.s.Fail(b.ctx, c.Token, "again"), backends.CodeStaleClaim, "failing twice")
+	require.NoError(t, b.s.Fail(b.ctx, c.Token, "again"), "failing twice answers as the first call (RetryFail)")
+	require.Equal(t, "disk full", b.row("m", "2", "jm", backends.RoleOutput).Reason, "and changes nothing")
 	requireCode(t, b.s.Complete(b.ctx, c.Token), backends.CodeStaleClaim)
 	c = b.claim("jm", "2")
 	require.Equal(t, 2, c.Attempt)
@@ -438,7 +439,7 @@ func (s *suite) testRelease(t *testing.T) {
 	c := b.claim("ja", "1")
 	b.release(c)
 	require.Equal(t, stripVolatile(before), stripVolatile(b.allRows()), "releasing a first claim leaves no row behind")
-	requireCode(t, b.s.Release(b.ctx, c.Token), backends.CodeStaleClaim)
+	requireCode(t, b.s.Release(b.ctx, c.Token), backends.CodeStaleClaim, "no row is left to tell it from a token never issued (RetryRelease)")
 	requireCode(t, b.s.Complete(b.ctx, c.Token), backends.CodeStaleClaim)
 	c2, d := b.next("ja")
 	require.Equal(t, "1", d, "a released chunk is claimable again")
@@ -705,15 +706,16 @@ func (s *suite) testResubmitCascade(t *testing.T) {
 		require.Empty(t, d, "%s must wait for its input to be READY again", j)
 	}
 
-	// Chunk 2: jb fails, so b/2 was not computed from a/2: cascade from a
-	// leaves b/2 and jb's ERROR row alone.
+	// Chunk 2: jb failed on a/2, so the cascade from a resubmits b/2 too,
+	// with its attempts counted afresh (ResubmitCascadeFailedAndHold).
 	b.publish("src", "2")
 	b.run("ja", "2")
 	b.fail(b.claim("jb", "2"), "boom")
 	_, err = b.s.Resubmit(b.ctx, "a", "2", true)
 	require.NoError(t, err)
 	require.Equal(t, resubmit, b.status("a", "2"))
-	require.Equal(t, failed, b.status("b", "2"))
+	require.Equal(t, resubmit, b.status("b", "2"))
+	require.Zero(t, b.row("b", "2", "jb", backends.RoleOutput).Attempt)
 	require.Equal(t, errored, b.inputStatus("a", "2", "jb"))
 
 	// A live downstream claim refuses the cascade, and nothing changes.

@@ -93,42 +93,75 @@ func (b *Backend) TakeResourceLock(ctx context.Context, l backends.ResourceLock,
 	}
 }
 
-func (b *Backend) DropResourceLock(ctx context.Context, id, client string, now time.Time) error {
+// heldLock reads lock id for its holder client: NOT_FOUND when there is no
+// such unexpired lock, FORBIDDEN when another client holds it.
+func (b *Backend) heldLock(ctx context.Context, id, client string, now time.Time) (string, backends.ResourceLock, int64, error) {
+	var l backends.ResourceLock
 	notFound := backends.NotFound("resource lock %q not found (unlocked or expired)", id)
+	resp, err := b.get(ctx, b.key("rlockids", id))
+	if err != nil {
+		return "", l, 0, err
+	}
+	if len(resp.Kvs) == 0 {
+		return "", l, 0, notFound
+	}
+	key := b.key("rlocks", string(resp.Kvs[0].Value), id)
+	lr, err := b.get(ctx, key)
+	if err != nil {
+		return "", l, 0, err
+	}
+	if len(lr.Kvs) == 0 {
+		return "", l, 0, notFound
+	}
+	if err := json.Unmarshal(lr.Kvs[0].Value, &l); err != nil {
+		return "", l, 0, fmt.Errorf("etcd: resource lock at %s is corrupt: %w", key, err)
+	}
+	if !now.Before(l.ExpiresAt) {
+		return "", l, 0, notFound
+	}
+	if l.Client != client {
+		return "", l, 0, backends.Forbidden("resource lock %q is held by another client", id)
+	}
+	return key, l, lr.Kvs[0].ModRevision, nil
+}
+
+func (b *Backend) DropResourceLock(ctx context.Context, id, client string, now time.Time) error {
 	for {
-		resp, err := b.get(ctx, b.key("rlockids", id))
+		key, _, rev, err := b.heldLock(ctx, id, client, now)
 		if err != nil {
 			return err
-		}
-		if len(resp.Kvs) == 0 {
-			return notFound
-		}
-		key := b.key("rlocks", string(resp.Kvs[0].Value), id)
-		lr, err := b.get(ctx, key)
-		if err != nil {
-			return err
-		}
-		if len(lr.Kvs) == 0 {
-			return notFound
-		}
-		var l backends.ResourceLock
-		if err := json.Unmarshal(lr.Kvs[0].Value, &l); err != nil {
-			return fmt.Errorf("etcd: resource lock at %s is corrupt: %w", key, err)
-		}
-		if !now.Before(l.ExpiresAt) {
-			return notFound
-		}
-		if l.Client != client {
-			return backends.Forbidden("resource lock %q is held by another client", id)
 		}
 		tr, err := b.txn(ctx,
-			[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", lr.Kvs[0].ModRevision)},
+			[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", rev)},
 			[]clientv3.Op{clientv3.OpDelete(key), clientv3.OpDelete(b.key("rlockids", id))}, nil)
 		if err != nil {
 			return mapErr(err, "drop resource lock")
 		}
 		if tr.Succeeded {
 			return nil
+		}
+	}
+}
+
+func (b *Backend) RenewResourceLock(ctx context.Context, id, client string, expiresAt, now time.Time) (backends.ResourceLock, error) {
+	for {
+		key, l, rev, err := b.heldLock(ctx, id, client, now)
+		if err != nil {
+			return backends.ResourceLock{}, err
+		}
+		l.ExpiresAt = expiresAt
+		val, err := json.Marshal(l)
+		if err != nil {
+			return backends.ResourceLock{}, err
+		}
+		tr, err := b.txn(ctx,
+			[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", rev)},
+			[]clientv3.Op{clientv3.OpPut(key, string(val))}, nil)
+		if err != nil {
+			return backends.ResourceLock{}, mapErr(err, "renew resource lock")
+		}
+		if tr.Succeeded {
+			return l, nil
 		}
 	}
 }

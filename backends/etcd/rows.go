@@ -23,6 +23,7 @@ type rowVal struct {
 	U int64           `json:"u,omitempty"` // updated, Unix microseconds
 	R string          `json:"r,omitempty"`
 	P backends.Status `json:"p,omitempty"`
+	N backends.Ending `json:"n,omitempty"` // how the claim of T ended
 }
 
 func micros(t time.Time) int64 {
@@ -41,7 +42,7 @@ func fromMicros(v int64) time.Time {
 
 func encodeRow(r backends.StatusRow) []byte {
 	v, _ := json.Marshal(rowVal{
-		S: r.Status, A: r.Attempt, E: r.Executor, T: r.Token, F: r.Fence,
+		S: r.Status, A: r.Attempt, E: r.Executor, T: r.Token, F: r.Fence, N: r.Ended,
 		L: micros(r.LeaseExpiresAt), U: micros(r.UpdatedAt), R: r.Reason, P: r.PrevStatus,
 	})
 	return v
@@ -53,7 +54,7 @@ func decodeRow(k backends.RowKey, val []byte) (backends.StatusRow, error) {
 		return backends.StatusRow{}, fmt.Errorf("etcd: status row %s/%s/%s/%s is corrupt: %w", k.Dataset, k.DataID, k.Role, k.Job, err)
 	}
 	return backends.StatusRow{
-		RowKey: k, Status: v.S, Attempt: v.A, Executor: v.E, Token: v.T, Fence: v.F,
+		RowKey: k, Status: v.S, Attempt: v.A, Executor: v.E, Token: v.T, Fence: v.F, Ended: v.N,
 		LeaseExpiresAt: fromMicros(v.L), UpdatedAt: fromMicros(v.U), Reason: v.R, PrevStatus: v.P,
 	}, nil
 }

@@ -400,6 +400,21 @@ func (b *Backend) DropResourceLock(_ context.Context, id, client string, now tim
 	return nil
 }
 
+func (b *Backend) RenewResourceLock(_ context.Context, id, client string, expiresAt, now time.Time) (backends.ResourceLock, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l, ok := b.locks[id]
+	if !ok || !now.Before(l.ExpiresAt) {
+		return backends.ResourceLock{}, backends.NotFound("resource lock %q not found (unlocked or expired)", id)
+	}
+	if l.Client != client {
+		return backends.ResourceLock{}, backends.Forbidden("resource lock %q is held by another client", id)
+	}
+	l.ExpiresAt = expiresAt
+	b.locks[id] = l
+	return l, nil
+}
+
 func (b *Backend) ListResourceLocks(_ context.Context, f backends.ResourceLockFilter, now time.Time) ([]backends.ResourceLock, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -87,10 +87,36 @@ func (b *Backend) DropResourceLock(ctx context.Context, id, client string, now t
 	if deleted > 0 {
 		return nil
 	}
-	_, err = b.q.ResourceLockClient(ctx, sqldb.ResourceLockClientParams{ID: n, Now: now})
+	return b.notHeld(ctx, id, n, now)
+}
+
+// RenewResourceLock moves the expiry of lock id if client holds it.
+func (b *Backend) RenewResourceLock(ctx context.Context, id, client string, expiresAt, now time.Time) (backends.ResourceLock, error) {
+	if err := b.usable(ctx); err != nil {
+		return backends.ResourceLock{}, err
+	}
+	n, ok := parseResourceLockID(id)
+	if !ok {
+		return backends.ResourceLock{}, backends.NotFound("resource lock %q not found (unlocked or expired)", id)
+	}
+	r, err := b.q.RenewResourceLock(ctx, sqldb.RenewResourceLockParams{ExpiresAt: expiresAt, ID: n, Client: client, Now: now})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return notFound
+		return backends.ResourceLock{}, b.notHeld(ctx, id, n, now)
+	case err != nil:
+		return backends.ResourceLock{}, mapErr(err, "renewing a resource lock")
+	}
+	return resourceLockFromDB(r), nil
+}
+
+// notHeld explains why client's write to lock id (number n) found no
+// lock: NOT_FOUND when there is no such unexpired lock, FORBIDDEN when
+// another client holds it.
+func (b *Backend) notHeld(ctx context.Context, id string, n int64, now time.Time) error {
+	_, err := b.q.ResourceLockClient(ctx, sqldb.ResourceLockClientParams{ID: n, Now: now})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return backends.NotFound("resource lock %q not found (unlocked or expired)", id)
 	case err != nil:
 		return mapErr(err, "reading a resource lock")
 	}

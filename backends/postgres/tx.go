@@ -345,6 +345,7 @@ func (t *txn) writes(withEvents bool) (*sqldb.ApplyWritesParams, error) {
 		p.RowUpdated = append(p.RowUpdated, r.UpdatedAt)
 		p.RowReasons = append(p.RowReasons, r.Reason)
 		p.RowPrevStatuses = append(p.RowPrevStatuses, string(r.PrevStatus))
+		p.RowEndings = append(p.RowEndings, string(r.Ended))
 	}
 	for _, c := range t.addCands {
 		p.CandJobs = append(p.CandJobs, c.Job)
@@ -606,6 +607,7 @@ func rowFromDB(r sqldb.StatusRow) backends.StatusRow {
 		UpdatedAt:  r.UpdatedAt.UTC(),
 		Reason:     r.Reason,
 		PrevStatus: backends.Status(r.PrevStatus),
+		Ended:      backends.Ending(r.Ended),
 	}
 	if r.LeaseExpiresAt.Valid {
 		out.LeaseExpiresAt = r.LeaseExpiresAt.Time.UTC()

@@ -22,6 +22,11 @@ RETURNING id;
 -- name: DeleteResourceLock :execrows
 DELETE FROM resource_locks WHERE id = @id AND client = @client AND expires_at > @now;
 
+-- name: RenewResourceLock :one
+UPDATE resource_locks SET expires_at = @expires_at
+WHERE id = @id AND client = @client AND expires_at > @now
+RETURNING *;
+
 -- name: ResourceLockClient :one
 SELECT client FROM resource_locks WHERE id = @id AND expires_at > @now;
 

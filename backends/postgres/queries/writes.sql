@@ -11,13 +11,14 @@
 -- change: no lock, no notification in the commit path.
 WITH put_rows AS (
     INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
-                             fence, lease_expires_at, updated_at, reason, prev_status)
+                             fence, lease_expires_at, updated_at, reason, prev_status, ended)
     SELECT (@row_datasets::text[])[i], (@row_dataids::text[])[i], (@row_jobs::text[])[i],
            (@row_roles::text[])[i], (@row_sortkeys::text[])[i], (@row_statuses::text[])[i],
            (@row_attempts::integer[])[i], (@row_executors::text[])[i], (@row_tokens::text[])[i],
            (@row_fences::bigint[])[i],
            CASE WHEN (@row_has_lease::boolean[])[i] THEN (@row_leases::timestamptz[])[i] END,
-           (@row_updated::timestamptz[])[i], (@row_reasons::text[])[i], (@row_prev_statuses::text[])[i]
+           (@row_updated::timestamptz[])[i], (@row_reasons::text[])[i], (@row_prev_statuses::text[])[i],
+           (@row_endings::text[])[i]
     FROM generate_subscripts(@row_datasets::text[], 1) AS i
     ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
         status           = excluded.status,
@@ -28,7 +29,8 @@ WITH put_rows AS (
         lease_expires_at = excluded.lease_expires_at,
         updated_at       = excluded.updated_at,
         reason           = excluded.reason,
-        prev_status      = excluded.prev_status
+        prev_status      = excluded.prev_status,
+        ended            = excluded.ended
 ), del_rows AS (
     -- The sort key makes every index a point lookup (see GetRows).
     DELETE FROM status_rows s

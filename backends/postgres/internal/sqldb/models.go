@@ -96,4 +96,5 @@ type StatusRow struct {
 	UpdatedAt      time.Time
 	Reason         string
 	PrevStatus     string
+	Ended          string
 }

@@ -189,6 +189,38 @@ func (q *Queries) LockResourceKey(ctx context.Context, arg LockResourceKeyParams
 	return err
 }
 
+const RenewResourceLock = `-- name: RenewResourceLock :one
+UPDATE resource_locks SET expires_at = $1
+WHERE id = $2 AND client = $3 AND expires_at > $4
+RETURNING id, client, resource, mode, created_at, expires_at
+`
+
+type RenewResourceLockParams struct {
+	ExpiresAt time.Time
+	ID        int64
+	Client    string
+	Now       time.Time
+}
+
+func (q *Queries) RenewResourceLock(ctx context.Context, arg RenewResourceLockParams) (ResourceLock, error) {
+	row := q.db.QueryRow(ctx, RenewResourceLock,
+		arg.ExpiresAt,
+		arg.ID,
+		arg.Client,
+		arg.Now,
+	)
+	var i ResourceLock
+	err := row.Scan(
+		&i.ID,
+		&i.Client,
+		&i.Resource,
+		&i.Mode,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+	)
+	return i, err
+}
+
 const ResourceLockClient = `-- name: ResourceLockClient :one
 SELECT client FROM resource_locks WHERE id = $1 AND expires_at > $2
 `

@@ -58,12 +58,12 @@ func (q *Queries) ExpiredClaims(ctx context.Context, arg ExpiredClaimsParams) ([
 }
 
 const GetRows = `-- name: GetRows :many
-SELECT s.dataset, s.dataid, s.job, s.role, s.sortkey, s.status, s.attempt, s.executor, s.token, s.fence, s.lease_expires_at, s.updated_at, s.reason, s.prev_status
+SELECT s.dataset, s.dataid, s.job, s.role, s.sortkey, s.status, s.attempt, s.executor, s.token, s.fence, s.lease_expires_at, s.updated_at, s.reason, s.prev_status, s.ended
 FROM (SELECT unnest($1::text[]) AS dataset, unnest($2::text[]) AS dataid,
              unnest($3::text[]) AS sortkey, unnest($4::text[]) AS job,
              unnest($5::text[]) AS role) AS k
 CROSS JOIN LATERAL (
-    SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status
+    SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended
     FROM status_rows r
     WHERE r.dataset = k.dataset AND r.dataid = k.dataid AND r.sortkey = k.sortkey
       AND r.job = k.job AND r.role = k.role
@@ -113,6 +113,7 @@ func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, 
 			&i.UpdatedAt,
 			&i.Reason,
 			&i.PrevStatus,
+			&i.Ended,
 		); err != nil {
 			return nil, err
 		}
@@ -125,7 +126,7 @@ func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, 
 }
 
 const ListRows = `-- name: ListRows :many
-SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status
+SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended
 FROM status_rows
 WHERE ($1::text IS NULL OR dataset = $1)
   AND ($2::text IS NULL OR job = $2)
@@ -193,6 +194,7 @@ func (q *Queries) ListRows(ctx context.Context, arg ListRowsParams) ([]StatusRow
 			&i.UpdatedAt,
 			&i.Reason,
 			&i.PrevStatus,
+			&i.Ended,
 		); err != nil {
 			return nil, err
 		}

@@ -13,13 +13,14 @@ import (
 const ApplyWrites = `-- name: ApplyWrites :exec
 WITH put_rows AS (
     INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
-                             fence, lease_expires_at, updated_at, reason, prev_status)
+                             fence, lease_expires_at, updated_at, reason, prev_status, ended)
     SELECT ($1::text[])[i], ($2::text[])[i], ($3::text[])[i],
            ($4::text[])[i], ($5::text[])[i], ($6::text[])[i],
            ($7::integer[])[i], ($8::text[])[i], ($9::text[])[i],
            ($10::bigint[])[i],
            CASE WHEN ($11::boolean[])[i] THEN ($12::timestamptz[])[i] END,
-           ($13::timestamptz[])[i], ($14::text[])[i], ($15::text[])[i]
+           ($13::timestamptz[])[i], ($14::text[])[i], ($15::text[])[i],
+           ($16::text[])[i]
     FROM generate_subscripts($1::text[], 1) AS i
     ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
         status           = excluded.status,
@@ -30,29 +31,30 @@ WITH put_rows AS (
         lease_expires_at = excluded.lease_expires_at,
         updated_at       = excluded.updated_at,
         reason           = excluded.reason,
-        prev_status      = excluded.prev_status
+        prev_status      = excluded.prev_status,
+        ended            = excluded.ended
 ), del_rows AS (
     -- The sort key makes every index a point lookup (see GetRows).
     DELETE FROM status_rows s
-    USING (SELECT unnest($16::text[]) AS dataset, unnest($17::text[]) AS dataid,
-                  unnest($18::text[]) AS sortkey, unnest($19::text[]) AS job,
-                  unnest($20::text[]) AS role) AS d
+    USING (SELECT unnest($17::text[]) AS dataset, unnest($18::text[]) AS dataid,
+                  unnest($19::text[]) AS sortkey, unnest($20::text[]) AS job,
+                  unnest($21::text[]) AS role) AS d
     WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.sortkey = d.sortkey
       AND s.job = d.job AND s.role = d.role
 ), add_candidates AS (
     INSERT INTO candidates (job, resubmit, sortkey, dataid)
-    SELECT unnest($21::text[]), unnest($22::boolean[]),
-           unnest($23::text[]), unnest($24::text[])
+    SELECT unnest($22::text[]), unnest($23::boolean[]),
+           unnest($24::text[]), unnest($25::text[])
 ), drop_candidates AS (
-    DELETE FROM candidates WHERE id = ANY($25::bigint[])
+    DELETE FROM candidates WHERE id = ANY($26::bigint[])
 ), inserted_events AS (
     INSERT INTO events (seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
     SELECT (pg_current_xact_id()::text::bigint << 20) | i,
-           ($26::timestamptz[])[i], ($27::text[])[i], ($28::text[])[i],
-           ($29::text[])[i], ($30::text[])[i], ($31::text[])[i],
-           ($32::text[])[i], ($33::text[])[i], ($34::integer[])[i],
-           ($35::text[])[i], ($36::text[])[i]
-    FROM generate_subscripts($26::timestamptz[], 1) AS i
+           ($27::timestamptz[])[i], ($28::text[])[i], ($29::text[])[i],
+           ($30::text[])[i], ($31::text[])[i], ($32::text[])[i],
+           ($33::text[])[i], ($34::text[])[i], ($35::integer[])[i],
+           ($36::text[])[i], ($37::text[])[i]
+    FROM generate_subscripts($27::timestamptz[], 1) AS i
 )
 SELECT 1
 `
@@ -73,6 +75,7 @@ type ApplyWritesParams struct {
 	RowUpdated       []time.Time
 	RowReasons       []string
 	RowPrevStatuses  []string
+	RowEndings       []string
 	DelDatasets      []string
 	DelDataids       []string
 	DelSortkeys      []string
@@ -123,6 +126,7 @@ func (q *Queries) ApplyWrites(ctx context.Context, arg ApplyWritesParams) error 
 		arg.RowUpdated,
 		arg.RowReasons,
 		arg.RowPrevStatuses,
+		arg.RowEndings,
 		arg.DelDatasets,
 		arg.DelDataids,
 		arg.DelSortkeys,
