@@ -124,7 +124,8 @@ func TestClaimCycle(t *testing.T) {
 	require.Len(t, live, 1)
 	require.NoError(t, runner.Complete(ctx, claim.Token))
 
-	err = runner.Complete(ctx, claim.Token)
+	require.NoError(t, runner.Complete(ctx, claim.Token), "a repeated completion answers as the first did")
+	err = runner.Fail(ctx, claim.Token, "late")
 	require.Equal(t, backends.CodeStaleClaim, client.CodeOf(err))
 	require.ErrorIs(t, err, backends.ErrStaleClaim)
 	require.False(t, client.IsTransient(err))

@@ -211,6 +211,7 @@ type ComplexityRoot struct {
 		LockResource   func(childComplexity int, client string, resource string, mode backends.LockMode, ttlSeconds *int) int
 		Publish        func(childComplexity int, dataset string, dataid string) int
 		Release        func(childComplexity int, token string) int
+		RenewResource  func(childComplexity int, id string, client string, ttlSeconds *int) int
 		Resubmit       func(childComplexity int, dataset string, dataid string, cascade *bool) int
 		SetCredential  func(childComplexity int, job string, dataset string, secret string) int
 		UnlockResource func(childComplexity int, id string, client string) int
@@ -340,6 +341,7 @@ type MutationResolver interface {
 	Fail(ctx context.Context, token string, reason *string) (bool, error)
 	Release(ctx context.Context, token string) (bool, error)
 	LockResource(ctx context.Context, client string, resource string, mode backends.LockMode, ttlSeconds *int) (backends.ResourceLock, error)
+	RenewResource(ctx context.Context, id string, client string, ttlSeconds *int) (backends.ResourceLock, error)
 	UnlockResource(ctx context.Context, id string, client string) (bool, error)
 }
 type QueryResolver interface {
@@ -1091,6 +1093,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Release(childComplexity, args["token"].(string)), true
+	case "Mutation.renewResource":
+		if e.ComplexityRoot.Mutation.RenewResource == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_renewResource_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RenewResource(childComplexity, args["id"].(string), args["client"].(string), args["ttlSeconds"].(*int)), true
 	case "Mutation.resubmit":
 		if e.ComplexityRoot.Mutation.Resubmit == nil {
 			break
@@ -2205,7 +2218,7 @@ type LockGraph {
 
 "A named soft lock on a resource URI, held by a client (a process or a person)."
 type ResourceLock {
-  "Pass to ` + "`" + `unlockResource` + "`" + `."
+  "Pass to ` + "`" + `renewResource` + "`" + ` and ` + "`" + `unlockResource` + "`" + `."
   id: ID!
   client: String!
   resource: String!
@@ -2236,9 +2249,16 @@ extend type Mutation {
   Takes a lock on a resource URI for a client: any number of READ locks unless
   a WRITE lock exists; a WRITE lock only when no lock exists. Never waits:
   LOCKED with ` + "`" + `extensions.holders` + "`" + ` when refused. Locks are not reentrant and
-  expire after ` + "`" + `ttlSeconds` + "`" + ` (default 3600). Admins and runners.
+  expire after ` + "`" + `ttlSeconds` + "`" + ` (default 3600, at most 604800: 7 days). Admins and
+  runners.
   """
   lockResource(client: String!, resource: String!, mode: LockMode!, ttlSeconds: Int): ResourceLock!
+  """
+  Extends a resource lock to ` + "`" + `ttlSeconds` + "`" + ` from now (default 3600, at most
+  604800). Only the client holding it may (FORBIDDEN otherwise); a lock that
+  expired or was unlocked is NOT_FOUND. Admins and runners.
+  """
+  renewResource(id: ID!, client: String!, ttlSeconds: Int): ResourceLock!
   "Removes a resource lock. Only the client holding it may (FORBIDDEN otherwise). Admins and runners."
   unlockResource(id: ID!, client: String!): Boolean!
 }
@@ -2975,6 +2995,36 @@ func (ec *executionContext) field_Mutation_release_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["token"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_renewResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "client",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["client"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "ttlSeconds",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ttlSeconds"] = arg2
 	return args, nil
 }
 
@@ -6483,6 +6533,50 @@ func (ec *executionContext) fieldContext_Mutation_lockResource(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_lockResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_renewResource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_renewResource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RenewResource(ctx, fc.Args["id"].(string), fc.Args["client"].(string), fc.Args["ttlSeconds"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.ResourceLock) graphql.Marshaler {
+			return ec.marshalNResourceLock2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐResourceLock(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_renewResource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceLock(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_renewResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10945,6 +11039,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "lockResource":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_lockResource(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "renewResource":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_renewResource(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

@@ -41,6 +41,17 @@ func access(d backends.Dataset, c *backends.Claim) model.DatasetAccess {
 	}
 }
 
+// claimDatasets returns the definitions of a claim's output and inputs, in
+// that order: the ones the claim's own transaction read, which every claim
+// the store hands out carries, so that no read after the commit can turn a
+// granted claim into an error; looked up only for a claim made otherwise.
+func (r *Resolver) claimDatasets(ctx context.Context, c *backends.Claim) ([]backends.Dataset, error) {
+	if c.Datasets != nil {
+		return c.Datasets, nil
+	}
+	return r.datasets(ctx, append([]string{c.Output}, c.Inputs...))
+}
+
 // findNext claims the job's next chunk, after decrypting the job's secrets
 // when the caller asks for them (beforeClaim).
 func (r *Resolver) findNext(ctx context.Context, job, executor string) (*backends.Claim, error) {

@@ -20,28 +20,31 @@ func (r *claimResolver) Token(ctx context.Context, obj *backends.Claim) (*string
 
 // Output is the resolver for the output field.
 func (r *claimResolver) Output(ctx context.Context, obj *backends.Claim) (model.DatasetAccess, error) {
-	d, err := r.dataset(ctx, obj.Output)
+	ds, err := r.claimDatasets(ctx, obj)
 	if err != nil {
 		return model.DatasetAccess{}, err
 	}
-	return access(d, obj), nil
+	return access(ds[0], obj), nil
 }
 
 // Inputs is the resolver for the inputs field.
 func (r *claimResolver) Inputs(ctx context.Context, obj *backends.Claim) ([]model.DatasetAccess, error) {
-	ds, err := r.datasets(ctx, obj.Inputs)
+	ds, err := r.claimDatasets(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]model.DatasetAccess, len(ds))
-	for i, d := range ds {
-		out[i] = access(d, obj)
+	out := make([]model.DatasetAccess, 0, len(ds)-1)
+	for _, d := range ds[1:] {
+		out = append(out, access(d, obj))
 	}
 	return out, nil
 }
 
 // Env is the resolver for the env field.
 func (r *claimResolver) Env(ctx context.Context, obj *backends.Claim) ([]backends.EnvVar, error) {
+	if obj.Datasets != nil { // made by the store: it carries its job's env
+		return obj.Env, nil
+	}
 	j, err := r.job(ctx, obj.Job)
 	return j.Env, err
 }

@@ -8,7 +8,6 @@ package resolvers
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/graph"
@@ -52,14 +51,20 @@ func (r *graphNodeResolver) Status(ctx context.Context, obj *backends.GraphNode)
 
 // LockResource is the resolver for the lockResource field.
 func (r *mutationResolver) LockResource(ctx context.Context, client string, resource string, mode backends.LockMode, ttlSeconds *int) (backends.ResourceLock, error) {
-	var ttl time.Duration
-	if ttlSeconds != nil {
-		if *ttlSeconds <= 0 {
-			return backends.ResourceLock{}, backends.InvalidArgument("ttlSeconds must be positive (or omitted for %s)", backends.DefaultResourceLockTTL)
-		}
-		ttl = time.Duration(*ttlSeconds) * time.Second
+	ttl, err := lockTTL(ttlSeconds)
+	if err != nil {
+		return backends.ResourceLock{}, err
 	}
 	return r.store.LockResource(ctx, client, resource, mode, ttl)
+}
+
+// RenewResource is the resolver for the renewResource field.
+func (r *mutationResolver) RenewResource(ctx context.Context, id string, client string, ttlSeconds *int) (backends.ResourceLock, error) {
+	ttl, err := lockTTL(ttlSeconds)
+	if err != nil {
+		return backends.ResourceLock{}, err
+	}
+	return r.store.RenewResource(ctx, id, client, ttl)
 }
 
 // UnlockResource is the resolver for the unlockResource field.

@@ -84,6 +84,7 @@ var mutationAccess = map[string]access{
 	"release":        byToken,
 	"lockResource":   runnerClients,
 	"unlockResource": runnerClients,
+	"renewResource":  runnerClients,
 }
 
 // authorize checks every mutation field against mutationAccess before it

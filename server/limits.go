@@ -45,6 +45,7 @@ func complexity() graph.ComplexityRoot {
 	m.Release = func(child int, _ string) int { return write(child) }
 	m.LockResource = func(child int, _, _ string, _ backends.LockMode, _ *int) int { return write(child) }
 	m.UnlockResource = func(child int, _, _ string) int { return write(child) }
+	m.RenewResource = func(child int, _, _ string, _ *int) int { return write(child) }
 	q := &c.Query
 	q.Chunks = func(child int, _, _ *string, _ *backends.Role, _ *backends.Status, _, _ *string, first *int, _ *string) int {
 		return 1 + child*pages(first)

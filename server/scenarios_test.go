@@ -83,20 +83,20 @@ func TestSeedScenarios(t *testing.T) {
 		// with cascade makes ja re-run first; jb waits for b/1 READY.
 		var changed []struct{ Dataset, DataID, Status string }
 		s.ok(admin, `mutation { resubmit(dataset: "b", dataid: "1", cascade: true) { dataset dataid status } }`, nil).field(t, "resubmit", &changed)
-		require.Equal(t, []struct{ Dataset, DataID, Status string }{{"b", "1", "RESUBMIT"}}, changed, "c/1 was not computed (jb's INPUT is ERROR), so only b/1 changes")
+		require.Equal(t, []struct{ Dataset, DataID, Status string }{{"b", "1", "RESUBMIT"}, {"c", "1", "RESUBMIT"}}, changed,
+			"jb failed on b/1 until c/1 went on HOLD: the cascade resubmits c/1 too, with its attempts afresh")
 		s.ok(reader, blockersQ, vars("job", "jb", "id", "1")).field(t, "blockers", &bs)
 		require.ElementsMatch(t, []struct{ Dataset, DataID, Kind, Status string }{
-			{"c", "1", "OUTPUT_LOCKED", "HOLD"},
 			{"b", "1", "INPUT_NOT_READY", "RESUBMIT"},
 		}, bs)
 		ra := s.findNext(runnerA, "ja", "host-1", "")
 		require.NotNil(t, ra, "ja re-runs the resubmitted chunk")
 		require.Equal(t, "1", ra.DataID)
 		s.ok(runnerA, completeQ, vars("t", *ra.Token))
-		// c/1 is on HOLD: resubmit thaws it, then jb runs again.
-		s.ok(admin, `mutation { resubmit(dataset: "c", dataid: "1") { status } }`, nil)
+		// Fixing b/1 healed c/1: jb runs again, from attempt 1.
 		rb := s.findNext(runnerB, "jb", "host-2", "")
 		require.NotNil(t, rb)
+		require.Equal(t, 1, rb.Attempt)
 		s.ok(runnerB, completeQ, vars("t", *rb.Token))
 		require.Equal(t, "READY", s.chunk("c", "1").Status)
 
