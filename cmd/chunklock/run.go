@@ -150,7 +150,7 @@ func runJobs(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		<-sigDone
 		if got != nil {
 			r.logf("stopped by %v after %s", got, r.summary())
-			return cli.Exit("", exitSignal(got))
+			return exitStatus(exitSignal(got))
 		}
 		return ctx.Err()
 	}
