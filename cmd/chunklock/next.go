@@ -32,10 +32,12 @@ func nextCommand() *cli.Command {
 			"Exit status:\n" +
 			"   0  a chunk was claimed (the claim is on stdout)\n" +
 			"   3  nothing to do: no chunk is claimable now (with --dataid: that chunk is locked;\n" +
-			"      the blockers are on stderr)\n" +
+			"      the blockers are on stderr); nothing is printed on stdout\n" +
 			"   1  error (message on stderr)\n\n" +
-			"Example:\n" +
-			"   eval \"$(chunklock next --job transform --format env)\" || exit\n" +
+			"Example (test the exit status before eval: `eval \"$(chunklock next ...)\" || exit`\n" +
+			"does not stop, since eval of nothing succeeds):\n" +
+			"   claim=$(chunklock next --job transform --format env) || exit\n" +
+			"   eval \"$claim\"\n" +
 			"   transform <\"$CHUNKLOCK_INPUT_ORDERS_LOCATION\" >\"$CHUNKLOCK_OUTPUT_LOCATION\" \\\n" +
 			"     && chunklock complete || chunklock fail --reason \"transform failed\"" + connHelp,
 		Flags: append(append(connFlags(), jobKeyFlags()...),
