@@ -33,6 +33,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
 )
 
 // Pipeline is a parsed pipeline file.
@@ -57,7 +58,8 @@ type SecretRef struct {
 	File string `yaml:"file"`
 }
 
-// Job declares a job. Env keeps the file's order.
+// Job declares a job. Env keeps the file's order; its names must pass
+// envname.Check (no PATH, LD_PRELOAD, BASH_ENV, CHUNKLOCK_*, ...).
 type Job struct {
 	ID           string    `yaml:"id"`
 	Description  string    `yaml:"description"`
@@ -86,7 +88,7 @@ func Parse(r io.Reader, name string) (*Pipeline, error) {
 		return nil, yamlError(name, data, err)
 	}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, placed(name, err)
 	}
 	return &p, nil
 }
@@ -117,6 +119,9 @@ func (j Job) EnvVars() ([]backends.EnvVar, error) {
 		k, v := j.Env.Content[i], j.Env.Content[i+1]
 		if v.Kind != yaml.ScalarNode {
 			return nil, fmt.Errorf("job %q: env %s must be a plain value", j.ID, k.Value)
+		}
+		if err := envname.Check(k.Value); err != nil {
+			return nil, &posError{k.Line, k.Column, fmt.Sprintf("job %q: %v", j.ID, err)}
 		}
 		out = append(out, backends.EnvVar{Name: k.Value, Value: v.Value})
 	}

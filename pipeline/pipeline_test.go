@@ -182,6 +182,7 @@ func TestParseErrorsPointAtTheLine(t *testing.T) {
 		"duplicate-key.yaml":  `6: mapping key "id" already defined at line 4`,
 		"wrong-type.yaml":     "8: cannot unmarshal !!str `many` into int",
 		"secret-field.yaml":   `4:27: secret has no field "value"; use {env: VARIABLE} or {file: PATH}`,
+		"env-name.yaml":       `12:7: job "clean": env name "LD_PRELOAD" is not allowed: it changes how processes load code`,
 	} {
 		path := filepath.Join("testdata", "broken", file)
 		_, err := ParseFile(path)
@@ -198,4 +199,13 @@ func TestParseErrorsPointAtTheLine(t *testing.T) {
 		"   9 |     inputs: [raw]\n"+
 		"> 10 |   output: clean\n"+
 		"     |   ^", "the mark is under the column")
+
+	// Each error of a pipeline that parses but does not validate names the
+	// file, and the place when it has one.
+	_, err = Parse(strings.NewReader("datasets:\n  - {id: A}\njobs:\n  - id: j\n    output: b\n    env: {PATH: /tmp}\n"), "p.yaml")
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	require.Len(t, lines, 2, err.Error())
+	require.True(t, strings.HasPrefix(lines[0], `p.yaml: dataset id "A" is invalid`), lines[0])
+	require.Equal(t, `p.yaml:6:11: job "j": env name "PATH" is not allowed: shells run code or find programs through it`, lines[1])
 }

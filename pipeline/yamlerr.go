@@ -59,6 +59,25 @@ func yamlError(name string, data []byte, err error) error {
 	return fmt.Errorf("%s:%d: %s\n%s", name, line, withHint(msg), excerpt(data, line, 0))
 }
 
+// placed prefixes the errors of Validate with the file name, and the line
+// and column of those that have one.
+func placed(name string, err error) error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		var pe *posError
+		if errors.As(e, &pe) {
+			out[i] = fmt.Errorf("%s:%d:%d: %s", name, pe.line, pe.column, pe.msg)
+		} else {
+			out[i] = fmt.Errorf("%s: %w", name, e)
+		}
+	}
+	return errors.Join(out...)
+}
+
 // splitLine splits "line N: message"; N is 0 when there is none.
 func splitLine(s string) (int, string) {
 	rest, ok := strings.CutPrefix(s, "line ")
