@@ -53,3 +53,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "chunklock:", err)
 	return exitError
 }
+
+// exitStatus ends a command with that exit status; whatever it had to say
+// has been printed already.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+func (s exitStatus) ExitCode() int { return int(s) }

@@ -11,13 +11,6 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// exitStatus ends a command with that exit status; whatever it had to say
-// has been printed already.
-type exitStatus int
-
-func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
-func (s exitStatus) ExitCode() int { return int(s) }
-
 // checkUsage makes every command below root, root included, refuse what
 // it does not know: a command that only groups others gets an action that
 // refuses an unknown command name (the library would take it for a help
@@ -80,7 +73,7 @@ func helpCommand() *cli.Command {
 
 // unknownCommand is the error of a command name that group does not have.
 func unknownCommand(group *cli.Command, name string) error {
-	var names []string
+	names := []string{"help"}
 	for _, c := range group.VisibleCommands() {
 		names = append(names, c.Names()...)
 	}

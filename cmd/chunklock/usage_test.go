@@ -19,6 +19,7 @@ func TestUnknownCommand(t *testing.T) {
 		"keys stup":      `keys: unknown command "stup"; did you mean "setup"?`,
 		"keys help stup": `keys: unknown command "stup"; did you mean "setup"?`,
 		"token nwe":      `token: unknown command "nwe"; did you mean "new"?`,
+		"hlep":           `unknown command "hlep"; did you mean "help"?`,
 		"frobnicate":     "unknown command \"frobnicate\"; `chunklock --help` lists the commands",
 	} {
 		var stdout, stderr lockedBuffer
