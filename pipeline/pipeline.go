@@ -33,6 +33,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
 )
 
 // Pipeline is a parsed pipeline file.
@@ -57,7 +58,8 @@ type SecretRef struct {
 	File string `yaml:"file"`
 }
 
-// Job declares a job. Env keeps the file's order.
+// Job declares a job. Env keeps the file's order; its names must pass
+// envname.Check (no PATH, LD_PRELOAD, BASH_ENV, CHUNKLOCK_*, ...).
 type Job struct {
 	ID           string    `yaml:"id"`
 	Description  string    `yaml:"description"`
@@ -83,10 +85,10 @@ func Parse(r io.Reader, name string) (*Pipeline, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: the file is empty: declare datasets and jobs", name)
 		}
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, yamlError(name, data, err)
 	}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, placed(name, err)
 	}
 	return &p, nil
 }
@@ -117,6 +119,9 @@ func (j Job) EnvVars() ([]backends.EnvVar, error) {
 		k, v := j.Env.Content[i], j.Env.Content[i+1]
 		if v.Kind != yaml.ScalarNode {
 			return nil, fmt.Errorf("job %q: env %s must be a plain value", j.ID, k.Value)
+		}
+		if err := envname.Check(k.Value); err != nil {
+			return nil, &posError{k.Line, k.Column, fmt.Sprintf("job %q: %v", j.ID, err)}
 		}
 		out = append(out, backends.EnvVar{Name: k.Value, Value: v.Value})
 	}
@@ -236,12 +241,12 @@ func (j Job) Backend() (backends.Job, error) {
 // inline is refused with a message that says what to write instead.
 func (s *SecretRef) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: secret must be {env: VARIABLE} or {file: PATH}, never the secret itself: chunklock reads it when the pipeline is applied", n.Line)
+		return &posError{n.Line, n.Column, "secret must be {env: VARIABLE} or {file: PATH}, never the secret itself: chunklock reads it when the pipeline is applied"}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if v.Kind != yaml.ScalarNode {
-			return fmt.Errorf("line %d: secret %s must be a plain value", v.Line, k.Value)
+			return &posError{v.Line, v.Column, fmt.Sprintf("secret %s must be a plain value", k.Value)}
 		}
 		switch k.Value {
 		case "env":
@@ -249,7 +254,7 @@ func (s *SecretRef) UnmarshalYAML(n *yaml.Node) error {
 		case "file":
 			s.File = v.Value
 		default:
-			return fmt.Errorf("line %d: secret has no field %q; use {env: VARIABLE} or {file: PATH}", k.Line, k.Value)
+			return &posError{k.Line, k.Column, fmt.Sprintf("secret has no field %q; use {env: VARIABLE} or {file: PATH}", k.Value)}
 		}
 	}
 	return nil

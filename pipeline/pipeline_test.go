@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -163,4 +164,48 @@ jobs:
 	require.NoError(t, err)
 	ds, js := server()
 	require.NoError(t, p.ValidateAgainst(ds, js))
+}
+
+// TestParseErrorsPointAtTheLine: a broken file's error starts with
+// file:line: or file:line:column: at the fault, not where the block around
+// it starts (yaml.v3 says line 1 for indent-top.yaml, 7 for indent.yaml),
+// and a syntax error shows the line, marked.
+func TestParseErrorsPointAtTheLine(t *testing.T) {
+	t.Parallel()
+	for file, want := range map[string]string{
+		"indent-top.yaml":     "7:3: value is not allowed in this context (check this line's indentation against the lines above)",
+		"indent.yaml":         "10:3: value is not allowed in this context (check this line's indentation against the lines above)",
+		"indent-deeper.yaml":  "5: mapping values are not allowed in this context (check this line's indentation against the lines above)",
+		"tab.yaml":            "7:1: a tab where YAML expects indentation: indent with spaces only",
+		"unclosed-quote.yaml": "3:15: could not find end character of double-quoted text",
+		"unknown-field.yaml":  `9: unknown field "outptu" in a job (the fields are id, description, inputs, output, env, maxAttempts, leaseSeconds, paused)`,
+		"duplicate-key.yaml":  `6: mapping key "id" already defined at line 4`,
+		"wrong-type.yaml":     "8: cannot unmarshal !!str `many` into int",
+		"secret-field.yaml":   `4:27: secret has no field "value"; use {env: VARIABLE} or {file: PATH}`,
+		"env-name.yaml":       `12:7: job "clean": env name "LD_PRELOAD" is not allowed: it changes how processes load code`,
+	} {
+		path := filepath.Join("testdata", "broken", file)
+		_, err := ParseFile(path)
+		require.Error(t, err, file)
+		first, rest, _ := strings.Cut(err.Error(), "\n")
+		require.Equal(t, path+":"+want, first, file)
+		if line, _, _ := strings.Cut(want, ":"); rest != "" {
+			require.Contains(t, rest, "> "+line+" | ", "%s: the excerpt marks the line:\n%s", file, err)
+		}
+	}
+	_, err := ParseFile(filepath.Join("testdata", "broken", "indent.yaml"))
+	require.ErrorContains(t, err, "\n"+
+		"   8 |   - id: clean\n"+
+		"   9 |     inputs: [raw]\n"+
+		"> 10 |   output: clean\n"+
+		"     |   ^", "the mark is under the column")
+
+	// Each error of a pipeline that parses but does not validate names the
+	// file, and the place when it has one.
+	_, err = Parse(strings.NewReader("datasets:\n  - {id: A}\njobs:\n  - id: j\n    output: b\n    env: {PATH: /tmp}\n"), "p.yaml")
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	require.Len(t, lines, 2, err.Error())
+	require.True(t, strings.HasPrefix(lines[0], `p.yaml: dataset id "A" is invalid`), lines[0])
+	require.Equal(t, `p.yaml:6:11: job "j": env name "PATH" is not allowed: shells run code or find programs through it`, lines[1])
 }

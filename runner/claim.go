@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/chunklock/chunklock/backends/envname"
 )
 
 // Claim is the document a runner gets for one claimed chunk: the seeds'
@@ -69,8 +71,10 @@ func EnvName(id string) string {
 //	CHUNKLOCK_INPUT_<n>_{DATASET,URL,CONNECTION,LOCATION,SECRET}   n from 0, in job order
 //	CHUNKLOCK_INPUT_<DATASET>_{URL,CONNECTION,LOCATION,SECRET}     the same, by dataset id
 //
-// followed by the job's own env entries (which may not override the above).
-// SECRET variables are present only when the secret was resolved.
+// followed by the job's own env entries, but for those envname.Check refuses
+// (CHUNKLOCK_* among them, so that the job's env never overrides the
+// above): CheckEnv tells whether there are any. SECRET variables are
+// present only when the secret was resolved.
 //
 // The claim token is CHUNKLOCK_CLAIM_TOKEN, not CHUNKLOCK_TOKEN: the latter is
 // the API bearer token of the chunklock command, which `eval "$(chunklock
@@ -104,12 +108,44 @@ func (c Claim) Environ() []string {
 	}
 	set("CHUNKLOCK_INPUTS", strings.Join(ids, ","))
 	for _, e := range c.Env {
-		if strings.HasPrefix(e.Name, "CHUNKLOCK_") {
+		if envname.Check(e.Name) != nil {
 			continue
 		}
 		set(e.Name, e.Value)
 	}
 	return env
+}
+
+// EnvError is the error of a claim whose job env names variables that
+// envname.Check refuses.
+type EnvError struct {
+	Job  string
+	Errs []error // one per refused name
+}
+
+func (e *EnvError) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, err := range e.Errs {
+		msgs[i] = err.Error()
+	}
+	return fmt.Sprintf("job %s: the runner refuses its env: %s", e.Job, strings.Join(msgs, "; "))
+}
+
+// CheckEnv returns an *EnvError if the claim's job env names a variable
+// that envname.Check refuses: one that changes how a process loads or runs
+// code, or one of the runner's own CHUNKLOCK_*. The server refuses such a
+// job, but a server older than that rule may still send one.
+func (c Claim) CheckEnv() error {
+	var errs []error
+	for _, e := range c.Env {
+		if err := envname.Check(e.Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if errs != nil {
+		return &EnvError{Job: c.Job, Errs: errs}
+	}
+	return nil
 }
 
 // ShellExports renders Environ as `export NAME='value'` lines for `eval`.

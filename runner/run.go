@@ -108,11 +108,21 @@ func (o *Options) defaults(c Claim, now time.Time) {
 // the whole group. On Linux, should the runner itself die (kill -9), the
 // process is killed with it (not its own children, which keep the process
 // group); the claim then expires after its lease and the chunk is redone.
+//
+// A claim whose job env names a variable the runner refuses (see
+// Claim.CheckEnv) is failed without starting the process, with the
+// *EnvError, which names each variable and why, as the reason: operators
+// see it in the chunk's status, and the chunk goes on HOLD once the job's
+// maxAttempts are used rather than being claimed again and again as a
+// released one would. Run returns Failed and that *EnvError.
 func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, error) {
 	if len(opt.Command) == 0 {
 		return Failed, errors.New("no command to run")
 	}
 	opt.defaults(claim, time.Now())
+	if err := claim.CheckEnv(); err != nil {
+		return failUnstarted(ctx, c, claim, opt, err)
+	}
 	tail := &tailBuffer{max: opt.TailBytes}
 	cmd := exec.Command(opt.Command[0], opt.Command[1:]...)
 	cmd.Dir = opt.Dir
@@ -142,13 +152,7 @@ func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, erro
 		exited <- cmd.Wait()
 	}()
 	if err := <-started; err != nil {
-		fctx, cancel := finish()
-		defer cancel()
-		reason := "could not start " + opt.Command[0] + ": " + err.Error()
-		if ferr := c.Fail(fctx, claim.Token, reason); ferr != nil && !opt.IsStale(ferr) {
-			return Failed, fmt.Errorf("%s; and failing the claim failed too: %w", reason, ferr)
-		}
-		return Failed, errors.New(reason)
+		return failUnstarted(ctx, c, claim, opt, fmt.Errorf("could not start %s: %w", opt.Command[0], err))
 	}
 	opt.Logf("started %s for %s/%s (pid %d, attempt %d)", opt.Command[0], claim.Job, claim.DataID, cmd.Process.Pid, claim.Attempt)
 
@@ -220,6 +224,17 @@ func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, erro
 			}
 		}
 	}
+}
+
+// failUnstarted fails the claim of a process that was not started, with
+// cause as the reason, and returns Failed and cause.
+func failUnstarted(ctx context.Context, c Client, claim Claim, opt Options, cause error) (Outcome, error) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if ferr := c.Fail(fctx, claim.Token, cause.Error()); ferr != nil && !opt.IsStale(ferr) {
+		return Failed, fmt.Errorf("%w; and failing the claim failed too: %w", cause, ferr)
+	}
+	return Failed, cause
 }
 
 // tailBuffer keeps the last max bytes written to it.

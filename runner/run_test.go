@@ -148,14 +148,53 @@ func TestRunReleasesWhenStopped(t *testing.T) {
 	require.Equal(t, backends.StatusNone, status(t, b.store, "out"), "release restores the chunk to no row")
 }
 
+// TestRunRefusesDangerousEnv: a claim whose job env names a variable that
+// changes how processes load or run code, or one of the runner's own
+// CHUNKLOCK_*, as a server older than that rule may send, is failed with a
+// reason naming each variable, and the process is never started.
+func TestRunRefusesDangerousEnv(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dir := t.TempDir()
+	hook := filepath.Join(dir, "hook.sh")
+	require.NoError(t, os.WriteFile(hook, []byte("touch "+filepath.Join(dir, "hook-ran")+"\n"), 0o755))
+	b.claim.Env = append(b.claim.Env,
+		EnvVar{Name: "BASH_ENV", Value: hook},
+		EnvVar{Name: "CHUNKLOCK_URL", Value: "http://elsewhere"},
+		EnvVar{Name: "ld_preload", Value: "/tmp/x.so"})
+	got, err := Run(context.Background(), storeClient{b.store}, b.claim, Options{
+		Command: []string{"bash", "-c", "touch " + filepath.Join(dir, "started")},
+		Env:     []string{"CHUNKLOCK_URL=http://the-server"},
+		IsStale: isStale,
+	})
+	require.Equal(t, Failed, got)
+	var envErr *EnvError
+	require.ErrorAs(t, err, &envErr)
+	require.Len(t, envErr.Errs, 3)
+	for _, name := range []string{`"BASH_ENV"`, `"CHUNKLOCK_URL"`, `"ld_preload"`} {
+		require.Contains(t, err.Error(), name)
+	}
+	entries, rerr := os.ReadDir(dir)
+	require.NoError(t, rerr)
+	require.Len(t, entries, 1, "only hook.sh: neither the process nor the hook ran")
+
+	ch, err := b.store.Chunk(context.Background(), "out", "7")
+	require.NoError(t, err)
+	require.Equal(t, backends.StatusFailed, ch.Output.Status)
+	require.Contains(t, ch.Output.Reason, `env name "BASH_ENV" is not allowed`, "operators see why in the chunk's status")
+}
+
 func TestEnvironAndExports(t *testing.T) {
 	t.Parallel()
 	secret := "p'w"
 	c := Claim{Job: "j", DataID: "2026-11-22", Token: "tok", Attempt: 2, Fence: 9,
 		Output: DatasetAccess{Dataset: "daily.sales", URL: "s3://lake", Location: "s3://lake/dt=2026-11-22/", Secret: &secret},
 		Inputs: []DatasetAccess{{Dataset: "raw-a"}, {Dataset: "raw-b"}},
-		Env:    []EnvVar{{Name: "X", Value: "1"}, {Name: "CHUNKLOCK_DATAID", Value: "spoof"}}}
+		Env: []EnvVar{{Name: "X", Value: "1"}, {Name: "CHUNKLOCK_DATAID", Value: "spoof"}, {Name: "CHUNKLOCK_URL", Value: "spoof"},
+			{Name: "LD_PRELOAD", Value: "spoof"}, {Name: "lower", Value: "spoof"}}}
+	require.ErrorContains(t, c.CheckEnv(), `job j: the runner refuses its env: env name "CHUNKLOCK_DATAID" is not allowed`)
 	env := strings.Join(c.Environ(), "\n")
+	require.Contains(t, env, "\nX=1")
 	require.Contains(t, env, "CHUNKLOCK_OUTPUT_SECRET=p'w")
 	require.Contains(t, env, "CHUNKLOCK_INPUT_1_DATASET=raw-b")
 	require.Contains(t, env, "CHUNKLOCK_INPUT_RAW_A_URL=")
@@ -163,6 +202,8 @@ func TestEnvironAndExports(t *testing.T) {
 	require.Contains(t, env, "CHUNKLOCK_CLAIM_TOKEN=tok")
 	require.Contains(t, env, "CHUNKLOCK_FENCE=9")
 	require.NotContains(t, env, "CHUNKLOCK_TOKEN=", "CHUNKLOCK_TOKEN is the API token of the chunklock command")
-	require.NotContains(t, env, "spoof", "job env cannot override claim variables")
+	require.NotContains(t, env, "spoof", "job env cannot override claim variables, nor set refused ones")
+	c.Env = c.Env[:1]
+	require.NoError(t, c.CheckEnv())
 	require.Contains(t, c.ShellExports(), `export CHUNKLOCK_OUTPUT_SECRET='p'\''w'`)
 }

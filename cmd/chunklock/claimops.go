@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -33,9 +34,11 @@ func claimOp(name, usage, example string, flags []cli.Flag, do func(ctx context.
 		Description: usage + ".\n\nExample:\n   " + example + claimOpExit + connHelp,
 		Flags:       append(append(connFlags(), tokenFlag()), flags...),
 		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
-			token := cmd.String("token")
+			token := strings.TrimSpace(cmd.String("token"))
 			if token == "" {
-				return errors.New("no claim token: give --token, or set CHUNKLOCK_CLAIM_TOKEN (`eval \"$(chunklock next --job J --format env)\"` does)")
+				return errors.New("the claim token is empty (--token, or CHUNKLOCK_CLAIM_TOKEN): probably nothing was claimed. " +
+					"`chunklock next` exits 3 and prints nothing when there is nothing to claim: check its exit status " +
+					"before using its claim, e.g. `claim=$(chunklock next --job J --format env) || exit; eval \"$claim\"`")
 			}
 			err := do(ctx, cmd, c, token)
 			if client.CodeOf(err) == "STALE_CLAIM" {

@@ -223,7 +223,7 @@ func exitWith(cmd *cli.Command, code int, format string, args ...any) error {
 	if format != "" {
 		fmt.Fprintf(cmd.Root().ErrWriter, format+"\n", args...)
 	}
-	return cli.Exit("", code)
+	return exitStatus(code)
 }
 
 func stdout(cmd *cli.Command) io.Writer { return cmd.Root().Writer }

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +21,7 @@ func main() {
 
 // app returns the command table.
 func app(stdout, stderr io.Writer) *cli.Command {
-	return &cli.Command{
+	root := &cli.Command{
 		Name:      "chunklock",
 		Usage:     "coordinate partitioned batch pipelines: chunk status, locks and claims over GraphQL",
 		Writer:    stdout,
@@ -30,14 +31,32 @@ func app(stdout, stderr io.Writer) *cli.Command {
 			tokenCommand(),
 			keysCommand(),
 		}, clientCommands()...),
+		// Errors, exit statuses included, go back to run: the library
+		// must not exit the process itself.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 	}
+	checkUsage(root)
+	return root
 }
 
-// run runs the command line args and returns the process exit code.
+// run runs the command line args and returns the process exit code: that
+// of an exitStatus, else 1 for an error, which it prints.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if err := app(stdout, stderr).Run(ctx, args); err != nil {
-		fmt.Fprintln(stderr, "chunklock:", err)
-		return 1
+	err := app(stdout, stderr).Run(ctx, args)
+	var status exitStatus
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &status):
+		return int(status)
 	}
-	return 0
+	fmt.Fprintln(stderr, "chunklock:", err)
+	return exitError
 }
+
+// exitStatus ends a command with that exit status; whatever it had to say
+// has been printed already.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+func (s exitStatus) ExitCode() int { return int(s) }

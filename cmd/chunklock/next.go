@@ -29,13 +29,19 @@ func nextCommand() *cli.Command {
 			"Then keep the claim alive with `chunklock heartbeat` (within the job's leaseSeconds)\n" +
 			"and end it with `chunklock complete`, `chunklock fail --reason ...` or\n" +
 			"`chunklock release`; each reads the token from CHUNKLOCK_CLAIM_TOKEN by default.\n\n" +
+			"A claim whose job env names a variable the runner refuses (one that changes how a\n" +
+			"process loads or runs code, such as PATH, LD_PRELOAD or BASH_ENV, or a CHUNKLOCK_*\n" +
+			"name; a server older than that rule may hand one out) is failed with the reason and\n" +
+			"not printed.\n\n" +
 			"Exit status:\n" +
 			"   0  a chunk was claimed (the claim is on stdout)\n" +
 			"   3  nothing to do: no chunk is claimable now (with --dataid: that chunk is locked;\n" +
-			"      the blockers are on stderr)\n" +
+			"      the blockers are on stderr); nothing is printed on stdout\n" +
 			"   1  error (message on stderr)\n\n" +
-			"Example:\n" +
-			"   eval \"$(chunklock next --job transform --format env)\" || exit\n" +
+			"Example (test the exit status before eval: `eval \"$(chunklock next ...)\" || exit`\n" +
+			"does not stop, since eval of nothing succeeds):\n" +
+			"   claim=$(chunklock next --job transform --format env) || exit\n" +
+			"   eval \"$claim\"\n" +
 			"   transform <\"$CHUNKLOCK_INPUT_ORDERS_LOCATION\" >\"$CHUNKLOCK_OUTPUT_LOCATION\" \\\n" +
 			"     && chunklock complete || chunklock fail --reason \"transform failed\"" + connHelp,
 		Flags: append(append(connFlags(), jobKeyFlags()...),
@@ -81,7 +87,20 @@ func next(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if claim == nil {
 		return exitWith(cmd, exitNothing, "nothing to do: job %s has no claimable chunk now (see `chunklock status --job %s`)", job, job)
 	}
+	if err := claim.CheckEnv(); err != nil {
+		return refuseEnv(ctx, c, *claim, err)
+	}
 	return printClaim(cmd, *claim, format)
+}
+
+// refuseEnv fails a claim whose job env the runner refuses (see
+// runner.Claim.CheckEnv) with that as the reason, so that operators see it
+// in the chunk's status, and returns the error to print.
+func refuseEnv(ctx context.Context, c *client.Client, claim runner.Claim, cause error) error {
+	if err := c.Fail(ctx, claim.Token, cause.Error()); err != nil && client.CodeOf(err) != backends.CodeStaleClaim {
+		return fmt.Errorf("%w; and failing the claim on %s %s failed too: %w", cause, claim.Job, claim.DataID, err)
+	}
+	return fmt.Errorf("%w; the claim on %s %s was failed with this reason: fix the job's env (`chunklock apply`)", cause, claim.Job, claim.DataID)
 }
 
 // printClaim writes a claim as JSON or export lines.

@@ -41,6 +41,11 @@ func runCommand() *cli.Command {
 			"(SIGTERM to its process group, SIGKILL after --kill-grace) and nothing is written.\n" +
 			"SIGINT or SIGTERM to the runner stops CMD the same way and releases the claim (no\n" +
 			"attempt is counted). On Linux, if the runner is killed, CMD is killed with it.\n\n" +
+			"The runner refuses a job whose env names a variable that changes how a process loads\n" +
+			"or runs code (PATH, LD_*, BASH_ENV, PYTHON*, ...) or one of its own CHUNKLOCK_*, which\n" +
+			"a server older than that rule may still hold: at start it exits with an error before\n" +
+			"claiming; should a claim bring such an env later, CMD is not started, the claim is\n" +
+			"failed with the variables' names as the reason, and the runner stops serving the job.\n\n" +
 			"With several --job the runner serves each in turn (CMD can dispatch on CHUNKLOCK_JOB).\n" +
 			"With --loop it keeps claiming until nothing is left, or with --idle-wait D waits up to\n" +
 			"D without work for new chunks (it follows the server's events subscription and falls\n" +
@@ -150,7 +155,7 @@ func runJobs(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		<-sigDone
 		if got != nil {
 			r.logf("stopped by %v after %s", got, r.summary())
-			return cli.Exit("", exitSignal(got))
+			return exitStatus(exitSignal(got))
 		}
 		return ctx.Err()
 	}
@@ -166,6 +171,9 @@ func runJobs(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 			if client.CodeOf(err) == backends.CodeNotFound {
 				return fmt.Errorf("job %q not found on %s; `chunklock status` lists the jobs, `chunklock apply` creates them", j, cmd.String("url"))
 			}
+			return err
+		}
+		if err := checkJobEnv(job); err != nil {
 			return err
 		}
 		r.leases[j] = time.Duration(job.LeaseSeconds) * time.Second
@@ -246,6 +254,9 @@ func runJobs(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		if err != nil {
 			r.logf("%v", err)
 		}
+		if envErr := (*runner.EnvError)(nil); errors.As(err, &envErr) && !r.drop(claim.Job) {
+			return fmt.Errorf("no job left to serve: the runner refuses the env of %v (after %s)", jobs, r.summary())
+		}
 	}
 	r.logf("reached --max %d: %s", maxChunks, r.summary())
 	return nil
@@ -253,6 +264,30 @@ func runJobs(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 
 func (r *jobRunner) summary() string {
 	return fmt.Sprintf("%d completed, %d failed, %d lost", r.stats[runner.Completed], r.stats[runner.Failed], r.stats[runner.Stale])
+}
+
+// checkJobEnv refuses, before anything is claimed, a job whose env names a
+// variable the runner refuses (see runner.Claim.CheckEnv).
+func checkJobEnv(job client.Job) error {
+	env := make([]runner.EnvVar, len(job.Env))
+	for i, e := range job.Env {
+		env[i] = runner.EnvVar(e)
+	}
+	if err := (runner.Claim{Job: job.ID, Env: env}).CheckEnv(); err != nil {
+		return fmt.Errorf("%w; nothing was claimed: fix the job's env (`chunklock apply`)", err)
+	}
+	return nil
+}
+
+// drop stops serving job, whose env the runner refuses; false when no job
+// is left.
+func (r *jobRunner) drop(job string) bool {
+	r.jobs = slices.DeleteFunc(r.jobs, func(j string) bool { return j == job })
+	r.next = 0
+	if len(r.jobs) > 0 {
+		r.logf("not serving job %s any more: its env is refused; serving %v", job, r.jobs)
+	}
+	return len(r.jobs) > 0
 }
 
 // claim claims a chunk of one of the jobs, trying them in turn from where
@@ -305,7 +340,11 @@ func (r *jobRunner) supervise(ctx context.Context, claim runner.Claim) (runner.O
 	case runner.Stale:
 		r.logf("lost the claim on %s %s (expired or forced by an operator): the job process was stopped, nothing written", claim.Job, claim.DataID)
 	}
-	if err != nil {
+	var envErr *runner.EnvError
+	switch {
+	case errors.As(err, &envErr):
+		err = fmt.Errorf("%w; the claim on %s %s was failed with this reason and the job process not started: fix the job's env (`chunklock apply`)", err, claim.Job, claim.DataID)
+	case err != nil:
 		err = explain(r.cmd, err)
 	}
 	return outcome, err

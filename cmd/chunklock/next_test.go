@@ -1,0 +1,44 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestNextNothingToClaim: with nothing to claim, next exits 3 and prints
+// nothing on stdout (so that `claim=$(chunklock next ...) || exit` stops),
+// and a claim operation given the empty token that follows says so.
+func TestNextNothingToClaim(t *testing.T) {
+	t.Parallel()
+	url, _ := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	next := func(format string) []string {
+		return []string{"chunklock", "next", "--url", url, "--job", "j", "--format", format}
+	}
+
+	var stdout, stderr lockedBuffer
+	require.Equal(t, exitOK, run(t.Context(), next("env"), &stdout, &stderr), stderr.String())
+	require.Contains(t, stdout.String(), "export CHUNKLOCK_DATAID='1'\n")
+
+	for _, format := range []string{"env", "json"} {
+		var stdout, stderr lockedBuffer
+		code := run(t.Context(), next(format), &stdout, &stderr)
+		require.Equal(t, exitNothing, code, format)
+		require.Empty(t, stdout.String(), format)
+		require.Equal(t, "nothing to do: job j has no claimable chunk now (see `chunklock status --job j`)\n", stderr.String(), format)
+	}
+
+	for _, op := range []string{"complete", "fail", "heartbeat", "release"} {
+		for _, token := range []string{"", " \n"} {
+			var stdout, stderr lockedBuffer
+			code := run(t.Context(), []string{"chunklock", op, "--url", url, "--token", token}, &stdout, &stderr)
+			require.Equal(t, exitError, code, op)
+			require.Empty(t, stdout.String(), op)
+			require.Contains(t, stderr.String(), "the claim token is empty", op)
+			require.Contains(t, stderr.String(), "probably nothing was claimed", op)
+			require.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %s", stderr.String())
+		}
+	}
+}
