@@ -157,19 +157,21 @@ func (r result) String() string {
 
 // server is a running `chunklock serve`.
 type server struct {
-	url  string
-	env  []string // CHUNKLOCK_URL for the commands
-	proc *proc
-	api  *client.Client
+	url     string
+	env     []string // CHUNKLOCK_URL for the commands
+	proc    *proc
+	api     *client.Client
+	dataDir string
 }
 
 // startServer runs `chunklock serve` on a free loopback port with the
 // embedded store (etcd) in a fresh directory and a short reaper interval.
-// The embedded store listens on fixed ports (serve has no flag for them),
-// so the tests of this package run one server at a time: no t.Parallel.
+// The embedded store is given no address: it listens on a socket in its
+// directory and a free port, so servers may run side by side.
 func startServer(t *testing.T) *server {
 	t.Helper()
-	p := start(t, nil, "", "serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(t.TempDir(), "store"),
+	dataDir := filepath.Join(t.TempDir(), "store")
+	p := start(t, nil, "", "serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir,
 		"--reaper-interval", "200ms", "--log-level", "warn")
 	re := regexp.MustCompile(`GraphQL at (http://\S+)/graphql`)
 	deadline := time.Now().Add(60 * time.Second)
@@ -188,7 +190,7 @@ func startServer(t *testing.T) *server {
 	t.Logf("server at %s; %s", url, regexp.MustCompile(`store: [^\n]*`).FindString(p.stderr.String()))
 	api, err := client.New(url)
 	require.NoError(t, err)
-	s := &server{url: url, env: []string{"CHUNKLOCK_URL=" + url}, proc: p, api: api}
+	s := &server{url: url, env: []string{"CHUNKLOCK_URL=" + url}, proc: p, api: api, dataDir: dataDir}
 	t.Cleanup(func() {
 		select {
 		case <-p.done:
@@ -203,6 +205,13 @@ func startServer(t *testing.T) *server {
 		}
 	})
 	return s
+}
+
+// stop sends SIGTERM and returns the exit code (at most 20s later).
+func (s *server) stop(t *testing.T) int {
+	t.Helper()
+	require.NoError(t, s.proc.cmd.Process.Signal(syscall.SIGTERM))
+	return s.proc.wait(t, 20*time.Second)
 }
 
 // run runs chunklock args against the server, with env added, in dir, and

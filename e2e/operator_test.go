@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -184,8 +185,12 @@ func TestOperatorScenarios(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, jobsBefore, jobsAfter)
 
-		r = s.run(t, dir, []string{"CHUNKLOCK_URL=http://127.0.0.1:1"}, "next", "--job", "j")
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		dead := "http://" + l.Addr().String() // nothing listens there once closed
+		l.Close()
+		r = s.run(t, dir, []string{"CHUNKLOCK_URL=" + dead}, "next", "--job", "j")
 		require.Equal(t, 1, r.code, r.String())
-		require.Contains(t, r.stderr, "Is `chunklock serve` running at http://127.0.0.1:1? Set --url or CHUNKLOCK_URL")
+		require.Contains(t, r.stderr, "Is `chunklock serve` running at "+dead+"? Set --url or CHUNKLOCK_URL")
 	})
 }

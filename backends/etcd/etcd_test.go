@@ -310,7 +310,7 @@ func TestResourceLocks(t *testing.T) {
 func TestUnreachableIsUnavailable(t *testing.T) {
 	ctx := context.Background()
 	cfg := DefaultConfig()
-	cfg.Endpoints = []string{"127.0.0.1:1"}
+	cfg.Endpoints = freeAddrs(t, 1) // nothing listens there
 	cfg.DialTimeout = 200 * time.Millisecond
 	cfg.RequestTimeout = 300 * time.Millisecond
 	_, err := Open(ctx, cfg)

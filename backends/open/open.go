@@ -6,8 +6,9 @@
 //	""                                   embedded etcd: a single-member etcd
 //	                                     running inside this process, data in
 //	                                     Options.DataDir (default ./chunklock-data),
-//	                                     clients on 127.0.0.1:23790, peers on
-//	                                     127.0.0.1:23800 (Options.Embedded changes them)
+//	                                     clients on the socket <DataDir>/etcd.sock,
+//	                                     peers on a free port of 127.0.0.1
+//	                                     (Options.Embedded sets addresses)
 //	postgres://user:pass@host:5432/db?sslmode=require[&schema=name]
 //	postgresql://...                     PostgreSQL; any libpq/pgx URL. schema (taken
 //	                                     out before connecting) puts the tables in
@@ -23,7 +24,10 @@
 //	                                       dial_timeout=5s, request_timeout=10s
 //	                                       max_txn_ops=128   the cluster's --max-txn-ops
 //
-// User names and passwords in URLs are percent-decoded.
+// User names and passwords in URLs are percent-decoded. A host name of the
+// URL that does not exist is a configuration error (INVALID_ARGUMENT),
+// reported at once; a server that does not answer is UNAVAILABLE, with the
+// address tried in the message.
 package open
 
 import (
@@ -40,6 +44,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/etcd"
@@ -160,6 +166,44 @@ func openEmbedded(ctx context.Context, _ string, opts Options) (backends.Store, 
 	return &closers{Store: st, after: []io.Closer{cli, srv}}, nil
 }
 
+// Embedded returns the embedded etcd member a store of Open runs on; nil
+// for the other stores.
+func Embedded(s backends.Store) *embedded.Server {
+	if c, ok := s.(*closers); ok {
+		for _, a := range c.after {
+			if srv, ok := a.(*embedded.Server); ok {
+				return srv
+			}
+		}
+	}
+	return nil
+}
+
+// ---- host names ----
+
+// lookupTimeout bounds the look-up of a store URL's host name.
+const lookupTimeout = 10 * time.Second
+
+// checkHosts fails, as a configuration error, when a host name of the store
+// URL does not exist: a retry cannot cure that, while a backend would
+// report it as UNAVAILABLE and keep trying. Other look-up failures (no
+// name server answers) are left to the backend.
+func checkHosts(ctx context.Context, what string, hosts []string) error {
+	for _, h := range hosts {
+		if h == "" || h == "localhost" || strings.HasPrefix(h, "/") || net.ParseIP(h) != nil {
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+		_, err := net.DefaultResolver.LookupHost(lctx, h)
+		cancel()
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+			return backends.InvalidArgument("%s host %q does not exist (%s): check the host name in the store URL", what, h, dnsErr.Err)
+		}
+	}
+	return nil
+}
+
 // ---- postgres ----
 
 // ParsePostgresURL takes the schema parameter out of a PostgreSQL URL.
@@ -194,7 +238,24 @@ func openPostgres(ctx context.Context, storeURL string, opts Options) (backends.
 	if schema == "" {
 		schema = opts.PostgresSchema
 	}
+	if err := checkHosts(ctx, "PostgreSQL", postgresHosts(dsn)); err != nil {
+		return nil, err
+	}
 	return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema, Clock: opts.Clock, MaxConns: opts.PostgresMaxConns})
+}
+
+// postgresHosts lists the hosts a PostgreSQL connection string names (none
+// when it does not parse: postgres.Open says what is wrong).
+func postgresHosts(dsn string) []string {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return nil
+	}
+	hosts := []string{cfg.Host}
+	for _, f := range cfg.Fallbacks {
+		hosts = append(hosts, f.Host)
+	}
+	return hosts
 }
 
 // ---- etcd ----
@@ -327,5 +388,20 @@ func openEtcd(ctx context.Context, storeURL string, opts Options) (backends.Stor
 	if opts.Clock != nil {
 		cfg.Clock = opts.Clock
 	}
-	return etcd.Open(ctx, cfg)
+	var hosts []string
+	for _, ep := range cfg.Endpoints {
+		if u, err := url.Parse(ep); err == nil {
+			hosts = append(hosts, u.Hostname())
+		}
+	}
+	if err := checkHosts(ctx, "etcd", hosts); err != nil {
+		return nil, err
+	}
+	st, err := etcd.Open(ctx, cfg)
+	if errors.Is(err, backends.ErrUnavailable) {
+		// The address goes in the operator's message, not in the
+		// client-safe one of the UNAVAILABLE error.
+		return nil, fmt.Errorf("cannot reach etcd at %s (dial_timeout %s, request_timeout %s; the URL's options set them): %w", strings.Join(cfg.Endpoints, ","), cfg.DialTimeout, cfg.RequestTimeout, err)
+	}
+	return st, err
 }

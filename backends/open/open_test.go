@@ -3,6 +3,7 @@ package open
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,15 +139,66 @@ func TestEmbeddedAndEtcdURL(t *testing.T) {
 
 // clientAddrOf finds the client address of the embedded server behind s.
 func clientAddrOf(t *testing.T, s backends.Store) string {
-	c, ok := s.(*closers)
-	require.True(t, ok, "the embedded store wraps Close")
-	for _, a := range c.after {
-		if srv, ok := a.(*embedded.Server); ok {
-			return srv.ClientURL()[len("http://"):]
-		}
+	srv := Embedded(s)
+	require.NotNil(t, srv, "no embedded server behind the store")
+	return strings.TrimPrefix(srv.ClientURL(), "http://")
+}
+
+// unknownHost is a host name that does not exist and whose look-up fails
+// on this machine without asking a name server: its first label is longer
+// than DNS allows (63 bytes), so the resolver answers "no such host" by
+// itself. (A name under .invalid would be sent to the configured name
+// server, off this machine.)
+var unknownHost = "nosuchhost-" + strings.Repeat("x", 60) + ".invalid"
+
+// TestUnknownHostFailsLocally checks the premise of the tests below: the
+// look-up of unknownHost fails as not found without dialing a name server.
+func TestUnknownHostFailsLocally(t *testing.T) {
+	dialed := ""
+	r := &net.Resolver{PreferGo: true, Dial: func(_ context.Context, network, addr string) (net.Conn, error) {
+		dialed = network + " " + addr
+		return nil, fmt.Errorf("no name server in this test")
+	}}
+	_, err := r.LookupHost(t.Context(), unknownHost)
+	var dnsErr *net.DNSError
+	require.ErrorAs(t, err, &dnsErr)
+	require.True(t, dnsErr.IsNotFound, "%v", err)
+	require.Empty(t, dialed, "the look-up asked a name server")
+}
+
+// TestUnknownHost: a store URL naming a host that does not exist is a
+// configuration error naming the host, not UNAVAILABLE.
+func TestUnknownHost(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for _, u := range []string{
+		"postgres://chunklock:secret@" + unknownHost + ":5432/db?sslmode=disable",
+		"postgresql://" + unknownHost + "/db?schema=a",
+		"etcd://" + unknownHost + ":2379/prefix",
+		"etcd://127.0.0.1:2379," + unknownHost + ":2379",
+		"etcds://" + unknownHost + ":2379",
+	} {
+		s, err := Open(ctx, u, Options{})
+		require.Nil(t, s, u)
+		require.ErrorIs(t, err, backends.ErrInvalidArgument, u)
+		require.NotErrorIs(t, err, backends.ErrUnavailable, u)
+		require.ErrorContains(t, err, fmt.Sprintf("host %q does not exist", unknownHost), u)
+		require.NotContains(t, err.Error(), "secret", u)
 	}
-	t.Fatal("no embedded server behind the store")
-	return ""
+}
+
+// TestEtcdTimeoutNamesAddress: an etcd endpoint that accepts connections but
+// never answers is UNAVAILABLE, and the message says which address was
+// tried.
+func TestEtcdTimeoutNamesAddress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close() // never accepts: the kernel queues the connection, nobody speaks
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, err = Open(ctx, "etcd://"+l.Addr().String()+"?dial_timeout=300ms&request_timeout=300ms", Options{})
+	require.ErrorIs(t, err, backends.ErrUnavailable)
+	require.ErrorContains(t, err, "cannot reach etcd at http://"+l.Addr().String()+" (dial_timeout 300ms, request_timeout 300ms")
 }
 
 func TestPostgresURL(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -310,7 +311,11 @@ func TestDatabaseClock(t *testing.T) {
 func TestUnavailable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := Open(ctx, Config{DSN: "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=5"})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := l.Addr().String() // nothing listens there once closed
+	l.Close()
+	_, err = Open(ctx, Config{DSN: "postgres://postgres@" + closed + "/test?sslmode=disable&connect_timeout=5"})
 	require.Equal(t, backends.CodeUnavailable, backends.CodeOf(err), "open on a closed port: %v", err)
 	var be *backends.Error
 	require.ErrorAs(t, err, &be)

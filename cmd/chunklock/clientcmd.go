@@ -71,8 +71,9 @@ const (
 // connFlags are the flags every client command takes.
 func connFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "url", Value: defaultURL, Sources: cli.EnvVars("CHUNKLOCK_URL"),
-			Usage: "`URL` of the chunklock server (the bearer token comes from CHUNKLOCK_TOKEN)"},
+		&cli.StringFlag{Name: "url", Value: defaultURL, Sources: cli.NewValueSourceChain(cli.EnvVar("CHUNKLOCK_URL"), serveURLSource{}),
+			DefaultText: "the URL in ./chunklock-data/serve.url, else " + defaultURL,
+			Usage:       "`URL` of the chunklock server (the bearer token comes from CHUNKLOCK_TOKEN)"},
 	}
 }
 
@@ -87,8 +88,9 @@ func jobKeyFlags() []cli.Flag {
 }
 
 // connHelp is appended to every client command's description.
-const connHelp = "\n\nConnection: --url or CHUNKLOCK_URL (default " + defaultURL + "); the bearer token from\n" +
-	"CHUNKLOCK_TOKEN (not needed by a server running open on a loopback address)."
+const connHelp = "\n\nConnection: --url or CHUNKLOCK_URL (default: the URL a server on ./chunklock-data wrote to\n" +
+	"./chunklock-data/serve.url, else " + defaultURL + "); the bearer token from CHUNKLOCK_TOKEN (not\n" +
+	"needed by a server running open on a loopback address)."
 
 // newClient builds the API client from the connection flags and the
 // environment, sending jobKey (if any) with every request.
@@ -162,7 +164,7 @@ func explain(cmd *cli.Command, err error) error {
 	switch ce.Code {
 	case backends.CodeUnavailable:
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return fmt.Errorf("%s: connection refused. Is `chunklock serve` running at %s? Set --url or CHUNKLOCK_URL", url, url)
+			return fmt.Errorf("%s: connection refused. Is `chunklock serve` running at %s? Set --url or CHUNKLOCK_URL%s", url, url, staleServeURL(url))
 		}
 		if ce.Err != nil {
 			return fmt.Errorf("%s (is `chunklock serve` running at %s? set --url or CHUNKLOCK_URL)", ce.Message, url)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/keys"
 	"github.com/chunklock/chunklock/keys/keyring"
 	"github.com/chunklock/chunklock/keys/vault"
@@ -155,7 +156,7 @@ func keysRotateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			store, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"))
+			store, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"), embedded.Config{})
 			if err != nil {
 				return err
 			}
@@ -197,7 +198,7 @@ func keysNewTokenCommand() *cli.Command {
 		}, storeFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			job := cmd.String("job")
-			store, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"))
+			store, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"), embedded.Config{})
 			if err != nil {
 				return err
 			}

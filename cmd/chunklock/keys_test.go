@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/keys/vault"
@@ -26,10 +27,10 @@ var (
 
 func init() {
 	next := openStore
-	openStore = func(ctx context.Context, storeURL, dataDir string) (backends.Store, error) {
+	openStore = func(ctx context.Context, storeURL, dataDir string, emb embedded.Config) (backends.Store, error) {
 		name, ok := strings.CutPrefix(storeURL, "memshare:")
 		if !ok {
-			return next(ctx, storeURL, dataDir)
+			return next(ctx, storeURL, dataDir, emb)
 		}
 		memshareMu.Lock()
 		defer memshareMu.Unlock()
@@ -141,7 +142,7 @@ func TestKeysWithVault(t *testing.T) {
 
 	// A store with a Vault job and an age job, each with credentials.
 	storeURL := "memshare:" + t.Name()
-	store, err := openStore(ctx, storeURL, "")
+	store, err := openStore(ctx, storeURL, "", embedded.Config{})
 	require.NoError(t, err)
 	for _, d := range []string{"a", "b", "c"} {
 		_, err := store.UpsertDataset(ctx, backends.Dataset{ID: d, URL: "s3://lake/" + d})

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/server/auth"
 )
@@ -27,11 +28,11 @@ import (
 // every other --store value goes to backends/open.
 func init() {
 	real := openStore
-	openStore = func(ctx context.Context, storeURL, dataDir string) (backends.Store, error) {
+	openStore = func(ctx context.Context, storeURL, dataDir string, emb embedded.Config) (backends.Store, error) {
 		if storeURL == "memory:" {
 			return memory.Open(nil), nil
 		}
-		return real(ctx, storeURL, dataDir)
+		return real(ctx, storeURL, dataDir, emb)
 	}
 }
 

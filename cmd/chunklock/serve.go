@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/keys/keyring"
 	"github.com/chunklock/chunklock/server"
 	"github.com/chunklock/chunklock/server/auth"
@@ -31,16 +34,16 @@ func serveCommand() *cli.Command {
 			"Without --tokens-file the server runs open (every request is an admin), which it allows\n" +
 			"on a loopback address only.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Sources: env("LISTEN"),
-				Usage: "`host:port` to serve on"},
+			&cli.StringFlag{Name: "listen", Sources: env("LISTEN"), DefaultText: defaultListen + ", or a free port of 127.0.0.1 when that is taken",
+				Usage: "`host:port` to serve on; an address given here that is taken is an error"},
 			&cli.StringFlag{Name: "store", Sources: env("STORE"), DefaultText: "embedded etcd in --data-dir",
 				Usage: "storage `URL`: empty for embedded etcd in --data-dir, postgres://user@host:5432/db[?schema=name] for PostgreSQL, etcd://host:2379[,host:port...][/prefix] (etcds:// with TLS) for an etcd cluster"},
 			&cli.StringFlag{Name: "data-dir", Value: "./chunklock-data", Sources: env("DATA_DIR"),
 				Usage: "`directory` of the embedded etcd store"},
-			&cli.StringFlag{Name: "etcd-client-addr", Value: "127.0.0.1:23790", Sources: env("ETCD_CLIENT_ADDR"),
-				Usage: "`host:port` the embedded etcd store serves its clients on (port 0 picks a free one)"},
-			&cli.StringFlag{Name: "etcd-peer-addr", Value: "127.0.0.1:23800", Sources: env("ETCD_PEER_ADDR"),
-				Usage: "`host:port` of the embedded etcd store's peer listener (port 0 picks a free one)"},
+			&cli.StringFlag{Name: "etcd-client-addr", Sources: env("ETCD_CLIENT_ADDR"), DefaultText: "the unix socket <data-dir>/etcd.sock",
+				Usage: "loopback `host:port` the embedded etcd store serves its clients on (port 0 picks a free one), e.g. to reach it with etcdctl over TCP"},
+			&cli.StringFlag{Name: "etcd-peer-addr", Sources: env("ETCD_PEER_ADDR"), DefaultText: "a free port of 127.0.0.1",
+				Usage: "loopback `host:port` of the embedded etcd store's peer listener"},
 			&cli.StringFlag{Name: "keys", Sources: env("KEYS"), DefaultText: "age",
 				Usage: "keyring `URL`: empty or age for per-job age keys, vault://host:8200?mount=transit&prefix=chunklock- for Vault transit (server token from VAULT_TOKEN)"},
 			&cli.StringFlag{Name: "tokens-file", Sources: env("TOKENS_FILE"), DefaultText: "none (open, loopback only)",
@@ -105,26 +108,23 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	cfg.Keyring = kr
 
-	ln, err := net.Listen("tcp", cmd.String("listen"))
+	ln, moved, err := listen(cmd.String("listen"))
 	if err != nil {
-		return fmt.Errorf("--listen %s: %w", cmd.String("listen"), err)
+		return err
 	}
 	defer ln.Close()
 	if err := server.CheckListener(cfg.Tokens, ln.Addr()); err != nil {
 		return err
 	}
 
-	embeddedAddrs.client, embeddedAddrs.peer = cmd.String("etcd-client-addr"), cmd.String("etcd-peer-addr")
-	if cmd.String("store") == "" {
-		for _, a := range []string{embeddedAddrs.client, embeddedAddrs.peer} {
-			if err := loopbackAddr(a); err != nil {
-				return err
-			}
-		}
-	}
-	store, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"))
+	storeURL, dataDir := cmd.String("store"), cmd.String("data-dir")
+	emb, err := embeddedConfig(cmd)
 	if err != nil {
 		return err
+	}
+	store, err := openStore(ctx, storeURL, dataDir, emb)
+	if err != nil {
+		return explainStoreErr(err)
 	}
 	defer store.Close()
 	cfg.Store = store
@@ -137,8 +137,19 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		announceOpen(stderr, ln.Addr())
 	}
 	base := "http://" + browsable(ln.Addr())
-	fmt.Fprintf(stderr, "chunklock: store: %s\n", describeStore(cmd.String("store"), cmd.String("data-dir")))
+	fmt.Fprintf(stderr, "chunklock: store: %s\n", describeStore(storeURL, dataDir, store))
 	fmt.Fprintf(stderr, "chunklock: keyring: %s\n", kr.Kind())
+	if storeURL == "" {
+		path, err := writeServeURL(dataDir, base)
+		if err != nil {
+			return err
+		}
+		defer os.Remove(path)
+		fmt.Fprintf(stderr, "chunklock: URL written to %s%s\n", path, serveURLNote(dataDir))
+	}
+	if moved {
+		fmt.Fprintf(stderr, "chunklock: %s is taken (another chunklock?), so this server listens on %s instead; --listen sets the address\n", defaultListen, ln.Addr())
+	}
 	fmt.Fprintf(stderr, "chunklock: GraphQL at %s/graphql\n", base)
 	fmt.Fprintf(stderr, "chunklock: playground at %s/\n", base)
 
@@ -149,6 +160,65 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// defaultListen is where serve listens when --listen is not given.
+var defaultListen = "127.0.0.1:8080"
+
+// listen opens the HTTP listener on addr; with no addr, on defaultListen
+// or, when that is taken, on a free port of the same host (moved).
+func listen(addr string) (ln net.Listener, moved bool, err error) {
+	if addr != "" {
+		ln, err := net.Listen("tcp", addr)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, false, fmt.Errorf("--listen %s is taken (another chunklock or program listens there): choose another address, or leave --listen out to take a free port: %w", addr, err)
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("--listen %s: %w", addr, err)
+		}
+		return ln, false, nil
+	}
+	ln, err = net.Listen("tcp", defaultListen)
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		if err != nil {
+			return nil, false, fmt.Errorf("listening on %s: %w", defaultListen, err)
+		}
+		return ln, false, nil
+	}
+	host, _, _ := net.SplitHostPort(defaultListen)
+	ln, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, false, fmt.Errorf("%s is taken, and no free port of %s: %w", defaultListen, host, err)
+	}
+	return ln, true, nil
+}
+
+// embeddedConfig reads the embedded store's addresses; only loopback
+// addresses are accepted.
+func embeddedConfig(cmd *cli.Command) (embedded.Config, error) {
+	cfg := embedded.Config{ClientAddr: cmd.String("etcd-client-addr"), PeerAddr: cmd.String("etcd-peer-addr")}
+	if cmd.String("store") != "" {
+		return cfg, nil
+	}
+	for _, a := range []string{cfg.ClientAddr, cfg.PeerAddr} {
+		if a == "" {
+			continue
+		}
+		if err := loopbackAddr(a); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// explainStoreErr names the flag of an embedded-store address that cannot
+// be listened on.
+func explainStoreErr(err error) error {
+	var ae *embedded.AddrError
+	if errors.As(err, &ae) {
+		return fmt.Errorf("--etcd-%s-addr: %w", ae.Role, err)
+	}
+	return err
 }
 
 // announceOpen warns, loudly, that the server accepts anyone.

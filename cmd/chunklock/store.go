@@ -11,15 +11,11 @@ import (
 	"github.com/chunklock/chunklock/backends/open"
 )
 
-// embeddedAddrs holds serve's --etcd-client-addr and --etcd-peer-addr for
-// the embedded store (empty: the embedded package's defaults).
-var embeddedAddrs struct{ client, peer string }
-
-// openStore opens the store of --store and --data-dir (see package
-// backends/open for the URL forms). Tests replace it.
-var openStore = func(ctx context.Context, storeURL, dataDir string) (backends.Store, error) {
-	return open.Open(ctx, storeURL, open.Options{DataDir: dataDir,
-		Embedded: embedded.Config{ClientAddr: embeddedAddrs.client, PeerAddr: embeddedAddrs.peer}})
+// openStore opens the store of --store and --data-dir, an embedded one
+// with the addresses of emb (see package backends/open for the URL forms).
+// Tests replace it.
+var openStore = func(ctx context.Context, storeURL, dataDir string, emb embedded.Config) (backends.Store, error) {
+	return open.Open(ctx, storeURL, open.Options{DataDir: dataDir, Embedded: emb})
 }
 
 // loopbackAddr refuses an embedded-store address off the loopback
@@ -37,10 +33,14 @@ func loopbackAddr(addr string) error {
 }
 
 // describeStore names the store for the start-up message, without
-// credentials.
-func describeStore(storeURL, dataDir string) string {
+// credentials; for the embedded store, with where its etcd listens.
+func describeStore(storeURL, dataDir string, store backends.Store) string {
 	if storeURL == "" {
-		return "embedded etcd, data in " + dataDir
+		d := "embedded etcd, data in " + dataDir
+		if srv := open.Embedded(store); srv != nil {
+			d += fmt.Sprintf(" (etcd clients on %s, peers on %s)", srv.ClientURL(), srv.PeerURL())
+		}
+		return d
 	}
 	scheme, rest, _ := strings.Cut(storeURL, "://")
 	if at := strings.LastIndex(rest, "@"); at >= 0 {

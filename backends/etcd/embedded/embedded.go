@@ -6,6 +6,12 @@
 // process pointed at the same directory fails at once with a clear message
 // (etcd itself would wait forever on its database file lock). The server
 // logs through zap at warn level to <dir>/etcd.log unless told otherwise.
+//
+// Unless told an address, a member listens where nothing can collide with
+// it: clients on the unix socket <dir>/etcd.sock (a free port of 127.0.0.1
+// when that path is too long for a socket), peers on a free port of
+// 127.0.0.1. Several chunklocks, and etcds, thus run side by side on one
+// machine without any setting.
 package embedded
 
 import (
@@ -16,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,12 +33,17 @@ import (
 	"go.uber.org/zap"
 )
 
-// Default addresses: not etcd's own 2379/2380, so that chunklock's embedded
-// store does not clash with an etcd installed on the same machine.
-const (
-	DefaultClientAddr = "127.0.0.1:23790"
-	DefaultPeerAddr   = "127.0.0.1:23800"
-)
+// SocketName is the client socket's file name in the data directory.
+const SocketName = "etcd.sock"
+
+// maxSocketPath is the longest unix socket path every platform takes:
+// sun_path holds 108 bytes on Linux and 104 on BSDs and macOS, with the
+// terminating NUL.
+const maxSocketPath = 103
+
+// freePortTries bounds the attempts to start on free ports picked by
+// Start: another process may take a picked port before etcd binds it.
+const freePortTries = 3
 
 // Config describes one member.
 type Config struct {
@@ -39,11 +51,13 @@ type Config struct {
 	Dir string
 	// Name is the member's name (default "chunklock").
 	Name string
-	// ClientAddr is the host:port clients connect to (default
-	// 127.0.0.1:23790); port 0 picks a free port.
+	// ClientAddr is the host:port clients connect to; port 0 picks a free
+	// port. Empty (the default): the unix socket <Dir>/etcd.sock, or a free
+	// port of 127.0.0.1 when that path is too long for a socket.
 	ClientAddr string
-	// PeerAddr is the host:port other members connect to (default
-	// 127.0.0.1:23800); port 0 picks a free port (single member only).
+	// PeerAddr is the host:port other members connect to; port 0 picks a
+	// free port. Empty (the default): a free port of 127.0.0.1, which suits
+	// a single member only.
 	PeerAddr string
 	// InitialCluster lists every member of a new cluster as
 	// "name=http://host:port,..." (their peer URLs). Empty: this member alone.
@@ -76,11 +90,8 @@ func (c Config) withDefaults() Config {
 	if c.Name == "" {
 		c.Name = "chunklock"
 	}
-	if c.ClientAddr == "" {
-		c.ClientAddr = DefaultClientAddr
-	}
 	if c.PeerAddr == "" {
-		c.PeerAddr = DefaultPeerAddr
+		c.PeerAddr = "127.0.0.1:0"
 	}
 	if c.ClusterToken == "" {
 		c.ClusterToken = "chunklock"
@@ -137,50 +148,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			s.lock.Close()
 		}
 	}()
-	clientAddr, err := resolveAddr(cfg.ClientAddr)
+	e, err := s.startEtcd()
 	if err != nil {
-		return nil, fmt.Errorf("embedded etcd: client address: %w", err)
-	}
-	peerAddr, err := resolveAddr(cfg.PeerAddr)
-	if err != nil {
-		return nil, fmt.Errorf("embedded etcd: peer address: %w", err)
-	}
-	for _, a := range []struct{ what, addr string }{{"client", clientAddr}, {"peer", peerAddr}} {
-		if err := checkFree(a.addr); err != nil {
-			return nil, fmt.Errorf("embedded etcd: %s address %s is not available (%v); another etcd or chunklock may be running there: choose another address", a.what, a.addr, err)
-		}
-	}
-	s.clientURL, s.peerURL = "http://"+clientAddr, "http://"+peerAddr
-	cu, _ := url.Parse(s.clientURL)
-	pu, _ := url.Parse(s.peerURL)
-
-	ec := embed.NewConfig()
-	ec.Name = cfg.Name
-	ec.Dir = cfg.Dir
-	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	ec.InitialCluster = cfg.InitialCluster
-	if ec.InitialCluster == "" {
-		ec.InitialCluster = cfg.Name + "=" + s.peerURL
-	}
-	ec.InitialClusterToken = cfg.ClusterToken
-	ec.Logger = "zap"
-	ec.LogLevel = cfg.LogLevel
-	ec.LogOutputs = []string{cfg.LogOutput}
-	ec.MaxTxnOps = cfg.MaxTxnOps
-	ec.QuotaBackendBytes = cfg.QuotaBackendBytes
-	ec.AutoCompactionMode = embed.CompactorModePeriodic
-	ec.AutoCompactionRetention = cfg.CompactionRetention
-	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
-	ec.EnableGRPCGateway = false
-	ec.Metrics = "basic"
-
-	e, err := embed.StartEtcd(ec)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("embedded etcd: an address is already in use (client %s, peer %s): choose other addresses: %w", clientAddr, peerAddr, err)
-		}
-		return nil, fmt.Errorf("embedded etcd: cannot start (see %s): %w", cfg.LogOutput, err)
+		return nil, err
 	}
 	timer := time.NewTimer(cfg.StartTimeout)
 	defer timer.Stop()
@@ -203,25 +173,143 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// resolveAddr picks a free port for port 0.
-func resolveAddr(addr string) (string, error) {
+// startEtcd starts the server on the configured addresses, picking free
+// ports anew when another process took a picked one first.
+func (s *Server) startEtcd() (*embed.Etcd, error) {
+	for try := 1; ; try++ {
+		a, err := s.cfg.addresses()
+		if err != nil {
+			return nil, err
+		}
+		e, err := embed.StartEtcd(s.etcdConfig(a))
+		switch {
+		case err == nil:
+			s.clientURL, s.peerURL = a.client.String(), a.peer.String()
+			return e, nil
+		case errors.Is(err, syscall.EADDRINUSE) && a.picked && try < freePortTries:
+			continue
+		case errors.Is(err, syscall.EADDRINUSE):
+			return nil, fmt.Errorf("embedded etcd: an address is already in use (clients %s, peers %s): choose other addresses: %w", a.client.String(), a.peer.String(), err)
+		}
+		return nil, fmt.Errorf("embedded etcd: cannot start (see %s): %w", s.cfg.LogOutput, err)
+	}
+}
+
+// etcdConfig is the configuration of the etcd server on addresses a.
+func (s *Server) etcdConfig(a addresses) *embed.Config {
+	cfg := s.cfg
+	ec := embed.NewConfig()
+	ec.Name = cfg.Name
+	ec.Dir = cfg.Dir
+	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{a.client}, []url.URL{a.client}
+	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{a.peer}, []url.URL{a.peer}
+	ec.InitialCluster = cfg.InitialCluster
+	if ec.InitialCluster == "" {
+		ec.InitialCluster = cfg.Name + "=" + a.peer.String()
+	}
+	ec.InitialClusterToken = cfg.ClusterToken
+	ec.Logger = "zap"
+	ec.LogLevel = cfg.LogLevel
+	ec.LogOutputs = []string{cfg.LogOutput}
+	ec.MaxTxnOps = cfg.MaxTxnOps
+	ec.QuotaBackendBytes = cfg.QuotaBackendBytes
+	ec.AutoCompactionMode = embed.CompactorModePeriodic
+	ec.AutoCompactionRetention = cfg.CompactionRetention
+	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
+	ec.EnableGRPCGateway = false
+	ec.Metrics = "basic"
+	return ec
+}
+
+// addresses are the URLs a member listens on.
+type addresses struct {
+	client, peer url.URL
+	// picked: Start chose a port, which another process may take before
+	// etcd binds it.
+	picked bool
+}
+
+// addresses resolves the configured addresses: the client socket when no
+// client address is given, free ports for port 0.
+func (c Config) addresses() (addresses, error) {
+	var a addresses
+	clientAddr := c.ClientAddr
+	if clientAddr == "" {
+		if sock, ok := socketPath(c.Dir); ok {
+			a.client = url.URL{Scheme: "unix", Path: sock}
+		} else {
+			clientAddr = "127.0.0.1:0"
+		}
+	}
+	if clientAddr != "" {
+		addr, picked, err := tcpAddr("client", clientAddr)
+		if err != nil {
+			return a, err
+		}
+		a.client, a.picked = url.URL{Scheme: "http", Host: addr}, picked
+	}
+	addr, picked, err := tcpAddr("peer", c.PeerAddr)
+	if err != nil {
+		return a, err
+	}
+	a.peer, a.picked = url.URL{Scheme: "http", Host: addr}, a.picked || picked
+	return a, nil
+}
+
+// socketPath is the absolute path of the client socket in dir; false when
+// it is too long for a unix socket (or the platform has none).
+func socketPath(dir string) (string, bool) {
+	if runtime.GOOS == "windows" {
+		return "", false
+	}
+	p, err := filepath.Abs(filepath.Join(dir, SocketName))
+	if err != nil || len(p) > maxSocketPath {
+		return "", false
+	}
+	return p, true
+}
+
+// tcpAddr checks a host:port address: port 0 becomes a free port (picked
+// true); any other address must be free.
+func tcpAddr(role, addr string) (string, bool, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", err
+		return "", false, fmt.Errorf("embedded etcd: %s address %q: %w", role, addr, err)
 	}
-	if port != "0" {
-		if _, err := strconv.Atoi(port); err != nil {
-			return "", fmt.Errorf("port %q is not a number", port)
+	if port == "0" {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return "", false, fmt.Errorf("embedded etcd: %s address %s: %w", role, addr, err)
 		}
-		return addr, nil
+		defer l.Close()
+		return l.Addr().String(), true, nil
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return "", err
+	if _, err := strconv.Atoi(port); err != nil {
+		return "", false, fmt.Errorf("embedded etcd: %s address %q: port %q is not a number", role, addr, port)
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	if err := checkFree(addr); err != nil {
+		return "", false, &AddrError{Role: role, Addr: addr, Err: err}
+	}
+	return addr, false, nil
 }
+
+// AddrError reports an address asked for that cannot be listened on,
+// mostly because another process listens there.
+type AddrError struct {
+	Role string // "client" or "peer"
+	Addr string
+	Err  error
+}
+
+func (e *AddrError) Error() string {
+	hint := ""
+	if errors.Is(e.Err, syscall.EADDRINUSE) {
+		hint = "; another etcd or chunklock may be running there: choose another address, or give none to listen where nothing collides"
+	}
+	return fmt.Sprintf("embedded etcd: %s address %s is not available (%v)%s", e.Role, e.Addr, e.Err, hint)
+}
+
+func (e *AddrError) Unwrap() error { return e.Err }
 
 // checkFree fails fast, with the address in the message, when something
 // listens on addr already.
@@ -264,7 +352,8 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// ClientURL is the URL clients connect to.
+// ClientURL is the URL clients connect to: unix:///path/etcd.sock or
+// http://host:port.
 func (s *Server) ClientURL() string { return s.clientURL }
 
 // PeerURL is the URL other members connect to.

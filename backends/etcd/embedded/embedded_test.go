@@ -2,9 +2,12 @@ package embedded
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,6 +78,10 @@ func TestPortTaken(t *testing.T) {
 	defer cancel()
 	_, err = Start(ctx, Config{Dir: t.TempDir(), ClientAddr: l.Addr().String(), PeerAddr: "127.0.0.1:0", StartTimeout: 20 * time.Second})
 	require.ErrorContains(t, err, "client address "+l.Addr().String()+" is not available")
+	require.ErrorContains(t, err, "another etcd or chunklock may be running there")
+	var ae *AddrError
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, AddrError{Role: "client", Addr: l.Addr().String(), Err: ae.Err}, *ae)
 	_, err = Start(ctx, Config{Dir: t.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: l.Addr().String(), StartTimeout: 20 * time.Second})
 	require.ErrorContains(t, err, "peer address "+l.Addr().String()+" is not available")
 }
@@ -82,4 +89,80 @@ func TestPortTaken(t *testing.T) {
 func TestNoDir(t *testing.T) {
 	_, err := Start(context.Background(), Config{})
 	require.ErrorContains(t, err, "no data directory")
+}
+
+// startDefault starts a member in dir with no address given.
+func startDefault(t *testing.T, dir string) *Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := Start(ctx, Config{Dir: dir, UnsafeNoFsync: true, StartTimeout: 20 * time.Second})
+	require.NoError(t, err)
+	return s
+}
+
+// putGet writes and reads a key through a client of s.
+func putGet(t *testing.T, s *Server) {
+	t.Helper()
+	cli, err := s.Client()
+	require.NoError(t, err)
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = cli.Put(ctx, "k", s.Dir())
+	require.NoError(t, err)
+	r, err := cli.Get(ctx, "k")
+	require.NoError(t, err)
+	require.Len(t, r.Kvs, 1)
+	require.Equal(t, s.Dir(), string(r.Kvs[0].Value), "each member has its own data")
+}
+
+// TestDefaultAddressesSideBySide: members given no address serve clients
+// on a socket in their own data directory and peers on a free port, so
+// two of them run at once; closing removes the socket.
+func TestDefaultAddressesSideBySide(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir()}
+	servers := make([]*Server, len(dirs))
+	var wg sync.WaitGroup
+	for i, dir := range dirs {
+		wg.Go(func() { servers[i] = startDefault(t, dir) })
+	}
+	wg.Wait()
+	for i, s := range servers {
+		require.NotNil(t, s)
+		sock := filepath.Join(dirs[i], SocketName)
+		require.Equal(t, "unix://"+sock, s.ClientURL())
+		require.True(t, strings.HasPrefix(s.PeerURL(), "http://127.0.0.1:"), s.PeerURL())
+		require.NotEqual(t, "http://127.0.0.1:0", s.PeerURL(), "the peer URL names the port picked")
+		fi, err := os.Stat(sock)
+		require.NoError(t, err)
+		require.Equal(t, os.ModeSocket, fi.Mode().Type())
+		putGet(t, s)
+	}
+	require.NotEqual(t, servers[0].PeerURL(), servers[1].PeerURL())
+	for i, s := range servers {
+		require.NoError(t, s.Close())
+		_, err := os.Stat(filepath.Join(dirs[i], SocketName))
+		require.True(t, errors.Is(err, os.ErrNotExist), "the socket is removed on close: %v", err)
+	}
+
+	// A socket left behind by a process that died is replaced.
+	require.NoError(t, os.WriteFile(filepath.Join(dirs[0], SocketName), nil, 0o600))
+	s := startDefault(t, dirs[0])
+	defer s.Close()
+	putGet(t, s)
+}
+
+// TestLongDirUsesLoopbackPort: a data directory whose socket path would be
+// too long for a unix socket gets a free port of 127.0.0.1 instead.
+func TestLongDirUsesLoopbackPort(t *testing.T) {
+	dir := t.TempDir()
+	for len(filepath.Join(dir, SocketName)) <= maxSocketPath {
+		dir = filepath.Join(dir, strings.Repeat("d", 20))
+	}
+	s := startDefault(t, dir)
+	defer s.Close()
+	require.True(t, strings.HasPrefix(s.ClientURL(), "http://127.0.0.1:"), s.ClientURL())
+	require.NotEqual(t, "http://127.0.0.1:0", s.ClientURL())
+	putGet(t, s)
 }
