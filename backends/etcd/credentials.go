@@ -1,0 +1,45 @@
+package etcd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// Credentials: dataset secrets encrypted to one job's key.
+
+func (b *Backend) PutCredential(ctx context.Context, c backends.Credential) error {
+	val, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if b.closed.Load() {
+		return backends.Unavailable(nil, "etcd store is closed")
+	}
+	rc, cancel := b.rctx(ctx)
+	defer cancel()
+	if _, err := b.cli.Put(rc, b.key("creds", c.Job, c.Dataset), string(val)); err != nil {
+		return mapErr(err, "write credential")
+	}
+	return nil
+}
+
+func (b *Backend) Credentials(ctx context.Context, job string) ([]backends.Credential, error) {
+	resp, err := b.get(ctx, b.key("creds", job)+"/", clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	var out []backends.Credential
+	for _, kv := range resp.Kvs {
+		var c backends.Credential
+		if err := json.Unmarshal(kv.Value, &c); err != nil {
+			return nil, fmt.Errorf("etcd: credential at %s is corrupt: %w", kv.Key, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

@@ -1,0 +1,156 @@
+package backends
+
+import (
+	"context"
+)
+
+// The read models: chunks, one chunk, live claims, locks, blockers and
+// events.
+
+func validateChunkFilter(f ChunkFilter) error {
+	for _, id := range []string{f.From, f.To} {
+		if id != "" {
+			if err := ValidateDataID(id); err != nil {
+				return err
+			}
+		}
+	}
+	switch f.Role {
+	case "", RoleInput, RoleOutput:
+	default:
+		return InvalidArgument("role %q is not INPUT or OUTPUT", f.Role)
+	}
+	switch f.Status {
+	case StatusNone, StatusRunning, StatusReady, StatusFailed, StatusResubmit, StatusHold, StatusDone, StatusError:
+	default:
+		return InvalidArgument("status %q is unknown", f.Status)
+	}
+	return nil
+}
+
+func (e *engine) Chunks(ctx context.Context, f ChunkFilter) (ChunkPage, error) {
+	if err := validateChunkFilter(f); err != nil {
+		return ChunkPage{}, err
+	}
+	f.First = PageSize(f.First)
+	return e.b.ListRows(ctx, f)
+}
+
+func (e *engine) Chunk(ctx context.Context, dataset, dataid string) (ChunkDetail, error) {
+	if err := ValidateDataID(dataid); err != nil {
+		return ChunkDetail{}, err
+	}
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return ChunkDetail{}, err
+	}
+	if _, err := cat.Dataset(dataset); err != nil {
+		return ChunkDetail{}, err
+	}
+	keys := []RowKey{chunkOutputKey(cat, dataset, dataid)}
+	for _, j := range cat.Consumers(dataset) {
+		keys = append(keys, RowKey{Dataset: dataset, DataID: dataid, Job: j, Role: RoleInput})
+	}
+	var rows []*StatusRow
+	err = e.b.Update(ctx, func(tx Tx) error {
+		var err error
+		rows, err = tx.GetRows(ctx, keys)
+		return err
+	})
+	if err != nil {
+		return ChunkDetail{}, err
+	}
+	d := ChunkDetail{Dataset: dataset, DataID: dataid, Output: rows[0]}
+	for _, r := range rows {
+		if r != nil {
+			d.Rows = append(d.Rows, *r)
+		}
+	}
+	d.Locks = DeriveLocks(d.Rows)
+	return d, nil
+}
+
+func (e *engine) Claims(ctx context.Context, job string) ([]Claim, error) {
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := ChunkFilter{Role: RoleOutput, Status: StatusRunning, First: MaxPageSize}
+	if job != "" {
+		j, err := cat.Job(job)
+		if err != nil {
+			return nil, err
+		}
+		f.Job, f.Dataset = j.ID, j.Output
+	}
+	var claims []Claim
+	now := e.clock.Now()
+	for {
+		page, err := e.b.ListRows(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Rows {
+			if !now.Before(r.LeaseExpiresAt) {
+				continue // past its lease: not live, even before the reaper fails it
+			}
+			c := ClaimOf(cat.Jobs[r.Job], r)
+			withAccess(cat, cat.Jobs[r.Job], &c)
+			claims = append(claims, c)
+		}
+		if !page.HasNextPage || len(page.Rows) == 0 {
+			return claims, nil
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+}
+
+func (e *engine) Locks(ctx context.Context, f LockFilter) ([]Lock, error) {
+	page, err := e.b.ListRows(ctx, ChunkFilter{Dataset: f.Dataset, Job: f.Job, First: MaxPageSize})
+	if err != nil {
+		return nil, err
+	}
+	locks := DeriveLocks(page.Rows)
+	if locks == nil {
+		locks = []Lock{}
+	}
+	return locks, nil
+}
+
+func (e *engine) Blockers(ctx context.Context, jobID, dataid string) ([]Blocker, error) {
+	if err := ValidateDataID(dataid); err != nil {
+		return nil, err
+	}
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	job, err := cat.Job(jobID)
+	if err != nil {
+		return nil, err
+	}
+	var bs []Blocker
+	err = e.b.Update(ctx, func(tx Tx) error {
+		st, err := loadClaimState(ctx, tx, cat, job, dataid)
+		bs = st.Blockers(ModeClaim)
+		return err
+	})
+	if bs == nil {
+		bs = []Blocker{}
+	}
+	return bs, err
+}
+
+func (e *engine) Events(ctx context.Context, f EventFilter) (EventPage, error) {
+	if f.DataID != "" {
+		if err := ValidateDataID(f.DataID); err != nil {
+			return EventPage{}, err
+		}
+	}
+	f.First = PageSize(f.First)
+	return e.b.ListEvents(ctx, f)
+}
+
+func (e *engine) WatchEvents(ctx context.Context, f EventFilter) (<-chan Event, error) {
+	return e.b.WatchEvents(ctx, f)
+}
