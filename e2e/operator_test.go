@@ -96,8 +96,12 @@ func TestOperatorScenarios(t *testing.T) {
 			"RUNNING->RUNNING by operator",
 			"RUNNING->READY by operator",
 		}, outputHistory(t, s, "out", "1"), "claimed, superseded by force, completed once: the stale runner wrote nothing")
-		r = s.run(t, "", nil, "complete", "--token", forced.Token)
-		require.Equal(t, 4, r.code, "a claim completes once; then it is stale\n%s", r)
+		// A repeated complete answers as the first did (a runner whose answer
+		// was lost learns the truth); anything else on the ended claim is stale.
+		s.ok(t, "complete", "--token", forced.Token)
+		require.Len(t, outputHistory(t, s, "out", "1"), 4, "the repeat wrote nothing")
+		r = s.run(t, "", nil, "fail", "--token", forced.Token, "--reason", "late")
+		require.Equal(t, 4, r.code, "a completed claim cannot fail\n%s", r)
 		require.Contains(t, r.stderr, "STALE_CLAIM")
 	})
 
