@@ -35,6 +35,7 @@ func FuzzHandler(f *testing.F) {
 		`{"query": 7}`,
 		`{"query": "query($x: [[Int!]!]) { jobs { id } }", "variables": {"x": [[1, null]]}}`,
 		`{"query": "{ a: jobs { id } ...F } fragment F on Query { ...F }"}`,
+		`{"query": "subscription { events { dataid } }"}`,
 		`[]`,
 		`null`,
 		"\x00\xff",

@@ -4,8 +4,8 @@
 // and the lease reaper that runs beside them.
 //
 //	/          GraphiQL playground
-//	/graphql   GraphQL: POST (any operation), GET (queries only), websocket
-//	           graphql-transport-ws (subscriptions)
+//	/graphql   GraphQL: POST (queries and mutations), GET (queries), websocket
+//	           graphql-transport-ws (any operation; subscriptions need it)
 //	/healthz   the process is up
 //	/readyz    the store answers
 //	/metrics   Prometheus metrics
@@ -232,8 +232,7 @@ func (s *Server) graphql(res *resolvers.Resolver) http.Handler {
 			s.log.Debug("websocket error", "err", err)
 		},
 	})
-	srv.AddTransport(getTransport{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(httpTransport{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	if s.cfg.Introspection {
 		srv.Use(extension.Introspection{})
@@ -270,7 +269,7 @@ func (s *Server) graphqlEndpoint(gql http.Handler) http.Handler {
 		default:
 			w.Header().Set("Allow", "GET, POST")
 			s.writeError(w, http.StatusMethodNotAllowed, backends.CodeInvalidArgument,
-				"use POST (any operation), GET (queries) or a websocket (subscriptions)")
+				"use POST (queries and mutations), GET (queries) or a websocket (subscriptions)")
 			return
 		}
 		authed.ServeHTTP(w, r)
