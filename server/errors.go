@@ -28,6 +28,7 @@ var clientErrorCodes = map[string]bool{
 	errcode.ValidationFailed: true,
 	complexityLimitCode:      true,
 	depthLimitCode:           true,
+	queryBoundsCode:          true,
 }
 
 // presentError turns any error into what a client may see: the code and

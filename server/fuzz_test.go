@@ -35,6 +35,7 @@ func FuzzHandler(f *testing.F) {
 		`{"query": 7}`,
 		`{"query": "query($x: [[Int!]!]) { jobs { id } }", "variables": {"x": [[1, null]]}}`,
 		`{"query": "{ a: jobs { id } ...F } fragment F on Query { ...F }"}`,
+		`{"query": "{...F0} fragment F0 on Query {...F1 ...F1} fragment F1 on Query {...F2 ...F2} fragment F2 on Query {jobs {id}}"}`,
 		`{"query": "subscription { events { dataid } }"}`,
 		`[]`,
 		`null`,
