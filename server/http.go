@@ -53,7 +53,7 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	switch op := opCtx.Operation.Operation; {
 	case op == ast.Subscription:
 		fail(http.StatusBadRequest, backends.InvalidArgument(
-			"subscriptions need the websocket transport: open a websocket to /graphql with the graphql-transport-ws protocol; POST and GET run queries and mutations only"))
+			"subscriptions need the websocket transport: open a websocket to /graphql with the graphql-transport-ws protocol (POST runs queries and mutations, GET queries)"))
 		return
 	case op == ast.Mutation && r.Method == http.MethodGet:
 		fail(http.StatusMethodNotAllowed, backends.InvalidArgument("GET runs queries only; send a mutation with POST"))
