@@ -8,7 +8,6 @@ import (
 	"errors"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -29,6 +28,7 @@ var clientErrorCodes = map[string]bool{
 	errcode.ValidationFailed: true,
 	complexityLimitCode:      true,
 	depthLimitCode:           true,
+	queryBoundsCode:          true,
 }
 
 // presentError turns any error into what a client may see: the code and
@@ -56,9 +56,6 @@ func (s *Server) presentError(ctx context.Context, err error) *gqlerror.Error {
 		return s.answer(&out, backends.CodeUnavailable, "the request was cancelled", nil)
 	case out.Message == "introspection disabled":
 		return s.answer(&out, backends.CodeForbidden, "introspection is turned off on this server (--introspection)", nil)
-	case strings.HasPrefix(out.Message, "json request body could not be decoded"):
-		// gqlgen's message quotes the whole body; answer without it.
-		return s.answer(&out, backends.CodeInvalidArgument, `the request body is not a GraphQL request: send JSON {"query": "...", "variables": {...}, "operationName": "..."}`, nil)
 	}
 	ref := newRef()
 	s.log.Error("internal error answered to a client", "ref", ref, "path", out.Path.String(), "err", err)

@@ -35,6 +35,8 @@ func FuzzHandler(f *testing.F) {
 		`{"query": 7}`,
 		`{"query": "query($x: [[Int!]!]) { jobs { id } }", "variables": {"x": [[1, null]]}}`,
 		`{"query": "{ a: jobs { id } ...F } fragment F on Query { ...F }"}`,
+		`{"query": "{...F0} fragment F0 on Query {...F1 ...F1} fragment F1 on Query {...F2 ...F2} fragment F2 on Query {jobs {id}}"}`,
+		`{"query": "subscription { events { dataid } }"}`,
 		`[]`,
 		`null`,
 		"\x00\xff",
@@ -52,7 +54,7 @@ func FuzzHandler(f *testing.F) {
 		f.Add(seed, true)
 	}
 
-	h, token := fuzzServer(f)
+	h, token := adminHandler(f)
 	f.Fuzz(func(t *testing.T, in string, get bool) {
 		var req *http.Request
 		if get {
@@ -83,10 +85,10 @@ func FuzzHandler(f *testing.F) {
 	})
 }
 
-// fuzzServer builds a server over a memory store holding datasets a, b, c,
-// jobs ja (a -> b) and jb (b -> c) and chunk a/1, and returns its handler
-// and an admin token.
-func fuzzServer(f *testing.F) (http.Handler, string) {
+// adminHandler builds a server over a memory store holding datasets a, b,
+// c, jobs ja (a -> b) and jb (b -> c) and chunk a/1, and returns its
+// handler, to call in-process, and an admin token.
+func adminHandler(f testing.TB) (http.Handler, string) {
 	ctx := f.Context()
 	store := memory.Open(backends.NewFakeClock(t0))
 	f.Cleanup(func() { _ = store.Close() })

@@ -308,6 +308,9 @@ type request struct {
 	rawBody  string
 	ctype    string
 	noAssert bool
+	// timeout, when set, bounds the whole exchange, so that a server that
+	// hangs fails the test instead of stalling it.
+	timeout time.Duration
 }
 
 // send sends a request and returns the response.
@@ -354,7 +357,7 @@ func (s *stack) send(r request) response {
 	if r.jobKey != "" {
 		req.Header.Set(auth.JobKeyHeader, r.jobKey)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: r.timeout}).Do(req)
 	require.NoError(s.t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)

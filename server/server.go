@@ -4,8 +4,8 @@
 // and the lease reaper that runs beside them.
 //
 //	/          GraphiQL playground
-//	/graphql   GraphQL: POST (any operation), GET (queries only), websocket
-//	           graphql-transport-ws (subscriptions)
+//	/graphql   GraphQL: POST (queries and mutations), GET (queries), websocket
+//	           graphql-transport-ws (any operation; subscriptions need it)
 //	/healthz   the process is up
 //	/readyz    the store answers
 //	/metrics   Prometheus metrics
@@ -80,6 +80,14 @@ type Config struct {
 	MaxComplexity int
 	// MaxDepth bounds how deeply an operation's selections nest.
 	MaxDepth int
+	// MaxTokens, MaxSelections and MaxAliases bound a query before it is
+	// validated or its cost computed, steps whose work grows faster than
+	// the query (see queryBounds): its length in tokens, and its
+	// selections (fields, fragment spreads, inline fragments) and aliases
+	// with fragments expanded where they are spread.
+	MaxTokens     int
+	MaxSelections int
+	MaxAliases    int
 	// ReaperInterval is how often expired leases are failed.
 	ReaperInterval time.Duration
 	// ShutdownTimeout bounds how long Serve waits for requests in flight.
@@ -95,6 +103,9 @@ func DefaultConfig() Config {
 		RequestTimeout:  30 * time.Second,
 		MaxComplexity:   1000,
 		MaxDepth:        12,
+		MaxTokens:       5000,
+		MaxSelections:   500,
+		MaxAliases:      100,
 		ReaperInterval:  5 * time.Second,
 		ShutdownTimeout: 15 * time.Second,
 	}
@@ -117,6 +128,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("server: max complexity %d is below %d, the cost of one findNext", c.MaxComplexity, claimCost)
 	case c.MaxDepth < 4:
 		return fmt.Errorf("server: max depth %d is below 4; ordinary queries nest that deep", c.MaxDepth)
+	case c.MaxTokens < minTokens:
+		return fmt.Errorf("server: max tokens %d is below %d; ordinary queries need about that many (the client's publish requests have 535)", c.MaxTokens, minTokens)
+	case c.MaxSelections < minSelections:
+		return fmt.Errorf("server: max selections %d is below %d; ordinary queries need about that many (the playground's schema query has 193)", c.MaxSelections, minSelections)
+	case c.MaxAliases < minAliases:
+		return fmt.Errorf("server: max aliases %d is below %d; chunklock's client publishes that many chunks per request, each under an alias", c.MaxAliases, minAliases)
 	case c.ReaperInterval <= 0:
 		return errors.New("server: reaper interval must be positive")
 	case c.ShutdownTimeout <= 0:
@@ -219,22 +236,26 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Open() bool { return s.cfg.Tokens.Len() == 0 }
 
 // graphql builds the gqlgen handler: explicit transports, the query cache,
-// limits, introspection, dataloaders, authorization, the error presenter
-// and the panic handler.
+// limits (the early query bounds first), introspection, dataloaders,
+// authorization, the error presenter and the panic handler.
 func (s *Server) graphql(res *resolvers.Resolver) http.Handler {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()}))
+	wsReadLimit := s.cfg.MaxBodyBytes
 	srv.AddTransport(transport.Websocket{
 		InitFunc:              s.wsInit,
 		InitTimeout:           10 * time.Second,
 		KeepAlivePingInterval: 15 * time.Second,
 		PingPongInterval:      15 * time.Second,
+		PayloadReadLimit:      &wsReadLimit,
 		ErrorFunc: func(_ context.Context, err error) {
 			s.log.Debug("websocket error", "err", err)
 		},
 	})
-	srv.AddTransport(getTransport{})
-	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.AddTransport(httpTransport{})
+	cache := lru.New[*ast.QueryDocument](1000)
+	srv.SetQueryCache(cache)
+	srv.Use(queryBounds{maxTokens: s.cfg.MaxTokens, maxSelections: s.cfg.MaxSelections, maxAliases: s.cfg.MaxAliases, cache: cache})
+	srv.SetParserTokenLimit(s.cfg.MaxTokens)
 	if s.cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	} else {
@@ -270,7 +291,7 @@ func (s *Server) graphqlEndpoint(gql http.Handler) http.Handler {
 		default:
 			w.Header().Set("Allow", "GET, POST")
 			s.writeError(w, http.StatusMethodNotAllowed, backends.CodeInvalidArgument,
-				"use POST (any operation), GET (queries) or a websocket (subscriptions)")
+				"use POST (queries and mutations), GET (queries) or a websocket (subscriptions)")
 			return
 		}
 		authed.ServeHTTP(w, r)

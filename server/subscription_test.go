@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,20 @@ func TestSubscriptionAuth(t *testing.T) {
 	require.NoError(t, json.Unmarshal(m.Payload, &p))
 	require.Equal(t, "NOT_FOUND", p.Errors[0].Extensions["code"], "%s", m.Payload)
 	ws.expect("complete")
+}
+
+// TestSubscriptionOverHTTPRefused: a subscription sent by POST or GET is
+// answered at once with 400 and INVALID_ARGUMENT pointing to the websocket
+// transport, instead of waiting for an event (the client's timeout turns a
+// hang into a failure).
+func TestSubscriptionOverHTTPRefused(t *testing.T) {
+	s := newStack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0])
+	s.define()
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		r := s.send(request{who: reader, method: method, query: `subscription { events { dataset dataid } }`, timeout: 10 * time.Second})
+		require.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", method, r.Body)
+		require.Equal(t, "INVALID_ARGUMENT", r.code(t), method)
+		require.Contains(t, r.Errors[0].Message, "websocket", method)
+		require.Contains(t, r.Errors[0].Message, "graphql-transport-ws", method)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -124,6 +125,30 @@ func TestServeUnknownStore(t *testing.T) {
 	require.Equal(t, 1, run(t.Context(), []string{"chunklock", "serve", "--listen", "127.0.0.1:0", "--store", "mysql://u:hunter2@db/x"}, io.Discard, &stderr))
 	require.Contains(t, stderr.String(), `scheme "mysql" is unknown`)
 	require.NotContains(t, stderr.String(), "hunter2")
+}
+
+// TestServeQueryBounds: the query bound flags reach the server, which
+// refuses values too low for ordinary queries, and applies the others.
+func TestServeQueryBounds(t *testing.T) {
+	for flag, want := range map[string]string{
+		"--max-tokens":     "max tokens 10 is below",
+		"--max-selections": "max selections 10 is below",
+		"--max-aliases":    "max aliases 10 is below",
+	} {
+		var stderr bytes.Buffer
+		require.Equal(t, 1, run(t.Context(), []string{"chunklock", "serve", "--listen", "127.0.0.1:0", "--store", "memory:", flag, "10"}, io.Discard, &stderr), flag)
+		require.Contains(t, stderr.String(), want, flag)
+	}
+	url, stderr, stop := startServe(t, "--listen", "127.0.0.1:0", "--store", "memory:", "--max-aliases", "30")
+	out := postGraphQL(t, url, "", "{"+strings.Repeat(" a: __typename", 30)+" }")
+	require.Nil(t, out["errors"])
+	var aliases strings.Builder
+	for i := range 31 {
+		fmt.Fprintf(&aliases, " a%d: __typename", i)
+	}
+	out = postGraphQL(t, url, "", "{"+aliases.String()+" }")
+	require.Contains(t, fmt.Sprint(out["errors"]), "more than 30 aliases")
+	require.Equal(t, 0, stop(), stderr.String())
 }
 
 func TestServeRefusesOpenOffLoopback(t *testing.T) {

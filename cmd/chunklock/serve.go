@@ -58,6 +58,12 @@ func serveCommand() *cli.Command {
 				Usage: "largest operation cost accepted (a field costs 1, findNext/claim/force 50, other mutations 10, pages per 100 rows)"},
 			&cli.Int64Flag{Name: "max-depth", Value: int64(d.MaxDepth), Sources: env("MAX_DEPTH"),
 				Usage: "deepest selection nesting accepted"},
+			&cli.Int64Flag{Name: "max-tokens", Value: int64(d.MaxTokens), Sources: env("MAX_TOKENS"),
+				Usage: "longest query accepted, in tokens (names, punctuation, values; variables sent apart do not count); checked while parsing, before any other work"},
+			&cli.Int64Flag{Name: "max-selections", Value: int64(d.MaxSelections), Sources: env("MAX_SELECTIONS"),
+				Usage: "most selections (fields, fragment spreads, inline fragments) accepted in a query, each fragment counted in full wherever it is spread; checked before validation, whose work grows with their square"},
+			&cli.Int64Flag{Name: "max-aliases", Value: int64(d.MaxAliases), Sources: env("MAX_ALIASES"),
+				Usage: "most aliases accepted in a query, each fragment counted in full wherever it is spread"},
 			&cli.BoolFlag{Name: "introspection", Value: d.Introspection, Sources: env("INTROSPECTION"), DefaultText: fmt.Sprint(d.Introspection),
 				Usage: "serve the schema to clients (the playground needs it); --introspection=false also stops field-name suggestions"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: d.ShutdownTimeout, Sources: env("SHUTDOWN_TIMEOUT"),
@@ -90,6 +96,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	cfg.RequestTimeout = cmd.Duration("request-timeout")
 	cfg.MaxComplexity = int(cmd.Int64("max-complexity"))
 	cfg.MaxDepth = int(cmd.Int64("max-depth"))
+	cfg.MaxTokens = int(cmd.Int64("max-tokens"))
+	cfg.MaxSelections = int(cmd.Int64("max-selections"))
+	cfg.MaxAliases = int(cmd.Int64("max-aliases"))
 	cfg.ReaperInterval = cmd.Duration("reaper-interval")
 	cfg.ShutdownTimeout = cmd.Duration("shutdown-timeout")
 	if path := cmd.String("tokens-file"); path != "" {
