@@ -267,13 +267,9 @@ func (r *jobRunner) summary() string {
 }
 
 // checkJobEnv refuses, before anything is claimed, a job whose env names a
-// variable the runner refuses (see runner.Claim.CheckEnv).
+// variable the runner refuses (see runner.CheckEnv).
 func checkJobEnv(job client.Job) error {
-	env := make([]runner.EnvVar, len(job.Env))
-	for i, e := range job.Env {
-		env[i] = runner.EnvVar(e)
-	}
-	if err := (runner.Claim{Job: job.ID, Env: env}).CheckEnv(); err != nil {
+	if err := runner.CheckEnv(client.Claim{Job: job.ID, Env: job.Env}); err != nil {
 		return fmt.Errorf("%w; nothing was claimed: fix the job's env (`chunklock apply`)", err)
 	}
 	return nil
@@ -292,10 +288,10 @@ func (r *jobRunner) drop(job string) bool {
 
 // claim claims a chunk of one of the jobs, trying them in turn from where
 // the last claim left off; nil when none has a claimable chunk.
-func (r *jobRunner) claim(ctx context.Context, dataid string) (*runner.Claim, error) {
+func (r *jobRunner) claim(ctx context.Context, dataid string) (*client.Claim, error) {
 	for i := range r.jobs {
 		job := r.jobs[(r.next+i)%len(r.jobs)]
-		claim, err := retry(ctx, r.retryFor, r.logf, "claiming a chunk of "+job, func(ctx context.Context) (*runner.Claim, error) {
+		claim, err := retry(ctx, r.retryFor, r.logf, "claiming a chunk of "+job, func(ctx context.Context) (*client.Claim, error) {
 			if dataid != "" {
 				return r.clients[job].Claim(ctx, job, dataid, r.executor)
 			}
@@ -310,7 +306,7 @@ func (r *jobRunner) claim(ctx context.Context, dataid string) (*runner.Claim, er
 }
 
 // supervise runs the command under one claim.
-func (r *jobRunner) supervise(ctx context.Context, claim runner.Claim) (runner.Outcome, error) {
+func (r *jobRunner) supervise(ctx context.Context, claim client.Claim) (runner.Outcome, error) {
 	start := time.Now()
 	r.logf("claimed %s %s (attempt %d, executor %s)", claim.Job, claim.DataID, claim.Attempt, claim.Executor)
 	lease := r.leases[claim.Job]
