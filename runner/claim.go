@@ -1,8 +1,10 @@
 // Package runner is the job-runner side of chunklock: the translation of a
-// claim (client.Claim) to environment variables for a job's process, and
-// Run, which supervises one job process under a claim (heartbeats,
-// completion, failure, and stopping the process the moment the claim is no
-// longer its own).
+// claim (client.Claim) to environment variables for a job's process; Run,
+// which supervises one job process under a claim (heartbeats, completion,
+// failure, and stopping the process the moment the claim is no longer its
+// own); and Loop, a runner's worker loop (claims across jobs in turn, the
+// idle wait on the server's events, stop signals, retries of a server that
+// cannot be reached), which `chunklock run` runs.
 package runner
 
 import (
