@@ -194,7 +194,7 @@ func (r *loop) readJobs(ctx context.Context) error {
 				return r.stopped()
 			}
 			if client.CodeOf(err) == backends.CodeNotFound {
-				return fmt.Errorf("job %q not found on %s; `chunklock status` lists the jobs, `chunklock apply` creates them", j, r.cfg.URL)
+				return fmt.Errorf("runner: job %q not found on %s; `chunklock status` lists the jobs, `chunklock apply` creates them", j, r.cfg.URL)
 			}
 			return err
 		}
@@ -303,7 +303,7 @@ func (r *loop) serveOne(ctx context.Context, claim client.Claim) (end bool, err 
 		r.logf("%v", err)
 	}
 	if envErr := (*EnvError)(nil); errors.As(err, &envErr) && !r.drop(claim.Job) {
-		return true, fmt.Errorf("no job left to serve: the runner refuses the env of %v (after %s)", r.cfg.Jobs, r.summary())
+		return true, fmt.Errorf("runner: no job left to serve: the runner refuses the env of %v (after %s)", r.cfg.Jobs, r.summary())
 	}
 	return false, nil
 }

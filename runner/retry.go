@@ -46,7 +46,7 @@ func retry[T any](ctx context.Context, giveUp time.Duration, logf func(string, .
 			first = time.Now()
 		}
 		if time.Since(first) >= giveUp {
-			return v, fmt.Errorf("%s: still failing after %s: %w", what, giveUp.Round(time.Second), err)
+			return v, fmt.Errorf("runner: %s: still failing after %s: %w", what, giveUp.Round(time.Second), err)
 		}
 		wait := b.next()
 		logf("%s: %v; retrying in %s", what, err, wait.Round(10*time.Millisecond))

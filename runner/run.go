@@ -119,7 +119,7 @@ func (o *Options) defaults(c client.Claim, now time.Time) {
 // released one would. Run returns Failed and that *EnvError.
 func Run(ctx context.Context, c Client, claim client.Claim, opt Options) (Outcome, error) {
 	if len(opt.Command) == 0 {
-		return Failed, errors.New("no command to run")
+		return Failed, errors.New("runner: no command to run")
 	}
 	opt.defaults(claim, time.Now())
 	if err := CheckEnv(claim); err != nil {
@@ -154,7 +154,7 @@ func Run(ctx context.Context, c Client, claim client.Claim, opt Options) (Outcom
 		exited <- cmd.Wait()
 	}()
 	if err := <-started; err != nil {
-		return failUnstarted(ctx, c, claim, opt, fmt.Errorf("could not start %s: %w", opt.Command[0], err))
+		return failUnstarted(ctx, c, claim, opt, fmt.Errorf("runner: could not start %s: %w", opt.Command[0], err))
 	}
 	opt.Logf("started %s for %s/%s (pid %d, attempt %d)", opt.Command[0], claim.Job, claim.DataID, cmd.Process.Pid, claim.Attempt)
 
@@ -185,7 +185,7 @@ func Run(ctx context.Context, c Client, claim client.Claim, opt Options) (Outcom
 						opt.Logf("process succeeded but the claim was no longer ours: %v", cerr)
 						return Stale, nil
 					}
-					return Failed, fmt.Errorf("process succeeded but completing the claim failed: %w", cerr)
+					return Failed, fmt.Errorf("runner: process succeeded but completing the claim failed: %w", cerr)
 				}
 				return Completed, nil
 			}
@@ -194,7 +194,7 @@ func Run(ctx context.Context, c Client, claim client.Claim, opt Options) (Outcom
 				if opt.IsStale(ferr) {
 					return Stale, nil
 				}
-				return Failed, fmt.Errorf("failing the claim: %w", ferr)
+				return Failed, fmt.Errorf("runner: failing the claim: %w", ferr)
 			}
 			return Failed, nil
 		case <-ctx.Done():
@@ -202,7 +202,7 @@ func Run(ctx context.Context, c Client, claim client.Claim, opt Options) (Outcom
 			fctx, cancel := finish()
 			defer cancel()
 			if err := c.Release(fctx, claim.Token); err != nil && !opt.IsStale(err) {
-				return Released, fmt.Errorf("releasing the claim: %w", err)
+				return Released, fmt.Errorf("runner: releasing the claim: %w", err)
 			}
 			return Released, nil
 		case <-ticker.C:
