@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/runner"
 )
 
 // Dataset is a dataset as the server describes it.
@@ -148,7 +147,7 @@ const (
 	datasetFields = `id description url connection location`
 	jobFields     = `id description inputs output env { name value } maxAttempts leaseSeconds paused credentials { dataset }`
 	accessFields  = `dataset dataid url connection location secret`
-	// ClaimFields selects everything of a Claim that runner.Claim holds.
+	// ClaimFields selects every field of a Claim.
 	ClaimFields = `token job dataid attempt executor fence leaseExpiresAt
 		output { ` + accessFields + ` } inputs { ` + accessFields + ` } env { name value }`
 	rowFields = `dataset dataid job role status attempt executor fence token leaseExpiresAt updatedAt reason location`
@@ -253,7 +252,7 @@ func (c *Client) Publish(ctx context.Context, dataset string, dataids []string) 
 	return nil
 }
 
-func (c *Client) claimOp(ctx context.Context, op string, vars map[string]any) (*runner.Claim, error) {
+func (c *Client) claimOp(ctx context.Context, op string, vars map[string]any) (*Claim, error) {
 	var params, args []string
 	for _, k := range []string{"job", "dataid", "executor"} {
 		if _, ok := vars[k]; ok {
@@ -262,7 +261,7 @@ func (c *Client) claimOp(ctx context.Context, op string, vars map[string]any) (*
 		}
 	}
 	q := fmt.Sprintf("mutation(%s) { claim: %s(%s) { %s } }", strings.Join(params, ", "), op, strings.Join(args, ", "), ClaimFields)
-	var out struct{ Claim *runner.Claim }
+	var out struct{ Claim *Claim }
 	err := c.Do(ctx, q, vars, &out)
 	if err != nil && out.Claim != nil && out.Claim.Token != "" {
 		// The chunk was claimed but part of the claim failed (a job key
@@ -279,19 +278,19 @@ func (c *Client) claimOp(ctx context.Context, op string, vars map[string]any) (*
 }
 
 // FindNext claims the next chunk job may produce; nil when there is none.
-func (c *Client) FindNext(ctx context.Context, job, executor string) (*runner.Claim, error) {
+func (c *Client) FindNext(ctx context.Context, job, executor string) (*Claim, error) {
 	return c.claimOp(ctx, "findNext", map[string]any{"job": job, "executor": executor})
 }
 
 // Claim claims one given dataid; LOCKED (with Blockers) when it cannot be
 // claimed now.
-func (c *Client) Claim(ctx context.Context, job, dataid, executor string) (*runner.Claim, error) {
+func (c *Client) Claim(ctx context.Context, job, dataid, executor string) (*Claim, error) {
 	return c.claimOp(ctx, "claim", map[string]any{"job": job, "dataid": dataid, "executor": executor})
 }
 
 // Force claims a dataid whatever its inputs and locks, superseding a live
 // claim on the output chunk.
-func (c *Client) Force(ctx context.Context, job, dataid, executor string) (*runner.Claim, error) {
+func (c *Client) Force(ctx context.Context, job, dataid, executor string) (*Claim, error) {
 	return c.claimOp(ctx, "force", map[string]any{"job": job, "dataid": dataid, "executor": executor})
 }
 
@@ -388,12 +387,12 @@ type pageInfo struct {
 }
 
 // Claims returns the live claims of job (of every job when job is "").
-func (c *Client) Claims(ctx context.Context, job string) ([]runner.Claim, error) {
+func (c *Client) Claims(ctx context.Context, job string) ([]Claim, error) {
 	vars := map[string]any{}
 	if job != "" {
 		vars["job"] = job
 	}
-	var out struct{ Claims []runner.Claim }
+	var out struct{ Claims []Claim }
 	err := c.Do(ctx, `query($job: String) { claims(job: $job) { token job dataid attempt executor fence leaseExpiresAt
 		output { dataset dataid location } inputs { dataset dataid location } env { name value } } }`, vars, &out)
 	return out.Claims, err

@@ -45,7 +45,7 @@ func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h
 func New(baseURL string, opts ...Option) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("server URL %q is not an http(s) URL like http://127.0.0.1:8080", baseURL)
+		return nil, fmt.Errorf("client: server URL %q is not an http(s) URL like http://127.0.0.1:8080", baseURL)
 	}
 	if !strings.HasSuffix(u.Path, "/graphql") {
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/graphql"
@@ -203,7 +203,7 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out 
 		if resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusGatewayTimeout {
 			return unavailable(nil, "%s answered HTTP %d (%q); retry later", c.endpoint, resp.StatusCode, snippet)
 		}
-		return fmt.Errorf("%s answered HTTP %d with something that is not GraphQL (is --url the chunklock server?): %q", c.endpoint, resp.StatusCode, snippet)
+		return fmt.Errorf("client: %s answered HTTP %d with something that is not GraphQL (is --url the chunklock server?): %q", c.endpoint, resp.StatusCode, snippet)
 	}
 	if len(envelope.Errors) > 0 {
 		// Keep what did resolve: a claim whose secret failed is still a
@@ -214,13 +214,13 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out 
 		return envelope.Errors[0].toError()
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered HTTP %d", c.endpoint, resp.StatusCode)
+		return fmt.Errorf("client: %s answered HTTP %d", c.endpoint, resp.StatusCode)
 	}
 	if out == nil || len(envelope.Data) == 0 {
 		return nil
 	}
 	if err := json.Unmarshal(envelope.Data, out); err != nil {
-		return fmt.Errorf("decoding the answer from %s: %w", c.endpoint, err)
+		return fmt.Errorf("client: decoding the answer from %s: %w", c.endpoint, err)
 	}
 	return nil
 }

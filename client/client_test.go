@@ -14,12 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/client"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
-	"github.com/chunklock/chunklock/server/auth"
 )
 
 type bundle struct {

@@ -15,6 +15,10 @@ import (
 	"github.com/chunklock/chunklock/backends"
 )
 
+// errSubscriptionClosed is what a subscription ends with once Close was
+// called.
+var errSubscriptionClosed = errors.New("client: subscription closed")
+
 // Operation is one GraphQL subscription.
 type Operation struct {
 	Query     string
@@ -55,7 +59,7 @@ type wsMessage struct {
 // server refuses ends the subscription with that error (see Next).
 func (c *Client) Subscribe(ctx context.Context, ops ...Operation) (*Subscription, error) {
 	if len(ops) == 0 {
-		return nil, errors.New("subscribe: no operation given")
+		return nil, errors.New("client: subscribe: no operation given")
 	}
 	header := http.Header{}
 	if c.token != "" {
@@ -110,7 +114,7 @@ func (c *Client) Subscribe(ctx context.Context, ops ...Operation) (*Subscription
 		if m.Type == "connection_ack" {
 			break
 		}
-		return fail(fmt.Errorf("websocket to %s: expected connection_ack, got %q", c.endpoint, m.Type))
+		return fail(fmt.Errorf("client: websocket to %s: expected connection_ack, got %q", c.endpoint, m.Type))
 	}
 	for i, op := range ops {
 		payload := map[string]any{"query": op.Query, "variables": op.Variables}
@@ -132,7 +136,7 @@ func (s *Subscription) read(ctx context.Context, live int) {
 		m, err := readMsg(ctx, s.conn)
 		if err != nil {
 			if ctx.Err() != nil {
-				s.end(errors.New("subscription closed"))
+				s.end(errSubscriptionClosed)
 			} else {
 				s.end(unavailable(err, "the event stream broke: %v", err))
 			}
@@ -151,7 +155,7 @@ func (s *Subscription) read(ctx context.Context, live int) {
 				Errors []wireError     `json:"errors"`
 			}
 			if err := json.Unmarshal(m.Payload, &payload); err != nil {
-				s.end(fmt.Errorf("the server sent an unreadable result: %w", err))
+				s.end(fmt.Errorf("client: the server sent an unreadable result: %w", err))
 				return
 			}
 			if len(payload.Errors) > 0 {
@@ -161,14 +165,14 @@ func (s *Subscription) read(ctx context.Context, live int) {
 			select {
 			case s.msgs <- Message{Op: op, Data: payload.Data}:
 			case <-ctx.Done():
-				s.end(errors.New("subscription closed"))
+				s.end(errSubscriptionClosed)
 				return
 			}
 		case "error":
 			var errs []wireError
 			_ = json.Unmarshal(m.Payload, &errs)
 			if len(errs) == 0 {
-				s.end(errors.New("the server refused the subscription"))
+				s.end(errors.New("client: the server refused the subscription"))
 			} else {
 				s.end(errs[0].toError())
 			}
@@ -193,16 +197,16 @@ func (s *Subscription) end(err error) {
 // Next returns the next result. When the subscription has ended it returns
 // why: an UNAVAILABLE *Error when the connection broke (resubscribe or fall
 // back to polling), the server's error when it refused an operation, or
-// "subscription closed" once Close was called.
+// "client: subscription closed" once Close was called.
 func (s *Subscription) Next(ctx context.Context) (Message, error) {
 	select {
 	case <-s.closed:
-		return Message{}, errors.New("subscription closed")
+		return Message{}, errSubscriptionClosed
 	default:
 	}
 	select {
 	case <-s.closed:
-		return Message{}, errors.New("subscription closed")
+		return Message{}, errSubscriptionClosed
 	case m, ok := <-s.msgs:
 		if !ok {
 			s.mu.Lock()

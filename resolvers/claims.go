@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/resolvers/model"
-	"github.com/chunklock/chunklock/server/auth"
 )
 
 // claimToken returns a claim token for principals that may operate job, and

@@ -9,10 +9,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/keys"
 	"github.com/chunklock/chunklock/resolvers/model"
-	"github.com/chunklock/chunklock/server/auth"
 )
 
 // Secrets are per (job, dataset), not per chunk: a response decrypts a

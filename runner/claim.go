@@ -1,8 +1,10 @@
-// Package runner is the job-runner side of chunklock: the claim document a
-// runner receives, its translation to environment variables for a job's
-// process, and Run, which supervises one job process under a claim
-// (heartbeats, completion, failure, and stopping the process the moment the
-// claim is no longer its own).
+// Package runner is the job-runner side of chunklock: the translation of a
+// claim (client.Claim) to environment variables for a job's process; Run,
+// which supervises one job process under a claim (heartbeats, completion,
+// failure, and stopping the process the moment the claim is no longer its
+// own); and Loop, a runner's worker loop (claims across jobs in turn, the
+// idle wait on the server's events, stop signals, retries of a server that
+// cannot be reached), which `chunklock run` runs.
 package runner
 
 import (
@@ -10,43 +12,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/chunklock/chunklock/backends/envname"
+	"github.com/chunklock/chunklock/client"
 )
-
-// Claim is the document a runner gets for one claimed chunk: the seeds'
-// "single JSON string parsed by a script utility". Field names follow the
-// GraphQL Claim type.
-type Claim struct {
-	Token          string          `json:"token"`
-	Job            string          `json:"job"`
-	DataID         string          `json:"dataid"`
-	Attempt        int             `json:"attempt"`
-	Executor       string          `json:"executor"`
-	Fence          int64           `json:"fence"`
-	LeaseExpiresAt time.Time       `json:"leaseExpiresAt"`
-	Output         DatasetAccess   `json:"output"`
-	Inputs         []DatasetAccess `json:"inputs"`
-	Env            []EnvVar        `json:"env"`
-}
-
-// DatasetAccess locates one chunk of a dataset; Secret is set only when the
-// runner presented the job's key.
-type DatasetAccess struct {
-	Dataset    string  `json:"dataset"`
-	DataID     string  `json:"dataid"`
-	URL        string  `json:"url"`
-	Connection string  `json:"connection"`
-	Location   string  `json:"location"`
-	Secret     *string `json:"secret"`
-}
-
-// EnvVar is one entry of the job's environment.
-type EnvVar struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
 
 // EnvName turns a dataset id into the part of a variable name that stands
 // for it: upper case, anything but letters and digits becomes '_'.
@@ -79,7 +48,7 @@ func EnvName(id string) string {
 // The claim token is CHUNKLOCK_CLAIM_TOKEN, not CHUNKLOCK_TOKEN: the latter is
 // the API bearer token of the chunklock command, which `eval "$(chunklock
 // next --format env)"` must not overwrite.
-func (c Claim) Environ() []string {
+func Environ(c client.Claim) []string {
 	var env []string
 	set := func(k, v string) { env = append(env, k+"="+v) }
 	set("CHUNKLOCK_JOB", c.Job)
@@ -88,7 +57,7 @@ func (c Claim) Environ() []string {
 	set("CHUNKLOCK_ATTEMPT", strconv.Itoa(c.Attempt))
 	set("CHUNKLOCK_EXECUTOR", c.Executor)
 	set("CHUNKLOCK_FENCE", strconv.FormatInt(c.Fence, 10))
-	access := func(prefix string, a DatasetAccess, withDataset bool) {
+	access := func(prefix string, a client.DatasetAccess, withDataset bool) {
 		if withDataset {
 			set(prefix+"_DATASET", a.Dataset)
 		}
@@ -135,7 +104,7 @@ func (e *EnvError) Error() string {
 // that envname.Check refuses: one that changes how a process loads or runs
 // code, or one of the runner's own CHUNKLOCK_*. The server refuses such a
 // job, but a server older than that rule may still send one.
-func (c Claim) CheckEnv() error {
+func CheckEnv(c client.Claim) error {
 	var errs []error
 	for _, e := range c.Env {
 		if err := envname.Check(e.Name); err != nil {
@@ -149,8 +118,8 @@ func (c Claim) CheckEnv() error {
 }
 
 // ShellExports renders Environ as `export NAME='value'` lines for `eval`.
-func (c Claim) ShellExports() string {
-	env := c.Environ()
+func ShellExports(c client.Claim) string {
+	env := Environ(c)
 	var b strings.Builder
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -165,8 +134,8 @@ func ShellQuote(s string) string {
 }
 
 // SortedEnv is Environ sorted by name, for display.
-func (c Claim) SortedEnv() []string {
-	env := c.Environ()
+func SortedEnv(c client.Claim) []string {
+	env := Environ(c)
 	sort.Strings(env)
 	return env
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/chunklock/chunklock/client"
 )
 
 // Client is what Run needs from a chunklock server.
@@ -68,7 +70,7 @@ type Options struct {
 	Now func() time.Time
 }
 
-func (o *Options) defaults(c Claim, now time.Time) {
+func (o *Options) defaults(c client.Claim, now time.Time) {
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
 	}
@@ -109,24 +111,24 @@ func (o *Options) defaults(c Claim, now time.Time) {
 // process is killed with it (not its own children, which keep the process
 // group); the claim then expires after its lease and the chunk is redone.
 //
-// A claim whose job env names a variable the runner refuses (see
-// Claim.CheckEnv) is failed without starting the process, with the
-// *EnvError, which names each variable and why, as the reason: operators
+// A claim whose job env names a variable the runner refuses (see CheckEnv)
+// is failed without starting the process, with the *EnvError, which names
+// each variable and why, as the reason: operators
 // see it in the chunk's status, and the chunk goes on HOLD once the job's
 // maxAttempts are used rather than being claimed again and again as a
 // released one would. Run returns Failed and that *EnvError.
-func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, error) {
+func Run(ctx context.Context, c Client, claim client.Claim, opt Options) (Outcome, error) {
 	if len(opt.Command) == 0 {
-		return Failed, errors.New("no command to run")
+		return Failed, errors.New("runner: no command to run")
 	}
 	opt.defaults(claim, time.Now())
-	if err := claim.CheckEnv(); err != nil {
+	if err := CheckEnv(claim); err != nil {
 		return failUnstarted(ctx, c, claim, opt, err)
 	}
 	tail := &tailBuffer{max: opt.TailBytes}
 	cmd := exec.Command(opt.Command[0], opt.Command[1:]...)
 	cmd.Dir = opt.Dir
-	cmd.Env = append(append(os.Environ(), opt.Env...), claim.Environ()...)
+	cmd.Env = append(append(os.Environ(), opt.Env...), Environ(claim)...)
 	cmd.Stdout = opt.Stdout
 	cmd.Stderr = io.MultiWriter(opt.Stderr, tail)
 	cmd.SysProcAttr = sysProcAttr()
@@ -152,7 +154,7 @@ func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, erro
 		exited <- cmd.Wait()
 	}()
 	if err := <-started; err != nil {
-		return failUnstarted(ctx, c, claim, opt, fmt.Errorf("could not start %s: %w", opt.Command[0], err))
+		return failUnstarted(ctx, c, claim, opt, fmt.Errorf("runner: could not start %s: %w", opt.Command[0], err))
 	}
 	opt.Logf("started %s for %s/%s (pid %d, attempt %d)", opt.Command[0], claim.Job, claim.DataID, cmd.Process.Pid, claim.Attempt)
 
@@ -183,7 +185,7 @@ func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, erro
 						opt.Logf("process succeeded but the claim was no longer ours: %v", cerr)
 						return Stale, nil
 					}
-					return Failed, fmt.Errorf("process succeeded but completing the claim failed: %w", cerr)
+					return Failed, fmt.Errorf("runner: process succeeded but completing the claim failed: %w", cerr)
 				}
 				return Completed, nil
 			}
@@ -192,7 +194,7 @@ func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, erro
 				if opt.IsStale(ferr) {
 					return Stale, nil
 				}
-				return Failed, fmt.Errorf("failing the claim: %w", ferr)
+				return Failed, fmt.Errorf("runner: failing the claim: %w", ferr)
 			}
 			return Failed, nil
 		case <-ctx.Done():
@@ -200,7 +202,7 @@ func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, erro
 			fctx, cancel := finish()
 			defer cancel()
 			if err := c.Release(fctx, claim.Token); err != nil && !opt.IsStale(err) {
-				return Released, fmt.Errorf("releasing the claim: %w", err)
+				return Released, fmt.Errorf("runner: releasing the claim: %w", err)
 			}
 			return Released, nil
 		case <-ticker.C:
@@ -228,7 +230,7 @@ func Run(ctx context.Context, c Client, claim Claim, opt Options) (Outcome, erro
 
 // failUnstarted fails the claim of a process that was not started, with
 // cause as the reason, and returns Failed and cause.
-func failUnstarted(ctx context.Context, c Client, claim Claim, opt Options, cause error) (Outcome, error) {
+func failUnstarted(ctx context.Context, c Client, claim client.Claim, opt Options, cause error) (Outcome, error) {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if ferr := c.Fail(fctx, claim.Token, cause.Error()); ferr != nil && !opt.IsStale(ferr) {

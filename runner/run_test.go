@@ -15,6 +15,7 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/chunklock/chunklock/client"
 )
 
 // storeClient runs the runner against a real (in-memory) store.
@@ -34,7 +35,7 @@ func isStale(err error) bool                                       { return erro
 
 type bundle struct {
 	store backends.Store
-	claim Claim
+	claim client.Claim
 }
 
 func setup(t *testing.T) bundle {
@@ -52,9 +53,9 @@ func setup(t *testing.T) bundle {
 	c, err := s.FindNext(ctx, "j", "test")
 	require.NoError(t, err)
 	require.NotNil(t, c)
-	return bundle{store: s, claim: Claim{Token: c.Token, Job: c.Job, DataID: c.DataID, Attempt: c.Attempt, LeaseExpiresAt: c.LeaseExpiresAt,
-		Output: DatasetAccess{Dataset: "out", DataID: "7", Location: "/out/7"}, Inputs: []DatasetAccess{{Dataset: "in", DataID: "7", Location: "/in/7"}},
-		Env: []EnvVar{{Name: "GREETING", Value: "hi"}}}}
+	return bundle{store: s, claim: client.Claim{Token: c.Token, Job: c.Job, DataID: c.DataID, Attempt: c.Attempt, LeaseExpiresAt: c.LeaseExpiresAt,
+		Output: client.DatasetAccess{Dataset: "out", DataID: "7", Location: "/out/7"}, Inputs: []client.DatasetAccess{{Dataset: "in", DataID: "7", Location: "/in/7"}},
+		Env: []client.EnvVar{{Name: "GREETING", Value: "hi"}}}}
 }
 
 func status(t *testing.T, s backends.Store, ds string) backends.Status {
@@ -159,9 +160,9 @@ func TestRunRefusesDangerousEnv(t *testing.T) {
 	hook := filepath.Join(dir, "hook.sh")
 	require.NoError(t, os.WriteFile(hook, []byte("touch "+filepath.Join(dir, "hook-ran")+"\n"), 0o755))
 	b.claim.Env = append(b.claim.Env,
-		EnvVar{Name: "BASH_ENV", Value: hook},
-		EnvVar{Name: "CHUNKLOCK_URL", Value: "http://elsewhere"},
-		EnvVar{Name: "ld_preload", Value: "/tmp/x.so"})
+		client.EnvVar{Name: "BASH_ENV", Value: hook},
+		client.EnvVar{Name: "CHUNKLOCK_URL", Value: "http://elsewhere"},
+		client.EnvVar{Name: "ld_preload", Value: "/tmp/x.so"})
 	got, err := Run(context.Background(), storeClient{b.store}, b.claim, Options{
 		Command: []string{"bash", "-c", "touch " + filepath.Join(dir, "started")},
 		Env:     []string{"CHUNKLOCK_URL=http://the-server"},
@@ -187,13 +188,13 @@ func TestRunRefusesDangerousEnv(t *testing.T) {
 func TestEnvironAndExports(t *testing.T) {
 	t.Parallel()
 	secret := "p'w"
-	c := Claim{Job: "j", DataID: "2026-11-22", Token: "tok", Attempt: 2, Fence: 9,
-		Output: DatasetAccess{Dataset: "daily.sales", URL: "s3://lake", Location: "s3://lake/dt=2026-11-22/", Secret: &secret},
-		Inputs: []DatasetAccess{{Dataset: "raw-a"}, {Dataset: "raw-b"}},
-		Env: []EnvVar{{Name: "X", Value: "1"}, {Name: "CHUNKLOCK_DATAID", Value: "spoof"}, {Name: "CHUNKLOCK_URL", Value: "spoof"},
+	c := client.Claim{Job: "j", DataID: "2026-11-22", Token: "tok", Attempt: 2, Fence: 9,
+		Output: client.DatasetAccess{Dataset: "daily.sales", URL: "s3://lake", Location: "s3://lake/dt=2026-11-22/", Secret: &secret},
+		Inputs: []client.DatasetAccess{{Dataset: "raw-a"}, {Dataset: "raw-b"}},
+		Env: []client.EnvVar{{Name: "X", Value: "1"}, {Name: "CHUNKLOCK_DATAID", Value: "spoof"}, {Name: "CHUNKLOCK_URL", Value: "spoof"},
 			{Name: "LD_PRELOAD", Value: "spoof"}, {Name: "lower", Value: "spoof"}}}
-	require.ErrorContains(t, c.CheckEnv(), `job j: the runner refuses its env: env name "CHUNKLOCK_DATAID" is not allowed`)
-	env := strings.Join(c.Environ(), "\n")
+	require.ErrorContains(t, CheckEnv(c), `job j: the runner refuses its env: env name "CHUNKLOCK_DATAID" is not allowed`)
+	env := strings.Join(Environ(c), "\n")
 	require.Contains(t, env, "\nX=1")
 	require.Contains(t, env, "CHUNKLOCK_OUTPUT_SECRET=p'w")
 	require.Contains(t, env, "CHUNKLOCK_INPUT_1_DATASET=raw-b")
@@ -204,6 +205,6 @@ func TestEnvironAndExports(t *testing.T) {
 	require.NotContains(t, env, "CHUNKLOCK_TOKEN=", "CHUNKLOCK_TOKEN is the API token of the chunklock command")
 	require.NotContains(t, env, "spoof", "job env cannot override claim variables, nor set refused ones")
 	c.Env = c.Env[:1]
-	require.NoError(t, c.CheckEnv())
-	require.Contains(t, c.ShellExports(), `export CHUNKLOCK_OUTPUT_SECRET='p'\''w'`)
+	require.NoError(t, CheckEnv(c))
+	require.Contains(t, ShellExports(c), `export CHUNKLOCK_OUTPUT_SECRET='p'\''w'`)
 }

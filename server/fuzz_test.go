@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
-	"github.com/chunklock/chunklock/server/auth"
 )
 
 // FuzzHandler sends arbitrary bodies (POST) and query strings (GET) to the

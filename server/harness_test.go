@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/etcd"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
@@ -28,7 +29,6 @@ import (
 	"github.com/chunklock/chunklock/backends/postgres"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
-	"github.com/chunklock/chunklock/server/auth"
 )
 
 // storeKind opens n Store handles sharing one database, as n server

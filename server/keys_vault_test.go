@@ -10,8 +10,8 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/keys/age"
+	"github.com/chunklock/chunklock/keys/keyops"
 	"github.com/chunklock/chunklock/keys/vault"
-	"github.com/chunklock/chunklock/server/keyops"
 )
 
 // TestVaultRotation: keyops.Rotate (what `chunklock keys rotate` runs)

@@ -47,12 +47,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/graph"
 	"github.com/chunklock/chunklock/keys"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/resolvers"
-	"github.com/chunklock/chunklock/server/auth"
 )
 
 // Config configures a Server.

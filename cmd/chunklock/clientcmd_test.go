@@ -154,37 +154,6 @@ func TestRunLoopWaitsForNewChunks(t *testing.T) {
 	}
 }
 
-// TestWaiterFollowsEvents: the idle waiter wakes on an event from the
-// subscription, and resumes from the last event it saw.
-func TestWaiterFollowsEvents(t *testing.T) {
-	t.Parallel()
-	_, api := serveMemory(t, func(h http.Handler) http.Handler { return h })
-	ctx := t.Context()
-	past, err := api.AllEvents(ctx, client.EventFilter{})
-	require.NoError(t, err)
-	cmd := runCommand()
-	var logs lockedBuffer
-	cmd.ErrWriter = &logs
-	r := &jobRunner{cmd: cmd, c: api, filters: []client.EventFilter{{Job: "j"}, {Dataset: "in"}}}
-	w := &waiter{r: r, idleWait: time.Minute, wake: make(chan struct{}, 1), cursor: past[len(past)-1].Cursor}
-	defer w.close()
-
-	require.True(t, w.wait(ctx), "subscribing asks for work at once")
-	require.NotNil(t, w.sub, logs.String())
-	require.NoError(t, api.Publish(ctx, "in", []string{"2"}))
-	select {
-	case <-w.wake:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("no event woke the waiter:\n%s", logs.String())
-	}
-	w.mu.Lock()
-	cursor := w.cursor
-	w.mu.Unlock()
-	evs, err := api.AllEvents(ctx, client.EventFilter{})
-	require.NoError(t, err)
-	require.Equal(t, evs[len(evs)-1].Cursor, cursor, "the waiter saw the publish of 2")
-}
-
 // TestRunRetriesAnUnreachableServer: a runner started before its server
 // retries with backoff, then works once the server is up.
 func TestRunRetriesAnUnreachableServer(t *testing.T) {

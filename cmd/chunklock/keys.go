@@ -11,9 +11,9 @@ import (
 
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/keys"
+	"github.com/chunklock/chunklock/keys/keyops"
 	"github.com/chunklock/chunklock/keys/keyring"
 	"github.com/chunklock/chunklock/keys/vault"
-	"github.com/chunklock/chunklock/server/keyops"
 )
 
 // keysCommand is `chunklock keys`: Vault policies and setup, key rotation

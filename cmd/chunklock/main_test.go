@@ -19,10 +19,10 @@ import (
 	"github.com/urfave/cli/v3"
 	"gopkg.in/yaml.v3"
 
+	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/memory"
-	"github.com/chunklock/chunklock/server/auth"
 )
 
 // The tests serve "memory:" stores, which need no data directory or ports;

@@ -71,7 +71,7 @@ func next(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if c, err = newClient(cmd, key); err != nil {
 		return err
 	}
-	var claim *runner.Claim
+	var claim *client.Claim
 	if d := cmd.String("dataid"); d != "" {
 		claim, err = c.Claim(ctx, job, d, executor)
 		var ce *client.Error
@@ -87,16 +87,16 @@ func next(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if claim == nil {
 		return exitWith(cmd, exitNothing, "nothing to do: job %s has no claimable chunk now (see `chunklock status --job %s`)", job, job)
 	}
-	if err := claim.CheckEnv(); err != nil {
+	if err := runner.CheckEnv(*claim); err != nil {
 		return refuseEnv(ctx, c, *claim, err)
 	}
 	return printClaim(cmd, *claim, format)
 }
 
 // refuseEnv fails a claim whose job env the runner refuses (see
-// runner.Claim.CheckEnv) with that as the reason, so that operators see it
+// runner.CheckEnv) with that as the reason, so that operators see it
 // in the chunk's status, and returns the error to print.
-func refuseEnv(ctx context.Context, c *client.Client, claim runner.Claim, cause error) error {
+func refuseEnv(ctx context.Context, c *client.Client, claim client.Claim, cause error) error {
 	if err := c.Fail(ctx, claim.Token, cause.Error()); err != nil && client.CodeOf(err) != backends.CodeStaleClaim {
 		return fmt.Errorf("%w; and failing the claim on %s %s failed too: %w", cause, claim.Job, claim.DataID, err)
 	}
@@ -104,9 +104,9 @@ func refuseEnv(ctx context.Context, c *client.Client, claim runner.Claim, cause 
 }
 
 // printClaim writes a claim as JSON or export lines.
-func printClaim(cmd *cli.Command, claim runner.Claim, format string) error {
+func printClaim(cmd *cli.Command, claim client.Claim, format string) error {
 	if format == "env" {
-		_, err := fmt.Fprint(stdout(cmd), claim.ShellExports())
+		_, err := fmt.Fprint(stdout(cmd), runner.ShellExports(claim))
 		return err
 	}
 	return printJSON(stdout(cmd), claim)

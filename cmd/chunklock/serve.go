@@ -14,10 +14,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/keys/keyring"
 	"github.com/chunklock/chunklock/server"
-	"github.com/chunklock/chunklock/server/auth"
 )
 
 func serveCommand() *cli.Command {

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v3"
 	"gopkg.in/yaml.v3"
 
-	"github.com/chunklock/chunklock/server/auth"
+	"github.com/chunklock/chunklock/auth"
 )
 
 func tokenCommand() *cli.Command {

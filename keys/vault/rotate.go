@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -160,7 +161,7 @@ func parseKeyInfo(data json.RawMessage) (KeyInfo, error) {
 		MinDecryption *int `json:"min_decryption_version"`
 	}
 	if err := json.Unmarshal(data, &d); err != nil || d.Latest == nil || d.MinDecryption == nil {
-		return KeyInfo{}, fmt.Errorf("the answer has no key versions")
+		return KeyInfo{}, errors.New("the answer has no key versions")
 	}
 	return KeyInfo{Latest: *d.Latest, MinDecryption: *d.MinDecryption}, nil
 }

@@ -40,7 +40,7 @@ func (k *Keyring) setup(ctx context.Context) error {
 			return nil, k.unavailable(r, op)
 		}
 		if !r.ok() {
-			return nil, fmt.Errorf("vault setup: could not %s: %w; Setup needs an administrator's token", op, r.cause())
+			return nil, fmt.Errorf("vault: setup: could not %s: %w; Setup needs an administrator's token", op, r.cause())
 		}
 		return r, nil
 	}
@@ -54,7 +54,7 @@ func (k *Keyring) setup(ctx context.Context) error {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(r.data, &mounts); err != nil {
-		return fmt.Errorf("vault setup: the list of secrets engines is not Vault JSON")
+		return fmt.Errorf("vault: setup: the list of secrets engines is not Vault JSON")
 	}
 	switch m, ok := mounts[mount+"/"]; {
 	case !ok:
@@ -65,7 +65,7 @@ func (k *Keyring) setup(ctx context.Context) error {
 			return err
 		}
 	case m.Type != "transit":
-		return fmt.Errorf("vault setup: %q is mounted as %q, not transit; choose another mount", mount, m.Type)
+		return fmt.Errorf("vault: setup: %q is mounted as %q, not transit; choose another mount", mount, m.Type)
 	}
 
 	r, err = admin("list auth methods", http.MethodGet, "sys/auth", nil)
@@ -76,7 +76,7 @@ func (k *Keyring) setup(ctx context.Context) error {
 		Accessor string `json:"accessor"`
 	}
 	if err := json.Unmarshal(r.data, &auths); err != nil || !strings.HasPrefix(auths["token/"].Accessor, "auth_token_") {
-		return fmt.Errorf("vault setup: the token auth method's accessor was not found in sys/auth")
+		return fmt.Errorf("vault: setup: the token auth method's accessor was not found in sys/auth")
 	}
 	accessor := auths["token/"].Accessor
 

@@ -62,11 +62,11 @@ func (t *Tokens) Authenticate(token string) (p Principal, ok bool) {
 func LoadTokens(path string) (*Tokens, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("tokens file: %w", err)
+		return nil, fmt.Errorf("auth: tokens file: %w", err)
 	}
-	t, err := ParseTokens(data)
+	t, err := parseTokens(data)
 	if err != nil {
-		return nil, fmt.Errorf("tokens file %s: %w", path, err)
+		return nil, fmt.Errorf("auth: tokens file %s: %w", path, err)
 	}
 	return t, nil
 }
@@ -75,6 +75,14 @@ func LoadTokens(path string) (*Tokens, error) {
 // of entries with unique names and hashes, a known role, and jobs for (and
 // only for) runners.
 func ParseTokens(data []byte) (*Tokens, error) {
+	t, err := parseTokens(data)
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	return t, nil
+}
+
+func parseTokens(data []byte) (*Tokens, error) {
 	var entries []Entry
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -125,14 +133,14 @@ func NewToken(name string, role Role, jobs []string) (token string, entry Entry,
 	entry = Entry{Name: name, Role: role, Jobs: jobs}
 	var buf [32]byte
 	if _, err := rand.Read(buf[:]); err != nil {
-		return "", Entry{}, fmt.Errorf("no randomness for a token: %w", err)
+		return "", Entry{}, fmt.Errorf("auth: no randomness for a token: %w", err)
 	}
 	token = TokenPrefix + base64.RawURLEncoding.EncodeToString(buf[:])
 	entry.SHA256 = HashToken(token)
 	// Refuse an entry the server would refuse in its tokens file.
 	out, err := yaml.Marshal([]Entry{entry})
 	if err != nil {
-		return "", Entry{}, err
+		return "", Entry{}, fmt.Errorf("auth: encoding the entry: %w", err)
 	}
 	if _, err := ParseTokens(out); err != nil {
 		return "", Entry{}, err
