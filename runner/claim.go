@@ -9,7 +9,6 @@ package runner
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -131,11 +130,4 @@ func ShellExports(c client.Claim) string {
 // ShellQuote quotes s for POSIX shells.
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// SortedEnv is Environ sorted by name, for display.
-func SortedEnv(c client.Claim) []string {
-	env := Environ(c)
-	sort.Strings(env)
-	return env
 }
