@@ -501,6 +501,21 @@ func (c *Client) LockResource(ctx context.Context, client, resource, mode string
 	return out.LockResource, err
 }
 
+// RenewResource extends a resource lock held by client to ttl from now
+// (ttl 0: the server's default).
+func (c *Client) RenewResource(ctx context.Context, id, client string, ttl time.Duration) (ResourceLock, error) {
+	vars := map[string]any{"id": id, "client": client}
+	if ttl > 0 {
+		vars["ttl"] = int((ttl + time.Second - 1) / time.Second)
+	}
+	var out struct {
+		RenewResource ResourceLock `json:"renewResource"`
+	}
+	err := c.Do(ctx, `mutation($id: ID!, $client: String!, $ttl: Int) {
+		renewResource(id: $id, client: $client, ttlSeconds: $ttl) { `+lockFields+` } }`, vars, &out)
+	return out.RenewResource, err
+}
+
 // UnlockResource removes a resource lock held by client.
 func (c *Client) UnlockResource(ctx context.Context, id, client string) error {
 	return c.Do(ctx, `mutation($id: ID!, $client: String!) { unlockResource(id: $id, client: $client) }`,

@@ -46,6 +46,7 @@ func clientCommands() []*cli.Command {
 		blockersCommand(),
 		lockCommand(),
 		unlockCommand(),
+		renewCommand(),
 	}
 }
 

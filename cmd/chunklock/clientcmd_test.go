@@ -201,3 +201,32 @@ func TestClientCommandsHelp(t *testing.T) {
 	require.Equal(t, 0, run(t.Context(), []string{"chunklock", "next", "--help"}, &stdout, &stderr))
 	require.Contains(t, stdout.String(), "3  nothing to do", "next documents its exit codes")
 }
+
+// TestLockRenewUnlock: lock prints an id, renew extends the lock for its
+// holder only, unlock removes it.
+func TestLockRenewUnlock(t *testing.T) {
+	t.Parallel()
+	url, _ := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	cli := func(args ...string) (int, string, string) {
+		var stdout, stderr lockedBuffer
+		code := run(t.Context(), append([]string{"chunklock"}, args...), &stdout, &stderr)
+		return code, strings.TrimSpace(stdout.String()), stderr.String()
+	}
+	code, id, errs := cli("lock", "--url", url, "--client", "ops", "--resource", "s3://lake/x", "--ttl", "1m")
+	require.Equal(t, 0, code, errs)
+	require.NotEmpty(t, id)
+	code, _, errs = cli("renew", "--url", url, "--id", id, "--client", "ops", "--ttl", "2h")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, errs, "WRITE lock on s3://lake/x for ops until")
+	code, _, errs = cli("renew", "--url", url, "--id", id, "--client", "someone-else")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, "FORBIDDEN")
+	code, _, errs = cli("renew", "--url", url, "--id", id, "--client", "ops", "--ttl", "200h")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, "at most 604800 seconds")
+	code, _, errs = cli("unlock", "--url", url, "--id", id, "--client", "ops")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli("renew", "--url", url, "--id", id, "--client", "ops")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, "NOT_FOUND")
+}

@@ -83,6 +83,33 @@ func printLocks(cmd *cli.Command, locks []client.ResourceLock) error {
 	return tw.Flush()
 }
 
+func renewCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "renew",
+		Category:  catOperator,
+		Usage:     "extend a resource lock (only the client holding it may)",
+		UsageText: "chunklock renew --id ID --client C [--ttl D]",
+		Description: "Extends the lock `chunklock lock` printed the id of to --ttl from now (at most 7\n" +
+			"days). FORBIDDEN when --client is not the lock's holder; NOT_FOUND once it expired or\n" +
+			"was unlocked: take it again then.\n\n" +
+			"Example (keep a lock while a long maintenance runs):\n" +
+			"   while sleep 600; do chunklock renew --id \"$id\" --client \"$USER\" --ttl 30m || break; done" + connHelp,
+		Flags: append(connFlags(),
+			&cli.StringFlag{Name: "id", Required: true, Usage: "the lock `id`"},
+			&cli.StringFlag{Name: "client", Required: true, Usage: "the `name` the lock was taken for"},
+			&cli.DurationFlag{Name: "ttl", Usage: "new lifetime from now (default: the server's, 1h)"},
+		),
+		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+			l, err := c.RenewResource(ctx, cmd.String("id"), cmd.String("client"), cmd.Duration("ttl"))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr(cmd), "%s lock on %s for %s until %s\n", l.Mode, l.Resource, l.Client, l.ExpiresAt.Local().Format(time.RFC3339))
+			return nil
+		}),
+	}
+}
+
 func unlockCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "unlock",
