@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -76,6 +77,41 @@ func FuzzInteger(f *testing.F) {
 		}
 		if va < vb != (compareDataID(a, b) < 0) || (va == vb) != (a == b) {
 			t.Fatalf("%q vs %q: numeric and shortlex order differ", a, b)
+		}
+	})
+}
+
+// FuzzMapping runs the reverse-consistency property of the mappings on
+// fuzzed dataids: for the output due at a fuzzed instant, each input it
+// reads lists it among its outputs; for the input due then, each output
+// that lists it reads it.
+func FuzzMapping(f *testing.F) {
+	f.Add(uint8(0), int64(0))
+	f.Add(uint8(5), int64(214_000_000))
+	f.Fuzz(func(t *testing.T, caseIndex uint8, seconds int64) {
+		tc := mappingCases[int(caseIndex)%len(mappingCases)]
+		at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(seconds%(10*365*86400)) * time.Second)
+		if outID, ok := tc.out.DueBefore(at); ok {
+			ins, err := tc.m.Inputs(tc.out, tc.in, outID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range ins {
+				if outs, err := tc.m.Outputs(tc.out, tc.in, in); err != nil || !slices.Contains(outs, outID) {
+					t.Fatalf("%s: %s reads %s, whose outputs are %v (%v)", tc.name, outID, in, outs, err)
+				}
+			}
+		}
+		if inID, ok := tc.in.DueBefore(at); ok {
+			outs, err := tc.m.Outputs(tc.out, tc.in, inID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, out := range outs {
+				if ins, err := tc.m.Inputs(tc.out, tc.in, out); err != nil || !slices.Contains(ins, inID) {
+					t.Fatalf("%s: %s lists %s, which reads %v (%v)", tc.name, inID, out, ins, err)
+				}
+			}
 		}
 	})
 }
