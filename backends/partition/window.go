@@ -1,0 +1,146 @@
+package partition
+
+import (
+	"sync"
+	"time"
+	// The IANA time zone database is embedded in every binary that imports
+	// this package, so windows are computable on a host without zoneinfo
+	// (a scratch or distroless container). time.LoadLocation still prefers
+	// the host's database when there is one, so a host that updates tzdata
+	// faster than the Go release sees the newer rules.
+	_ "time/tzdata"
+)
+
+// reachMargin is more than the largest UTC offset any zone ever had (under
+// 16 hours), so a wall clock never reads a given value earlier than that
+// many seconds before the same value in UTC.
+const reachMargin = 26 * secondsPerHour
+
+// maxSkip bounds the searches for an existing period: no zone skips more
+// than a day (Pacific/Apia skipped 2011-12-30), so 72 hourly periods are
+// plenty.
+const maxSkip = 72
+
+var locations sync.Map // name -> *time.Location; only names that loaded
+
+// loadLocation resolves an IANA zone name; "" is UTC. Loaded zones are
+// cached: time.LoadLocation reads and parses the zone file each time.
+func loadLocation(name string) (*time.Location, error) {
+	if name == "" || name == "UTC" {
+		return time.UTC, nil
+	}
+	if l, ok := locations.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	if name == "Local" {
+		return nil, invalid("time zone %q depends on the server's host: name an IANA zone like Europe/Berlin", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, invalid("unknown time zone %q: want an IANA name like UTC, Europe/Berlin or America/New_York", name)
+	}
+	locations.Store(name, loc)
+	return loc, nil
+}
+
+// calendar is the period arithmetic of one time kind in one zone.
+//
+// The window of a period runs from the first instant at which the zone's
+// wall clock reaches the period's civil start to the first instant at which
+// it reaches the next period's civil start. Windows therefore tile the time
+// line without gaps or overlaps whatever the zone does:
+//
+//   - a day on which clocks spring forward is 23 hours long, and the hour the
+//     clocks skip has an empty window: that hour is no dataid at all;
+//   - a day on which clocks fall back is 25 hours long, and the repeated hour
+//     is ONE window of two hours (its first pass and its second);
+//   - a zone that skips midnight starts its day at the first instant after
+//     the jump; a zone that skipped a whole day (Pacific/Apia, 2011-12-30)
+//     has no dataid for that day or its hours.
+//
+// Hourly dataids thus name local wall-clock hours, the names people and
+// file layouts use (dt=2026-10-25/hour=02), without a UTC offset in them.
+type calendar struct {
+	kind Kind
+	loc  *time.Location
+}
+
+// reach is the first instant, in Unix seconds, at which the wall clock of
+// c.loc reads wall (in seconds of a clock that reads 0 at 1970-01-01 00:00)
+// or later.
+func (c calendar) reach(wall int64) int64 {
+	if c.loc == time.UTC {
+		return wall
+	}
+	t := wall - reachMargin // the wall clock reads less than wall here
+	for range 32 {
+		at := time.Unix(t, 0).In(c.loc)
+		_, offset := at.Zone()
+		_, end := at.ZoneBounds()
+		// Within this zone period the wall clock reads t+offset and runs
+		// evenly; if it already reads more than wall at t, the clocks
+		// jumped over wall at t.
+		cand := max(wall-int64(offset), t)
+		if end.IsZero() || cand < end.Unix() {
+			return cand
+		}
+		t = end.Unix()
+	}
+	return t
+}
+
+// start is the first instant of period n's window.
+func (c calendar) start(n int64) int64 { return c.reach(wallStart(c.kind, n)) }
+
+// exists reports whether period n has a non-empty window in c's zone.
+func (c calendar) exists(n int64) bool { return c.start(n) < c.start(n+1) }
+
+// window is the [start, end) of period n, in c's zone.
+func (c calendar) window(n int64) (time.Time, time.Time) {
+	return time.Unix(c.start(n), 0).In(c.loc), time.Unix(c.start(n+1), 0).In(c.loc)
+}
+
+// containing is the period whose window holds instant x (Unix seconds).
+func (c calendar) containing(x int64) int64 {
+	_, offset := time.Unix(x, 0).In(c.loc).Zone()
+	n := periodOfWall(c.kind, x+int64(offset))
+	for i := 0; i < maxSkip && c.start(n) > x; i++ {
+		n--
+	}
+	for i := 0; i < maxSkip && c.start(n+1) <= x; i++ {
+		n++
+	}
+	return n
+}
+
+// next is the first existing period after n; prev the last before n.
+func (c calendar) next(n int64) int64 {
+	for i := 0; i < maxSkip; i++ {
+		n++
+		if c.exists(n) {
+			break
+		}
+	}
+	return n
+}
+
+func (c calendar) prev(n int64) int64 {
+	for i := 0; i < maxSkip; i++ {
+		n--
+		if c.exists(n) {
+			break
+		}
+	}
+	return n
+}
+
+// step moves k existing periods from n: forward when k > 0.
+func (c calendar) step(n int64, k int) int64 {
+	for ; k > 0; k-- {
+		n = c.next(n)
+	}
+	for ; k < 0; k++ {
+		n = c.prev(n)
+	}
+	return n
+}
