@@ -110,7 +110,7 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (Stat
 	if err := ValidateDataID(dataid); err != nil {
 		return StatusRow{}, err
 	}
-	reason, _ = validReason(reason)
+	reason = validReason(reason)
 	var row StatusRow
 	err := e.withCatalog(ctx, func(cat *opCatalog) error {
 		if _, err := cat.Dataset(dataset); err != nil {

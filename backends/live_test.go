@@ -62,6 +62,11 @@ var (
 	_ backends.CandidateBatcher = batchingTx{}
 )
 
+// leaders is how many batches the engine keeps in flight at once, per
+// findNext job and for the live-claim operations: the tests hold that many
+// at the gate so that the next calls queue behind them.
+const leaders = 1
+
 // TestBatchedConformance runs the conformance suite, concurrency included,
 // on an engine that combines live-claim operations.
 func TestBatchedConformance(t *testing.T) {
@@ -105,7 +110,7 @@ func TestLiveBatches(t *testing.T) {
 		wg.Go(func() { errs[i] = s.Complete(backends.WithActor(ctx, fmt.Sprint("runner-", i)), token) })
 		time.Sleep(5 * time.Millisecond) // queue in this order
 	}
-	const L = backends.MaxLeaders
+	const L = leaders
 	for i := range L { // the leaders, held at the gate
 		complete(i, tokens[i])
 	}
@@ -160,7 +165,7 @@ func TestLiveBatchCancelled(t *testing.T) {
 	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
 	require.NoError(t, err)
 	var tokens []string
-	const L = backends.MaxLeaders
+	const L = leaders
 	for i := range L + 1 {
 		_, err := s.Publish(ctx, "src", fmt.Sprint(i))
 		require.NoError(t, err)
@@ -220,8 +225,8 @@ func TestNextBatches(t *testing.T) {
 		wg.Go(func() {
 			claims[i], errs[i] = s.FindNext(backends.WithActor(ctx, fmt.Sprint("runner-", i)), "j", fmt.Sprint("exec-", i))
 		})
-		if i == backends.MaxLeaders-1 {
-			require.Eventually(t, func() bool { return b.updates.Load() == before+backends.MaxLeaders }, time.Minute, time.Millisecond,
+		if i == leaders-1 {
+			require.Eventually(t, func() bool { return b.updates.Load() == before+leaders }, time.Minute, time.Millisecond,
 				"the leaders wait at the gate, so the next calls queue")
 		}
 		time.Sleep(5 * time.Millisecond) // queue before the gate opens
