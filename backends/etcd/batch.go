@@ -31,12 +31,6 @@ func (b *Backend) MaxBatch() int { return maxBatch }
 // with room for the catalog version, the commit marker and the events.
 func (b *Backend) MaxBatchKeys() int { return max(b.cfg.MaxTxnOps-8, 1) }
 
-var (
-	_ backends.Batcher          = (*Backend)(nil)
-	_ backends.KeyBudget        = (*Backend)(nil)
-	_ backends.CandidateBatcher = (*tx)(nil)
-)
-
 // reservations are the candidate keys that transactions of this process
 // are working on, by job: a concurrent NextCandidates passes over them
 // instead of colliding with them at commit.

@@ -302,8 +302,6 @@ func (t *tx) read(ctx context.Context, keys []string, extra ...string) ([][]byte
 func (t *tx) write(key string, val []byte) { t.writes[key] = &val }
 func (t *tx) del(key string)               { t.writes[key] = nil }
 
-var _ backends.CatalogVersionTx = (*tx)(nil)
-
 // CatalogVersion reads the catalog version at the snapshot and tracks it
 // like any read: a catalog change committed since makes the commit fail,
 // and the engine runs the operation again with the new catalog.
