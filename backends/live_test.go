@@ -77,12 +77,9 @@ func TestBatchedConformance(t *testing.T) {
 	backendtest.RunConcurrency(t, newStore)
 }
 
-// TestLiveBatches: completions queued while transactions are held are
-// served several per transaction; each takes effect once, with its own
-// actor; of two completions of one token queued together, one gets
-// STALE_CLAIM (they never share a transaction, where both would see the
-// claim live).
-func TestLiveBatches(t *testing.T) {
+// newBatchingStore returns a batching store with job j reading src and
+// writing out.
+func newBatchingStore(t *testing.T) (*batching, backends.Store) {
 	ctx := context.Background()
 	b := &batching{versioned: &versioned{Backend: memory.New()}}
 	s := backends.New(b, backends.NewFakeClock(time.Time{}))
@@ -92,6 +89,17 @@ func TestLiveBatches(t *testing.T) {
 	}
 	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
 	require.NoError(t, err)
+	return b, s
+}
+
+// TestLiveBatches: completions queued while transactions are held are
+// served several per transaction; each takes effect once, with its own
+// actor; of two completions of one token queued together, one gets
+// STALE_CLAIM (they never share a transaction, where both would see the
+// claim live).
+func TestLiveBatches(t *testing.T) {
+	ctx := context.Background()
+	b, s := newBatchingStore(t)
 	const n = 40
 	var tokens []string
 	for i := range n {
@@ -156,14 +164,7 @@ func TestLiveBatches(t *testing.T) {
 // in the queue never runs.
 func TestLiveBatchCancelled(t *testing.T) {
 	ctx := context.Background()
-	b := &batching{versioned: &versioned{Backend: memory.New()}}
-	s := backends.New(b, backends.NewFakeClock(time.Time{}))
-	for _, d := range []string{"src", "out"} {
-		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
-		require.NoError(t, err)
-	}
-	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
-	require.NoError(t, err)
+	b, s := newBatchingStore(t)
 	var tokens []string
 	const L = leaders
 	for i := range L + 1 {
@@ -186,7 +187,7 @@ func TestLiveBatchCancelled(t *testing.T) {
 	go func() { done <- s.Complete(cctx, tokens[L]) }()
 	time.Sleep(50 * time.Millisecond)
 	cancel()
-	err = <-done
+	err := <-done
 	require.Equal(t, backends.CodeUnavailable, backends.CodeOf(err), "%v", err)
 	require.Contains(t, err.Error(), "nothing changed")
 	close(b.gate)
@@ -203,14 +204,7 @@ func TestLiveBatchCancelled(t *testing.T) {
 // caller left over gets nil.
 func TestNextBatches(t *testing.T) {
 	ctx := context.Background()
-	b := &batching{versioned: &versioned{Backend: memory.New()}}
-	s := backends.New(b, backends.NewFakeClock(time.Time{}))
-	for _, d := range []string{"src", "out"} {
-		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
-		require.NoError(t, err)
-	}
-	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
-	require.NoError(t, err)
+	b, s := newBatchingStore(t)
 	const n = 40
 	for i := range n {
 		_, err := s.Publish(ctx, "src", fmt.Sprint(i))
