@@ -27,15 +27,10 @@ func (e *engine) publish(ctx context.Context, cat *opCatalog, dataset, dataid st
 		return InvalidArgument("dataset %q is produced by job %q; only source datasets are published", dataset, p)
 	}
 	return e.update(ctx, cat, func(tx Tx) error {
-		if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
-			return err
-		}
-		key := chunkOutputKey(cat.Catalog, dataset, dataid)
-		rows, err := tx.GetRows(ctx, []RowKey{key})
+		key, old, err := lockOutput(ctx, tx, cat.Catalog, dataset, dataid)
 		if err != nil {
 			return err
 		}
-		old := rows[0]
 		if old != nil && old.Status == StatusReady {
 			*out = *old
 			return nil
@@ -110,22 +105,17 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (Stat
 	if err := ValidateDataID(dataid); err != nil {
 		return StatusRow{}, err
 	}
-	reason, _ = validReason(reason)
+	reason = validReason(reason)
 	var row StatusRow
 	err := e.withCatalog(ctx, func(cat *opCatalog) error {
 		if _, err := cat.Dataset(dataset); err != nil {
 			return err
 		}
 		return e.update(ctx, cat, func(tx Tx) error {
-			if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
-				return err
-			}
-			key := chunkOutputKey(cat.Catalog, dataset, dataid)
-			rows, err := tx.GetRows(ctx, []RowKey{key})
+			key, old, err := lockOutput(ctx, tx, cat.Catalog, dataset, dataid)
 			if err != nil {
 				return err
 			}
-			old := rows[0]
 			if old != nil && old.Status == StatusRunning {
 				return Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: old.Job, Kind: BlockerOutputLocked, Status: StatusRunning}},
 					"chunk %s/%s is RUNNING; hold it once the claim ends", dataset, dataid)
@@ -139,4 +129,18 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (Stat
 		})
 	})
 	return row, err
+}
+
+// lockOutput locks chunk dataset/dataid alone and reads its OUTPUT row
+// (nil when it has none).
+func lockOutput(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid string) (RowKey, *StatusRow, error) {
+	if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
+		return RowKey{}, nil, err
+	}
+	key := chunkOutputKey(cat, dataset, dataid)
+	rows, err := tx.GetRows(ctx, []RowKey{key})
+	if err != nil {
+		return RowKey{}, nil, err
+	}
+	return key, rows[0], nil
 }

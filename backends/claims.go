@@ -2,9 +2,7 @@ package backends
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -140,78 +138,6 @@ func validExecutor(executor string) error {
 	return nil
 }
 
-func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*Claim, error) {
-	if err := validExecutor(executor); err != nil {
-		return nil, err
-	}
-	if e.maxBatch >= 2 {
-		return e.findNextBatched(ctx, jobID, executor)
-	}
-	var claim *Claim
-	err := e.withCatalog(ctx, func(cat *opCatalog) error {
-		var err error
-		claim, err = e.findNext(ctx, cat, jobID, executor)
-		return err
-	})
-	return claim, err
-}
-
-func (e *engine) findNext(ctx context.Context, cat *opCatalog, jobID, executor string) (*Claim, error) {
-	job, err := cat.Job(jobID)
-	if err != nil {
-		return nil, err
-	}
-	if job.Paused {
-		return nil, nil
-	}
-	// One transaction per candidate: a candidate that turns out not to be
-	// claimable is dropped and committed, so no transaction holds locks on
-	// more than one dataid.
-	for {
-		var claim *Claim
-		var done bool
-		err := e.update(ctx, cat, func(tx Tx) error {
-			claim, done = nil, false
-			c, ok, err := tx.NextCandidate(ctx, job.ID)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				done = true
-				return nil
-			}
-			st, err := lockClaimState(ctx, tx, cat.Catalog, job, c.DataID)
-			if err != nil {
-				return err
-			}
-			// A candidate's Resubmit flag was true when it was added, but the
-			// output may have moved on since (claimed from RESUBMIT, then
-			// failed; or a duplicate hint). Put it back in its true place in
-			// the queue, so that RESUBMIT chunks come first and the others
-			// strictly by dataid.
-			out := statusOf(st.Output)
-			if isResubmit := out == StatusResubmit; c.Resubmit != isResubmit && FreeForProducers(out) {
-				if err := tx.DropCandidate(ctx, c); err != nil {
-					return err
-				}
-				return tx.AddCandidate(ctx, Candidate{Job: job.ID, DataID: c.DataID, Resubmit: isResubmit})
-			}
-			claim, err = e.claimState(ctx, tx, cat.Catalog, st, executor, ModeNext)
-			if err != nil && !errors.Is(err, ErrLocked) {
-				return err
-			}
-			done = err == nil
-			return tx.DropCandidate(ctx, c)
-		})
-		if err != nil {
-			return nil, err
-		}
-		if done {
-			return claim, nil
-		}
-	}
-}
-
 func (e *engine) claimOne(ctx context.Context, jobID, dataid, executor string, mode ClaimMode) (*Claim, error) {
 	if err := ValidateDataID(dataid); err != nil {
 		return nil, err
@@ -247,11 +173,12 @@ func (e *engine) Force(ctx context.Context, job, dataid, executor string) (*Clai
 
 func (e *engine) Heartbeat(ctx context.Context, token string) (*Claim, error) {
 	var claim Claim
-	err := e.withLiveClaim(ctx, token, "", func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, _ []*StatusRow, now time.Time) error {
-		out.LeaseExpiresAt = now.Add(time.Duration(job.LeaseSeconds) * time.Second)
-		out.UpdatedAt = now
-		claim = ClaimOf(job, out)
-		withAccess(cat, job, &claim)
+	err := e.withLiveClaim(ctx, token, "", func(ctx context.Context, tx Tx, c liveClaim) error {
+		out := c.out
+		out.LeaseExpiresAt = c.now.Add(c.job.Lease())
+		out.UpdatedAt = c.now
+		claim = ClaimOf(c.job, out)
+		withAccess(c.cat, c.job, &claim)
 		return tx.PutRow(ctx, out)
 	})
 	if err != nil {
@@ -260,19 +187,19 @@ func (e *engine) Heartbeat(ctx context.Context, token string) (*Claim, error) {
 	return &claim, nil
 }
 
-// end finishes a live claim: complete, fail or release.
-func (e *engine) end(ctx context.Context, tx Tx, cat *Catalog, how Ending, job Job, out StatusRow, inputs []*StatusRow, reason string, now time.Time) error {
-	ins := make([]StatusRow, 0, len(inputs))
-	for _, in := range inputs {
+// end finishes a live claim: complete, fail, release or expire.
+func (e *engine) end(ctx context.Context, tx Tx, c liveClaim, how Ending, reason string) error {
+	ins := make([]StatusRow, 0, len(c.inputs))
+	for _, in := range c.inputs {
 		if in == nil { // cannot happen for a live claim; keep going without it
 			continue
 		}
 		ins = append(ins, *in)
 	}
-	newOut, newIns, keep := EndClaim(how, job, out, ins, reason, now)
+	newOut, newIns, keep := EndClaim(how, c.job, c.out, ins, reason, c.now)
 	for i, n := range newIns {
 		if n == nil {
-			if err := del(ctx, tx, ins[i], now, "released"); err != nil {
+			if err := del(ctx, tx, ins[i], c.now, "released"); err != nil {
 				return err
 			}
 			continue
@@ -283,26 +210,31 @@ func (e *engine) end(ctx context.Context, tx Tx, cat *Catalog, how Ending, job J
 	}
 	st := StatusNone
 	if keep {
-		if err := put(ctx, tx, &out, newOut); err != nil {
+		if err := put(ctx, tx, &c.out, newOut); err != nil {
 			return err
 		}
 		st = newOut.Status
-	} else if err := del(ctx, tx, out, now, "released"); err != nil {
+	} else if err := del(ctx, tx, c.out, c.now, "released"); err != nil {
 		return err
 	}
 	switch {
 	case st == StatusReady:
-		return enqueueConsumers(ctx, tx, cat, out.Dataset, out.DataID)
+		return enqueueConsumers(ctx, tx, c.cat, c.out.Dataset, c.out.DataID)
 	case FreeForProducers(st):
-		return tx.AddCandidate(ctx, Candidate{Job: job.ID, DataID: out.DataID, Resubmit: st == StatusResubmit})
+		return tx.AddCandidate(ctx, Candidate{Job: c.job.ID, DataID: c.out.DataID, Resubmit: st == StatusResubmit})
 	}
 	return nil
 }
 
+// ending is the liveFn that ends a claim how, for reason.
+func (e *engine) ending(how Ending, reason string) liveFn {
+	return func(ctx context.Context, tx Tx, c liveClaim) error {
+		return e.end(ctx, tx, c, how, reason)
+	}
+}
+
 func (e *engine) Complete(ctx context.Context, token string) error {
-	return e.withLiveClaim(ctx, token, EndComplete, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
-		return e.end(ctx, tx, cat, EndComplete, job, out, inputs, "", now)
-	})
+	return e.withLiveClaim(ctx, token, EndComplete, e.ending(EndComplete, ""))
 }
 
 // MaxReasonBytes bounds a failure or hold reason; longer ones keep their tail.
@@ -311,7 +243,7 @@ const MaxReasonBytes = 4096
 // validReason makes a reason storable anywhere: valid UTF-8 (a job's stderr
 // tail may hold any bytes), no NUL, at most MaxReasonBytes, cut on a
 // character boundary and keeping the tail, where errors usually are.
-func validReason(reason string) (string, error) {
+func validReason(reason string) string {
 	reason = strings.ReplaceAll(strings.ToValidUTF8(reason, "\uFFFD"), "\x00", "")
 	if len(reason) > MaxReasonBytes {
 		cut := len(reason) - MaxReasonBytes
@@ -320,76 +252,36 @@ func validReason(reason string) (string, error) {
 		}
 		reason = reason[cut:]
 	}
-	return reason, nil
+	return reason
 }
 
 func (e *engine) Fail(ctx context.Context, token, reason string) error {
-	reason, err := validReason(reason)
-	if err != nil {
-		return err
-	}
-	return e.withLiveClaim(ctx, token, EndFail, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
-		return e.end(ctx, tx, cat, EndFail, job, out, inputs, reason, now)
-	})
+	return e.withLiveClaim(ctx, token, EndFail, e.ending(EndFail, validReason(reason)))
 }
 
 func (e *engine) Release(ctx context.Context, token string) error {
-	return e.withLiveClaim(ctx, token, EndRelease, func(ctx context.Context, tx Tx, cat *Catalog, job Job, out StatusRow, inputs []*StatusRow, now time.Time) error {
-		return e.end(ctx, tx, cat, EndRelease, job, out, inputs, "released", now)
-	})
+	return e.withLiveClaim(ctx, token, EndRelease, e.ending(EndRelease, "released"))
 }
 
+// ExpireLeases ends, as failed, the claims past their lease, a key at a
+// time through the live-claim operations (live.go): the reaper's operation
+// checks, in its transaction, that the claim is still RUNNING and past its
+// lease.
 func (e *engine) ExpireLeases(ctx context.Context) (int, error) {
 	ctx = WithActor(ctx, "reaper")
 	n := 0
-	var cat *Catalog
 	for {
-		now := e.clock.Now()
-		keys, err := e.b.ExpiredClaims(ctx, now, expireBatch)
+		keys, err := e.b.ExpiredClaims(ctx, e.clock.Now(), expireBatch)
 		if err != nil || len(keys) == 0 {
 			return n, err
 		}
-		if cat == nil {
-			if cat, err = e.catalog(ctx); err != nil {
-				return n, err
-			}
-		}
 		progressed := false
 		for _, key := range keys {
-			job, ok := cat.Jobs[key.Job]
-			var expired bool
-			err := e.b.Update(ctx, func(tx Tx) error {
-				expired = false
-				inputs := job.Inputs
-				if !ok || job.Output != key.Dataset {
-					inputs = nil
-				}
-				if err := tx.LockChunks(ctx, key.DataID, []string{key.Dataset}, nil); err != nil {
-					return err
-				}
-				keys := []RowKey{key}
-				for _, in := range inputs {
-					keys = append(keys, RowKey{Dataset: in, DataID: key.DataID, Job: key.Job, Role: RoleInput})
-				}
-				rows, err := tx.GetRows(ctx, keys)
-				if err != nil {
-					return err
-				}
-				out := rows[0]
-				// Heartbeat, completion or another reaper may have come first.
-				if out == nil || out.Status != StatusRunning || now.Before(out.LeaseExpiresAt) {
-					return nil
-				}
-				if !ok {
-					job = Job{ID: key.Job, Output: key.Dataset, MaxAttempts: DefaultMaxAttempts}
-				}
-				expired = true
-				return e.end(ctx, tx, cat, EndExpire, job, *out, rows[1:], ReasonLeaseExpired, now)
-			})
-			if err != nil {
+			op := &liveOp{key: key, fn: e.ending(EndExpire, ReasonLeaseExpired)}
+			if err := e.live.do(ctx, "", op); err != nil {
 				return n, err
 			}
-			if expired {
+			if op.acted {
 				n++
 				progressed = true
 			}

@@ -12,10 +12,10 @@ type engine struct {
 	b        Backend
 	clock    Clock
 	cat      atomic.Pointer[versionedCatalog] // see catalogcache.go
-	maxBatch int                              // see live.go and next.go
+	maxBatch int                              // Batcher; 1: no batches
 	maxKeys  int                              // KeyBudget; 0: no bound
-	live     combiner
-	next     nextQueues
+	live     batcher[*liveOp]                 // see live.go
+	next     batcher[*nextOp]                 // see next.go, by job
 }
 
 // New builds the Store on a backend. A nil clock is the system clock.
@@ -23,13 +23,17 @@ func New(b Backend, clock Clock) Store {
 	if clock == nil {
 		clock = SystemClock{}
 	}
-	e := &engine{b: b, clock: clock}
+	e := &engine{b: b, clock: clock, maxBatch: 1}
 	if bb, ok := b.(Batcher); ok {
-		e.maxBatch = bb.MaxBatch()
+		e.maxBatch = max(1, bb.MaxBatch())
 	}
 	if kb, ok := b.(KeyBudget); ok {
 		e.maxKeys = kb.MaxBatchKeys()
 	}
+	e.live = batcher[*liveOp]{size: e.maxBatch, take: e.takeLive, run: e.runLive,
+		inFlight: "it may have taken effect"}
+	e.next = batcher[*nextOp]{size: e.maxBatch, take: e.takeNext, run: e.runNext,
+		inFlight: "a chunk may have been claimed for it and will be released when its lease expires"}
 	return e
 }
 

@@ -15,20 +15,37 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 			return LockGraph{}, err
 		}
 	}
-	cat, err := e.catalog(ctx)
+	var g LockGraph
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		jobIDs, dsIDs, err := graphScope(cat.Catalog, f)
+		if err != nil {
+			return err
+		}
+		g = catalogGraph(cat.Catalog, jobIDs, dsIDs)
+		if f.DataID == "" {
+			return nil
+		}
+		return e.addChunks(ctx, cat, &g, f.DataID, jobIDs, dsIDs)
+	})
 	if err != nil {
 		return LockGraph{}, err
 	}
+	return g, nil
+}
+
+// graphScope returns the jobs and datasets of the graph around f, sorted
+// by id.
+func graphScope(cat *Catalog, f GraphFilter) (jobIDs, dsIDs []string, err error) {
 	jobs := map[string]bool{}
 	switch {
 	case f.Job != "":
 		if _, err := cat.Job(f.Job); err != nil {
-			return LockGraph{}, err
+			return nil, nil, err
 		}
 		jobs[f.Job] = true
 	case f.Dataset != "":
 		if _, err := cat.Dataset(f.Dataset); err != nil {
-			return LockGraph{}, err
+			return nil, nil, err
 		}
 		if p := cat.Producer(f.Dataset); p != "" {
 			jobs[p] = true
@@ -43,7 +60,7 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 	}
 	if f.Job != "" && f.Dataset != "" {
 		if _, err := cat.Dataset(f.Dataset); err != nil {
-			return LockGraph{}, err
+			return nil, nil, err
 		}
 	}
 	datasets := map[string]bool{}
@@ -54,7 +71,7 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 			datasets[id] = true
 		}
 	}
-	jobIDs := sortedKeys(jobs)
+	jobIDs = sortedKeys(jobs)
 	for _, id := range jobIDs {
 		j := cat.Jobs[id]
 		datasets[j.Output] = true
@@ -62,8 +79,11 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 			datasets[in] = true
 		}
 	}
-	dsIDs := sortedKeys(datasets)
+	return jobIDs, sortedKeys(datasets), nil
+}
 
+// catalogGraph is the graph of jobs and datasets, without chunks.
+func catalogGraph(cat *Catalog, jobIDs, dsIDs []string) LockGraph {
 	var g LockGraph
 	for _, id := range jobIDs {
 		g.Nodes = append(g.Nodes, GraphNode{ID: "job:" + id, Kind: NodeJob, Job: id})
@@ -78,15 +98,15 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 		}
 		g.Edges = append(g.Edges, GraphEdge{From: "job:" + id, To: "dataset:" + j.Output, Kind: EdgeWrites})
 	}
-	if f.DataID == "" {
-		return g, nil
-	}
+	return g
+}
 
-	// Chunk nodes: the OUTPUT row of every dataset's chunk, and every job's
-	// rows on the chunks it touches.
+// addChunks adds to g the chunk nodes at dataid: the OUTPUT row of every
+// dataset's chunk, and every job's rows on the chunks it touches.
+func (e *engine) addChunks(ctx context.Context, cat *opCatalog, g *LockGraph, dataid string, jobIDs, dsIDs []string) error {
 	var keys []RowKey
 	for _, d := range dsIDs {
-		keys = append(keys, chunkOutputKey(cat, d, f.DataID))
+		keys = append(keys, chunkOutputKey(cat.Catalog, d, dataid))
 	}
 	type edgeAt struct {
 		job, dataset string
@@ -96,24 +116,19 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 	for _, id := range jobIDs {
 		j := cat.Jobs[id]
 		for _, in := range j.Inputs {
-			keys = append(keys, RowKey{Dataset: in, DataID: f.DataID, Job: id, Role: RoleInput})
+			keys = append(keys, RowKey{Dataset: in, DataID: dataid, Job: id, Role: RoleInput})
 			edges = append(edges, edgeAt{id, in, EdgeReads})
 		}
-		keys = append(keys, outputKey(j, f.DataID))
+		keys = append(keys, outputKey(j, dataid))
 		edges = append(edges, edgeAt{id, j.Output, EdgeWrites})
 	}
-	var rows []*StatusRow
-	err = e.b.Update(ctx, func(tx Tx) error {
-		var err error
-		rows, err = tx.GetRows(ctx, keys)
-		return err
-	})
+	rows, err := e.readRows(ctx, cat, keys)
 	if err != nil {
-		return LockGraph{}, err
+		return err
 	}
-	chunkID := func(d string) string { return "chunk:" + d + "/" + f.DataID }
+	chunkID := func(d string) string { return "chunk:" + d + "/" + dataid }
 	for i, d := range dsIDs {
-		g.Nodes = append(g.Nodes, GraphNode{ID: chunkID(d), Kind: NodeChunk, Dataset: d, DataID: f.DataID, Status: statusOf(rows[i])})
+		g.Nodes = append(g.Nodes, GraphNode{ID: chunkID(d), Kind: NodeChunk, Dataset: d, DataID: dataid, Status: statusOf(rows[i])})
 	}
 	for i, ea := range edges {
 		r := rows[len(dsIDs)+i]
@@ -123,7 +138,7 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 		}
 		g.Edges = append(g.Edges, edge)
 	}
-	return g, nil
+	return nil
 }
 
 func sortedKeys(m map[string]bool) []string {

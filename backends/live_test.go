@@ -62,6 +62,11 @@ var (
 	_ backends.CandidateBatcher = batchingTx{}
 )
 
+// leaders is how many batches the engine keeps in flight at once, per
+// findNext job and for the live-claim operations: the tests hold that many
+// at the gate so that the next calls queue behind them.
+const leaders = 1
+
 // TestBatchedConformance runs the conformance suite, concurrency included,
 // on an engine that combines live-claim operations.
 func TestBatchedConformance(t *testing.T) {
@@ -72,12 +77,9 @@ func TestBatchedConformance(t *testing.T) {
 	backendtest.RunConcurrency(t, newStore)
 }
 
-// TestLiveBatches: completions queued while transactions are held are
-// served several per transaction; each takes effect once, with its own
-// actor; of two completions of one token queued together, one gets
-// STALE_CLAIM (they never share a transaction, where both would see the
-// claim live).
-func TestLiveBatches(t *testing.T) {
+// newBatchingStore returns a batching store with job j reading src and
+// writing out.
+func newBatchingStore(t *testing.T) (*batching, backends.Store) {
 	ctx := context.Background()
 	b := &batching{versioned: &versioned{Backend: memory.New()}}
 	s := backends.New(b, backends.NewFakeClock(time.Time{}))
@@ -87,6 +89,17 @@ func TestLiveBatches(t *testing.T) {
 	}
 	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
 	require.NoError(t, err)
+	return b, s
+}
+
+// TestLiveBatches: completions queued while transactions are held are
+// served several per transaction; each takes effect once, with its own
+// actor; of two completions of one token queued together, one gets
+// STALE_CLAIM (they never share a transaction, where both would see the
+// claim live).
+func TestLiveBatches(t *testing.T) {
+	ctx := context.Background()
+	b, s := newBatchingStore(t)
 	const n = 40
 	var tokens []string
 	for i := range n {
@@ -105,7 +118,7 @@ func TestLiveBatches(t *testing.T) {
 		wg.Go(func() { errs[i] = s.Complete(backends.WithActor(ctx, fmt.Sprint("runner-", i)), token) })
 		time.Sleep(5 * time.Millisecond) // queue in this order
 	}
-	const L = backends.MaxLeaders
+	const L = leaders
 	for i := range L { // the leaders, held at the gate
 		complete(i, tokens[i])
 	}
@@ -151,16 +164,9 @@ func TestLiveBatches(t *testing.T) {
 // in the queue never runs.
 func TestLiveBatchCancelled(t *testing.T) {
 	ctx := context.Background()
-	b := &batching{versioned: &versioned{Backend: memory.New()}}
-	s := backends.New(b, backends.NewFakeClock(time.Time{}))
-	for _, d := range []string{"src", "out"} {
-		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
-		require.NoError(t, err)
-	}
-	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
-	require.NoError(t, err)
+	b, s := newBatchingStore(t)
 	var tokens []string
-	const L = backends.MaxLeaders
+	const L = leaders
 	for i := range L + 1 {
 		_, err := s.Publish(ctx, "src", fmt.Sprint(i))
 		require.NoError(t, err)
@@ -181,7 +187,7 @@ func TestLiveBatchCancelled(t *testing.T) {
 	go func() { done <- s.Complete(cctx, tokens[L]) }()
 	time.Sleep(50 * time.Millisecond)
 	cancel()
-	err = <-done
+	err := <-done
 	require.Equal(t, backends.CodeUnavailable, backends.CodeOf(err), "%v", err)
 	require.Contains(t, err.Error(), "nothing changed")
 	close(b.gate)
@@ -198,14 +204,7 @@ func TestLiveBatchCancelled(t *testing.T) {
 // caller left over gets nil.
 func TestNextBatches(t *testing.T) {
 	ctx := context.Background()
-	b := &batching{versioned: &versioned{Backend: memory.New()}}
-	s := backends.New(b, backends.NewFakeClock(time.Time{}))
-	for _, d := range []string{"src", "out"} {
-		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
-		require.NoError(t, err)
-	}
-	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
-	require.NoError(t, err)
+	b, s := newBatchingStore(t)
 	const n = 40
 	for i := range n {
 		_, err := s.Publish(ctx, "src", fmt.Sprint(i))
@@ -220,8 +219,8 @@ func TestNextBatches(t *testing.T) {
 		wg.Go(func() {
 			claims[i], errs[i] = s.FindNext(backends.WithActor(ctx, fmt.Sprint("runner-", i)), "j", fmt.Sprint("exec-", i))
 		})
-		if i == backends.MaxLeaders-1 {
-			require.Eventually(t, func() bool { return b.updates.Load() == before+backends.MaxLeaders }, time.Minute, time.Millisecond,
+		if i == leaders-1 {
+			require.Eventually(t, func() bool { return b.updates.Load() == before+leaders }, time.Minute, time.Millisecond,
 				"the leaders wait at the gate, so the next calls queue")
 		}
 		time.Sleep(5 * time.Millisecond) // queue before the gate opens

@@ -5,20 +5,21 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 )
 
-// Concurrent findNext calls for one job are served, on a backend that
-// allows it (Batcher; and with a Tx that is a CandidateBatcher, several
-// claims per transaction): a leader reserves as many candidates as there are callers
-// waiting, locks their chunks in ascending (dataid, dataset) order, reads
-// all their rows at once and hands the claimable ones out in queue order
-// (resubmitted chunks first, then by dataid), one per caller. A caller left
-// without a claim because its candidates were stale hints (dropped, as a
-// single findNext drops them) waits for the next round; a round that finds
-// the queue empty answers every caller left with nil. Each claim is still
-// all or nothing and follows every rule of a single findNext; a failure of
-// the transaction fails every caller in it.
+// findNext calls for one job are served one transaction per round, or, on
+// a backend that allows it (Batcher), several calls per round (batcher.go;
+// and with a Tx that is a CandidateBatcher, several claims per
+// transaction): a round reserves as many candidates as there are calls,
+// locks their chunks in ascending (dataid, dataset) order, reads all their
+// rows at once and hands the claimable ones out in queue order
+// (resubmitted chunks first, then by dataid), one per call. A candidate
+// that turns out not to be claimable is dropped, or put back in its true
+// place, and committed; a call left without a claim that way waits for the
+// next round, so no transaction holds locks on more dataids than it has
+// calls. A round that finds the queue empty answers every call left with
+// nil. Each claim follows every rule of a single claim; a failure of the
+// transaction fails every call in it.
 
 // CandidateBatcher is implemented by the Tx of a Batcher backend that can
 // reserve several candidates at once.
@@ -31,232 +32,164 @@ type CandidateBatcher interface {
 
 // nextOp is one findNext call waiting to be served.
 type nextOp struct {
-	ctx      context.Context // the caller's: its actor names the events
+	call
 	job      string
 	executor string
 	claim    *Claim
-	err      error
-	served   bool
-	done     chan struct{}
 }
 
-// nextQueues queues the findNext calls of one engine, by job: each job has
-// its own queue and up to maxLeaders batches in flight.
-type nextQueues struct {
-	mu   sync.Mutex
-	jobs map[string]*nextQueue
+func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*Claim, error) {
+	if err := validExecutor(executor); err != nil {
+		return nil, err
+	}
+	op := &nextOp{job: jobID, executor: executor}
+	if err := e.next.do(ctx, jobID, op); err != nil {
+		return nil, err
+	}
+	return op.claim, nil
 }
 
-type nextQueue struct {
-	queue   []*nextOp
-	leaders int
+// takeNext takes from the front of a job's queue as many calls as one
+// transaction may serve.
+func (e *engine) takeNext(job string, queue []*nextOp) (batch, rest []*nextOp) {
+	n := e.maxBatch
+	if keys := opKeys(e.jobInputs(job)); e.maxKeys > 0 {
+		n = max(1, min(n, e.maxKeys/keys))
+	}
+	n = min(n, len(queue))
+	batch = slices.Clone(queue[:n])
+	clear(queue[:n])
+	return batch, queue[n:]
 }
 
-// findNextBatched queues a findNext call and serves it, and others, in
-// batches.
-func (e *engine) findNextBatched(ctx context.Context, jobID, executor string) (*Claim, error) {
-	op := &nextOp{ctx: ctx, job: jobID, executor: executor, done: make(chan struct{})}
-	qs := &e.next
-	qs.mu.Lock()
-	if qs.jobs == nil {
-		qs.jobs = map[string]*nextQueue{}
-	}
-	q := qs.jobs[jobID]
-	if q == nil {
-		q = &nextQueue{}
-		qs.jobs[jobID] = q
-	}
-	q.queue = append(q.queue, op)
-	lead := q.leaders < maxLeaders
-	if lead {
-		q.leaders++
-	}
-	qs.mu.Unlock()
-	if lead {
-		e.leadNext(jobID, op)
-	}
-	select {
-	case <-op.done:
-		return op.claim, op.err
-	case <-ctx.Done():
-		if isClosed(op.done) { // served meanwhile: that answer stands
-			return op.claim, op.err
-		}
-	}
-	qs.mu.Lock()
-	i := slices.Index(q.queue, op)
-	if i >= 0 {
-		q.queue = slices.Delete(q.queue, i, i+1)
-	}
-	qs.mu.Unlock()
-	if i >= 0 {
-		return nil, Unavailable(ctx.Err(), "request cancelled or timed out before it was served; nothing changed")
-	}
-	return nil, Unavailable(ctx.Err(), "request cancelled or timed out while it was being served; a chunk may have been claimed for it and will be released when its lease expires")
-}
-
-// leadNext serves the queued calls for job, a batch at a time, until its
-// queue is empty, or, for a caller's own call (mine not nil), until mine is
-// served: then a new goroutine takes over if calls are left.
-func (e *engine) leadNext(job string, mine *nextOp) {
-	qs := &e.next
-	for {
-		qs.mu.Lock()
-		q := qs.jobs[job]
-		if mine != nil && isClosed(mine.done) && len(q.queue) > 0 {
-			qs.mu.Unlock()
-			go e.leadNext(job, nil)
-			return
-		}
-		var batch []*nextOp
-		if mine == nil || !isClosed(mine.done) {
-			n := e.maxBatch
-			if keys := opKeys(e.jobInputs(job)); e.maxKeys > 0 {
-				n = max(1, min(n, e.maxKeys/keys))
-			}
-			batch = q.take(n)
-		}
-		if len(batch) == 0 {
-			q.leaders--
-			if q.leaders == 0 && len(q.queue) == 0 {
-				delete(qs.jobs, job)
-			}
-			qs.mu.Unlock()
-			return
-		}
-		qs.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
-		err := e.runNext(ctx, batch)
-		cancel()
-		var again []*nextOp
-		for _, op := range batch {
-			switch {
-			case err != nil:
-				op.claim, op.err = nil, err
-			case !op.served:
-				again = append(again, op)
-				continue
-			}
-			close(op.done)
-		}
-		if len(again) > 0 {
-			qs.mu.Lock()
-			q := qs.jobs[job]
-			q.queue = append(again, q.queue...)
-			qs.mu.Unlock()
-		}
-	}
-}
-
-// take removes up to n calls from the front of the queue. The caller holds
-// the queues' lock.
-func (q *nextQueue) take(n int) []*nextOp {
-	n = min(n, len(q.queue))
-	batch := slices.Clone(q.queue[:n])
-	clear(q.queue[:n])
-	q.queue = q.queue[n:]
-	return batch
-}
-
-// runNext serves the calls of ops, all for one job, in one transaction
-// (see the top of this file). It marks the calls it answers served.
+// runNext serves one round of the calls of ops, all for one job, in one
+// transaction (see the top of this file). It leaves pending the calls it
+// does not answer.
 func (e *engine) runNext(ctx context.Context, ops []*nextOp) error {
-	reset := func() {
+	answer := func(claim *Claim, err error, pending bool) {
 		for _, op := range ops {
-			op.claim, op.err, op.served = nil, nil, false
-		}
-	}
-	answer := func(claim *Claim, err error) {
-		for _, op := range ops {
-			op.claim, op.err, op.served = claim, err, true
+			op.claim, op.err, op.pending = claim, err, pending
 		}
 	}
 	return e.withCatalog(ctx, func(cat *opCatalog) error {
-		reset()
+		answer(nil, nil, false)
 		job, err := cat.Job(ops[0].job)
 		if err != nil {
-			answer(nil, err)
+			answer(nil, err, false)
 			return err // withCatalog asks a fresh catalog before it believes it
 		}
 		if job.Paused {
-			answer(nil, nil)
 			return nil
 		}
 		return e.update(ctx, cat, func(tx Tx) error {
-			reset()
+			answer(nil, nil, true)
 			cands, err := nextCandidates(ctx, tx, job.ID, len(ops))
-			if err != nil {
+			if err != nil || len(cands) == 0 {
+				answer(nil, nil, false)
 				return err
 			}
-			if len(cands) == 0 {
-				answer(nil, nil)
-				return nil
-			}
-			// One candidate per dataid: a duplicate hint is dropped, as a
-			// single findNext would drop it once the first is claimed.
-			var distinct []Candidate
-			seen := map[string]bool{}
-			for _, c := range cands {
-				if seen[c.DataID] {
-					if err := tx.DropCandidate(ctx, c); err != nil {
-						return err
-					}
-					continue
-				}
-				seen[c.DataID] = true
-				distinct = append(distinct, c)
-			}
-			byID := slices.Clone(distinct)
-			slices.SortFunc(byID, func(a, b Candidate) int { return cmp.Compare(a.DataID, b.DataID) })
-			var keys []RowKey
-			for _, c := range byID {
-				if err := tx.LockChunks(ctx, c.DataID, []string{job.Output}, job.Inputs); err != nil {
-					return err
-				}
-				keys = append(keys, claimKeys(cat.Catalog, job, c.DataID)...)
-			}
-			rows, err := tx.GetRows(ctx, keys)
-			if err != nil {
-				return err
-			}
-			states := make(map[string]ClaimState, len(byID))
-			for _, c := range byID {
-				n := 1 + 2*len(job.Inputs)
-				states[c.DataID] = claimStateOf(job, c.DataID, rows[:n])
-				rows = rows[n:]
-			}
-			next := 0 // the next call to serve
-			for _, c := range distinct {
-				st := states[c.DataID]
-				out := statusOf(st.Output)
-				if isResubmit := out == StatusResubmit; c.Resubmit != isResubmit && FreeForProducers(out) {
-					// Back in its true place in the queue (see findNext).
-					if err := tx.DropCandidate(ctx, c); err != nil {
-						return err
-					}
-					if err := tx.AddCandidate(ctx, Candidate{Job: job.ID, DataID: c.DataID, Resubmit: isResubmit}); err != nil {
-						return err
-					}
-					continue
-				}
-				if next < len(ops) {
-					op := ops[next]
-					claim, err := e.claimState(WithActor(ctx, ActorFrom(op.ctx)), tx, cat.Catalog, st, op.executor, ModeNext)
-					if err != nil && !errors.Is(err, ErrLocked) {
-						return err
-					}
-					if err == nil {
-						op.claim, op.served = claim, true
-						next++
-					}
-				}
-				if err := tx.DropCandidate(ctx, c); err != nil {
-					return err
-				}
-			}
-			return nil
+			return e.claimRound(ctx, tx, cat.Catalog, job, cands, ops)
 		})
 	})
+}
+
+// claimRound claims cands, in order, for the calls of ops, in order,
+// inside tx; it drops every candidate it does not put back.
+func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, cands []Candidate, ops []*nextOp) error {
+	cands, err := distinctCandidates(ctx, tx, cands)
+	if err != nil {
+		return err
+	}
+	states, err := lockCandidates(ctx, tx, cat, job, cands)
+	if err != nil {
+		return err
+	}
+	next := 0 // the next call to serve
+	for _, c := range cands {
+		st := states[c.DataID]
+		if requeued, err := requeueStale(ctx, tx, c, st); err != nil || requeued {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if next < len(ops) {
+			op := ops[next]
+			claim, err := e.claimState(WithActor(ctx, ActorFrom(op.ctx)), tx, cat, st, op.executor, ModeNext)
+			if err != nil && !errors.Is(err, ErrLocked) {
+				return err
+			}
+			if err == nil {
+				op.claim, op.pending = claim, false
+				next++
+			}
+		}
+		if err := tx.DropCandidate(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// distinctCandidates keeps one candidate per dataid: a duplicate hint is
+// dropped, as a single findNext would drop it once the first is claimed.
+func distinctCandidates(ctx context.Context, tx Tx, cands []Candidate) ([]Candidate, error) {
+	var distinct []Candidate
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if seen[c.DataID] {
+			if err := tx.DropCandidate(ctx, c); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		seen[c.DataID] = true
+		distinct = append(distinct, c)
+	}
+	return distinct, nil
+}
+
+// lockCandidates locks the chunks a claim of job at each candidate
+// touches, in ascending dataid order, and reads what the rules need about
+// them, by dataid.
+func lockCandidates(ctx context.Context, tx Tx, cat *Catalog, job Job, cands []Candidate) (map[string]ClaimState, error) {
+	byID := slices.Clone(cands)
+	slices.SortFunc(byID, func(a, b Candidate) int { return cmp.Compare(a.DataID, b.DataID) })
+	var keys []RowKey
+	for _, c := range byID {
+		if err := tx.LockChunks(ctx, c.DataID, []string{job.Output}, job.Inputs); err != nil {
+			return nil, err
+		}
+		keys = append(keys, claimKeys(cat, job, c.DataID)...)
+	}
+	rows, err := tx.GetRows(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	states := make(map[string]ClaimState, len(byID))
+	for _, c := range byID {
+		n := 1 + 2*len(job.Inputs)
+		states[c.DataID] = claimStateOf(job, c.DataID, rows[:n])
+		rows = rows[n:]
+	}
+	return states, nil
+}
+
+// requeueStale puts candidate c back in its true place in the queue when
+// its Resubmit flag is stale, and tells whether it did. The flag was true
+// when the candidate was added, but the output may have moved on since
+// (claimed from RESUBMIT, then failed; or a duplicate hint): RESUBMIT
+// chunks come first and the others strictly by dataid.
+func requeueStale(ctx context.Context, tx Tx, c Candidate, st ClaimState) (bool, error) {
+	out := statusOf(st.Output)
+	isResubmit := out == StatusResubmit
+	if c.Resubmit == isResubmit || !FreeForProducers(out) {
+		return false, nil
+	}
+	if err := tx.DropCandidate(ctx, c); err != nil {
+		return true, err
+	}
+	return true, tx.AddCandidate(ctx, Candidate{Job: st.Job.ID, DataID: c.DataID, Resubmit: isResubmit})
 }
 
 // nextCandidates reserves up to n candidates: all at once with a

@@ -40,21 +40,17 @@ func (e *engine) Chunk(ctx context.Context, dataset, dataid string) (ChunkDetail
 	if err := ValidateDataID(dataid); err != nil {
 		return ChunkDetail{}, err
 	}
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return ChunkDetail{}, err
-	}
-	if _, err := cat.Dataset(dataset); err != nil {
-		return ChunkDetail{}, err
-	}
-	keys := []RowKey{chunkOutputKey(cat, dataset, dataid)}
-	for _, j := range cat.Consumers(dataset) {
-		keys = append(keys, RowKey{Dataset: dataset, DataID: dataid, Job: j, Role: RoleInput})
-	}
 	var rows []*StatusRow
-	err = e.b.Update(ctx, func(tx Tx) error {
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		if _, err := cat.Dataset(dataset); err != nil {
+			return err
+		}
+		keys := []RowKey{chunkOutputKey(cat.Catalog, dataset, dataid)}
+		for _, j := range cat.Consumers(dataset) {
+			keys = append(keys, RowKey{Dataset: dataset, DataID: dataid, Job: j, Role: RoleInput})
+		}
 		var err error
-		rows, err = tx.GetRows(ctx, keys)
+		rows, err = e.readRows(ctx, cat, keys)
 		return err
 	})
 	if err != nil {
@@ -68,6 +64,17 @@ func (e *engine) Chunk(ctx context.Context, dataset, dataid string) (ChunkDetail
 	}
 	d.Locks = DeriveLocks(d.Rows)
 	return d, nil
+}
+
+// readRows reads the rows of keys in a transaction that confirms cat.
+func (e *engine) readRows(ctx context.Context, cat *opCatalog, keys []RowKey) ([]*StatusRow, error) {
+	var rows []*StatusRow
+	err := e.update(ctx, cat, func(tx Tx) error {
+		var err error
+		rows, err = tx.GetRows(ctx, keys)
+		return err
+	})
+	return rows, err
 }
 
 func (e *engine) Claims(ctx context.Context, job string) ([]Claim, error) {
@@ -121,19 +128,17 @@ func (e *engine) Blockers(ctx context.Context, jobID, dataid string) ([]Blocker,
 	if err := ValidateDataID(dataid); err != nil {
 		return nil, err
 	}
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	job, err := cat.Job(jobID)
-	if err != nil {
-		return nil, err
-	}
 	var bs []Blocker
-	err = e.b.Update(ctx, func(tx Tx) error {
-		st, err := loadClaimState(ctx, tx, cat, job, dataid)
-		bs = st.Blockers(ModeClaim)
-		return err
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		job, err := cat.Job(jobID)
+		if err != nil {
+			return err
+		}
+		return e.update(ctx, cat, func(tx Tx) error {
+			st, err := loadClaimState(ctx, tx, cat.Catalog, job, dataid)
+			bs = st.Blockers(ModeClaim)
+			return err
+		})
 	})
 	if bs == nil {
 		bs = []Blocker{}

@@ -144,7 +144,7 @@ type ClaimWrite struct {
 
 // Apply computes the rows a claim writes. The caller has checked Blockers.
 func (s ClaimState) Apply(executor, token string, fence int64, now time.Time) ClaimWrite {
-	lease := now.Add(time.Duration(s.Job.LeaseSeconds) * time.Second)
+	lease := now.Add(s.Job.Lease())
 	prevOf := func(r *StatusRow) Status {
 		if r == nil {
 			return StatusNone

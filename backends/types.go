@@ -88,6 +88,9 @@ type Job struct {
 	UpdatedAt time.Time
 }
 
+// Lease is how long a claim of the job lives without a heartbeat.
+func (j Job) Lease() time.Duration { return time.Duration(j.LeaseSeconds) * time.Second }
+
 // EnvVar is one entry of a job's environment; order is kept as defined.
 type EnvVar struct {
 	Name  string

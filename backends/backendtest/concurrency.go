@@ -36,84 +36,24 @@ func (s *suite) testFindNextRace(t *testing.T) {
 		b.publish("src", strconv.Itoa(i))
 	}
 
-	var (
-		mu        sync.Mutex
-		live      = map[string]string{} // dataid -> executor holding it
-		claims    = map[string]int{}
-		completes = map[string]int{}
-		released  = map[string]bool{}
-		failures  []string
-	)
-	fail := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		failures = append(failures, fmt.Sprintf(format, args...))
-	}
+	r := &findNextRace{n: n, workers: s.cfg.workers, live: map[string]string{}, claims: map[string]int{},
+		completes: map[string]int{}, released: map[string]bool{}}
 	var wg sync.WaitGroup
 	for w := range s.cfg.workers {
-		wg.Go(func() {
-			exec := fmt.Sprintf("worker-%d", w)
-			for {
-				c, err := b.s.FindNext(b.ctx, "ja", exec)
-				if err != nil {
-					fail("%s: findNext: %v", exec, err)
-					return
-				}
-				if c == nil {
-					mu.Lock()
-					left := n - len(completes) - len(live)
-					mu.Unlock()
-					if left >= s.cfg.workers {
-						fail("%s: findNext answered null with %d chunks neither completed nor claimed", exec, left)
-					}
-					return
-				}
-				d := c.DataID
-				mu.Lock()
-				if holder, ok := live[d]; ok {
-					mu.Unlock()
-					fail("%s got %s while %s's claim on it is live", exec, d, holder)
-					return
-				}
-				live[d] = exec
-				claims[d]++
-				// Give back every tenth chunk once, so chunks come back into play.
-				release := !released[d] && d[len(d)-1] == '3'
-				released[d] = released[d] || release
-				if release {
-					delete(live, d) // before Release: once released, another claim is legitimate
-				}
-				mu.Unlock()
-				if release {
-					if err := b.s.Release(b.ctx, c.Token); err != nil {
-						fail("%s: release %s: %v", exec, d, err)
-						return
-					}
-					continue
-				}
-				if err := b.s.Complete(b.ctx, c.Token); err != nil {
-					fail("%s: complete %s: %v", exec, d, err)
-					return
-				}
-				mu.Lock()
-				completes[d]++
-				delete(live, d) // after Complete: the chunk is READY, nobody may claim it again
-				mu.Unlock()
-			}
-		})
+		wg.Go(func() { r.work(b, fmt.Sprintf("worker-%d", w)) })
 	}
 	wg.Wait()
-	require.Empty(t, failures)
-	require.Empty(t, live)
-	require.Len(t, completes, n, "every chunk was completed")
+	require.Empty(t, r.failures)
+	require.Empty(t, r.live)
+	require.Len(t, r.completes, n, "every chunk was completed")
 	for i := 1; i <= n; i++ {
 		d := strconv.Itoa(i)
-		require.Equal(t, 1, completes[d], "chunk %s completed once", d)
+		require.Equal(t, 1, r.completes[d], "chunk %s completed once", d)
 		want := 1
-		if released[d] {
+		if r.released[d] {
 			want = 2
 		}
-		require.Equal(t, want, claims[d], "chunk %s claimed once, plus once per release", d)
+		require.Equal(t, want, r.claims[d], "chunk %s claimed once, plus once per release", d)
 	}
 	_, d := b.next("ja")
 	require.Empty(t, d)
@@ -122,6 +62,82 @@ func (s *suite) testFindNextRace(t *testing.T) {
 	for _, r := range rows {
 		require.Equal(t, 1, r.Attempt, "%s: a release does not count an attempt", r.DataID)
 	}
+}
+
+// findNextRace is what the workers of testFindNextRace saw.
+type findNextRace struct {
+	n, workers int
+	mu         sync.Mutex
+	live       map[string]string // dataid -> executor holding it
+	claims     map[string]int
+	completes  map[string]int
+	released   map[string]bool
+	failures   []string
+}
+
+func (r *findNextRace) fail(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+// work claims, and completes or releases, until findNext answers null.
+func (r *findNextRace) work(b *bundle, exec string) {
+	for {
+		c, err := b.s.FindNext(b.ctx, "ja", exec)
+		if err != nil {
+			r.fail("%s: findNext: %v", exec, err)
+			return
+		}
+		if c == nil {
+			r.mu.Lock()
+			left := r.n - len(r.completes) - len(r.live)
+			r.mu.Unlock()
+			if left >= r.workers {
+				r.fail("%s: findNext answered null with %d chunks neither completed nor claimed", exec, left)
+			}
+			return
+		}
+		release, ok := r.claimed(exec, c.DataID)
+		if !ok {
+			return
+		}
+		if release {
+			if err := b.s.Release(b.ctx, c.Token); err != nil {
+				r.fail("%s: release %s: %v", exec, c.DataID, err)
+				return
+			}
+			continue
+		}
+		if err := b.s.Complete(b.ctx, c.Token); err != nil {
+			r.fail("%s: complete %s: %v", exec, c.DataID, err)
+			return
+		}
+		r.mu.Lock()
+		r.completes[c.DataID]++
+		delete(r.live, c.DataID) // after Complete: the chunk is READY, nobody may claim it again
+		r.mu.Unlock()
+	}
+}
+
+// claimed records exec's claim on d, false when another claim on d is
+// live, and tells whether exec is to release it.
+func (r *findNextRace) claimed(exec, d string) (release, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if holder, ok := r.live[d]; ok {
+		r.failures = append(r.failures, fmt.Sprintf("%s got %s while %s's claim on it is live", exec, d, holder))
+		return false, false
+	}
+	r.live[d] = exec
+	r.claims[d]++
+	// Give back every tenth chunk once, so chunks come back into play.
+	release = !r.released[d] && d[len(d)-1] == '3'
+	r.released[d] = r.released[d] || release
+	if release {
+		delete(r.live, d) // before Release: once released, another claim is legitimate
+	}
+	return release, true
 }
 
 // testClaimRace: two goroutines claim the same dataid at once; exactly one

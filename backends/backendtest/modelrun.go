@@ -246,18 +246,7 @@ func (h *harness) apply(o op) {
 		_, err := b.s.Hold(ctx, o.dataset, o.dataid, "model")
 		h.code("hold", m.hold(o.dataset, o.dataid), err)
 	case "resubmit":
-		rows, err := b.s.Resubmit(ctx, o.dataset, o.dataid, o.cascade)
-		want, code := m.resubmit(o.dataset, o.dataid, o.cascade)
-		h.code("resubmit", code, err)
-		if code == "" {
-			var got []string
-			for _, r := range rows {
-				got = append(got, r.Dataset)
-			}
-			slices.Sort(got)
-			slices.Sort(want)
-			h.equal("datasets set to RESUBMIT", want, got)
-		}
+		h.applyResubmit(o)
 	case "findNext":
 		c, err := b.s.FindNext(ctx, o.job, modelExecutor)
 		want := m.findNext(o.job)
@@ -269,49 +258,13 @@ func (h *harness) apply(o op) {
 			h.claimed(*want, c)
 		}
 	case "claim", "force":
-		var c *backends.Claim
-		var err error
-		if o.kind == "claim" {
-			c, err = b.s.Claim(ctx, o.job, o.dataid, modelExecutor)
-		} else {
-			c, err = b.s.Force(ctx, o.job, o.dataid, modelExecutor)
-		}
-		want, code, bs := m.claim(o.job, o.dataid, o.kind == "force")
-		h.code(o.kind, code, err)
-		if code == backends.CodeLocked {
-			h.equal("blockers", wantBlockers(o.dataid, bs), normBlockers(blockersOf(err)))
-		}
-		if want != nil {
-			h.claimed(*want, c)
-		}
+		h.applyClaim(o)
 	case "blockers":
 		bs, err := b.s.Blockers(ctx, o.job, o.dataid)
 		h.code("blockers", "", err)
 		h.equal("blockers", wantBlockers(o.dataid, m.blockers(m.job(o.job), o.dataid)), normBlockers(bs))
 	case "heartbeat", "complete", "fail", "release":
-		tok, claim := "ct1.garbage", mClaim{id: -1, job: "ja", dataid: "1"}
-		if o.tok >= 0 {
-			tok, claim = h.tokens[o.tok].token, h.tokens[o.tok].claim
-		}
-		var err error
-		var want backends.Code
-		switch o.kind {
-		case "heartbeat":
-			var c *backends.Claim
-			c, err = b.s.Heartbeat(ctx, tok)
-			var lease time.Time
-			lease, want = m.heartbeat(claim)
-			if want == "" && err == nil {
-				h.equal("lease after heartbeat", lease, c.LeaseExpiresAt.UTC())
-			}
-		case "complete":
-			err, want = b.s.Complete(ctx, tok), m.end(claim, endComplete)
-		case "fail":
-			err, want = b.s.Fail(ctx, tok, "model failure"), m.end(claim, endFail)
-		case "release":
-			err, want = b.s.Release(ctx, tok), m.end(claim, endRelease)
-		}
-		h.code(o.kind, want, err)
+		h.applyLive(o)
 	case "advance", "expire":
 		if o.kind == "advance" {
 			b.clock.Advance(o.advance)
@@ -332,6 +285,72 @@ func (h *harness) apply(o op) {
 	default:
 		h.fatalf("unknown operation %q", o.kind)
 	}
+}
+
+func (h *harness) applyResubmit(o op) {
+	h.t.Helper()
+	rows, err := h.b.s.Resubmit(h.b.ctx, o.dataset, o.dataid, o.cascade)
+	want, code := h.m.resubmit(o.dataset, o.dataid, o.cascade)
+	h.code("resubmit", code, err)
+	if code == "" {
+		var got []string
+		for _, r := range rows {
+			got = append(got, r.Dataset)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		h.equal("datasets set to RESUBMIT", want, got)
+	}
+}
+
+// applyClaim applies a claim or a force.
+func (h *harness) applyClaim(o op) {
+	h.t.Helper()
+	var c *backends.Claim
+	var err error
+	if o.kind == "claim" {
+		c, err = h.b.s.Claim(h.b.ctx, o.job, o.dataid, modelExecutor)
+	} else {
+		c, err = h.b.s.Force(h.b.ctx, o.job, o.dataid, modelExecutor)
+	}
+	want, code, bs := h.m.claim(o.job, o.dataid, o.kind == "force")
+	h.code(o.kind, code, err)
+	if code == backends.CodeLocked {
+		h.equal("blockers", wantBlockers(o.dataid, bs), normBlockers(blockersOf(err)))
+	}
+	if want != nil {
+		h.claimed(*want, c)
+	}
+}
+
+// applyLive applies an operation on a claim: heartbeat, complete, fail or
+// release, with a token the store issued or a garbage one.
+func (h *harness) applyLive(o op) {
+	h.t.Helper()
+	b, m, ctx := h.b, h.m, h.b.ctx
+	tok, claim := "ct1.garbage", mClaim{id: -1, job: "ja", dataid: "1"}
+	if o.tok >= 0 {
+		tok, claim = h.tokens[o.tok].token, h.tokens[o.tok].claim
+	}
+	var err error
+	var want backends.Code
+	switch o.kind {
+	case "heartbeat":
+		var c *backends.Claim
+		c, err = b.s.Heartbeat(ctx, tok)
+		var lease time.Time
+		lease, want = m.heartbeat(claim)
+		if want == "" && err == nil {
+			h.equal("lease after heartbeat", lease, c.LeaseExpiresAt.UTC())
+		}
+	case "complete":
+		err, want = b.s.Complete(ctx, tok), m.end(claim, endComplete)
+	case "fail":
+		err, want = b.s.Fail(ctx, tok, "model failure"), m.end(claim, endFail)
+	case "release":
+		err, want = b.s.Release(ctx, tok), m.end(claim, endRelease)
+	}
+	h.code(o.kind, want, err)
 }
 
 func describeM(c *mClaim) string {

@@ -106,7 +106,12 @@ func (s *suite) testEvents(t *testing.T) {
 	require.Equal(t, 2, e.Attempt)
 	require.Equal(t, executor, e.Executor)
 
-	// Filters.
+	checkEventFilters(t, b, all)
+}
+
+// checkEventFilters checks that each filter selects the events of all it
+// names, and nothing else.
+func checkEventFilters(t *testing.T, b *bundle, all []backends.Event) {
 	filter := func(f backends.EventFilter, keep func(backends.Event) bool) {
 		t.Helper()
 		var want []backends.Event

@@ -27,14 +27,7 @@ const (
 // the consumer) can claim exactly when the table says the chunk is free for
 // them — once through Claim and once through FindNext.
 func (s *suite) testOutputLockTable(t *testing.T) {
-	rows := []struct {
-		name         string
-		setup        func(b *bundle)
-		status       backends.Status
-		locks        []backends.LockKind
-		producerFree bool
-		consumerFree bool
-	}{
+	rows := []outputLockRow{
 		{"NoRow", func(b *bundle) {}, none, nil, true, false},
 		{"RUNNING", func(b *bundle) { b.claim("ja", "1") }, running, []backends.LockKind{gw, gr}, false, false},
 		{"READY", func(b *bundle) { b.run("ja", "1") }, ready, []backends.LockKind{gw}, false, true},
@@ -57,56 +50,10 @@ func (s *suite) testOutputLockTable(t *testing.T) {
 				b.pipeline()
 				b.publish("src", "1")
 				row.setup(b)
-
-				require.Equal(t, row.status, b.status("a", "1"))
-				var want []lk
-				for _, k := range row.locks {
-					want = append(want, lk{"a", "1", k, "ja", row.status})
-				}
-				chunkLocks := []backends.Lock{}
-				for _, l := range b.chunk("a", "1").Locks {
-					if l.Kind != lr { // the consumer's local lock is the other table's business
-						chunkLocks = append(chunkLocks, l)
-					}
-				}
-				requireLocks(t, chunkLocks, want...)
-				locks, err := b.s.Locks(b.ctx, backends.LockFilter{Dataset: "a", Job: "ja"})
-				require.NoError(t, err)
-				requireLocks(t, locks, want...)
-
-				// Producer side.
-				bs, err := b.s.Blockers(b.ctx, "ja", "1")
-				require.NoError(t, err)
-				require.Equal(t, !row.producerFree, hasBlocker(bs, backends.BlockerOutputLocked, "a", row.status),
-					"producer blockers %+v", bs)
-				// Consumer side.
-				bs, err = b.s.Blockers(b.ctx, "jb", "1")
-				require.NoError(t, err)
-				if row.consumerFree {
-					requireBlockers(t, "1", bs)
-				} else {
-					requireBlockers(t, "1", bs, bk{backends.BlockerInputNotReady, "a", "ja", row.status})
-				}
-
+				row.checkLocks(t, b)
 				// The consumer first: its claim does not change a/1's OUTPUT row.
 				if via == "Claim" {
-					c, err := b.s.Claim(b.ctx, "jb", "1", executor)
-					if row.consumerFree {
-						require.NoError(t, err)
-						require.Equal(t, "1", c.DataID)
-					} else {
-						requireLocked(t, err, "1", bk{backends.BlockerInputNotReady, "a", "ja", row.status})
-					}
-					c, err = b.s.Claim(b.ctx, "ja", "1", executor)
-					if row.producerFree {
-						require.NoError(t, err)
-						require.Equal(t, "1", c.DataID)
-						require.Equal(t, running, b.status("a", "1"))
-					} else {
-						requireCode(t, err, backends.CodeLocked)
-						require.True(t, hasBlocker(blockersOf(err), backends.BlockerOutputLocked, "a", row.status), "blockers %+v", blockersOf(err))
-						require.Equal(t, row.status, b.status("a", "1"), "a refused claim changes nothing")
-					}
+					row.checkClaims(t, b)
 					return
 				}
 				_, got := b.next("jb")
@@ -115,6 +62,72 @@ func (s *suite) testOutputLockTable(t *testing.T) {
 				require.Equal(t, row.producerFree, got == "1", "producer findNext got %q", got)
 			})
 		}
+	}
+}
+
+// outputLockRow is one row of the OUTPUT lock table.
+type outputLockRow struct {
+	name         string
+	setup        func(b *bundle)
+	status       backends.Status
+	locks        []backends.LockKind
+	producerFree bool
+	consumerFree bool
+}
+
+// checkLocks checks a/1's status, its derived locks and the blockers of
+// its producer and its consumer.
+func (row outputLockRow) checkLocks(t *testing.T, b *bundle) {
+	require.Equal(t, row.status, b.status("a", "1"))
+	var want []lk
+	for _, k := range row.locks {
+		want = append(want, lk{"a", "1", k, "ja", row.status})
+	}
+	chunkLocks := []backends.Lock{}
+	for _, l := range b.chunk("a", "1").Locks {
+		if l.Kind != lr { // the consumer's local lock is the other table's business
+			chunkLocks = append(chunkLocks, l)
+		}
+	}
+	requireLocks(t, chunkLocks, want...)
+	locks, err := b.s.Locks(b.ctx, backends.LockFilter{Dataset: "a", Job: "ja"})
+	require.NoError(t, err)
+	requireLocks(t, locks, want...)
+
+	// Producer side.
+	bs, err := b.s.Blockers(b.ctx, "ja", "1")
+	require.NoError(t, err)
+	require.Equal(t, !row.producerFree, hasBlocker(bs, backends.BlockerOutputLocked, "a", row.status),
+		"producer blockers %+v", bs)
+	// Consumer side.
+	bs, err = b.s.Blockers(b.ctx, "jb", "1")
+	require.NoError(t, err)
+	if row.consumerFree {
+		requireBlockers(t, "1", bs)
+	} else {
+		requireBlockers(t, "1", bs, bk{backends.BlockerInputNotReady, "a", "ja", row.status})
+	}
+}
+
+// checkClaims claims for the consumer, then for the producer, through
+// Claim.
+func (row outputLockRow) checkClaims(t *testing.T, b *bundle) {
+	c, err := b.s.Claim(b.ctx, "jb", "1", executor)
+	if row.consumerFree {
+		require.NoError(t, err)
+		require.Equal(t, "1", c.DataID)
+	} else {
+		requireLocked(t, err, "1", bk{backends.BlockerInputNotReady, "a", "ja", row.status})
+	}
+	c, err = b.s.Claim(b.ctx, "ja", "1", executor)
+	if row.producerFree {
+		require.NoError(t, err)
+		require.Equal(t, "1", c.DataID)
+		require.Equal(t, running, b.status("a", "1"))
+	} else {
+		requireCode(t, err, backends.CodeLocked)
+		require.True(t, hasBlocker(blockersOf(err), backends.BlockerOutputLocked, "a", row.status), "blockers %+v", blockersOf(err))
+		require.Equal(t, row.status, b.status("a", "1"), "a refused claim changes nothing")
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -30,12 +29,6 @@ func (b *Backend) MaxBatch() int { return maxBatch }
 // MaxBatchKeys keeps a batch's compares and writes under --max-txn-ops,
 // with room for the catalog version, the commit marker and the events.
 func (b *Backend) MaxBatchKeys() int { return max(b.cfg.MaxTxnOps-8, 1) }
-
-var (
-	_ backends.Batcher          = (*Backend)(nil)
-	_ backends.KeyBudget        = (*Backend)(nil)
-	_ backends.CandidateBatcher = (*tx)(nil)
-)
 
 // reservations are the candidate keys that transactions of this process
 // are working on, by job: a concurrent NextCandidates passes over them
@@ -102,14 +95,10 @@ func (t *tx) NextCandidates(ctx context.Context, job string, n int) ([]backends.
 		return nil, nil
 	}
 	base := t.b.key("cand", job) + "/"
-	if t.candJob == "" {
-		t.candJob = job
-		c, _ := t.b.inflight.LoadOrStore(job, new(atomic.Int64))
-		t.racers = c.(*atomic.Int64)
-		t.racers.Add(1)
-	} else if t.candJob != job {
+	if t.candJob != "" && t.candJob != job {
 		return nil, errors.New("etcd: one transaction reads the candidates of one job")
 	}
+	t.readsCandidates(job)
 	// Other transactions of this process may reserve candidates while this
 	// one reads: read further (at the same snapshot) until n are taken or
 	// the queue ends. Reads go window by window (see headHint): etcd visits

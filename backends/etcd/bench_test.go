@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -64,26 +63,7 @@ func BenchmarkFindNextHistory(b *testing.B) {
 				}
 			}
 			env.next += b.N
-			lat := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for range b.N {
-				t0 := time.Now()
-				c, err := env.s.FindNext(ctx, "job", "bench")
-				d := time.Since(t0)
-				if err != nil || c == nil {
-					b.Fatalf("findNext: %v %v", c, err)
-				}
-				lat = append(lat, d)
-				b.StopTimer()
-				if err := env.s.Complete(ctx, c.Token); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-			}
-			b.StopTimer()
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds()), "p90-µs")
+			timeFindNext(b, ctx, env.s, nil)
 		})
 	}
 	benchMu.Lock()

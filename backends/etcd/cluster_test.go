@@ -81,12 +81,41 @@ func TestClusterLeaderLoss(t *testing.T) {
 	}
 	const chunks, runners = 1000, 8
 	servers := startCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	b, s := openClusterStore(t, ctx, servers, chunks)
+	defer s.Close()
+
+	r := &leaderLossRun{ctx: ctx, s: s, chunks: chunks, live: map[string]string{}, completed: map[string]int{}}
+	stopped := make(chan string, 1)
+	go func() { stopped <- r.stopLeader(servers) }()
+	var wg sync.WaitGroup
+	for w := range runners {
+		wg.Go(func() { r.work(fmt.Sprintf("runner-%d", w)) })
+	}
+	wg.Wait()
+	leader := <-stopped
+	require.Empty(t, r.failures)
+	require.NotEmpty(t, leader, "no leader was found to stop")
+	require.NoError(t, ctx.Err(), "the run did not finish in time")
+	t.Logf("stopped leader %s; %d UNAVAILABLE answers retried, %d completions verified after a lost answer; %d commits with a lost answer resolved inside the store (%d had happened)",
+		leader, r.unavailable.Load(), r.verified.Load(), b.resolved.Load(), b.resolvedApplied.Load())
+
+	require.Len(t, r.completed, chunks)
+	for id, n := range r.completed {
+		require.Equal(t, 1, n, "chunk %s completed %d times", id, n)
+	}
+	requireAllReadyOnce(t, ctx, s, chunks)
+	requireClaimedOnce(t, ctx, s, chunks)
+}
+
+// openClusterStore opens a store on the cluster with job "job" reading src
+// and writing out, and chunks chunks of src published.
+func openClusterStore(t *testing.T, ctx context.Context, servers []*embedded.Server, chunks int) (*Backend, backends.Store) {
 	var endpoints []string
 	for _, s := range servers {
 		endpoints = append(endpoints, s.ClientURL())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	cfg := DefaultConfig()
 	cfg.Endpoints = endpoints
 	cfg.MaxTxnOps = servers[0].MaxTxnOps()
@@ -94,8 +123,6 @@ func TestClusterLeaderLoss(t *testing.T) {
 	b, err := openBackend(ctx, cfg)
 	require.NoError(t, err)
 	s := backends.New(b, nil)
-	defer s.Close()
-
 	for _, d := range []string{"src", "out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
 		require.NoError(t, err)
@@ -106,111 +133,115 @@ func TestClusterLeaderLoss(t *testing.T) {
 		_, err := s.Publish(ctx, "src", fmt.Sprint(i))
 		require.NoError(t, err)
 	}
+	return b, s
+}
 
-	var (
-		mu          sync.Mutex
-		live        = map[string]string{} // dataid -> token of the live claim
-		completed   = map[string]int{}
-		failures    []string
-		unavailable atomic.Int64
-		verified    atomic.Int64 // completions confirmed through Chunk after an unknown outcome
-		done        atomic.Int64
-	)
-	fail := func(format string, args ...any) {
-		mu.Lock()
-		failures = append(failures, fmt.Sprintf(format, args...))
-		mu.Unlock()
+// leaderLossRun is what the runners of TestClusterLeaderLoss share.
+type leaderLossRun struct {
+	ctx         context.Context
+	s           backends.Store
+	chunks      int64
+	mu          sync.Mutex
+	live        map[string]string // dataid -> token of the live claim
+	completed   map[string]int
+	failures    []string
+	unavailable atomic.Int64
+	verified    atomic.Int64 // completions confirmed through Chunk after an unknown outcome
+	done        atomic.Int64
+}
+
+func (r *leaderLossRun) fail(format string, args ...any) {
+	r.mu.Lock()
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+}
+
+// retry runs op until it answers something other than UNAVAILABLE.
+func (r *leaderLossRun) retry(op func() error) (sawUnavailable bool, err error) {
+	for {
+		err = op()
+		if !errors.Is(err, backends.ErrUnavailable) || r.ctx.Err() != nil {
+			return sawUnavailable, err
+		}
+		sawUnavailable = true
+		r.unavailable.Add(1)
+		time.Sleep(100 * time.Millisecond)
 	}
-	// retry runs op until it answers something other than UNAVAILABLE.
-	retry := func(op func() error) (sawUnavailable bool, err error) {
-		for {
-			err = op()
-			if !errors.Is(err, backends.ErrUnavailable) || ctx.Err() != nil {
-				return sawUnavailable, err
-			}
-			sawUnavailable = true
-			unavailable.Add(1)
-			time.Sleep(100 * time.Millisecond)
+}
+
+// stopLeader stops the cluster's leader once a quarter of the chunks are
+// done, and returns its name ("" when none was found).
+func (r *leaderLossRun) stopLeader(servers []*embedded.Server) string {
+	for r.done.Load() < r.chunks/4 {
+		if r.ctx.Err() != nil {
+			return ""
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, srv := range servers {
+		if srv.IsLeader() {
+			srv.Etcd().Server.HardStop() // a crash: no leadership handover
+			srv.Close()
+			return srv.Name()
 		}
 	}
+	return ""
+}
 
-	stopped := make(chan string, 1)
-	go func() {
-		for done.Load() < chunks/4 {
-			if ctx.Err() != nil {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
+// work claims and completes chunks until all are done.
+func (r *leaderLossRun) work(exec string) {
+	for r.done.Load() < r.chunks && r.ctx.Err() == nil {
+		var c *backends.Claim
+		if _, err := r.retry(func() (err error) { c, err = r.s.FindNext(r.ctx, "job", exec); return err }); err != nil {
+			r.fail("%s: findNext: %v", exec, err)
+			return
 		}
-		for _, srv := range servers {
-			if srv.IsLeader() {
-				srv.Etcd().Server.HardStop() // a crash: no leadership handover
-				srv.Close()
-				stopped <- srv.Name()
-				return
-			}
+		if c == nil {
+			time.Sleep(20 * time.Millisecond) // others hold the last claims
+			continue
 		}
-		stopped <- ""
-	}()
-
-	var wg sync.WaitGroup
-	for w := range runners {
-		wg.Go(func() {
-			exec := fmt.Sprintf("runner-%d", w)
-			for done.Load() < chunks && ctx.Err() == nil {
-				var c *backends.Claim
-				if _, err := retry(func() (err error) { c, err = s.FindNext(ctx, "job", exec); return err }); err != nil {
-					fail("%s: findNext: %v", exec, err)
-					return
-				}
-				if c == nil {
-					time.Sleep(20 * time.Millisecond) // others hold the last claims
-					continue
-				}
-				mu.Lock()
-				if tok, ok := live[c.DataID]; ok {
-					fail("%s got %s while claim %s on it is live", exec, c.DataID, tok)
-				}
-				live[c.DataID] = c.Token
-				mu.Unlock()
-				unknown, err := retry(func() error { return s.Complete(ctx, c.Token) })
-				if errors.Is(err, backends.ErrStaleClaim) && unknown {
-					// A lost answer: did our completion land before the retry?
-					var d backends.ChunkDetail
-					if _, err2 := retry(func() (err error) { d, err = s.Chunk(ctx, "out", c.DataID); return err }); err2 != nil {
-						fail("%s: chunk %s: %v", exec, c.DataID, err2)
-						return
-					}
-					if d.Output != nil && d.Output.Status == backends.StatusReady && d.Output.Token == c.Token {
-						err = nil
-						verified.Add(1)
-					}
-				}
-				if err != nil {
-					fail("%s: complete %s: %v", exec, c.DataID, err)
-					return
-				}
-				mu.Lock()
-				completed[c.DataID]++
-				delete(live, c.DataID)
-				mu.Unlock()
-				done.Add(1)
-			}
-		})
+		r.mu.Lock()
+		if tok, ok := r.live[c.DataID]; ok {
+			r.failures = append(r.failures, fmt.Sprintf("%s got %s while claim %s on it is live", exec, c.DataID, tok))
+		}
+		r.live[c.DataID] = c.Token
+		r.mu.Unlock()
+		if err := r.complete(c); err != nil {
+			r.fail("%s: %v", exec, err)
+			return
+		}
+		r.mu.Lock()
+		r.completed[c.DataID]++
+		delete(r.live, c.DataID)
+		r.mu.Unlock()
+		r.done.Add(1)
 	}
-	wg.Wait()
-	leader := <-stopped
-	require.Empty(t, failures)
-	require.NotEmpty(t, leader, "no leader was found to stop")
-	require.NoError(t, ctx.Err(), "the run did not finish in time")
-	t.Logf("stopped leader %s; %d UNAVAILABLE answers retried, %d completions verified after a lost answer; %d commits with a lost answer resolved inside the store (%d had happened)",
-		leader, unavailable.Load(), verified.Load(), b.resolved.Load(), b.resolvedApplied.Load())
+}
 
-	require.Len(t, completed, chunks)
-	for id, n := range completed {
-		require.Equal(t, 1, n, "chunk %s completed %d times", id, n)
+// complete completes c, retrying while UNAVAILABLE; a STALE_CLAIM after an
+// UNAVAILABLE is a success when the chunk shows c's completion landed.
+func (r *leaderLossRun) complete(c *backends.Claim) error {
+	unknown, err := r.retry(func() error { return r.s.Complete(r.ctx, c.Token) })
+	if errors.Is(err, backends.ErrStaleClaim) && unknown {
+		// A lost answer: did our completion land before the retry?
+		var d backends.ChunkDetail
+		if _, err2 := r.retry(func() (err error) { d, err = r.s.Chunk(r.ctx, "out", c.DataID); return err }); err2 != nil {
+			return fmt.Errorf("chunk %s: %w", c.DataID, err2)
+		}
+		if d.Output != nil && d.Output.Status == backends.StatusReady && d.Output.Token == c.Token {
+			err = nil
+			r.verified.Add(1)
+		}
 	}
-	// The store agrees: every output chunk READY after one attempt.
+	if err != nil {
+		return fmt.Errorf("complete %s: %w", c.DataID, err)
+	}
+	return nil
+}
+
+// requireAllReadyOnce: the store agrees, every output chunk is READY after
+// one attempt.
+func requireAllReadyOnce(t *testing.T, ctx context.Context, s backends.Store, chunks int) {
 	ready := 0
 	f := backends.ChunkFilter{Dataset: "out", Role: backends.RoleOutput, First: backends.MaxPageSize}
 	for {
@@ -227,8 +258,11 @@ func TestClusterLeaderLoss(t *testing.T) {
 		f.After = p.Cursors[len(p.Cursors)-1]
 	}
 	require.Equal(t, chunks, ready)
-	// The event log: per chunk exactly one claim, and never a claim while
-	// one is running.
+}
+
+// requireClaimedOnce: the event log shows per chunk exactly one claim, and
+// never a claim while one is running.
+func requireClaimedOnce(t *testing.T, ctx context.Context, s backends.Store, chunks int) {
 	state := map[string]backends.Status{}
 	claims := map[string]int{}
 	ef := backends.EventFilter{Dataset: "out", First: backends.MaxPageSize}

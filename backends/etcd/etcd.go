@@ -51,6 +51,17 @@ type Backend struct {
 	leaseAt time.Time
 }
 
+// The capabilities the engine finds by type assertion: a changed signature
+// must fail the build, not turn batching or catalog caching off.
+var (
+	_ backends.Backend          = (*Backend)(nil)
+	_ backends.Batcher          = (*Backend)(nil)
+	_ backends.KeyBudget        = (*Backend)(nil)
+	_ backends.CatalogVersioner = (*Backend)(nil)
+	_ backends.CandidateBatcher = (*tx)(nil)
+	_ backends.CatalogVersionTx = (*tx)(nil)
+)
+
 var (
 	_ backends.Backend          = (*Backend)(nil)
 	_ backends.CatalogVersioner = (*Backend)(nil)

@@ -115,109 +115,137 @@ func (b *Backend) parseRunningKey(key string) (backends.RowKey, bool) {
 // RUNNING OUTPUT rows reads the live-claim index only. Every page is read at
 // one revision.
 func (b *Backend) ListRows(ctx context.Context, f backends.ChunkFilter) (backends.ChunkPage, error) {
-	var after backends.RowKey
-	hasAfter := f.After != ""
-	if hasAfter {
+	l := &rowList{b: b, f: f, running: f.Status == backends.StatusRunning && f.Role == backends.RoleOutput}
+	if f.After != "" {
 		var ok bool
-		if after, ok = parseCursor(f.After); !ok {
+		if l.after, ok = parseCursor(f.After); !ok {
 			return backends.ChunkPage{}, backends.InvalidArgument("chunk cursor %q is not valid; use a cursor from a previous page", f.After)
 		}
+		l.hasAfter = true
 	}
-	var datasets []string
-	if f.Dataset != "" {
-		datasets = []string{f.Dataset}
-	} else {
+	datasets := []string{f.Dataset}
+	if f.Dataset == "" {
 		ds, _, err := b.Catalog(ctx)
 		if err != nil {
 			return backends.ChunkPage{}, err
 		}
+		datasets = datasets[:0]
 		for _, d := range ds {
 			datasets = append(datasets, d.ID)
 		}
 	}
-	running := f.Status == backends.StatusRunning && f.Role == backends.RoleOutput
-	page := backends.ChunkPage{}
-	var rev int64
 	for _, ds := range datasets {
-		if hasAfter && ds < after.Dataset {
+		if l.hasAfter && ds < l.after.Dataset {
 			continue
 		}
-		var base string
-		if running {
-			base = b.key("running", ds) + "/"
-		} else {
-			base = b.key("rows", ds) + "/"
-		}
-		from, to := base, clientv3.GetPrefixRangeEnd(base)
-		if f.From != "" {
-			from = base + backends.SortKey(f.From) + "/"
-		}
-		if f.To != "" {
-			to = base + backends.SortKey(f.To) + "0" // '0' follows '/'
-		}
-		if hasAfter && ds == after.Dataset {
-			var start string
-			switch {
-			case !running:
-				start = b.rowKey(after) + "\x00"
-			case after.Role == backends.RoleOutput:
-				start = b.runningKey(after) + "\x00"
-			default: // INPUT rows come before the OUTPUT rows of the same dataid
-				start = base + backends.SortKey(after.DataID) + "/"
-			}
-			if start > from {
-				from = start
-			}
-		}
+		from, to := l.bounds(ds)
 		if from >= to {
 			continue
 		}
-		full := false
-		const pageSize = 500
-		for !full {
-			resp, err := b.get(ctx, from, clientv3.WithRange(to), clientv3.WithLimit(pageSize), clientv3.WithRev(rev))
-			if err != nil {
-				return backends.ChunkPage{}, err
-			}
-			if rev == 0 {
-				rev = resp.Header.Revision
-			}
-			for _, kv := range resp.Kvs {
-				var k backends.RowKey
-				var ok bool
-				if running {
-					k, ok = b.parseRunningKey(string(kv.Key))
-				} else {
-					k, ok = b.parseRowKey(string(kv.Key))
-				}
-				if !ok || (f.Job != "" && k.Job != f.Job) || (f.Role != "" && k.Role != f.Role) {
-					continue
-				}
-				r, err := decodeRow(k, kv.Value)
-				if err != nil {
-					return backends.ChunkPage{}, err
-				}
-				if f.Status != "" && r.Status != f.Status {
-					continue
-				}
-				if len(page.Rows) == f.First {
-					page.HasNextPage = true
-					full = true
-					break
-				}
-				page.Rows = append(page.Rows, r)
-				page.Cursors = append(page.Cursors, cursorOf(k))
-			}
-			if !resp.More || len(resp.Kvs) == 0 {
-				break
-			}
-			from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		full, err := l.scan(ctx, from, to)
+		if err != nil {
+			return backends.ChunkPage{}, err
 		}
 		if full {
 			break
 		}
 	}
-	return page, nil
+	return l.page, nil
+}
+
+// rowList is a ListRows call in progress.
+type rowList struct {
+	b        *Backend
+	f        backends.ChunkFilter
+	running  bool // the filter reads the live-claim index only
+	after    backends.RowKey
+	hasAfter bool
+	rev      int64 // the revision of the page: that of its first read
+	page     backends.ChunkPage
+}
+
+// bounds is the key range of dataset ds that the filter and the cursor
+// leave to read.
+func (l *rowList) bounds(ds string) (from, to string) {
+	var base string
+	if l.running {
+		base = l.b.key("running", ds) + "/"
+	} else {
+		base = l.b.key("rows", ds) + "/"
+	}
+	from, to = base, clientv3.GetPrefixRangeEnd(base)
+	if l.f.From != "" {
+		from = base + backends.SortKey(l.f.From) + "/"
+	}
+	if l.f.To != "" {
+		to = base + backends.SortKey(l.f.To) + "0" // '0' follows '/'
+	}
+	if l.hasAfter && ds == l.after.Dataset {
+		var start string
+		switch {
+		case !l.running:
+			start = l.b.rowKey(l.after) + "\x00"
+		case l.after.Role == backends.RoleOutput:
+			start = l.b.runningKey(l.after) + "\x00"
+		default: // INPUT rows come before the OUTPUT rows of the same dataid
+			start = base + backends.SortKey(l.after.DataID) + "/"
+		}
+		from = max(from, start)
+	}
+	return from, to
+}
+
+// scan adds the rows of [from, to) that pass the filter to the page, and
+// tells whether the page is full.
+func (l *rowList) scan(ctx context.Context, from, to string) (bool, error) {
+	const pageSize = 500
+	for {
+		resp, err := l.b.get(ctx, from, clientv3.WithRange(to), clientv3.WithLimit(pageSize), clientv3.WithRev(l.rev))
+		if err != nil {
+			return false, err
+		}
+		if l.rev == 0 {
+			l.rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			if full, err := l.add(kv.Key, kv.Value); full || err != nil {
+				return full, err
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return false, nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// add adds the row at key to the page if it passes the filter; true when
+// the page is full (HasNextPage) before it.
+func (l *rowList) add(key, val []byte) (bool, error) {
+	var k backends.RowKey
+	var ok bool
+	if l.running {
+		k, ok = l.b.parseRunningKey(string(key))
+	} else {
+		k, ok = l.b.parseRowKey(string(key))
+	}
+	if !ok || (l.f.Job != "" && k.Job != l.f.Job) || (l.f.Role != "" && k.Role != l.f.Role) {
+		return false, nil
+	}
+	r, err := decodeRow(k, val)
+	if err != nil {
+		return false, err
+	}
+	if l.f.Status != "" && r.Status != l.f.Status {
+		return false, nil
+	}
+	if len(l.page.Rows) == l.f.First {
+		l.page.HasNextPage = true
+		return true, nil
+	}
+	l.page.Rows = append(l.page.Rows, r)
+	l.page.Cursors = append(l.page.Cursors, cursorOf(k))
+	return false, nil
 }
 
 // ExpiredClaims reads the live-claim index (never the history) for OUTPUT

@@ -302,8 +302,6 @@ func (t *tx) read(ctx context.Context, keys []string, extra ...string) ([][]byte
 func (t *tx) write(key string, val []byte) { t.writes[key] = &val }
 func (t *tx) del(key string)               { t.writes[key] = nil }
 
-var _ backends.CatalogVersionTx = (*tx)(nil)
-
 // CatalogVersion reads the catalog version at the snapshot and tracks it
 // like any read: a catalog change committed since makes the commit fail,
 // and the engine runs the operation again with the new catalog.
@@ -425,6 +423,17 @@ func (t *tx) AddCandidate(_ context.Context, c backends.Candidate) error {
 	return nil
 }
 
+// readsCandidates counts this attempt among the racers on job's
+// candidates (until it ends), the first time it reads them.
+func (t *tx) readsCandidates(job string) {
+	if t.candJob == "" {
+		t.candJob = job
+		n, _ := t.b.inflight.LoadOrStore(job, new(atomic.Int64))
+		t.racers = n.(*atomic.Int64)
+		t.racers.Add(1)
+	}
+}
+
 // NextCandidate reads the job's first candidates at the snapshot without
 // tracking the range, and tracks the one it returns: a racer that takes
 // the same candidate makes one of the two commits fail and retry. After
@@ -432,12 +441,7 @@ func (t *tx) AddCandidate(_ context.Context, c backends.Candidate) error {
 // spread over the queue instead of colliding on its head again.
 func (t *tx) NextCandidate(ctx context.Context, job string) (backends.Candidate, bool, error) {
 	base := t.b.key("cand", job) + "/"
-	if t.candJob == "" {
-		t.candJob = job
-		n, _ := t.b.inflight.LoadOrStore(job, new(atomic.Int64))
-		t.racers = n.(*atomic.Int64)
-		t.racers.Add(1)
-	}
+	t.readsCandidates(job)
 	// Alone, take the head of the queue: findNext is in dataid order. With
 	// racers (in this process, or lost races lately), pick at random among
 	// the first few, so that they spread instead of colliding on the head.

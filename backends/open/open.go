@@ -264,45 +264,95 @@ func postgresHosts(dsn string) []string {
 // loading the TLS files it names.
 func ParseEtcdURL(storeURL string) (etcd.Config, error) {
 	cfg := etcd.DefaultConfig()
-	bad := func(format string, args ...any) (etcd.Config, error) {
-		return etcd.Config{}, backends.InvalidArgument("etcd URL %q: "+format, append([]any{redact(storeURL)}, args...)...)
+	if err := parseEtcdURL(&cfg, storeURL); err != nil {
+		return etcd.Config{}, backends.InvalidArgument("etcd URL %q: %v", redact(storeURL), err)
 	}
+	return cfg, nil
+}
+
+func parseEtcdURL(cfg *etcd.Config, storeURL string) error {
+	u, err := cutEtcdURL(storeURL)
+	if err != nil {
+		return err
+	}
+	if u.hasUser {
+		if err := etcdUser(cfg, u.user); err != nil {
+			return err
+		}
+	}
+	q, err := url.ParseQuery(u.query)
+	if err != nil {
+		return fmt.Errorf("query is malformed: %v", err)
+	}
+	useTLS, err := etcdOptions(cfg, q, u.scheme == "etcds")
+	if err != nil {
+		return err
+	}
+	cfg.Endpoints = nil
+	for _, h := range strings.Split(u.hosts, ",") {
+		if _, port, err := net.SplitHostPort(h); err != nil || port == "" {
+			return fmt.Errorf("endpoint %q is not host:port", h)
+		}
+		if useTLS {
+			cfg.Endpoints = append(cfg.Endpoints, "https://"+h)
+		} else {
+			cfg.Endpoints = append(cfg.Endpoints, "http://"+h)
+		}
+	}
+	if p := strings.Trim(u.path, "/"); p != "" {
+		cfg.Prefix = "/" + p + "/"
+	}
+	return cfg.Validate()
+}
+
+// etcdURL is an etcd URL cut into its parts.
+type etcdURL struct {
+	scheme, user, hosts, path, query string
+	hasUser                          bool
+}
+
+func cutEtcdURL(storeURL string) (etcdURL, error) {
 	i := strings.Index(storeURL, "://")
 	if i < 0 {
-		return bad("want etcd://host:port[,host:port...][/prefix]")
+		return etcdURL{}, errors.New("want etcd://host:port[,host:port...][/prefix]")
 	}
-	scheme, rest := strings.ToLower(storeURL[:i]), storeURL[i+3:]
-	if scheme != "etcd" && scheme != "etcds" {
-		return bad("scheme must be etcd or etcds")
+	u := etcdURL{scheme: strings.ToLower(storeURL[:i])}
+	rest := storeURL[i+3:]
+	if u.scheme != "etcd" && u.scheme != "etcds" {
+		return etcdURL{}, errors.New("scheme must be etcd or etcds")
 	}
-	rawQuery := ""
 	if q := strings.IndexByte(rest, '?'); q >= 0 {
-		rest, rawQuery = rest[:q], rest[q+1:]
+		rest, u.query = rest[:q], rest[q+1:]
 	}
-	hosts, path := rest, ""
+	u.hosts = rest
 	if s := strings.IndexByte(rest, '/'); s >= 0 {
-		hosts, path = rest[:s], rest[s:]
+		u.hosts, u.path = rest[:s], rest[s:]
 	}
-	if at := strings.LastIndexByte(hosts, '@'); at >= 0 {
-		user := hosts[:at]
-		hosts = hosts[at+1:]
-		name, pass, _ := strings.Cut(user, ":")
-		var err error
-		if cfg.Username, err = url.PathUnescape(name); err != nil {
-			return bad("user name is not percent-encoded correctly")
-		}
-		if cfg.Password, err = url.PathUnescape(pass); err != nil {
-			return bad("password is not percent-encoded correctly")
-		}
-		if cfg.Username == "" {
-			return bad("user name is empty")
-		}
+	if at := strings.LastIndexByte(u.hosts, '@'); at >= 0 {
+		u.user, u.hosts, u.hasUser = u.hosts[:at], u.hosts[at+1:], true
 	}
-	q, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return bad("query is malformed: %v", err)
+	return u, nil
+}
+
+// etcdUser reads the user name and password of an etcd URL.
+func etcdUser(cfg *etcd.Config, user string) error {
+	name, pass, _ := strings.Cut(user, ":")
+	var err error
+	if cfg.Username, err = url.PathUnescape(name); err != nil {
+		return errors.New("user name is not percent-encoded correctly")
 	}
-	useTLS := scheme == "etcds"
+	if cfg.Password, err = url.PathUnescape(pass); err != nil {
+		return errors.New("password is not percent-encoded correctly")
+	}
+	if cfg.Username == "" {
+		return errors.New("user name is empty")
+	}
+	return nil
+}
+
+// etcdOptions applies the query options of an etcd URL and tells whether
+// the connection uses TLS (useTLS: the URL's scheme asks for it).
+func etcdOptions(cfg *etcd.Config, q url.Values, useTLS bool) (bool, error) {
 	var tlsCfg tls.Config
 	for key, vals := range q {
 		v := vals[len(vals)-1]
@@ -310,11 +360,11 @@ func ParseEtcdURL(storeURL string) (etcd.Config, error) {
 		case "cacert":
 			pem, err := os.ReadFile(v)
 			if err != nil {
-				return bad("cannot read cacert: %v", err)
+				return false, fmt.Errorf("cannot read cacert: %v", err)
 			}
 			pool := x509.NewCertPool()
 			if !pool.AppendCertsFromPEM(pem) {
-				return bad("cacert %s holds no PEM certificate", v)
+				return false, fmt.Errorf("cacert %s holds no PEM certificate", v)
 			}
 			tlsCfg.RootCAs, useTLS = pool, true
 		case "cert", "key":
@@ -322,14 +372,14 @@ func ParseEtcdURL(storeURL string) (etcd.Config, error) {
 		case "insecure_skip_verify":
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return bad("insecure_skip_verify must be true or false")
+				return false, errors.New("insecure_skip_verify must be true or false")
 			}
 			tlsCfg.InsecureSkipVerify = b
 			useTLS = useTLS || b
 		case "dial_timeout", "request_timeout":
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				return bad("%s must be a positive duration like 5s", key)
+				return false, fmt.Errorf("%s must be a positive duration like 5s", key)
 			}
 			if key == "dial_timeout" {
 				cfg.DialTimeout = d
@@ -339,20 +389,20 @@ func ParseEtcdURL(storeURL string) (etcd.Config, error) {
 		case "max_txn_ops":
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return bad("max_txn_ops must be a number")
+				return false, errors.New("max_txn_ops must be a number")
 			}
 			cfg.MaxTxnOps = n
 		default:
-			return bad("unknown option %q (known: cacert, cert, key, insecure_skip_verify, dial_timeout, request_timeout, max_txn_ops)", key)
+			return false, fmt.Errorf("unknown option %q (known: cacert, cert, key, insecure_skip_verify, dial_timeout, request_timeout, max_txn_ops)", key)
 		}
 	}
 	if c, k := q.Get("cert"), q.Get("key"); c != "" || k != "" {
 		if c == "" || k == "" {
-			return bad("cert and key go together")
+			return false, errors.New("cert and key go together")
 		}
 		pair, err := tls.LoadX509KeyPair(c, k)
 		if err != nil {
-			return bad("cannot load client certificate: %v", err)
+			return false, fmt.Errorf("cannot load client certificate: %v", err)
 		}
 		tlsCfg.Certificates = []tls.Certificate{pair}
 	}
@@ -360,24 +410,7 @@ func ParseEtcdURL(storeURL string) (etcd.Config, error) {
 		tlsCfg.MinVersion = tls.VersionTLS12
 		cfg.TLS = &tlsCfg
 	}
-	cfg.Endpoints = nil
-	for _, h := range strings.Split(hosts, ",") {
-		if _, port, err := net.SplitHostPort(h); err != nil || port == "" {
-			return bad("endpoint %q is not host:port", h)
-		}
-		if useTLS {
-			cfg.Endpoints = append(cfg.Endpoints, "https://"+h)
-		} else {
-			cfg.Endpoints = append(cfg.Endpoints, "http://"+h)
-		}
-	}
-	if p := strings.Trim(path, "/"); p != "" {
-		cfg.Prefix = "/" + p + "/"
-	}
-	if err := cfg.Validate(); err != nil {
-		return bad("%v", err)
-	}
-	return cfg, nil
+	return useTLS, nil
 }
 
 func openEtcd(ctx context.Context, storeURL string, opts Options) (backends.Store, error) {

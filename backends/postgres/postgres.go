@@ -110,7 +110,15 @@ type Backend struct {
 	hub    *hub
 }
 
-var _ backends.Backend = (*Backend)(nil)
+// The capabilities the engine finds by type assertion: a changed signature
+// must fail the build, not turn batching or catalog caching off.
+var (
+	_ backends.Backend          = (*Backend)(nil)
+	_ backends.Batcher          = (*Backend)(nil)
+	_ backends.CatalogVersioner = (*Backend)(nil)
+	_ backends.CandidateBatcher = (*txn)(nil)
+	_ backends.CatalogVersionTx = (*txn)(nil)
+)
 
 // Open connects to PostgreSQL, applies pending migrations and returns the
 // Store. Close it to release the pool.

@@ -1,4 +1,0 @@
-package backends
-
-// MaxLeaders is maxLeaders, for the batching tests.
-const MaxLeaders = maxLeaders
