@@ -37,7 +37,7 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 			jobs[j] = true
 		}
 	default:
-		for id := range cat.Jobs {
+		for id := range cat.Jobs.All() {
 			jobs[id] = true
 		}
 	}
@@ -50,13 +50,13 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 	if f.Dataset != "" {
 		datasets[f.Dataset] = true
 	} else if f.Job == "" {
-		for id := range cat.Datasets {
+		for id := range cat.Datasets.All() {
 			datasets[id] = true
 		}
 	}
 	jobIDs := sortedKeys(jobs)
 	for _, id := range jobIDs {
-		j := cat.Jobs[id]
+		j := cat.Jobs.Get(id)
 		datasets[j.Output] = true
 		for _, in := range j.Inputs {
 			datasets[in] = true
@@ -72,7 +72,7 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 		g.Nodes = append(g.Nodes, GraphNode{ID: "dataset:" + id, Kind: NodeDataset, Dataset: id})
 	}
 	for _, id := range jobIDs {
-		j := cat.Jobs[id]
+		j := cat.Jobs.Get(id)
 		for _, in := range j.Inputs {
 			g.Edges = append(g.Edges, GraphEdge{From: "job:" + id, To: "dataset:" + in, Kind: EdgeReads})
 		}
@@ -94,7 +94,7 @@ func (e *engine) LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error
 	}
 	var edges []edgeAt
 	for _, id := range jobIDs {
-		j := cat.Jobs[id]
+		j := cat.Jobs.Get(id)
 		for _, in := range j.Inputs {
 			keys = append(keys, RowKey{Dataset: in, DataID: f.DataID, Job: id, Role: RoleInput})
 			edges = append(edges, edgeAt{id, in, EdgeReads})

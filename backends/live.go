@@ -54,7 +54,7 @@ func (e *engine) batchFits(used, keys int) bool {
 // unknown: the operation then fails before it reads anything).
 func (e *engine) jobInputs(job string) int {
 	if c := e.cat.Load(); c != nil {
-		if j, ok := c.cat.Jobs[job]; ok {
+		if j, ok := c.cat.Jobs.Lookup(job); ok {
 			return len(j.Inputs)
 		}
 	}
@@ -222,7 +222,7 @@ func (e *engine) runLive(ctx context.Context, ops []*liveOp, batch bool) error {
 		jobs := make(map[*liveOp]Job, len(ops))
 		for _, op := range ops {
 			op.err = nil
-			job, ok := cat.Jobs[op.key.Job]
+			job, ok := cat.Jobs.Lookup(op.key.Job)
 			if !ok || job.Output != op.key.Dataset {
 				op.err = StaleClaim("claim is no longer live: its job changed or was removed")
 				continue
