@@ -38,14 +38,14 @@ func (e *engine) cascade(ctx context.Context, tx Tx, cat *Catalog, dataset, data
 		consumers := cat.Consumers(d)
 		keys := make([]RowKey, 0, 2*len(consumers))
 		for _, jid := range consumers {
-			keys = append(keys, RowKey{Dataset: d, DataID: dataid, Job: jid, Role: RoleInput}, outputKey(cat.Jobs[jid], dataid))
+			keys = append(keys, RowKey{Dataset: d, DataID: dataid, Job: jid, Role: RoleInput}, outputKey(cat.Jobs.Get(jid), dataid))
 		}
 		rows, err := tx.GetRows(ctx, keys)
 		if err != nil {
 			return nil, err
 		}
 		for i, jid := range consumers {
-			job, in, out := cat.Jobs[jid], rows[2*i], rows[2*i+1]
+			job, in, out := cat.Jobs.Get(jid), rows[2*i], rows[2*i+1]
 			step := CascadeStepOf(in, out)
 			switch step {
 			case CascadeSkip:

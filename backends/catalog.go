@@ -6,46 +6,72 @@ import (
 )
 
 // Catalog is a snapshot of every dataset and job, indexed for the engine.
+// It is immutable: a change makes a new Catalog that shares everything
+// else with the old one (WithDataset, WithJob), so operations reading the
+// old one are undisturbed and a change costs the same whatever the size of
+// the catalog.
 type Catalog struct {
-	Datasets  map[string]Dataset
-	Jobs      map[string]Job
-	producer  map[string]string   // dataset -> producing job
-	consumers map[string][]string // dataset -> consuming jobs, sorted
+	Datasets  CatalogMap[Dataset]
+	Jobs      CatalogMap[Job]
+	producer  CatalogMap[string]   // dataset -> producing job ("": none)
+	consumers CatalogMap[[]string] // dataset -> consuming jobs, sorted
 }
 
 // NewCatalog indexes datasets and jobs.
 func NewCatalog(datasets []Dataset, jobs []Job) *Catalog {
-	c := &Catalog{
-		Datasets:  make(map[string]Dataset, len(datasets)),
-		Jobs:      make(map[string]Job, len(jobs)),
-		producer:  make(map[string]string),
-		consumers: make(map[string][]string),
-	}
+	c := &Catalog{}
 	for _, d := range datasets {
-		c.Datasets[d.ID] = d
+		c = c.WithDataset(d)
 	}
 	for _, j := range jobs {
-		c.Jobs[j.ID] = j
-		c.producer[j.Output] = j.ID
-		for _, in := range j.Inputs {
-			c.consumers[in] = append(c.consumers[in], j.ID)
-		}
-	}
-	for _, js := range c.consumers {
-		slices.Sort(js)
+		c = c.WithJob(j)
 	}
 	return c
 }
 
+// WithDataset returns the catalog with d added or replaced.
+func (c *Catalog) WithDataset(d Dataset) *Catalog {
+	n := *c
+	n.Datasets = c.Datasets.with(d.ID, d)
+	return &n
+}
+
+// WithJob returns the catalog with j added or replaced, and the producer
+// and consumers of the datasets it reads and writes (and read and wrote)
+// updated.
+func (c *Catalog) WithJob(j Job) *Catalog {
+	n := *c
+	old, existed := c.Jobs.Lookup(j.ID)
+	if existed {
+		if old.Output != j.Output && n.producer.Get(old.Output) == j.ID {
+			n.producer = n.producer.with(old.Output, "")
+		}
+		for _, in := range old.Inputs {
+			if !slices.Contains(j.Inputs, in) {
+				n.consumers = n.consumers.with(in, slices.DeleteFunc(slices.Clone(n.consumers.Get(in)), func(id string) bool { return id == j.ID }))
+			}
+		}
+	}
+	n.producer = n.producer.with(j.Output, j.ID)
+	for _, in := range j.Inputs {
+		cs := n.consumers.Get(in)
+		if i, found := slices.BinarySearch(cs, j.ID); !found {
+			n.consumers = n.consumers.with(in, slices.Insert(slices.Clone(cs), i, j.ID))
+		}
+	}
+	n.Jobs = c.Jobs.with(j.ID, j)
+	return &n
+}
+
 // Producer returns the job producing dataset, or "" for a source dataset.
-func (c *Catalog) Producer(dataset string) string { return c.producer[dataset] }
+func (c *Catalog) Producer(dataset string) string { return c.producer.Get(dataset) }
 
 // Consumers returns the jobs reading dataset, sorted.
-func (c *Catalog) Consumers(dataset string) []string { return c.consumers[dataset] }
+func (c *Catalog) Consumers(dataset string) []string { return c.consumers.Get(dataset) }
 
 // Job returns a job or NOT_FOUND.
 func (c *Catalog) Job(id string) (Job, error) {
-	j, ok := c.Jobs[id]
+	j, ok := c.Jobs.Lookup(id)
 	if !ok {
 		return Job{}, NotFound("job %q not found", id)
 	}
@@ -54,7 +80,7 @@ func (c *Catalog) Job(id string) (Job, error) {
 
 // Dataset returns a dataset or NOT_FOUND.
 func (c *Catalog) Dataset(id string) (Dataset, error) {
-	d, ok := c.Datasets[id]
+	d, ok := c.Datasets.Lookup(id)
 	if !ok {
 		return Dataset{}, NotFound("dataset %q not found", id)
 	}
@@ -64,25 +90,35 @@ func (c *Catalog) Dataset(id string) (Dataset, error) {
 // Downstream returns dataset and every dataset computed from it, directly
 // or transitively, sorted.
 func (c *Catalog) Downstream(dataset string) []string {
-	seen := map[string]bool{dataset: true}
-	queue := []string{dataset}
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		for _, j := range c.consumers[d] {
-			out := c.Jobs[j].Output
-			if !seen[out] {
-				seen[out] = true
-				queue = append(queue, out)
-			}
-		}
-	}
+	seen := c.downstream(dataset, "")
 	out := make([]string, 0, len(seen))
 	for d := range seen {
 		out = append(out, d)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// downstream returns dataset and every dataset computed from it, leaving
+// out the edges of job skip.
+func (c *Catalog) downstream(dataset, skip string) map[string]bool {
+	seen := map[string]bool{dataset: true}
+	queue := []string{dataset}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		for _, j := range c.Consumers(d) {
+			if j == skip {
+				continue
+			}
+			out := c.Jobs.Get(j).Output
+			if !seen[out] {
+				seen[out] = true
+				queue = append(queue, out)
+			}
+		}
+	}
+	return seen
 }
 
 // ValidateDataset checks a dataset definition.
@@ -145,7 +181,7 @@ func (c *Catalog) ValidateJob(j Job) (Job, error) {
 	if _, err := c.Dataset(j.Output); err != nil {
 		return Job{}, err
 	}
-	if p := c.producer[j.Output]; p != "" && p != j.ID {
+	if p := c.Producer(j.Output); p != "" && p != j.ID {
 		return Job{}, AlreadyExists("dataset %q is already produced by job %q; a dataset has one producer", j.Output, p)
 	}
 	seen := map[string]bool{}
@@ -163,14 +199,9 @@ func (c *Catalog) ValidateJob(j Job) (Job, error) {
 	}
 	// The new job adds edges input -> output; a cycle exists when the output
 	// already reaches one of the inputs through other jobs.
-	others := make([]Job, 0, len(c.Jobs))
-	for _, o := range c.Jobs {
-		if o.ID != j.ID {
-			others = append(others, o)
-		}
-	}
-	without := NewCatalog(nil, others)
-	for _, d := range without.Downstream(j.Output) {
+	// Only what is downstream of the output is walked, without the job's
+	// own (old) edges.
+	for d := range c.downstream(j.Output, j.ID) {
 		if seen[d] {
 			return Job{}, InvalidArgument("job %q would close a cycle: %q is computed from its output %q", j.ID, d, j.Output)
 		}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// The engine keeps the catalog of a CatalogVersioner backend in memory
+// The engine keeps the catalog in memory
 // instead of reading every dataset and job at the start of each
 // operation. An operation runs with the cached catalog, and each of its
 // transactions checks, inside the transaction, that the catalog version is
@@ -19,7 +19,7 @@ import (
 // as when the catalog was read at the start of each operation: a job
 // paused on any server claims nothing from the next findNext on.
 
-// CatalogVersioner is implemented by backends that number the catalog:
+// CatalogVersioner is part of every Backend: the catalog is numbered, and
 // every change to datasets or jobs commits a new version, in the same
 // transaction as the change.
 type CatalogVersioner interface {
@@ -28,7 +28,7 @@ type CatalogVersioner interface {
 	VersionedCatalog(ctx context.Context) ([]Dataset, []Job, int64, error)
 }
 
-// CatalogVersionTx is implemented by the Tx of a CatalogVersioner backend.
+// CatalogVersionTx is implemented by the Tx of every Backend.
 type CatalogVersionTx interface {
 	// CatalogVersion returns the catalog version this transaction sees.
 	CatalogVersion(ctx context.Context) (int64, error)
@@ -49,9 +49,12 @@ type opCatalog struct {
 	validated bool // a transaction of this operation found it current
 }
 
-// errCatalogChanged rolls back a transaction that found the catalog
-// changed; withCatalog then runs the operation again.
-var errCatalogChanged = errors.New("backends: the catalog changed during the operation")
+// ErrCatalogChanged rolls back a transaction that found the catalog
+// changed; withCatalog then runs the operation again. A backend's
+// PutDataset and PutJob return it when the catalog version is no longer
+// the one the change was validated against; changeCatalog then validates
+// the change again against the new catalog.
+var ErrCatalogChanged = errors.New("backends: the catalog changed during the operation")
 
 // maxCatalogRetries bounds how many times an operation runs again because
 // the catalog keeps changing under it; after that it goes ahead with a
@@ -61,36 +64,75 @@ const maxCatalogRetries = 4
 // loadCatalog returns the cached catalog when cached is true and there is
 // one, and otherwise reads it.
 func (e *engine) loadCatalog(ctx context.Context, cached bool) (*opCatalog, error) {
-	vb, ok := e.b.(CatalogVersioner)
-	if !ok {
-		cat, err := e.catalog(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return &opCatalog{Catalog: cat, fresh: true}, nil
-	}
 	if cached {
 		if c := e.cat.Load(); c != nil {
 			return &opCatalog{Catalog: c.cat, version: c.version, versioned: true}, nil
 		}
 	}
-	ds, js, version, err := vb.VersionedCatalog(ctx)
+	ds, js, version, err := e.b.VersionedCatalog(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c := &versionedCatalog{cat: NewCatalog(ds, js), version: version}
-	for {
-		// Keep the newest: a slow reader must not put back an older version.
-		old := e.cat.Load()
-		if (old != nil && old.version > version) || e.cat.CompareAndSwap(old, c) {
-			break
-		}
-	}
+	e.cacheCatalog(c)
 	return &opCatalog{Catalog: c.cat, version: version, versioned: true, fresh: true}, nil
 }
 
-// forgetCatalog drops the cached catalog after this engine changed it.
-func (e *engine) forgetCatalog() { e.cat.Store(nil) }
+// cacheCatalog makes c the cached catalog unless the cache holds a newer
+// one: a slow reader must not put back an older version.
+func (e *engine) cacheCatalog(c *versionedCatalog) {
+	for {
+		old := e.cat.Load()
+		if (old != nil && old.version > c.version) || e.cat.CompareAndSwap(old, c) {
+			return
+		}
+	}
+}
+
+// maxCatalogWrites bounds how many times a catalog change is validated and
+// written again because the catalog changed in between (other servers
+// changing it at the same time).
+const maxCatalogWrites = 8
+
+// changeCatalog changes the catalog: check validates the change against
+// the catalog, and write stores it on condition that the catalog version
+// is still the one check saw, returning the catalog with the change and
+// the new version. It runs again with the catalog read afresh when the
+// write finds the version changed, or when check refused a cached catalog
+// (which may be older than the store's). The engine's own catalog changes
+// run one at a time, so they never conflict with each other, and each
+// moves the cached catalog by its change instead of reading it again: a
+// change costs the same whatever the size of the catalog.
+func (e *engine) changeCatalog(ctx context.Context, check func(*Catalog) error, write func(*Catalog, int64) (*Catalog, int64, error)) error {
+	e.catMu.Lock()
+	defer e.catMu.Unlock()
+	cat, err := e.loadCatalog(ctx, true)
+	if err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		err := check(cat.Catalog)
+		if err == nil {
+			var next *Catalog
+			var version int64
+			if next, version, err = write(cat.Catalog, cat.version); err == nil {
+				e.cacheCatalog(&versionedCatalog{cat: next, version: version})
+				return nil
+			}
+			if !errors.Is(err, ErrCatalogChanged) {
+				return err
+			}
+			if attempt >= maxCatalogWrites {
+				return Unavailable(err, "the catalog changed under each of %d attempts to change it; try again", attempt)
+			}
+		} else if cat.fresh {
+			return err
+		}
+		if cat, err = e.loadCatalog(ctx, false); err != nil {
+			return err
+		}
+	}
+}
 
 // withCatalog runs op with the cached catalog, and again with a fresh one
 // when op's transactions found the catalog changed or op answered without
@@ -102,7 +144,7 @@ func (e *engine) withCatalog(ctx context.Context, op func(cat *opCatalog) error)
 	}
 	for attempt := 1; ; attempt++ {
 		err := op(cat)
-		if !errors.Is(err, errCatalogChanged) && (cat.fresh || cat.validated) {
+		if !errors.Is(err, ErrCatalogChanged) && (cat.fresh || cat.validated) {
 			return err
 		}
 		if cat, err = e.loadCatalog(ctx, false); err != nil {
@@ -116,7 +158,7 @@ func (e *engine) withCatalog(ctx context.Context, op func(cat *opCatalog) error)
 
 // update runs fn in a transaction that, for a versioned catalog, also
 // checks that the catalog is still cat; if not, it rolls back with
-// errCatalogChanged, whatever fn did.
+// ErrCatalogChanged, whatever fn did.
 func (e *engine) update(ctx context.Context, cat *opCatalog, fn func(Tx) error) error {
 	if !cat.versioned {
 		return e.b.Update(ctx, fn)
@@ -125,7 +167,7 @@ func (e *engine) update(ctx context.Context, cat *opCatalog, fn func(Tx) error) 
 		err := fn(tx)
 		vt, ok := tx.(CatalogVersionTx)
 		if !ok {
-			return fmt.Errorf("backends: %T implements CatalogVersioner but its Tx %T does not implement CatalogVersionTx", e.b, tx)
+			return fmt.Errorf("backends: the Tx %T of %T does not implement CatalogVersionTx", tx, e.b)
 		}
 		version, verr := vt.CatalogVersion(ctx)
 		switch {
@@ -134,7 +176,7 @@ func (e *engine) update(ctx context.Context, cat *opCatalog, fn func(Tx) error) 
 		case verr != nil:
 			return verr
 		case version != cat.version:
-			return errCatalogChanged
+			return ErrCatalogChanged
 		}
 		cat.validated = true
 		return err

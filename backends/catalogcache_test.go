@@ -12,56 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// versioned numbers the catalog of a memory backend, so that the engine
-// caches it (catalogcache.go). The memory backend runs one transaction at
-// a time, so the version a transaction reads is exact.
+// versioned counts the catalog reads of a memory backend.
 type versioned struct {
 	*memory.Backend
-	version atomic.Int64
-	loads   atomic.Int64 // VersionedCatalog calls
+	loads atomic.Int64 // VersionedCatalog calls
 }
 
-func (v *versioned) PutDataset(ctx context.Context, d backends.Dataset) (backends.Dataset, error) {
-	d, err := v.Backend.PutDataset(ctx, d)
-	if err == nil {
-		v.version.Add(1)
-	}
-	return d, err
-}
-
-func (v *versioned) PutJob(ctx context.Context, j backends.Job, enqueue bool) (backends.Job, error) {
-	j, err := v.Backend.PutJob(ctx, j, enqueue)
-	if err == nil {
-		v.version.Add(1)
-	}
-	return j, err
-}
-
-// VersionedCatalog reads the version before the catalog: a change in
-// between pairs a newer catalog with an older version, which the next
-// transaction finds stale, never the reverse.
 func (v *versioned) VersionedCatalog(ctx context.Context) ([]backends.Dataset, []backends.Job, int64, error) {
 	v.loads.Add(1)
-	version := v.version.Load()
-	ds, js, err := v.Backend.Catalog(ctx)
-	return ds, js, version, err
+	return v.Backend.VersionedCatalog(ctx)
 }
-
-func (v *versioned) Update(ctx context.Context, fn func(backends.Tx) error) error {
-	return v.Backend.Update(ctx, func(tx backends.Tx) error { return fn(versionedTx{tx, v}) })
-}
-
-type versionedTx struct {
-	backends.Tx
-	v *versioned
-}
-
-func (t versionedTx) CatalogVersion(context.Context) (int64, error) { return t.v.version.Load(), nil }
-
-var (
-	_ backends.CatalogVersioner = (*versioned)(nil)
-	_ backends.CatalogVersionTx = versionedTx{}
-)
 
 // TestCachedCatalogConformance runs the conformance suite on an engine
 // that keeps the catalog in memory.

@@ -13,8 +13,16 @@ func (e *engine) UpsertDataset(ctx context.Context, d Dataset) (Dataset, error) 
 	}
 	now := e.clock.Now()
 	d.CreatedAt, d.UpdatedAt = now, now
-	defer e.forgetCatalog()
-	return e.b.PutDataset(ctx, d)
+	var stored Dataset
+	err := e.changeCatalog(ctx, func(*Catalog) error { return nil }, func(cat *Catalog, version int64) (*Catalog, int64, error) {
+		var err error
+		stored, version, err = e.b.PutDataset(ctx, d, version)
+		if err != nil {
+			return nil, 0, err
+		}
+		return cat.WithDataset(stored), version, nil
+	})
+	return stored, err
 }
 
 func (e *engine) Dataset(ctx context.Context, id string) (Dataset, error) {
@@ -31,23 +39,56 @@ func (e *engine) Datasets(ctx context.Context) ([]Dataset, error) {
 }
 
 func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return Job{}, err
+	var valid, stored Job
+	var enqueue bool
+	check := func(cat *Catalog) error {
+		var err error
+		valid, enqueue, err = prepareJob(cat, j)
+		return err
 	}
-	j, err = cat.ValidateJob(j)
+	err := e.changeCatalog(ctx, check, func(cat *Catalog, version int64) (*Catalog, int64, error) {
+		now := e.clock.Now()
+		valid.CreatedAt, valid.UpdatedAt = now, now
+		var err error
+		stored, version, err = e.b.PutJob(ctx, valid, enqueue, version)
+		if err != nil {
+			return nil, 0, err
+		}
+		return cat.WithJob(stored), version, nil
+	})
+	return stored, err
+}
+
+// prepareJob validates j against cat and returns the job to store, with
+// the stored key when j has none, and whether its candidates need a
+// backfill (a new job, or changed inputs).
+func prepareJob(cat *Catalog, j Job) (Job, bool, error) {
+	j, err := cat.ValidateJob(j)
 	if err != nil {
-		return Job{}, err
+		return Job{}, false, err
 	}
-	old, existed := cat.Jobs[j.ID]
-	enqueue := !existed || !slices.Equal(old.Inputs, j.Inputs)
+	old, existed := cat.Jobs.Lookup(j.ID)
 	if existed && j.Key == (JobKey{}) {
 		j.Key = old.Key
 	}
-	now := e.clock.Now()
-	j.CreatedAt, j.UpdatedAt = now, now
-	defer e.forgetCatalog()
-	return e.b.PutJob(ctx, j, enqueue)
+	return j, !existed || !slices.Equal(old.Inputs, j.Inputs), nil
+}
+
+// ValidateJob checks j against the cached catalog, and against one read
+// afresh before it refuses j.
+func (e *engine) ValidateJob(ctx context.Context, j Job) (Job, error) {
+	cat, err := e.loadCatalog(ctx, true)
+	if err != nil {
+		return Job{}, err
+	}
+	valid, _, err := prepareJob(cat.Catalog, j)
+	if err != nil && !cat.fresh {
+		if cat, err = e.loadCatalog(ctx, false); err != nil {
+			return Job{}, err
+		}
+		valid, _, err = prepareJob(cat.Catalog, j)
+	}
+	return valid, err
 }
 
 func (e *engine) Job(ctx context.Context, id string) (Job, error) {
@@ -64,6 +105,16 @@ func (e *engine) Jobs(ctx context.Context) ([]Job, error) {
 }
 
 func (e *engine) SetCredential(ctx context.Context, c Credential) error {
+	if err := e.checkCredential(ctx, c); err != nil {
+		return err
+	}
+	c.UpdatedAt = e.clock.Now()
+	return e.b.PutCredential(ctx, c)
+}
+
+// checkCredential checks that c's job uses c's dataset and that c has a
+// ciphertext.
+func (e *engine) checkCredential(ctx context.Context, c Credential) error {
 	cat, err := e.catalog(ctx)
 	if err != nil {
 		return err
@@ -81,10 +132,17 @@ func (e *engine) SetCredential(ctx context.Context, c Credential) error {
 	if len(c.Ciphertext) == 0 {
 		return InvalidArgument("credential ciphertext is empty")
 	}
-	c.UpdatedAt = e.clock.Now()
-	return e.b.PutCredential(ctx, c)
+	return nil
 }
 
 func (e *engine) Credentials(ctx context.Context, job string) ([]Credential, error) {
 	return e.b.Credentials(ctx, job)
+}
+
+func (e *engine) ReplaceCredential(ctx context.Context, c Credential, old []byte) (bool, error) {
+	if err := e.checkCredential(ctx, c); err != nil {
+		return false, err
+	}
+	c.UpdatedAt = e.clock.Now()
+	return e.b.SwapCredential(ctx, c, old)
 }

@@ -109,9 +109,9 @@ func (e *engine) claimState(ctx context.Context, tx Tx, cat *Catalog, st ClaimSt
 // environment, from the catalog version of the claim's own transaction.
 func withAccess(cat *Catalog, job Job, c *Claim) {
 	c.Datasets = make([]Dataset, 0, 1+len(job.Inputs))
-	c.Datasets = append(c.Datasets, cat.Datasets[job.Output])
+	c.Datasets = append(c.Datasets, cat.Datasets.Get(job.Output))
 	for _, in := range job.Inputs {
-		c.Datasets = append(c.Datasets, cat.Datasets[in])
+		c.Datasets = append(c.Datasets, cat.Datasets.Get(in))
 	}
 	c.Env = job.Env
 }

@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -12,6 +13,7 @@ type engine struct {
 	b        Backend
 	clock    Clock
 	cat      atomic.Pointer[versionedCatalog] // see catalogcache.go
+	catMu    sync.Mutex                       // serialises catalog changes (changeCatalog)
 	maxBatch int                              // Batcher; 1: no batches
 	maxKeys  int                              // KeyBudget; 0: no bound
 	live     batcher[*liveOp]                 // see live.go
@@ -96,7 +98,7 @@ func enqueueConsumers(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid 
 	}
 	keys := make([]RowKey, len(consumers))
 	for i, j := range consumers {
-		keys[i] = outputKey(cat.Jobs[j], dataid)
+		keys[i] = outputKey(cat.Jobs.Get(j), dataid)
 	}
 	outs, err := tx.GetRows(ctx, keys)
 	if err != nil {

@@ -54,7 +54,7 @@ func graphScope(cat *Catalog, f GraphFilter) (jobIDs, dsIDs []string, err error)
 			jobs[j] = true
 		}
 	default:
-		for id := range cat.Jobs {
+		for id := range cat.Jobs.All() {
 			jobs[id] = true
 		}
 	}
@@ -67,13 +67,13 @@ func graphScope(cat *Catalog, f GraphFilter) (jobIDs, dsIDs []string, err error)
 	if f.Dataset != "" {
 		datasets[f.Dataset] = true
 	} else if f.Job == "" {
-		for id := range cat.Datasets {
+		for id := range cat.Datasets.All() {
 			datasets[id] = true
 		}
 	}
 	jobIDs = sortedKeys(jobs)
 	for _, id := range jobIDs {
-		j := cat.Jobs[id]
+		j := cat.Jobs.Get(id)
 		datasets[j.Output] = true
 		for _, in := range j.Inputs {
 			datasets[in] = true
@@ -92,7 +92,7 @@ func catalogGraph(cat *Catalog, jobIDs, dsIDs []string) LockGraph {
 		g.Nodes = append(g.Nodes, GraphNode{ID: "dataset:" + id, Kind: NodeDataset, Dataset: id})
 	}
 	for _, id := range jobIDs {
-		j := cat.Jobs[id]
+		j := cat.Jobs.Get(id)
 		for _, in := range j.Inputs {
 			g.Edges = append(g.Edges, GraphEdge{From: "job:" + id, To: "dataset:" + in, Kind: EdgeReads})
 		}
@@ -114,7 +114,7 @@ func (e *engine) addChunks(ctx context.Context, cat *opCatalog, g *LockGraph, da
 	}
 	var edges []edgeAt
 	for _, id := range jobIDs {
-		j := cat.Jobs[id]
+		j := cat.Jobs.Get(id)
 		for _, in := range j.Inputs {
 			keys = append(keys, RowKey{Dataset: in, DataID: dataid, Job: id, Role: RoleInput})
 			edges = append(edges, edgeAt{id, in, EdgeReads})

@@ -33,7 +33,7 @@ func (e *engine) batchFits(used, keys int) bool {
 // unknown: the operation then fails before it reads anything).
 func (e *engine) jobInputs(job string) int {
 	if c := e.cat.Load(); c != nil {
-		if j, ok := c.cat.Jobs[job]; ok {
+		if j, ok := c.cat.Jobs.Lookup(job); ok {
 			return len(j.Inputs)
 		}
 	}
@@ -85,7 +85,7 @@ func (e *engine) withLiveClaim(ctx context.Context, token string, how Ending, fn
 // or was removed is no longer live; the reaper still ends it, without the
 // job's inputs (and, for a removed job, with the default attempts).
 func (op *liveOp) job(cat *Catalog) (Job, error) {
-	job, ok := cat.Jobs[op.key.Job]
+	job, ok := cat.Jobs.Lookup(op.key.Job)
 	if ok && job.Output == op.key.Dataset {
 		return job, nil
 	}

@@ -101,8 +101,8 @@ func (e *engine) Claims(ctx context.Context, job string) ([]Claim, error) {
 			if !now.Before(r.LeaseExpiresAt) {
 				continue // past its lease: not live, even before the reaper fails it
 			}
-			c := ClaimOf(cat.Jobs[r.Job], r)
-			withAccess(cat, cat.Jobs[r.Job], &c)
+			c := ClaimOf(cat.Jobs.Get(r.Job), r)
+			withAccess(cat, cat.Jobs.Get(r.Job), &c)
 			claims = append(claims, c)
 		}
 		if !page.HasNextPage || len(page.Rows) == 0 {

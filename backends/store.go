@@ -37,6 +37,14 @@ type Store interface {
 	SetCredential(ctx context.Context, c Credential) error
 	// Credentials returns every credential stored for a job.
 	Credentials(ctx context.Context, job string) ([]Credential, error)
+	// ValidateJob checks j as UpsertJob would, without storing it, and
+	// returns the job UpsertJob would store: defaults filled in, and the
+	// stored key kept when j has none.
+	ValidateJob(ctx context.Context, j Job) (Job, error)
+	// ReplaceCredential stores c only while the job's credential for
+	// c.Dataset is still the ciphertext old, and tells whether it did: a
+	// credential set or replaced in between is kept.
+	ReplaceCredential(ctx context.Context, c Credential, old []byte) (bool, error)
 
 	// Publish marks a chunk of a source dataset READY. Refused
 	// (INVALID_ARGUMENT) for a dataset that has a producing job, LOCKED while
@@ -140,18 +148,29 @@ type Backend interface {
 	// concurrency may run fn again on conflict; fn has no other effects.
 	Update(ctx context.Context, fn func(Tx) error) error
 
+	// The catalog is versioned (VersionedCatalog); a Tx tells the version
+	// it sees (CatalogVersionTx).
+	CatalogVersioner
+
 	// PutDataset creates or updates a dataset, keeping CreatedAt of an
-	// existing one, and returns what was stored.
-	PutDataset(ctx context.Context, d Dataset) (Dataset, error)
+	// existing one, if the catalog version is still version, and returns
+	// what was stored and the new catalog version; ErrCatalogChanged, and
+	// nothing stored, when the version is another.
+	PutDataset(ctx context.Context, d Dataset, version int64) (Dataset, int64, error)
 	// PutJob creates or updates a job (already validated against the
-	// catalog), keeping CreatedAt. When enqueue is true (new job or changed
-	// inputs) it also adds a candidate for the job at every dataid at which
-	// its first input's OUTPUT row is READY; for a job with no inputs,
-	// nothing.
-	PutJob(ctx context.Context, j Job, enqueue bool) (Job, error)
+	// catalog at version), keeping CreatedAt, if the catalog version is
+	// still version (ErrCatalogChanged otherwise), and returns what was
+	// stored and the new catalog version. When enqueue is true (the engine
+	// decided the job is new or its inputs changed) it also adds a candidate
+	// for the job at every dataid at which its first input's OUTPUT row is
+	// READY; for a job with no inputs, nothing.
+	PutJob(ctx context.Context, j Job, enqueue bool, version int64) (Job, int64, error)
 	// Catalog returns every dataset and job, sorted by id.
 	Catalog(ctx context.Context) ([]Dataset, []Job, error)
 	PutCredential(ctx context.Context, c Credential) error
+	// SwapCredential stores c only if the stored credential of (c.Job,
+	// c.Dataset) has the ciphertext old, and tells whether it did.
+	SwapCredential(ctx context.Context, c Credential, old []byte) (bool, error)
 	Credentials(ctx context.Context, job string) ([]Credential, error)
 
 	// ListRows pages through status rows in (dataset, shortlex dataid,

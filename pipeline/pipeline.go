@@ -166,11 +166,7 @@ func (p *Pipeline) Validate() error {
 			errs = append(errs, err)
 			continue
 		}
-		jobs := make([]backends.Job, 0, len(cat.Jobs)+1)
-		for _, o := range cat.Jobs {
-			jobs = append(jobs, o)
-		}
-		cat = backends.NewCatalog(ds, append(jobs, bj))
+		cat = cat.WithJob(bj)
 	}
 	return errors.Join(errs...)
 }

@@ -46,24 +46,16 @@ func jobFromInput(in graph.JobInput) backends.Job {
 // keyring makes a key pair, the job keeps the public part, and the job key
 // goes back to the caller this once.
 func (r *Resolver) upsertJob(ctx context.Context, j backends.Job) (graph.UpsertJobPayload, error) {
-	ds, err := r.store.Datasets(ctx)
+	// Validate before making a key, so that a refused definition leaves no
+	// key behind in the key service; a job that has a key keeps it.
+	valid, err := r.store.ValidateJob(ctx, j)
 	if err != nil {
 		return graph.UpsertJobPayload{}, err
 	}
-	js, err := r.store.Jobs(ctx)
-	if err != nil {
-		return graph.UpsertJobPayload{}, err
-	}
-	cat := backends.NewCatalog(ds, js)
 	var jobKey *string
-	if old, ok := cat.Jobs[j.ID]; ok && old.Key.Public != "" {
-		j.Key = old.Key
+	if valid.Key.Public != "" {
+		j.Key = valid.Key
 	} else {
-		// Validate before making a key, so that a refused definition
-		// leaves no key behind in the key service.
-		if _, err := cat.ValidateJob(j); err != nil {
-			return graph.UpsertJobPayload{}, err
-		}
 		public, key, err := r.keyring.CreateJobKey(ctx, j.ID)
 		if err != nil {
 			return graph.UpsertJobPayload{}, err

@@ -18,7 +18,7 @@ func (r *datasetResolver) Producer(ctx context.Context, obj *backends.Dataset) (
 	if err != nil {
 		return nil, err
 	}
-	j, ok := cat.Jobs[cat.Producer(obj.ID)]
+	j, ok := cat.Jobs.Lookup(cat.Producer(obj.ID))
 	if !ok {
 		return nil, nil
 	}
@@ -34,7 +34,7 @@ func (r *datasetResolver) Consumers(ctx context.Context, obj *backends.Dataset) 
 	ids := cat.Consumers(obj.ID)
 	out := make([]backends.Job, len(ids))
 	for i, id := range ids {
-		out[i] = cat.Jobs[id]
+		out[i] = cat.Jobs.Get(id)
 	}
 	return out, nil
 }

@@ -139,16 +139,14 @@ func (b *Backend) claimProducers(ctx context.Context) error {
 // is READY, reading the rows as of revision rev (the job's own write; 0:
 // now) and writing the candidates in transactions of at most MaxTxnOps puts.
 func (b *Backend) backfill(ctx context.Context, j backends.Job, rev int64) error {
-	_, jobs, err := b.Catalog(ctx)
+	in := j.Inputs[0]
+	resp, err := b.get(ctx, b.producerKey(in), clientv3.WithRev(rev))
 	if err != nil {
 		return err
 	}
-	in := j.Inputs[0]
-	producer := ""
-	for _, o := range jobs {
-		if o.Output == in {
-			producer = o.ID
-		}
+	producer := "" // a source dataset's rows have no job
+	if len(resp.Kvs) == 1 {
+		producer = string(resp.Kvs[0].Value)
 	}
 	var batch []clientv3.Op
 	flush := func() error {

@@ -90,6 +90,8 @@ func TestProducersOfAnOlderStore(t *testing.T) {
 		require.Len(t, r.Kvs, 1, "producer of %s", ds)
 		require.Equal(t, job, string(r.Kvs[0].Value))
 	}
-	_, err = b.PutJob(ctx, backends.Job{ID: "j3", Inputs: []string{"src"}, Output: "x"}, false)
+	_, _, version, err := b.VersionedCatalog(ctx)
+	require.NoError(t, err)
+	_, _, err = b.PutJob(ctx, backends.Job{ID: "j3", Inputs: []string{"src"}, Output: "x"}, false, version)
 	require.ErrorIs(t, err, backends.ErrAlreadyExists)
 }

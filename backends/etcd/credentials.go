@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,6 +27,39 @@ func (b *Backend) PutCredential(ctx context.Context, c backends.Credential) erro
 		return mapErr(err, "write credential")
 	}
 	return nil
+}
+
+// SwapCredential stores c if the stored credential still has the
+// ciphertext old, in a Txn conditional on the revision it read.
+func (b *Backend) SwapCredential(ctx context.Context, c backends.Credential, old []byte) (bool, error) {
+	val, err := json.Marshal(c)
+	if err != nil {
+		return false, err
+	}
+	key := b.key("creds", c.Job, c.Dataset)
+	for {
+		resp, err := b.get(ctx, key)
+		if err != nil {
+			return false, err
+		}
+		if len(resp.Kvs) != 1 {
+			return false, nil
+		}
+		var cur backends.Credential
+		if err := json.Unmarshal(resp.Kvs[0].Value, &cur); err != nil {
+			return false, fmt.Errorf("etcd: credential at %s is corrupt: %w", key, err)
+		}
+		if !bytes.Equal(cur.Ciphertext, old) {
+			return false, nil
+		}
+		tr, err := b.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)}, []clientv3.Op{clientv3.OpPut(key, string(val))}, nil)
+		if err != nil {
+			return false, mapErr(err, "write credential")
+		}
+		if tr.Succeeded {
+			return true, nil
+		}
+	}
 }
 
 func (b *Backend) Credentials(ctx context.Context, job string) ([]backends.Credential, error) {

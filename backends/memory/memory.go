@@ -4,6 +4,7 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -25,6 +26,8 @@ type Backend struct {
 	mu       sync.Mutex
 	datasets map[string]backends.Dataset
 	jobs     map[string]backends.Job
+	version  int64             // the catalog version: counts catalog changes
+	producer map[string]string // dataset -> the job producing it
 	creds    map[[2]string]backends.Credential
 	rows     map[backends.RowKey]backends.StatusRow
 	fences   map[[2]string]int64
@@ -49,6 +52,7 @@ func New() *Backend {
 	return &Backend{
 		datasets: map[string]backends.Dataset{},
 		jobs:     map[string]backends.Job{},
+		producer: map[string]string{},
 		creds:    map[[2]string]backends.Credential{},
 		rows:     map[backends.RowKey]backends.StatusRow{},
 		fences:   map[[2]string]int64{},
@@ -193,32 +197,39 @@ func (t *tx) DropCandidate(_ context.Context, c backends.Candidate) error {
 	return nil
 }
 
-func (b *Backend) PutDataset(_ context.Context, d backends.Dataset) (backends.Dataset, error) {
+func (b *Backend) PutDataset(_ context.Context, d backends.Dataset, version int64) (backends.Dataset, int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if version != b.version {
+		return backends.Dataset{}, 0, backends.ErrCatalogChanged
+	}
 	if old, ok := b.datasets[d.ID]; ok {
 		d.CreatedAt = old.CreatedAt
 	}
 	b.datasets[d.ID] = d
-	return d, nil
+	b.version++
+	return d, b.version, nil
 }
 
-func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool) (backends.Job, error) {
+func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool, version int64) (backends.Job, int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if version != b.version {
+		return backends.Job{}, 0, backends.ErrCatalogChanged
+	}
 	if old, ok := b.jobs[j.ID]; ok {
 		j.CreatedAt = old.CreatedAt
+		if b.producer[old.Output] == j.ID {
+			delete(b.producer, old.Output)
+		}
 	}
 	j.Inputs = slices.Clone(j.Inputs)
 	j.Env = slices.Clone(j.Env)
 	b.jobs[j.ID] = j
+	b.producer[j.Output] = j.ID
+	b.version++
 	if enqueue && len(j.Inputs) > 0 {
-		producer := ""
-		for _, o := range b.jobs {
-			if o.Output == j.Inputs[0] {
-				producer = o.ID
-			}
-		}
+		producer := b.producer[j.Inputs[0]]
 		for k, r := range b.rows {
 			if k.Dataset == j.Inputs[0] && k.Role == backends.RoleOutput && k.Job == producer && r.Status == backends.StatusReady {
 				b.candSeq++
@@ -226,8 +237,20 @@ func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool) (backe
 			}
 		}
 	}
-	return j, nil
+	return j, b.version, nil
 }
+
+// VersionedCatalog returns the catalog and its version.
+func (b *Backend) VersionedCatalog(ctx context.Context) ([]backends.Dataset, []backends.Job, int64, error) {
+	ds, js, err := b.Catalog(ctx)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return ds, js, b.version, err
+}
+
+// CatalogVersion returns the catalog version; Update holds the backend's
+// lock, so it cannot change during the transaction.
+func (t *tx) CatalogVersion(context.Context) (int64, error) { return t.b.version, nil }
 
 func (b *Backend) Catalog(context.Context) ([]backends.Dataset, []backends.Job, error) {
 	b.mu.Lock()
@@ -253,6 +276,18 @@ func (b *Backend) PutCredential(_ context.Context, c backends.Credential) error 
 	c.Ciphertext = slices.Clone(c.Ciphertext)
 	b.creds[[2]string{c.Job, c.Dataset}] = c
 	return nil
+}
+
+func (b *Backend) SwapCredential(_ context.Context, c backends.Credential, old []byte) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := [2]string{c.Job, c.Dataset}
+	if cur, ok := b.creds[k]; !ok || !bytes.Equal(cur.Ciphertext, old) {
+		return false, nil
+	}
+	c.Ciphertext = slices.Clone(c.Ciphertext)
+	b.creds[k] = c
+	return true, nil
 }
 
 func (b *Backend) Credentials(_ context.Context, job string) ([]backends.Credential, error) {

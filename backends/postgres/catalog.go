@@ -10,27 +10,55 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// PutDataset creates or updates a dataset, keeping CreatedAt.
-func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset) (backends.Dataset, error) {
+// PutDataset creates or updates a dataset, keeping CreatedAt, if the
+// catalog version is still version.
+func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, version int64) (backends.Dataset, int64, error) {
 	if err := b.usable(ctx); err != nil {
-		return backends.Dataset{}, err
+		return backends.Dataset{}, 0, err
 	}
 	var r sqldb.Dataset
-	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		if err := b.lockCatalog(ctx, tx); err != nil {
-			return err
-		}
+	err := b.changeCatalog(ctx, &version, func(q *sqldb.Queries) error {
 		var err error
-		r, err = b.q.WithTx(tx).PutDataset(ctx, sqldb.PutDatasetParams{
+		r, err = q.PutDataset(ctx, sqldb.PutDatasetParams{
 			ID: d.ID, Description: d.Description, Url: d.URL, Connection: d.Connection, Location: d.Location,
 			CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 		})
 		return err
 	})
 	if err != nil {
-		return backends.Dataset{}, mapErr(err, "storing dataset "+d.ID)
+		return backends.Dataset{}, 0, mapCatalogErr(err, "storing dataset "+d.ID)
 	}
-	return datasetFromDB(r), nil
+	return datasetFromDB(r), version, nil
+}
+
+// changeCatalog runs write in a transaction that holds the event-writer
+// lock (lockCatalog) and first makes a new catalog version on condition
+// that it is still *version, which it sets to the new one;
+// backends.ErrCatalogChanged otherwise.
+func (b *Backend) changeCatalog(ctx context.Context, version *int64, write func(*sqldb.Queries) error) error {
+	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		if err := b.lockCatalog(ctx, tx); err != nil {
+			return err
+		}
+		q := b.q.WithTx(tx)
+		v, err := q.BumpCatalogVersion(ctx, *version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return backends.ErrCatalogChanged
+		}
+		if err != nil {
+			return err
+		}
+		*version = v
+		return write(q)
+	})
+}
+
+// mapCatalogErr maps the error of a catalog change.
+func mapCatalogErr(err error, what string) error {
+	if errors.Is(err, backends.ErrCatalogChanged) {
+		return err
+	}
+	return mapErr(err, what)
 }
 
 // lockCatalog takes the event-writer lock exclusively for a catalog change:
@@ -45,12 +73,13 @@ func (b *Backend) lockCatalog(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
-// PutJob creates or updates a job, keeping CreatedAt, and when enqueue is
-// set backfills the findNext queue with one INSERT ... SELECT over the READY
-// chunks of the job's first input, in the same transaction.
-func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (backends.Job, error) {
+// PutJob creates or updates a job, keeping CreatedAt, if the catalog
+// version is still version, and when enqueue is set backfills the
+// findNext queue with one INSERT ... SELECT over the READY chunks of the
+// job's first input, in the same transaction.
+func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, version int64) (backends.Job, int64, error) {
 	if err := b.usable(ctx); err != nil {
-		return backends.Job{}, err
+		return backends.Job{}, 0, err
 	}
 	p := sqldb.PutJobParams{
 		ID: j.ID, Description: j.Description, Inputs: j.Inputs, Output: j.Output,
@@ -65,11 +94,7 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (bac
 		p.EnvNames[i], p.EnvValues[i] = e.Name, e.Value
 	}
 	var stored sqldb.Job
-	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		if err := b.lockCatalog(ctx, tx); err != nil {
-			return err
-		}
-		q := b.q.WithTx(tx)
+	err := b.changeCatalog(ctx, &version, func(q *sqldb.Queries) error {
 		var err error
 		if stored, err = q.PutJob(ctx, p); err != nil {
 			return err
@@ -82,12 +107,12 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool) (bac
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "jobs_output_key" {
 		// Another job took the output between the engine's check and here.
-		return backends.Job{}, backends.AlreadyExists("dataset %q is already produced by another job; a dataset has one producer", j.Output)
+		return backends.Job{}, 0, backends.AlreadyExists("dataset %q is already produced by another job; a dataset has one producer", j.Output)
 	}
 	if err != nil {
-		return backends.Job{}, mapErr(err, "storing job "+j.ID)
+		return backends.Job{}, 0, mapCatalogErr(err, "storing job "+j.ID)
 	}
-	return jobFromDB(stored), nil
+	return jobFromDB(stored), version, nil
 }
 
 // Catalog returns every dataset and job by id. Jobs are read first: a job
@@ -156,6 +181,21 @@ func (b *Backend) PutCredential(ctx context.Context, c backends.Credential) erro
 		Job: c.Job, Dataset: c.Dataset, KeyKind: c.KeyKind, Ciphertext: c.Ciphertext, UpdatedAt: c.UpdatedAt,
 	})
 	return mapErr(err, "storing a credential")
+}
+
+// SwapCredential replaces a job's credential for a dataset only while its
+// ciphertext is still old.
+func (b *Backend) SwapCredential(ctx context.Context, c backends.Credential, old []byte) (bool, error) {
+	if err := b.usable(ctx); err != nil {
+		return false, err
+	}
+	n, err := b.q.SwapCredential(ctx, sqldb.SwapCredentialParams{
+		Job: c.Job, Dataset: c.Dataset, KeyKind: c.KeyKind, Ciphertext: c.Ciphertext, UpdatedAt: c.UpdatedAt, Old: old,
+	})
+	if err != nil {
+		return false, mapErr(err, "replacing a credential")
+	}
+	return n == 1, nil
 }
 
 // Credentials returns a job's credentials by dataset.

@@ -84,28 +84,23 @@ func Rotate(ctx context.Context, store backends.Store, k *vault.Keyring, job str
 		}
 	}
 
-	// Write back what nobody changed meanwhile.
-	current, err := store.Credentials(ctx, job)
-	if err != nil {
-		return rot, err
-	}
-	unchanged := make(map[string]bool, len(current))
-	for _, c := range current {
-		unchanged[c.Dataset] = string(c.Ciphertext) == string(old[c.Dataset])
-	}
+	// Write back what nobody changed meanwhile: each write is conditional
+	// on the stored ciphertext still being the one rewrapped.
 	for _, c := range creds {
-		if !unchanged[c.Dataset] {
+		ok, err := store.ReplaceCredential(ctx, backends.Credential{Job: job, Dataset: c.Dataset, KeyKind: vault.Kind, Ciphertext: c.Ciphertext}, old[c.Dataset])
+		if err != nil {
+			return rot, err
+		}
+		if !ok {
 			rot.Skipped++
 			continue
-		}
-		if err := store.SetCredential(ctx, backends.Credential{Job: job, Dataset: c.Dataset, KeyKind: vault.Kind, Ciphertext: c.Ciphertext}); err != nil {
-			return rot, err
 		}
 		rot.Rewrapped++
 	}
 
 	// Every stored credential must now be at the new version or later.
-	if current, err = store.Credentials(ctx, job); err != nil {
+	current, err := store.Credentials(ctx, job)
+	if err != nil {
 		return rot, err
 	}
 	for _, c := range current {

@@ -1,7 +1,13 @@
+-- name: BumpCatalogVersion :one
+-- Makes a new catalog version if the version is still @version (no row
+-- otherwise): the first statement of every catalog change, which the
+-- engine validated against catalog version @version.
+UPDATE catalog_version SET version = version + 1
+WHERE version = @version
+RETURNING version;
+
 -- name: PutDataset :one
--- Creates or updates a dataset, keeping created_at of an existing one, and
--- bumps the catalog version in the same statement.
-WITH bump AS (UPDATE catalog_version SET version = version + 1)
+-- Creates or updates a dataset, keeping created_at of an existing one.
 INSERT INTO datasets (id, description, url, connection, location, created_at, updated_at)
 VALUES (@id, @description, @url, @connection, @location, @created_at, @updated_at)
 ON CONFLICT (id) DO UPDATE SET
@@ -16,10 +22,8 @@ RETURNING *;
 SELECT * FROM datasets ORDER BY id;
 
 -- name: PutJob :one
--- Creates or updates a job, keeping created_at of an existing one, and
--- bumps the catalog version in the same statement. The unique constraint on
--- output refuses a second producer of a dataset.
-WITH bump AS (UPDATE catalog_version SET version = version + 1)
+-- Creates or updates a job, keeping created_at of an existing one. The
+-- unique constraint on output refuses a second producer of a dataset.
 INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
                   lease_seconds, paused, key_kind, key_public, created_at, updated_at)
 VALUES (@id, @description, @inputs, @output, @env_names, @env_values, @max_attempts,
@@ -60,6 +64,11 @@ ON CONFLICT (job, dataset) DO UPDATE SET
     key_kind   = excluded.key_kind,
     ciphertext = excluded.ciphertext,
     updated_at = excluded.updated_at;
+
+-- name: SwapCredential :execrows
+-- Replaces a credential only while its ciphertext is still @old.
+UPDATE credentials SET key_kind = @key_kind, ciphertext = @ciphertext, updated_at = @updated_at
+WHERE job = @job AND dataset = @dataset AND ciphertext = @old::bytea;
 
 -- name: ListCredentials :many
 SELECT * FROM credentials WHERE job = @job ORDER BY dataset;

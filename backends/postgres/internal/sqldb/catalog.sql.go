@@ -36,6 +36,22 @@ func (q *Queries) BackfillCandidates(ctx context.Context, arg BackfillCandidates
 	return result.RowsAffected(), nil
 }
 
+const BumpCatalogVersion = `-- name: BumpCatalogVersion :one
+UPDATE catalog_version SET version = version + 1
+WHERE version = $1
+RETURNING version
+`
+
+// Makes a new catalog version if the version is still @version (no row
+// otherwise): the first statement of every catalog change, which the
+// engine validated against catalog version @version.
+func (q *Queries) BumpCatalogVersion(ctx context.Context, version int64) (int64, error) {
+	row := q.db.QueryRow(ctx, BumpCatalogVersion, version)
+	var version_2 int64
+	err := row.Scan(&version_2)
+	return version_2, err
+}
+
 const ListCredentials = `-- name: ListCredentials :many
 SELECT job, dataset, key_kind, ciphertext, updated_at FROM credentials WHERE job = $1 ORDER BY dataset
 `
@@ -165,7 +181,6 @@ func (q *Queries) PutCredential(ctx context.Context, arg PutCredentialParams) er
 }
 
 const PutDataset = `-- name: PutDataset :one
-WITH bump AS (UPDATE catalog_version SET version = version + 1)
 INSERT INTO datasets (id, description, url, connection, location, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (id) DO UPDATE SET
@@ -187,8 +202,7 @@ type PutDatasetParams struct {
 	UpdatedAt   time.Time
 }
 
-// Creates or updates a dataset, keeping created_at of an existing one, and
-// bumps the catalog version in the same statement.
+// Creates or updates a dataset, keeping created_at of an existing one.
 func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset, error) {
 	row := q.db.QueryRow(ctx, PutDataset,
 		arg.ID,
@@ -213,7 +227,6 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 }
 
 const PutJob = `-- name: PutJob :one
-WITH bump AS (UPDATE catalog_version SET version = version + 1)
 INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
                   lease_seconds, paused, key_kind, key_public, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
@@ -249,9 +262,8 @@ type PutJobParams struct {
 	UpdatedAt    time.Time
 }
 
-// Creates or updates a job, keeping created_at of an existing one, and
-// bumps the catalog version in the same statement. The unique constraint on
-// output refuses a second producer of a dataset.
+// Creates or updates a job, keeping created_at of an existing one. The
+// unique constraint on output refuses a second producer of a dataset.
 func (q *Queries) PutJob(ctx context.Context, arg PutJobParams) (Job, error) {
 	row := q.db.QueryRow(ctx, PutJob,
 		arg.ID,
@@ -326,4 +338,34 @@ func (q *Queries) StartUpdate(ctx context.Context, writers int64) (StartUpdateRo
 	var i StartUpdateRow
 	err := row.Scan(&i.Locked, &i.PlanCacheMode, &i.Version)
 	return i, err
+}
+
+const SwapCredential = `-- name: SwapCredential :execrows
+UPDATE credentials SET key_kind = $1, ciphertext = $2, updated_at = $3
+WHERE job = $4 AND dataset = $5 AND ciphertext = $6::bytea
+`
+
+type SwapCredentialParams struct {
+	KeyKind    string
+	Ciphertext []byte
+	UpdatedAt  time.Time
+	Job        string
+	Dataset    string
+	Old        []byte
+}
+
+// Replaces a credential only while its ciphertext is still @old.
+func (q *Queries) SwapCredential(ctx context.Context, arg SwapCredentialParams) (int64, error) {
+	result, err := q.db.Exec(ctx, SwapCredential,
+		arg.KeyKind,
+		arg.Ciphertext,
+		arg.UpdatedAt,
+		arg.Job,
+		arg.Dataset,
+		arg.Old,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -1,0 +1,24 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/backendtest"
+)
+
+// TestSharedCatalog: two stores, as two servers, on one schema race
+// catalog changes.
+func TestSharedCatalog(t *testing.T) {
+	backendtest.RunSharedCatalog(t, func(t *testing.T, clock backends.Clock) (backends.Store, backends.Store) {
+		cfg := Config{DSN: testDSN(t), Schema: freshSchema(t), Clock: clock}
+		one, err := Open(context.Background(), cfg)
+		require.NoError(t, err)
+		two, err := Open(context.Background(), cfg)
+		require.NoError(t, err)
+		return one, two
+	})
+}
