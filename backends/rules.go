@@ -1,6 +1,10 @@
 package backends
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // This file holds every rule of the status → lock tables and every status
 // transition, as plain functions. The engine loads rows, asks these
@@ -335,4 +339,20 @@ func CascadeStepOf(in, out *StatusRow) CascadeStep {
 		}
 	}
 	return CascadeSkip
+}
+
+// ResourceLockRefusers returns, sorted by id, the locks among held that
+// refuse want (SPEC §3 lockResource): any number of READ locks on a
+// resource unless a WRITE lock exists, a WRITE lock only when no lock
+// exists. Locks on other resources and locks expired at now refuse
+// nothing.
+func ResourceLockRefusers(held []ResourceLock, want ResourceLock, now time.Time) []ResourceLock {
+	var out []ResourceLock
+	for _, h := range held {
+		if h.Resource == want.Resource && now.Before(h.ExpiresAt) && (want.Mode == LockWrite || h.Mode == LockWrite) {
+			out = append(out, h)
+		}
+	}
+	slices.SortFunc(out, func(a, b ResourceLock) int { return cmp.Compare(a.ID, b.ID) })
+	return out
 }

@@ -244,3 +244,28 @@ func TestResubmitFrom(t *testing.T) {
 		require.Equal(t, ok, ResubmitFrom(st), "%q", st)
 	}
 }
+
+func TestResourceLockRefusers(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lock := func(id, resource string, mode LockMode, ttl time.Duration) ResourceLock {
+		return ResourceLock{ID: id, Resource: resource, Mode: mode, ExpiresAt: now.Add(ttl)}
+	}
+	held := []ResourceLock{
+		lock("rl3", "db", LockRead, time.Hour),
+		lock("rl1", "db", LockRead, time.Hour),
+		lock("rl2", "db", LockWrite, 0), // expired
+		lock("rl4", "other", LockWrite, time.Hour),
+	}
+	ids := func(ls []ResourceLock) []string {
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.ID)
+		}
+		return out
+	}
+	require.Empty(t, ResourceLockRefusers(held, lock("", "db", LockRead, time.Hour), now), "READ beside READ")
+	require.Equal(t, []string{"rl1", "rl3"}, ids(ResourceLockRefusers(held, lock("", "db", LockWrite, time.Hour), now)),
+		"WRITE refused by every unexpired lock on the resource, by id")
+	require.Equal(t, []string{"rl4"}, ids(ResourceLockRefusers(held, lock("", "other", LockRead, time.Hour), now)))
+	require.Empty(t, ResourceLockRefusers(held, lock("", "free", LockWrite, time.Hour), now))
+}

@@ -39,7 +39,7 @@ func (b *Backend) TakeResourceLock(ctx context.Context, l backends.ResourceLock,
 			return backends.ResourceLock{}, mapErr(err, "read resource locks")
 		}
 		rev := resp.Header.Revision
-		var holders []backends.ResourceLock
+		var live []backends.ResourceLock
 		var purge []clientv3.Op
 		for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
 			var h backends.ResourceLock
@@ -52,12 +52,9 @@ func (b *Backend) TakeResourceLock(ctx context.Context, l backends.ResourceLock,
 				}
 				continue
 			}
-			if h.Resource == l.Resource && (l.Mode == backends.LockWrite || h.Mode == backends.LockWrite) {
-				holders = append(holders, h)
-			}
+			live = append(live, h)
 		}
-		if len(holders) > 0 {
-			slices.SortFunc(holders, func(a, b backends.ResourceLock) int { return cmp.Compare(a.ID, b.ID) })
+		if holders := backends.ResourceLockRefusers(live, l, now); len(holders) > 0 {
 			return backends.ResourceLock{}, backends.LockedResource(holders, l.Resource)
 		}
 		var n int64

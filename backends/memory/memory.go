@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -403,16 +404,7 @@ func (b *Backend) WatchEvents(ctx context.Context, f backends.EventFilter) (<-ch
 func (b *Backend) TakeResourceLock(_ context.Context, l backends.ResourceLock, now time.Time) (backends.ResourceLock, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var holders []backends.ResourceLock
-	for _, h := range b.locks {
-		if h.Resource == l.Resource && now.Before(h.ExpiresAt) {
-			if l.Mode == backends.LockWrite || h.Mode == backends.LockWrite {
-				holders = append(holders, h)
-			}
-		}
-	}
-	if len(holders) > 0 {
-		slices.SortFunc(holders, func(a, b backends.ResourceLock) int { return cmp.Compare(a.ID, b.ID) })
+	if holders := backends.ResourceLockRefusers(slices.Collect(maps.Values(b.locks)), l, now); len(holders) > 0 {
 		return backends.ResourceLock{}, backends.LockedResource(holders, l.Resource)
 	}
 	b.lockSeq++

@@ -45,14 +45,15 @@ func (b *Backend) TakeResourceLock(ctx context.Context, l backends.ResourceLock,
 		if err := q.DeleteExpiredResourceLocks(ctx, sqldb.DeleteExpiredResourceLocksParams{Resource: l.Resource, Now: now}); err != nil {
 			return err
 		}
-		rows, err := q.ConflictingResourceLocks(ctx, sqldb.ConflictingResourceLocksParams{Resource: l.Resource, Now: now, Mode: string(l.Mode)})
+		rows, err := q.ResourceLocksOn(ctx, sqldb.ResourceLocksOnParams{Resource: l.Resource, Now: now})
 		if err != nil {
 			return err
 		}
-		if len(rows) > 0 {
-			for _, r := range rows {
-				holders = append(holders, resourceLockFromDB(r))
-			}
+		held := make([]backends.ResourceLock, len(rows))
+		for i, r := range rows {
+			held[i] = resourceLockFromDB(r)
+		}
+		if holders = backends.ResourceLockRefusers(held, l, now); len(holders) > 0 {
 			return nil // commit the clean-up; the caller gets LOCKED
 		}
 		id, err := q.InsertResourceLock(ctx, sqldb.InsertResourceLockParams{

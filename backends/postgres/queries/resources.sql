@@ -5,13 +5,12 @@ SELECT pg_advisory_xact_lock(hashtextextended('resource:' || @resource::text, @s
 -- name: DeleteExpiredResourceLocks :exec
 DELETE FROM resource_locks WHERE resource = @resource AND expires_at <= @now;
 
--- name: ConflictingResourceLocks :many
--- Unexpired locks on resource that refuse a new lock of mode.
+-- name: ResourceLocksOn :many
+-- The unexpired locks on resource (backends.ResourceLockRefusers decides
+-- which of them refuse a new lock).
 SELECT *
 FROM resource_locks
-WHERE resource = @resource
-  AND expires_at > @now
-  AND (mode = 'WRITE' OR @mode::text = 'WRITE')
+WHERE resource = @resource AND expires_at > @now
 ORDER BY id;
 
 -- name: InsertResourceLock :one

@@ -12,49 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const ConflictingResourceLocks = `-- name: ConflictingResourceLocks :many
-SELECT id, client, resource, mode, created_at, expires_at
-FROM resource_locks
-WHERE resource = $1
-  AND expires_at > $2
-  AND (mode = 'WRITE' OR $3::text = 'WRITE')
-ORDER BY id
-`
-
-type ConflictingResourceLocksParams struct {
-	Resource string
-	Now      time.Time
-	Mode     string
-}
-
-// Unexpired locks on resource that refuse a new lock of mode.
-func (q *Queries) ConflictingResourceLocks(ctx context.Context, arg ConflictingResourceLocksParams) ([]ResourceLock, error) {
-	rows, err := q.db.Query(ctx, ConflictingResourceLocks, arg.Resource, arg.Now, arg.Mode)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ResourceLock
-	for rows.Next() {
-		var i ResourceLock
-		if err := rows.Scan(
-			&i.ID,
-			&i.Client,
-			&i.Resource,
-			&i.Mode,
-			&i.CreatedAt,
-			&i.ExpiresAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const DatabaseNow = `-- name: DatabaseNow :one
 SELECT clock_timestamp()::timestamptz AS now
 `
@@ -235,4 +192,45 @@ func (q *Queries) ResourceLockClient(ctx context.Context, arg ResourceLockClient
 	var client string
 	err := row.Scan(&client)
 	return client, err
+}
+
+const ResourceLocksOn = `-- name: ResourceLocksOn :many
+SELECT id, client, resource, mode, created_at, expires_at
+FROM resource_locks
+WHERE resource = $1 AND expires_at > $2
+ORDER BY id
+`
+
+type ResourceLocksOnParams struct {
+	Resource string
+	Now      time.Time
+}
+
+// The unexpired locks on resource (backends.ResourceLockRefusers decides
+// which of them refuse a new lock).
+func (q *Queries) ResourceLocksOn(ctx context.Context, arg ResourceLocksOnParams) ([]ResourceLock, error) {
+	rows, err := q.db.Query(ctx, ResourceLocksOn, arg.Resource, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ResourceLock
+	for rows.Next() {
+		var i ResourceLock
+		if err := rows.Scan(
+			&i.ID,
+			&i.Client,
+			&i.Resource,
+			&i.Mode,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
