@@ -200,7 +200,8 @@ func (b *batcher[T]) next(key string, mine *call) (batch []T, handOff bool) {
 }
 
 // answer wakes the callers of a served batch; pending ones queue again,
-// ahead of the others.
+// ahead of the others, unless their caller gave up meanwhile: nothing was
+// done for those, and nothing will be.
 func (b *batcher[T]) answer(key string, batch []T, err error) {
 	var again []T
 	for _, op := range batch {
@@ -208,6 +209,8 @@ func (b *batcher[T]) answer(key string, batch []T, err error) {
 		switch {
 		case err != nil:
 			c.err = err
+		case c.pending && c.ctx.Err() != nil:
+			c.err = Unavailable(c.ctx.Err(), "request cancelled or timed out before it was served; nothing changed")
 		case c.pending:
 			again = append(again, op)
 			continue

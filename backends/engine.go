@@ -35,7 +35,7 @@ func New(b Backend, clock Clock) Store {
 	e.live = batcher[*liveOp]{size: e.maxBatch, take: e.takeLive, run: e.runLive,
 		inFlight: "it may have taken effect"}
 	e.next = batcher[*nextOp]{size: e.maxBatch, take: e.takeNext, run: e.runNext,
-		inFlight: "a chunk may have been claimed for it and will be released when its lease expires"}
+		inFlight: "a chunk may have been claimed for it; that claim fails when its lease passes, with an attempt counted"}
 	return e
 }
 
