@@ -316,9 +316,10 @@ const (
 	// computed from that output is invalidated in turn.
 	CascadeInvalidate
 	// CascadeRetry: the consumer failed on the chunk (INPUT ERROR, OUTPUT
-	// FAILED or HOLD): the OUTPUT row becomes RESUBMIT with its attempts
-	// counted afresh, so fixing the chunk heals the pipeline, and the walk
-	// goes on below it.
+	// FAILED, or HOLD because its attempts ran out): the OUTPUT row becomes
+	// RESUBMIT with its attempts counted afresh, so fixing the chunk heals
+	// the pipeline, and the walk goes on below it. A HOLD an operator set
+	// stays: the operator thaws it.
 	CascadeRetry
 )
 
@@ -334,8 +335,13 @@ func CascadeStepOf(in, out *StatusRow) CascadeStep {
 		}
 		return CascadeInvalidate
 	case StatusError:
-		if st := statusOf(out); st == StatusFailed || st == StatusHold {
+		switch statusOf(out) {
+		case StatusFailed:
 			return CascadeRetry
+		case StatusHold:
+			if out.Ended == EndFail || out.Ended == EndExpire { // attempts exhausted
+				return CascadeRetry
+			}
 		}
 	}
 	return CascadeSkip

@@ -316,6 +316,16 @@ func (s *suite) testResubmitCascadeFailedAndHold(t *testing.T) {
 	_, d := b.next("jc")
 	require.Equal(t, "1", d, "the pipeline healed all the way down")
 
+	// A chunk an operator put on HOLD stays there: the operator thaws it.
+	b.publish("src", "3")
+	b.run("ja", "3")
+	b.fail(b.claim("jb", "3"), "bad data")
+	_, err := b.s.Hold(b.ctx, "b", "3", "looking into it")
+	require.NoError(t, err)
+	_, err = b.s.Resubmit(b.ctx, "a", "3", true)
+	require.NoError(t, err)
+	require.Equal(t, hold, b.status("b", "3"), "an operator's HOLD is not lifted by a cascade")
+
 }
 
 // testTextBounds: every stored string is valid UTF-8 without NUL and

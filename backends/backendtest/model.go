@@ -423,7 +423,9 @@ func (m *model) invalidate(dataset, dataid string) ([]string, []bk) {
 				continue
 			case in.status == done:
 				in.status = errored
-			case in.status == errored && (outSt == failed || outSt == hold):
+			case in.status == errored && (outSt == failed || (outSt == hold && (out.ended == endFail || out.ended == endExpire))):
+				// c failed on this chunk, until its attempts ran out; a HOLD
+				// an operator set stays
 			default:
 				continue // c neither computed from this chunk nor failed on it
 			}
