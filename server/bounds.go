@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/lexer"
 	"github.com/vektah/gqlparser/v2/parser"
 )
 
@@ -62,6 +63,9 @@ func (b queryBounds) MutateOperationParameters(ctx context.Context, raw *graphql
 		}
 		return nil // gqlgen answers the syntax error
 	}
+	if name := longName(raw.Query); name != "" {
+		return boundsError("the name %s... is longer than %d bytes: no field, argument, type, fragment or variable has such a name", name, maxNameBytes)
+	}
 	c := selectionCounter{frags: make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
 		memo: map[string]tally{}, open: map[string]bool{}, cap: tally{above(b.maxSelections), above(b.maxAliases)}}
 	for _, f := range doc.Fragments {
@@ -80,6 +84,27 @@ func (b queryBounds) MutateOperationParameters(ctx context.Context, raw *graphql
 		return boundsError("the query has more than %d aliases (each fragment counted in full wherever it is spread), the server's limit (--max-aliases): split it into several requests", b.maxAliases)
 	}
 	return nil
+}
+
+// maxNameBytes bounds one name (field, alias, argument, type, fragment,
+// variable, directive): validation compares an unknown name with every
+// known one to suggest a correction, at a cost that grows with its length.
+const maxNameBytes = 1024
+
+// longName returns the start of the first name in query longer than
+// maxNameBytes, or "". Only names count: strings hold values of any length.
+// The query has passed the token limit already, so this pass is bounded.
+func longName(query string) string {
+	lx := lexer.New(&ast.Source{Input: query})
+	for {
+		tok, err := lx.ReadToken()
+		if err != nil || tok.Kind == lexer.EOF {
+			return ""
+		}
+		if tok.Kind == lexer.Name && len(tok.Value) > maxNameBytes {
+			return tok.Value[:32]
+		}
+	}
 }
 
 // above returns the least count above the bound n.

@@ -67,7 +67,21 @@ func hostileQueries() []struct{ name, query, setting string } {
 		{"30 levels of nested fragments padded to 1 MiB", nestedFragments(30, nearMiB-1200), "--max-selections"},
 		{"20000 __typename", repeatedSelection("__typename", 20000), "--max-tokens"},
 		{"__typename up to 1 MiB", repeatedSelection("__typename", nearMiB/len(" __typename")), "--max-tokens"},
+		{"a field name of 1 MiB", "{ " + strings.Repeat("a", nearMiB) + " }", "longer than 1024 bytes"},
+		{"a mutation name of 1 MiB", "mutation { " + strings.Repeat("a", nearMiB) + " }", "longer than 1024 bytes"},
 	}
+}
+
+// TestLongStringValuesPass: the name bound reads names only; a long string
+// value is the store's to judge.
+func TestLongStringValuesPass(t *testing.T) {
+	store := storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0]
+	s := newStack(t, store)
+	desc := strings.Repeat("a", 3000)
+	s.ok(admin, `mutation($d: String!) { upsertDataset(input: {id: "d", description: $d}) { id } }`, vars("d", desc))
+	s.ok(admin, `mutation { upsertDataset(input: {id: "e", description: "`+desc+`"}) { id } }`, nil)
+	require.Equal(t, "INVALID_ARGUMENT", s.fails(admin, `mutation { upsertDataset(input: {id: "f", description: "`+strings.Repeat("a", 5000)+`"}) { id } }`, nil),
+		"the store bounds a description")
 }
 
 // TestHostileQueriesRefusedEarly: the reported costly queries, and 1 MiB
