@@ -20,9 +20,15 @@
 //     the harmless PYTHONUNBUFFERED: the job's script sets those itself),
 //     NODE_OPTIONS, NODE_PATH, PERL5*, PERLLIB, RUBYOPT, RUBYLIB, GEM_HOME,
 //     GEM_PATH, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS, JDK_JAVA_OPTIONS,
-//     CLASSPATH, LUA_*, PHPRC, PHP_INI_SCAN_DIR, R_PROFILE, R_PROFILE_USER;
+//     CLASSPATH, LUA_*, PHPRC, PHP_INI_SCAN_DIR, R_PROFILE, R_PROFILE_USER,
+//     JAVA_OPTS, MAVEN_OPTS, GRADLE_OPTS, SBT_OPTS (-javaagent loads code),
+//     DOTNET_STARTUP_HOOKS, CORECLR_* (profilers), ERL_AFLAGS, ERL_ZFLAGS
+//     (-eval), JULIA_* (load and depot paths), TCLLIBPATH;
+//   - build tools a job's script may call: GOFLAGS (-toolexec), CC, CXX,
+//     and every NPM_CONFIG_* (npm reads them in upper case too:
+//     script-shell, onload-script);
 //   - commands other programs run: SHELL, EDITOR, VISUAL, PAGER, LESSOPEN,
-//     LESSCLOSE, SSH_ASKPASS, SUDO_ASKPASS, and every GIT_* (git runs the
+//     LESSCLOSE, SSH_ASKPASS, SUDO_ASKPASS, BROWSER, and every GIT_* (git runs the
 //     programs named by many of them, GIT_SSH_COMMAND, GIT_EXTERNAL_DIFF,
 //     GIT_ASKPASS, GIT_EXEC_PATH, and GIT_CONFIG_COUNT/KEY_n/VALUE_n set any
 //     configuration, hooks and core.sshCommand included; the few harmless
@@ -51,6 +57,7 @@ const (
 	shellRunsCode = "shells run code or find programs through it"
 	interpreter   = "it makes an interpreter load or run code at start-up"
 	namesCommand  = "programs run the command it names"
+	buildTool     = "build tools run code it names or sets"
 	gitRunsCode   = "git runs commands named by GIT_* variables or set through them"
 	startupFiles  = "programs load start-up files that run code from there"
 	reserved      = "CHUNKLOCK_* names are the runner's own variables"
@@ -69,9 +76,14 @@ var refused = map[string]string{
 	"RUBYLIB": interpreter, "GEM_HOME": interpreter, "GEM_PATH": interpreter, "JAVA_TOOL_OPTIONS": interpreter,
 	"_JAVA_OPTIONS": interpreter, "JDK_JAVA_OPTIONS": interpreter, "CLASSPATH": interpreter, "PHPRC": interpreter,
 	"PHP_INI_SCAN_DIR": interpreter, "R_PROFILE": interpreter, "R_PROFILE_USER": interpreter,
+	"JAVA_OPTS": interpreter, "MAVEN_OPTS": interpreter, "GRADLE_OPTS": interpreter, "SBT_OPTS": interpreter,
+	"DOTNET_STARTUP_HOOKS": interpreter, "ERL_AFLAGS": interpreter, "ERL_ZFLAGS": interpreter, "TCLLIBPATH": interpreter,
+
+	"GOFLAGS": buildTool, "CC": buildTool, "CXX": buildTool,
 
 	"EDITOR": namesCommand, "VISUAL": namesCommand, "PAGER": namesCommand, "LESSOPEN": namesCommand,
 	"LESSCLOSE": namesCommand, "SSH_ASKPASS": namesCommand, "SUDO_ASKPASS": namesCommand, "SHELL": namesCommand,
+	"BROWSER": namesCommand,
 
 	"HOME": startupFiles, "XDG_CONFIG_HOME": startupFiles,
 }
@@ -83,6 +95,9 @@ var refusedPrefixes = []struct{ prefix, why string }{
 	{"PYTHON", interpreter},
 	{"PERL5", interpreter},
 	{"LUA_", interpreter},
+	{"CORECLR_", interpreter},
+	{"JULIA_", interpreter},
+	{"NPM_CONFIG_", buildTool},
 	{"GIT_", gitRunsCode},
 	{"CHUNKLOCK_", reserved},
 }

@@ -42,8 +42,11 @@ func nextCommand() *cli.Command {
 			"does not stop, since eval of nothing succeeds):\n" +
 			"   claim=$(chunklock next --job transform --format env) || exit\n" +
 			"   eval \"$claim\"\n" +
-			"   transform <\"$CHUNKLOCK_INPUT_ORDERS_LOCATION\" >\"$CHUNKLOCK_OUTPUT_LOCATION\" \\\n" +
-			"     && chunklock complete || chunklock fail --reason \"transform failed\"" + connHelp,
+			"   if transform <\"$CHUNKLOCK_INPUT_ORDERS_LOCATION\" >\"$CHUNKLOCK_OUTPUT_LOCATION\"; then\n" +
+			"     chunklock complete   # safe to repeat: a repeat answers as the first did\n" +
+			"   else\n" +
+			"     chunklock fail --reason \"transform failed\"\n" +
+			"   fi" + connHelp,
 		Flags: append(append(connFlags(), jobKeyFlags()...),
 			&cli.StringFlag{Name: "job", Required: true, Usage: "the `job` to claim for"},
 			&cli.StringFlag{Name: "dataid", Usage: "claim this `dataid` instead of the next one"},
