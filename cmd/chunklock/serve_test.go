@@ -172,6 +172,10 @@ func TestClientFindsMovedServer(t *testing.T) {
 	_, ok = serveURLSource{}.Lookup()
 	require.False(t, ok, "a file others may write is ignored")
 	require.NoError(t, os.Chmod(file, 0o600))
+	require.NoError(t, os.Chmod(".", 0o777))
+	_, ok = serveURLSource{}.Lookup()
+	require.False(t, ok, "a file in a directory others may write is ignored: they could swap it")
+	require.NoError(t, os.Chmod(".", 0o700))
 
 	require.Equal(t, 0, stop(), stderr.String())
 	_, err := os.Stat(file)
@@ -183,4 +187,17 @@ func TestClientFindsMovedServer(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "running at "+dead+"?")
 	require.Contains(t, errOut, "chunklock-data/serve.url names this URL: it is left behind by a server that did not stop cleanly")
+
+	// A data directory or file that is a symbolic link is not trusted:
+	// whoever may change the link chooses the URL.
+	elsewhere := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(elsewhere, "serve.url"), []byte(dead+"\n"), 0o600))
+	require.NoError(t, os.Remove(file))
+	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "serve.url"), file))
+	_, ok = serveURLSource{}.Lookup()
+	require.False(t, ok, "serve.url as a symbolic link is ignored")
+	require.NoError(t, os.RemoveAll("chunklock-data"))
+	require.NoError(t, os.Symlink(elsewhere, "chunklock-data"))
+	_, ok = serveURLSource{}.Lookup()
+	require.False(t, ok, "chunklock-data as a symbolic link is ignored")
 }

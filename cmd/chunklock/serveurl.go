@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,19 +44,29 @@ func serveURLNote(dataDir string) string {
 
 // serveURLSource is the url flag's source of last resort: the URL in
 // ./chunklock-data/serve.url, trusted only when the user running the
-// command owns the file and its directory and nobody else may write them
-// (else another user could send this user's commands, and token, to a
-// server of theirs).
+// command owns the file, its directory and the current directory, nobody
+// else may write them, and neither the directory nor the file is a
+// symbolic link (else another user could send this user's commands, and
+// token, to a server of theirs). The file is checked as opened, so it
+// cannot be swapped between the check and the read.
 type serveURLSource struct{}
 
 func (serveURLSource) Lookup() (string, bool) {
-	for _, p := range []string{filepath.Dir(serveURLFile), serveURLFile} {
-		fi, err := os.Stat(p)
-		if err != nil || !ownedPrivately(fi) {
+	for _, p := range []string{".", filepath.Dir(serveURLFile)} {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() || !ownedPrivately(fi) {
 			return "", false
 		}
 	}
-	b, err := os.ReadFile(serveURLFile)
+	f, err := openNoFollow(serveURLFile)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || !ownedPrivately(fi) {
+		return "", false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
 	url := strings.TrimSpace(string(b))
 	return url, err == nil && url != ""
 }
