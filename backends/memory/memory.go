@@ -241,12 +241,12 @@ func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool, versio
 	return j, b.version, nil
 }
 
-// VersionedCatalog returns the catalog and its version.
-func (b *Backend) VersionedCatalog(ctx context.Context) ([]backends.Dataset, []backends.Job, int64, error) {
-	ds, js, err := b.Catalog(ctx)
+// VersionedCatalog returns the catalog and its version, read together.
+func (b *Backend) VersionedCatalog(context.Context) ([]backends.Dataset, []backends.Job, int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return ds, js, b.version, err
+	ds, js := b.catalog()
+	return ds, js, b.version, nil
 }
 
 // CatalogVersion returns the catalog version; Update holds the backend's
@@ -256,6 +256,12 @@ func (t *tx) CatalogVersion(context.Context) (int64, error) { return t.b.version
 func (b *Backend) Catalog(context.Context) ([]backends.Dataset, []backends.Job, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	ds, js := b.catalog()
+	return ds, js, nil
+}
+
+// catalog copies every dataset and job, sorted by id; the caller holds b.mu.
+func (b *Backend) catalog() ([]backends.Dataset, []backends.Job) {
 	ds := make([]backends.Dataset, 0, len(b.datasets))
 	for _, d := range b.datasets {
 		ds = append(ds, d)
@@ -268,7 +274,7 @@ func (b *Backend) Catalog(context.Context) ([]backends.Dataset, []backends.Job, 
 	}
 	slices.SortFunc(ds, func(a, b backends.Dataset) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(js, func(a, b backends.Job) int { return cmp.Compare(a.ID, b.ID) })
-	return ds, js, nil
+	return ds, js
 }
 
 func (b *Backend) PutCredential(_ context.Context, c backends.Credential) error {
