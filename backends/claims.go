@@ -116,6 +116,14 @@ func withAccess(cat *Catalog, job Job, c *Claim) {
 	c.Env = job.Env
 }
 
+// liveClaimOf is the claim a RUNNING OUTPUT row of job stands for, with
+// what its answer carries (withAccess) from cat.
+func liveClaimOf(cat *Catalog, job Job, out StatusRow) Claim {
+	c := ClaimOf(job, out)
+	withAccess(cat, job, &c)
+	return c
+}
+
 func describeBlockers(bs []Blocker) string {
 	parts := make([]string, 0, len(bs))
 	for _, b := range bs {
@@ -177,8 +185,7 @@ func (e *engine) Heartbeat(ctx context.Context, token string) (*Claim, error) {
 		out := c.out
 		out.LeaseExpiresAt = c.now.Add(c.job.Lease())
 		out.UpdatedAt = c.now
-		claim = ClaimOf(c.job, out)
-		withAccess(c.cat, c.job, &claim)
+		claim = liveClaimOf(c.cat, c.job, out)
 		return tx.PutRow(ctx, out)
 	})
 	if err != nil {

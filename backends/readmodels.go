@@ -101,9 +101,7 @@ func (e *engine) Claims(ctx context.Context, job string) ([]Claim, error) {
 			if !now.Before(r.LeaseExpiresAt) {
 				continue // past its lease: not live, even before the reaper fails it
 			}
-			c := ClaimOf(cat.Jobs.Get(r.Job), r)
-			withAccess(cat, cat.Jobs.Get(r.Job), &c)
-			claims = append(claims, c)
+			claims = append(claims, liveClaimOf(cat, cat.Jobs.Get(r.Job), r))
 		}
 		if !page.HasNextPage || len(page.Rows) == 0 {
 			return claims, nil
