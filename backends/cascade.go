@@ -20,14 +20,14 @@ func resubmitRow(ctx context.Context, tx Tx, old StatusRow, reason string, now t
 	return r, tx.AddCandidate(ctx, Candidate{Job: r.Job, DataID: r.DataID, Resubmit: true})
 }
 
-// cascade invalidates, transitively, what the consumers of chunk (dataset,
-// dataid) computed from it or failed on, as CascadeStepOf plans for each:
-// their INPUT rows on it become ERROR and their OUTPUT rows RESUBMIT. It
+// invalidateDownstream invalidates, transitively, what the consumers of
+// chunk (dataset, dataid) computed from it or failed on, as CascadeStepOf
+// plans for each: their INPUT rows on it become ERROR and their OUTPUT rows
+// RESUBMIT, all stamped now, the time of the operation that cascades. It
 // returns the OUTPUT rows it changed, or LOCKED, listing every consumer
 // that reads or writes at dataid right now; the caller then rolls back.
 // The caller holds the chunk locks of every dataset downstream of dataset.
-func (e *engine) cascade(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid, reason string) ([]StatusRow, error) {
-	now := e.clock.Now()
+func invalidateDownstream(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid, reason string, now time.Time) ([]StatusRow, error) {
 	var changed []StatusRow
 	var blockers []Blocker
 	queue := []string{dataset}

@@ -90,7 +90,7 @@ func (e *engine) Resubmit(ctx context.Context, dataset, dataid string, cascade b
 			if !cascade {
 				return nil
 			}
-			more, err := e.cascade(ctx, tx, cat.Catalog, dataset, dataid, "upstream "+dataset+"/"+dataid+" resubmitted")
+			more, err := invalidateDownstream(ctx, tx, cat.Catalog, dataset, dataid, "upstream "+dataset+"/"+dataid+" resubmitted", now)
 			changed = append(changed, more...)
 			return err
 		})

@@ -66,7 +66,7 @@ func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, data
 		return nil, err
 	}
 	reason := "upstream " + job.Output + "/" + dataid + " forced by " + ActorFrom(ctx)
-	if _, err := e.cascade(ctx, tx, cat, job.Output, dataid, reason); err != nil {
+	if _, err := invalidateDownstream(ctx, tx, cat, job.Output, dataid, reason, e.clock.Now()); err != nil {
 		return nil, err
 	}
 	return e.claimState(ctx, tx, cat, st, executor, mode)
