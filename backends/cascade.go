@@ -10,7 +10,7 @@ import (
 func resubmitRow(ctx context.Context, tx Tx, old StatusRow, reason string, now time.Time) (StatusRow, error) {
 	r := old
 	r.Status, r.Attempt, r.Reason, r.UpdatedAt = StatusResubmit, 0, reason, now
-	r.LeaseExpiresAt, r.PrevStatus, r.Ended = time.Time{}, StatusNone, ""
+	r.LeaseExpiresAt, r.PrevStatus, r.Ended, r.RetryAt = time.Time{}, StatusNone, "", time.Time{}
 	if err := put(ctx, tx, &old, r); err != nil {
 		return r, err
 	}

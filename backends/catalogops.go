@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"reflect"
 	"slices"
 )
 
@@ -14,15 +15,28 @@ func (e *engine) UpsertDataset(ctx context.Context, d Dataset) (Dataset, error) 
 	now := e.clock.Now()
 	d.CreatedAt, d.UpdatedAt = now, now
 	var stored Dataset
+	var after *Catalog
+	var reschedule bool
 	err := e.changeCatalog(ctx, func(*Catalog) error { return nil }, func(cat *Catalog, version int64) (*Catalog, int64, error) {
 		var err error
 		stored, version, err = e.b.PutDataset(ctx, d, version)
 		if err != nil {
 			return nil, 0, err
 		}
-		return cat.WithDataset(stored), version, nil
+		old, existed := cat.Datasets.Lookup(d.ID)
+		reschedule = existed && !reflect.DeepEqual(old.Partitions, stored.Partitions)
+		after = cat.WithDataset(stored)
+		return after, version, nil
 	})
-	return stored, err
+	if err != nil || !reschedule {
+		return stored, err
+	}
+	if job, err := after.Job(after.Producer(d.ID)); err == nil {
+		// The frontier moves to the new definition's first dataid without a
+		// row; one left where the old definition had it walks on or stops.
+		return stored, e.seedFrontier(ctx, after, job)
+	}
+	return stored, nil
 }
 
 func (e *engine) Dataset(ctx context.Context, id string) (Dataset, error) {
@@ -40,10 +54,13 @@ func (e *engine) Datasets(ctx context.Context) ([]Dataset, error) {
 
 func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 	var valid, stored Job
-	var enqueue bool
+	var enqueue, reschedule bool
+	var after *Catalog
 	check := func(cat *Catalog) error {
 		var err error
 		valid, enqueue, err = prepareJob(cat, j)
+		old, existed := cat.Jobs.Lookup(j.ID)
+		reschedule = enqueue || !existed || old.Output != valid.Output
 		return err
 	}
 	err := e.changeCatalog(ctx, check, func(cat *Catalog, version int64) (*Catalog, int64, error) {
@@ -54,9 +71,13 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		return cat.WithJob(stored), version, nil
+		after = cat.WithJob(stored)
+		return after, version, nil
 	})
-	return stored, err
+	if err != nil || !reschedule {
+		return stored, err
+	}
+	return stored, e.seedFrontier(ctx, after, stored)
 }
 
 // prepareJob validates j against cat and returns the job to store, with

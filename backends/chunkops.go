@@ -125,6 +125,7 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (Stat
 				row = *old
 			}
 			row.Status, row.Reason, row.UpdatedAt, row.LeaseExpiresAt, row.PrevStatus, row.Ended = StatusHold, reason, e.clock.Now(), time.Time{}, StatusNone, ""
+			row.RetryAt = time.Time{}
 			return put(ctx, tx, old, row)
 		})
 	})

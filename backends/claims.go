@@ -51,6 +51,9 @@ func lockClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid st
 // rewrites, as resubmit with cascade does, and is refused while any of
 // them reads or writes at that dataid.
 func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid, executor string, mode ClaimMode) (*Claim, error) {
+	if err := checkExpected(cat, job, dataid); err != nil {
+		return nil, err
+	}
 	if mode != ModeForce {
 		st, err := lockClaimState(ctx, tx, cat, job, dataid)
 		if err != nil {
@@ -76,6 +79,7 @@ func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, data
 // the transaction that locked and loaded st.
 func (e *engine) claimState(ctx context.Context, tx Tx, cat *Catalog, st ClaimState, executor string, mode ClaimMode) (*Claim, error) {
 	job, dataid := st.Job, st.DataID
+	st = withSchedule(st, cat, e.clock.Now())
 	if bs := st.Blockers(mode); len(bs) > 0 {
 		return nil, Locked(bs, "job %q cannot claim dataid %q now: %s", job.ID, dataid, describeBlockers(bs))
 	}
@@ -228,7 +232,7 @@ func (e *engine) end(ctx context.Context, tx Tx, c liveClaim, how Ending, reason
 	case st == StatusReady:
 		return enqueueConsumers(ctx, tx, c.cat, c.out.Dataset, c.out.DataID)
 	case FreeForProducers(st):
-		return tx.AddCandidate(ctx, Candidate{Job: c.job.ID, DataID: c.out.DataID, Resubmit: st == StatusResubmit})
+		return tx.AddCandidate(ctx, Candidate{Job: c.job.ID, DataID: c.out.DataID, Resubmit: st == StatusResubmit, NotBefore: newOut.RetryAt})
 	}
 	return nil
 }

@@ -38,10 +38,10 @@ func (b *batching) Update(ctx context.Context, fn func(backends.Tx) error) error
 // reserves anyway (claimed, stale or requeued).
 type batchingTx struct{ backends.Tx }
 
-func (t batchingTx) NextCandidates(ctx context.Context, job string, n int) ([]backends.Candidate, error) {
+func (t batchingTx) NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]backends.Candidate, error) {
 	var out []backends.Candidate
 	for range n {
-		c, ok, err := t.NextCandidate(ctx, job)
+		c, ok, err := t.NextCandidate(ctx, job, now)
 		if err != nil || !ok {
 			return out, err
 		}

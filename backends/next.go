@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 )
 
 // findNext calls for one job are served one transaction per round, or, on
@@ -27,7 +28,7 @@ type CandidateBatcher interface {
 	// NextCandidates returns up to n of the job's first candidates, in
 	// NextCandidate order, that no concurrent transaction is looking at,
 	// and reserves them for this transaction.
-	NextCandidates(ctx context.Context, job string, n int) ([]Candidate, error)
+	NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]Candidate, error)
 }
 
 // nextOp is one findNext call waiting to be served.
@@ -83,7 +84,7 @@ func (e *engine) runNext(ctx context.Context, ops []*nextOp) error {
 		}
 		return e.update(ctx, cat, func(tx Tx) error {
 			answer(nil, nil, true)
-			cands, err := nextCandidates(ctx, tx, job.ID, len(ops))
+			cands, err := nextCandidates(ctx, tx, job.ID, len(ops), e.clock.Now())
 			if err != nil || len(cands) == 0 {
 				answer(nil, nil, false)
 				return err
@@ -107,28 +108,41 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 	next := 0 // the next call to serve
 	for _, c := range cands {
 		st := states[c.DataID]
-		if requeued, err := requeueStale(ctx, tx, c, st); err != nil || requeued {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if next < len(ops) {
-			op := ops[next]
-			claim, err := e.claimState(WithActor(ctx, ActorFrom(op.ctx)), tx, cat, st, op.executor, ModeNext)
-			if err != nil && !errors.Is(err, ErrLocked) {
-				return err
-			}
-			if err == nil {
-				op.claim, op.pending = claim, false
-				next++
-			}
-		}
-		if err := tx.DropCandidate(ctx, c); err != nil {
+		claimed, err := e.takeCandidate(ctx, tx, cat, c, st, ops[min(next, len(ops)-1)], next < len(ops))
+		if err != nil {
 			return err
+		}
+		if claimed {
+			next++
+		}
+		if c.Frontier {
+			if err := e.advanceFrontier(ctx, tx, cat, c, st, claimed); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// takeCandidate claims candidate c (its chunk in st) for op, when serve is
+// true and the rules allow it, and tells whether it did; it drops c or
+// puts it back in its true place.
+func (e *engine) takeCandidate(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState, op *nextOp, serve bool) (bool, error) {
+	if requeued, err := requeueStale(ctx, tx, c, st); err != nil || requeued {
+		return false, err
+	}
+	claimed := false
+	if serve && checkExpected(cat, st.Job, c.DataID) == nil {
+		claim, err := e.claimState(WithActor(ctx, ActorFrom(op.ctx)), tx, cat, st, op.executor, ModeNext)
+		if err != nil && !errors.Is(err, ErrLocked) {
+			return false, err
+		}
+		if err == nil {
+			op.claim, op.pending = claim, false
+			claimed = true
+		}
+	}
+	return claimed, tx.DropCandidate(ctx, c)
 }
 
 // distinctCandidates keeps one candidate per dataid: a duplicate hint is
@@ -189,16 +203,20 @@ func requeueStale(ctx context.Context, tx Tx, c Candidate, st ClaimState) (bool,
 	if err := tx.DropCandidate(ctx, c); err != nil {
 		return true, err
 	}
-	return true, tx.AddCandidate(ctx, Candidate{Job: st.Job.ID, DataID: c.DataID, Resubmit: isResubmit})
+	back := Candidate{Job: st.Job.ID, DataID: c.DataID, Resubmit: isResubmit}
+	if out == StatusFailed {
+		back.NotBefore = st.Output.RetryAt
+	}
+	return true, tx.AddCandidate(ctx, back)
 }
 
 // nextCandidates reserves up to n candidates: all at once with a
 // CandidateBatcher, otherwise the first one only.
-func nextCandidates(ctx context.Context, tx Tx, job string, n int) ([]Candidate, error) {
+func nextCandidates(ctx context.Context, tx Tx, job string, n int, now time.Time) ([]Candidate, error) {
 	if cb, ok := tx.(CandidateBatcher); ok {
-		return cb.NextCandidates(ctx, job, n)
+		return cb.NextCandidates(ctx, job, n, now)
 	}
-	c, ok, err := tx.NextCandidate(ctx, job)
+	c, ok, err := tx.NextCandidate(ctx, job, now)
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -133,8 +133,11 @@ func (e *engine) Blockers(ctx context.Context, jobID, dataid string) ([]Blocker,
 			return err
 		}
 		return e.update(ctx, cat, func(tx Tx) error {
+			if err := checkExpected(cat.Catalog, job, dataid); err != nil {
+				return err
+			}
 			st, err := loadClaimState(ctx, tx, cat.Catalog, job, dataid)
-			bs = st.Blockers(ModeClaim)
+			bs = withSchedule(st, cat.Catalog, e.clock.Now()).Blockers(ModeClaim)
 			return err
 		})
 	})

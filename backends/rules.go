@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // This file holds every rule of the status → lock tables and every status
@@ -93,6 +95,12 @@ type ClaimState struct {
 	Output   *StatusRow
 	Upstream []*StatusRow
 	Local    []*StatusRow
+	// Now is the time of the claim: a FAILED output before its RetryAt
+	// is in backoff, a scheduled window before its due time is not due.
+	Now time.Time
+	// Def is the partition definition of the output of a job without
+	// inputs (nil: none); such a job claims a window once it is due.
+	Def *partition.Def
 }
 
 func statusOf(r *StatusRow) Status {
@@ -112,9 +120,7 @@ func (s ClaimState) Blockers(mode ClaimMode) []Blocker {
 		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerPaused, Status: statusOf(s.Output)})
 	}
 	out := statusOf(s.Output)
-	if mode == ModeNext && len(s.Job.Inputs) == 0 && out == StatusNone {
-		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerNoInputs, Status: out})
-	}
+	bs = append(bs, s.timeBlockers(mode)...)
 	if !FreeForProducers(out) {
 		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerOutputLocked, Status: out})
 	}
@@ -133,6 +139,30 @@ func (s ClaimState) Blockers(mode ClaimMode) []Blocker {
 				bs = append(bs, Blocker{Dataset: in, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerLocalRead, Status: st})
 			}
 		}
+	}
+	return bs
+}
+
+// timeBlockers are the blockers of a job without inputs (claimed by
+// dataid only by findNext, unless its output's definition schedules it;
+// not before the window is due) and of a FAILED output in backoff.
+func (s ClaimState) timeBlockers(mode ClaimMode) []Blocker {
+	var bs []Blocker
+	out := statusOf(s.Output)
+	blocker := func(kind BlockerKind, until time.Time) Blocker {
+		return Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: kind, Status: out, Until: until}
+	}
+	scheduled := s.Def != nil && (s.Def.Kind.IsTime() || s.Def.Bounded())
+	if mode == ModeNext && len(s.Job.Inputs) == 0 && out == StatusNone && !scheduled {
+		bs = append(bs, blocker(BlockerNoInputs, time.Time{}))
+	}
+	if len(s.Job.Inputs) == 0 && s.Def != nil {
+		if due, err := s.Def.Due(s.DataID); err == nil && s.Now.Before(due) {
+			bs = append(bs, blocker(BlockerNotDue, due))
+		}
+	}
+	if out == StatusFailed && s.Now.Before(s.Output.RetryAt) {
+		bs = append(bs, blocker(BlockerBackoff, s.Output.RetryAt))
 	}
 	return bs
 }
@@ -246,6 +276,7 @@ func EndClaim(how Ending, job Job, out StatusRow, inputs []StatusRow, reason str
 		r.Reason = reason
 		r.PrevStatus = StatusNone
 		r.Ended = ""
+		r.RetryAt = time.Time{}
 		return &r
 	}
 	var outStatus, inStatus Status
@@ -277,6 +308,9 @@ func EndClaim(how Ending, job Job, out StatusRow, inputs []StatusRow, reason str
 		return StatusRow{}, newInputs, false
 	}
 	newOut.Ended = how
+	if newOut.Status == StatusFailed && how != EndRelease {
+		newOut.RetryAt = RetryAt(job, out.Attempt, now)
+	}
 	return *newOut, newInputs, true
 }
 

@@ -230,10 +230,11 @@ type Tx interface {
 	// claimable. Duplicates are allowed. Resubmit candidates come first.
 	AddCandidate(ctx context.Context, c Candidate) error
 	// NextCandidate returns the job's first candidate in (resubmit first,
-	// then shortlex dataid) order that no concurrent transaction is looking
-	// at, and reserves it for this transaction; ok is false when there is
-	// none.
-	NextCandidate(ctx context.Context, job string) (c Candidate, ok bool, err error)
+	// then shortlex dataid) order among those due at now (NotBefore zero
+	// or not after now) that no concurrent transaction is looking at, and
+	// reserves it for this transaction; ok is false when there is none.
+	// Candidates not yet due stay where they are and block nothing.
+	NextCandidate(ctx context.Context, job string, now time.Time) (c Candidate, ok bool, err error)
 	// DropCandidate removes the candidate NextCandidate returned (only that
 	// entry, not duplicates added since).
 	DropCandidate(ctx context.Context, c Candidate) error
@@ -245,6 +246,13 @@ type Candidate struct {
 	Job      string
 	DataID   string
 	Resubmit bool
+	// NotBefore, when not zero, hides the candidate from NextCandidate
+	// until then: a failed chunk's retry time, a window's due time.
+	NotBefore time.Time
+	// Frontier marks the one candidate of a scheduled job (no inputs, an
+	// output with a partition definition) that stands for the lowest
+	// expected dataid the job has not claimed yet (schedule.go).
+	Frontier bool
 	Handle   any
 }
 

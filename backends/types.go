@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Status is the status of a status row. OUTPUT rows use RUNNING, READY,
@@ -66,8 +68,11 @@ type Dataset struct {
 	URL         string
 	Connection  string
 	Location    string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Partitions is the dataset's partition definition: the dataids it is
+	// expected to have, and when each is due (nil: no definition).
+	Partitions *partition.Def
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Job reads Inputs and writes Output, one dataid at a time. The location of
@@ -81,6 +86,14 @@ type Job struct {
 	MaxAttempts  int
 	LeaseSeconds int
 	Paused       bool
+	// RetryDelaySeconds delays the retry of a failed chunk, doubling with
+	// each attempt up to RetryMaxDelaySeconds (0: retry at once).
+	RetryDelaySeconds    int
+	RetryMaxDelaySeconds int
+	// MaxConcurrent bounds the job's live claims (0: no limit).
+	MaxConcurrent int
+	// Pool names the pool of slots the job's claims share ("": none).
+	Pool string
 	// Key is the job's public key material: enough to encrypt secrets to the
 	// job, never enough to decrypt them. Set by the keys layer.
 	Key       JobKey
@@ -139,6 +152,8 @@ type StatusRow struct {
 	// PrevStatus is what the row was before the claim that holds it
 	// (StatusNone: there was no row), so that release can restore it.
 	PrevStatus Status
+	// RetryAt is when a FAILED chunk may be claimed again (zero: at once).
+	RetryAt time.Time
 	// Ended tells how the claim named by Token ended, on an OUTPUT row
 	// that claim's ending wrote; empty on a row written otherwise (a live
 	// claim, publish, resubmit, hold). A repeated complete, fail or release
@@ -237,6 +252,12 @@ const (
 	BlockerPaused BlockerKind = "PAUSED"
 	// BlockerNoInputs: a job without inputs is claimed by dataid only.
 	BlockerNoInputs BlockerKind = "NO_INPUTS"
+	// BlockerNotDue: the window of a scheduled dataid is not due yet.
+	BlockerNotDue BlockerKind = "NOT_DUE"
+	// BlockerBackoff: a failed chunk waits for its retry time.
+	BlockerBackoff BlockerKind = "BACKOFF"
+	// BlockerConcurrency: the job or its pool has no free slot.
+	BlockerConcurrency BlockerKind = "CONCURRENCY"
 )
 
 // Blocker is one reason a job cannot claim a dataid now: the row (or the
@@ -247,6 +268,9 @@ type Blocker struct {
 	Job     string
 	Kind    BlockerKind
 	Status  Status
+	// Until is when the blocker lifts, when that is known (the due time
+	// for NOT_DUE, the retry time for BACKOFF); zero otherwise.
+	Until time.Time
 }
 
 // ChunkDetail is one chunk with every status row on it and its derived locks.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -90,7 +91,7 @@ func (r *reservations) release(job string, keys []string) {
 // returns up to n of them, resubmitted chunks first, leaving out the ones
 // this transaction dropped and the ones other transactions of this process
 // hold; it tracks and holds (until the attempt ends) the ones it returns.
-func (t *tx) NextCandidates(ctx context.Context, job string, n int) ([]backends.Candidate, error) {
+func (t *tx) NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]backends.Candidate, error) {
 	if n <= 0 {
 		return nil, nil
 	}
@@ -105,6 +106,7 @@ func (t *tx) NextCandidates(ctx context.Context, job string, n int) ([]backends.
 	// every key of a range, up to its end, to count it.
 	var taken []string
 	revs := map[string]int64{}
+	vals := map[string][]byte{}
 	end := clientv3.GetPrefixRangeEnd(base)
 	hint := t.b.hints.get(job)
 	p := hint.p
@@ -126,11 +128,12 @@ func (t *tx) NextCandidates(ctx context.Context, job string, n int) ([]backends.
 		keys := make([]string, 0, len(resp.Kvs))
 		for _, kv := range resp.Kvs {
 			k := string(kv.Key)
-			if t.dropped[k] || t.reserved[k] {
+			if t.dropped[k] || t.reserved[k] || notDue(kv.Value, now) {
 				continue
 			}
 			keys = append(keys, k)
 			revs[k] = kv.ModRevision
+			vals[k] = kv.Value
 		}
 		got := t.b.resv.take(job, keys, n-len(taken))
 		t.reserved = t.reserved.with(got)
@@ -156,6 +159,7 @@ func (t *tx) NextCandidates(ctx context.Context, job string, n int) ([]backends.
 			return nil, errors.New("etcd: candidate key " + k + " is corrupt")
 		}
 		c.Handle = k
+		decodeCand(&c, vals[k])
 		t.reads[k] = revs[k]
 		out = append(out, c)
 	}

@@ -24,6 +24,7 @@ type rowVal struct {
 	R string          `json:"r,omitempty"`
 	P backends.Status `json:"p,omitempty"`
 	N backends.Ending `json:"n,omitempty"` // how the claim of T ended
+	Y int64           `json:"y,omitempty"` // retry at, Unix microseconds
 }
 
 func micros(t time.Time) int64 {
@@ -44,6 +45,7 @@ func encodeRow(r backends.StatusRow) []byte {
 	v, _ := json.Marshal(rowVal{
 		S: r.Status, A: r.Attempt, E: r.Executor, T: r.Token, F: r.Fence, N: r.Ended,
 		L: micros(r.LeaseExpiresAt), U: micros(r.UpdatedAt), R: r.Reason, P: r.PrevStatus,
+		Y: micros(r.RetryAt),
 	})
 	return v
 }
@@ -56,6 +58,7 @@ func decodeRow(k backends.RowKey, val []byte) (backends.StatusRow, error) {
 	return backends.StatusRow{
 		RowKey: k, Status: v.S, Attempt: v.A, Executor: v.E, Token: v.T, Fence: v.F, Ended: v.N,
 		LeaseExpiresAt: fromMicros(v.L), UpdatedAt: fromMicros(v.U), Reason: v.R, PrevStatus: v.P,
+		RetryAt: fromMicros(v.Y),
 	}, nil
 }
 

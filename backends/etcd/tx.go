@@ -419,7 +419,7 @@ func (b *Backend) candKey(c backends.Candidate) string {
 }
 
 func (t *tx) AddCandidate(_ context.Context, c backends.Candidate) error {
-	t.write(t.b.candKey(c), nil)
+	t.write(t.b.candKey(c), encodeCand(c))
 	return nil
 }
 
@@ -439,7 +439,7 @@ func (t *tx) readsCandidates(job string) {
 // the same candidate makes one of the two commits fail and retry. After
 // lost races it picks among the first few at random, so that many racers
 // spread over the queue instead of colliding on its head again.
-func (t *tx) NextCandidate(ctx context.Context, job string) (backends.Candidate, bool, error) {
+func (t *tx) NextCandidate(ctx context.Context, job string, now time.Time) (backends.Candidate, bool, error) {
 	base := t.b.key("cand", job) + "/"
 	t.readsCandidates(job)
 	// Alone, take the head of the queue: findNext is in dataid order. With
@@ -464,14 +464,27 @@ func (t *tx) NextCandidate(ctx context.Context, job string) (backends.Candidate,
 	}
 	// Resubmitted chunks come first: never pass over one for a plain one.
 	var kvs []int
+	hidden := false
 	for i, kv := range resp.Kvs {
 		if t.dropped[string(kv.Key)] {
+			continue
+		}
+		if notDue(kv.Value, now) {
+			hidden = true
 			continue
 		}
 		if len(kvs) > 0 && kv.Key[len(base)] != resp.Kvs[kvs[0]].Key[len(base)] {
 			break
 		}
 		kvs = append(kvs, i)
+	}
+	if len(kvs) == 0 && hidden && resp.More {
+		// Candidates not due yet fill the head: read past them.
+		cs, err := t.NextCandidates(ctx, job, 1, now)
+		if err != nil || len(cs) == 0 {
+			return backends.Candidate{}, false, err
+		}
+		return cs[0], true, nil
 	}
 	if len(kvs) == 0 {
 		return backends.Candidate{}, false, nil
@@ -487,6 +500,7 @@ func (t *tx) NextCandidate(ctx context.Context, job string) (backends.Candidate,
 		return backends.Candidate{}, false, errors.New("etcd: candidate key " + key + " is corrupt")
 	}
 	c.Handle = key
+	decodeCand(&c, kv.Value)
 	t.reads[key] = kv.ModRevision
 	return c, true, nil
 }

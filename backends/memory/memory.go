@@ -169,11 +169,11 @@ func (t *tx) AddCandidate(_ context.Context, c backends.Candidate) error {
 	return nil
 }
 
-func (t *tx) NextCandidate(_ context.Context, job string) (backends.Candidate, bool, error) {
+func (t *tx) NextCandidate(_ context.Context, job string, now time.Time) (backends.Candidate, bool, error) {
 	var best backends.Candidate
 	found := false
 	for id, c := range t.b.cands {
-		if c.Job != job || t.dropped[id] {
+		if c.Job != job || t.dropped[id] || now.Before(c.NotBefore) {
 			continue
 		}
 		if !found || candLess(c, best) {

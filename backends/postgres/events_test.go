@@ -49,7 +49,7 @@ func TestEventsHeldBackByOlderTransaction(t *testing.T) {
 	older := make(chan error, 1)
 	go func() {
 		older <- b.Update(ctx, func(tx backends.Tx) error {
-			if _, ok, err := tx.NextCandidate(ctx, "j"); err != nil || !ok {
+			if _, ok, err := tx.NextCandidate(ctx, "j", time.Now()); err != nil || !ok {
 				return fmt.Errorf("candidate: %v %v", ok, err)
 			}
 			close(holding)
@@ -126,7 +126,7 @@ func TestEventsReadOwnWrites(t *testing.T) {
 	older := make(chan error, 1)
 	go func() {
 		older <- b.Update(ctx, func(tx backends.Tx) error {
-			if _, ok, err := tx.NextCandidate(ctx, "j"); err != nil || !ok {
+			if _, ok, err := tx.NextCandidate(ctx, "j", time.Now()); err != nil || !ok {
 				return fmt.Errorf("candidate: %v %v", ok, err)
 			}
 			close(holding)

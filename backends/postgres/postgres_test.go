@@ -375,7 +375,7 @@ func TestFindNextPath(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- b.Update(ctx, func(tx backends.Tx) error {
-			c, ok, err := tx.NextCandidate(ctx, "j")
+			c, ok, err := tx.NextCandidate(ctx, "j", time.Now())
 			if err != nil || !ok || c.DataID != "2" || !c.Resubmit {
 				return fmt.Errorf("first candidate: %+v %v %v", c, ok, err)
 			}
@@ -387,7 +387,7 @@ func TestFindNextPath(t *testing.T) {
 	<-held
 	var order []string
 	require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {
-		c, ok, err := tx.NextCandidate(ctx, "j")
+		c, ok, err := tx.NextCandidate(ctx, "j", time.Now())
 		if err != nil || !ok {
 			return fmt.Errorf("second candidate: %v %v", ok, err)
 		}
@@ -402,7 +402,7 @@ func TestFindNextPath(t *testing.T) {
 		var ok bool
 		require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {
 			var err error
-			if c, ok, err = tx.NextCandidate(ctx, "j"); err != nil || !ok {
+			if c, ok, err = tx.NextCandidate(ctx, "j", time.Now()); err != nil || !ok {
 				return err
 			}
 			return tx.DropCandidate(ctx, c)

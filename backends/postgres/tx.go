@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -188,12 +190,17 @@ func (t *txn) writes(withEvents bool) (*sqldb.ApplyWritesParams, error) {
 		p.RowReasons = append(p.RowReasons, r.Reason)
 		p.RowPrevStatuses = append(p.RowPrevStatuses, string(r.PrevStatus))
 		p.RowEndings = append(p.RowEndings, string(r.Ended))
+		p.RowHasRetry = append(p.RowHasRetry, !r.RetryAt.IsZero())
+		p.RowRetryAts = append(p.RowRetryAts, r.RetryAt)
 	}
 	for _, c := range t.addCands {
 		p.CandJobs = append(p.CandJobs, c.Job)
 		p.CandResubmits = append(p.CandResubmits, c.Resubmit)
 		p.CandSortkeys = append(p.CandSortkeys, backends.SortKey(c.DataID))
 		p.CandDataids = append(p.CandDataids, c.DataID)
+		p.CandHasNotBefore = append(p.CandHasNotBefore, !c.NotBefore.IsZero())
+		p.CandNotBefores = append(p.CandNotBefores, c.NotBefore)
+		p.CandFrontiers = append(p.CandFrontiers, c.Frontier)
 	}
 	if withEvents {
 		// Positions within the transaction make the seqs: one ApplyWrites
@@ -375,14 +382,14 @@ func (t *txn) AddCandidate(_ context.Context, c backends.Candidate) error {
 // NextCandidate locks the job's first candidate that no concurrent
 // transaction holds (FOR UPDATE SKIP LOCKED); the lock lasts until the
 // transaction ends.
-func (t *txn) NextCandidate(ctx context.Context, job string) (backends.Candidate, bool, error) {
+func (t *txn) NextCandidate(ctx context.Context, job string, now time.Time) (backends.Candidate, bool, error) {
 	if len(t.addCands) > 0 || len(t.dropCands) > 0 {
 		// Let the query see this transaction's own queue changes.
 		if err := t.flush(ctx); err != nil {
 			return backends.Candidate{}, false, err
 		}
 	}
-	r, err := t.q.NextCandidate(ctx, job)
+	r, err := t.q.NextCandidate(ctx, sqldb.NextCandidateParams{Job: job, Now: now})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return backends.Candidate{}, false, nil
 	}
@@ -390,24 +397,24 @@ func (t *txn) NextCandidate(ctx context.Context, job string) (backends.Candidate
 		return backends.Candidate{}, false, mapErr(err, "reading the candidate queue")
 	}
 	t.tookCandidate = true
-	return backends.Candidate{Job: job, DataID: r.Dataid, Resubmit: r.Resubmit, Handle: r.ID}, true, nil
+	return candFromDB(job, r.ID, r.Dataid, r.Resubmit, r.NotBefore, r.Frontier), true, nil
 }
 
 // NextCandidates locks up to n of the job's first candidates that no
 // concurrent transaction holds (backends.CandidateBatcher).
-func (t *txn) NextCandidates(ctx context.Context, job string, n int) ([]backends.Candidate, error) {
+func (t *txn) NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]backends.Candidate, error) {
 	if len(t.addCands) > 0 || len(t.dropCands) > 0 {
 		if err := t.flush(ctx); err != nil {
 			return nil, err
 		}
 	}
-	rows, err := t.q.NextCandidates(ctx, sqldb.NextCandidatesParams{Job: job, MaxRows: int32(n)})
+	rows, err := t.q.NextCandidates(ctx, sqldb.NextCandidatesParams{Job: job, Now: now, MaxRows: int32(n)})
 	if err != nil {
 		return nil, mapErr(err, "reading the candidate queue")
 	}
 	out := make([]backends.Candidate, len(rows))
 	for i, r := range rows {
-		out[i] = backends.Candidate{Job: job, DataID: r.Dataid, Resubmit: r.Resubmit, Handle: r.ID}
+		out[i] = candFromDB(job, r.ID, r.Dataid, r.Resubmit, r.NotBefore, r.Frontier)
 	}
 	t.tookCandidate = t.tookCandidate || len(out) > 0
 	return out, nil
@@ -437,6 +444,15 @@ func (t *txn) CatalogVersion(ctx context.Context) (int64, error) {
 	return t.version, nil
 }
 
+// candFromDB converts a stored candidate.
+func candFromDB(job string, id int64, dataid string, resubmit bool, notBefore pgtype.Timestamptz, frontier bool) backends.Candidate {
+	c := backends.Candidate{Job: job, DataID: dataid, Resubmit: resubmit, Frontier: frontier, Handle: id}
+	if notBefore.Valid {
+		c.NotBefore = notBefore.Time.UTC()
+	}
+	return c
+}
+
 // rowFromDB converts a stored status row.
 func rowFromDB(r sqldb.StatusRow) backends.StatusRow {
 	out := backends.StatusRow{
@@ -453,6 +469,9 @@ func rowFromDB(r sqldb.StatusRow) backends.StatusRow {
 	}
 	if r.LeaseExpiresAt.Valid {
 		out.LeaseExpiresAt = r.LeaseExpiresAt.Time.UTC()
+	}
+	if r.RetryAt.Valid {
+		out.RetryAt = r.RetryAt.Time.UTC()
 	}
 	return out
 }

@@ -11,14 +11,15 @@
 -- change: no lock, no notification in the commit path.
 WITH put_rows AS (
     INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
-                             fence, lease_expires_at, updated_at, reason, prev_status, ended)
+                             fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at)
     SELECT (@row_datasets::text[])[i], (@row_dataids::text[])[i], (@row_jobs::text[])[i],
            (@row_roles::text[])[i], (@row_sortkeys::text[])[i], (@row_statuses::text[])[i],
            (@row_attempts::integer[])[i], (@row_executors::text[])[i], (@row_tokens::text[])[i],
            (@row_fences::bigint[])[i],
            CASE WHEN (@row_has_lease::boolean[])[i] THEN (@row_leases::timestamptz[])[i] END,
            (@row_updated::timestamptz[])[i], (@row_reasons::text[])[i], (@row_prev_statuses::text[])[i],
-           (@row_endings::text[])[i]
+           (@row_endings::text[])[i],
+           CASE WHEN (@row_has_retry::boolean[])[i] THEN (@row_retry_ats::timestamptz[])[i] END
     FROM generate_subscripts(@row_datasets::text[], 1) AS i
     ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
         status           = excluded.status,
@@ -30,7 +31,8 @@ WITH put_rows AS (
         updated_at       = excluded.updated_at,
         reason           = excluded.reason,
         prev_status      = excluded.prev_status,
-        ended            = excluded.ended
+        ended            = excluded.ended,
+        retry_at         = excluded.retry_at
 ), del_rows AS (
     -- The sort key makes every index a point lookup (see GetRows).
     DELETE FROM status_rows s
@@ -40,9 +42,12 @@ WITH put_rows AS (
     WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.sortkey = d.sortkey
       AND s.job = d.job AND s.role = d.role
 ), add_candidates AS (
-    INSERT INTO candidates (job, resubmit, sortkey, dataid)
-    SELECT unnest(@cand_jobs::text[]), unnest(@cand_resubmits::boolean[]),
-           unnest(@cand_sortkeys::text[]), unnest(@cand_dataids::text[])
+    INSERT INTO candidates (job, resubmit, sortkey, dataid, not_before, frontier)
+    SELECT (@cand_jobs::text[])[i], (@cand_resubmits::boolean[])[i],
+           (@cand_sortkeys::text[])[i], (@cand_dataids::text[])[i],
+           CASE WHEN (@cand_has_not_before::boolean[])[i] THEN (@cand_not_befores::timestamptz[])[i] END,
+           (@cand_frontiers::boolean[])[i]
+    FROM generate_subscripts(@cand_jobs::text[], 1) AS i
 ), drop_candidates AS (
     DELETE FROM candidates WHERE id = ANY(@drop_candidate_ids::bigint[])
 ), inserted_events AS (

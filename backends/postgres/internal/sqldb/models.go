@@ -11,11 +11,13 @@ import (
 )
 
 type Candidate struct {
-	ID       int64
-	Job      string
-	Resubmit bool
-	Sortkey  string
-	Dataid   string
+	ID        int64
+	Job       string
+	Resubmit  bool
+	Sortkey   string
+	Dataid    string
+	NotBefore pgtype.Timestamptz
+	Frontier  bool
 }
 
 type CatalogVersion struct {
@@ -97,4 +99,5 @@ type StatusRow struct {
 	Reason         string
 	PrevStatus     string
 	Ended          string
+	RetryAt        pgtype.Timestamptz
 }

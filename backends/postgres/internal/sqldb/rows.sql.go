@@ -7,6 +7,7 @@ package sqldb
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -58,12 +59,12 @@ func (q *Queries) ExpiredClaims(ctx context.Context, arg ExpiredClaimsParams) ([
 }
 
 const GetRows = `-- name: GetRows :many
-SELECT s.dataset, s.dataid, s.job, s.role, s.sortkey, s.status, s.attempt, s.executor, s.token, s.fence, s.lease_expires_at, s.updated_at, s.reason, s.prev_status, s.ended
+SELECT s.dataset, s.dataid, s.job, s.role, s.sortkey, s.status, s.attempt, s.executor, s.token, s.fence, s.lease_expires_at, s.updated_at, s.reason, s.prev_status, s.ended, s.retry_at
 FROM (SELECT unnest($1::text[]) AS dataset, unnest($2::text[]) AS dataid,
              unnest($3::text[]) AS sortkey, unnest($4::text[]) AS job,
              unnest($5::text[]) AS role) AS k
 CROSS JOIN LATERAL (
-    SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended
+    SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at
     FROM status_rows r
     WHERE r.dataset = k.dataset AND r.dataid = k.dataid AND r.sortkey = k.sortkey
       AND r.job = k.job AND r.role = k.role
@@ -114,6 +115,7 @@ func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, 
 			&i.Reason,
 			&i.PrevStatus,
 			&i.Ended,
+			&i.RetryAt,
 		); err != nil {
 			return nil, err
 		}
@@ -126,7 +128,7 @@ func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, 
 }
 
 const ListRows = `-- name: ListRows :many
-SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended
+SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at
 FROM status_rows
 WHERE ($1::text IS NULL OR dataset = $1)
   AND ($2::text IS NULL OR job = $2)
@@ -195,6 +197,7 @@ func (q *Queries) ListRows(ctx context.Context, arg ListRowsParams) ([]StatusRow
 			&i.Reason,
 			&i.PrevStatus,
 			&i.Ended,
+			&i.RetryAt,
 		); err != nil {
 			return nil, err
 		}
@@ -239,53 +242,70 @@ func (q *Queries) LockChunks(ctx context.Context, arg LockChunksParams) error {
 }
 
 const NextCandidate = `-- name: NextCandidate :one
-SELECT id, dataid, resubmit
+SELECT id, dataid, resubmit, not_before, frontier
 FROM candidates
-WHERE job = $1
+WHERE job = $1 AND (not_before IS NULL OR not_before <= $2::timestamptz)
 ORDER BY resubmit DESC, sortkey, id
 LIMIT 1
 FOR UPDATE SKIP LOCKED
 `
 
-type NextCandidateRow struct {
-	ID       int64
-	Dataid   string
-	Resubmit bool
+type NextCandidateParams struct {
+	Job string
+	Now time.Time
 }
 
-// The job's first candidate that no other transaction holds, locked until
-// this transaction ends. Never waits, never scans consumed history.
-func (q *Queries) NextCandidate(ctx context.Context, job string) (NextCandidateRow, error) {
-	row := q.db.QueryRow(ctx, NextCandidate, job)
+type NextCandidateRow struct {
+	ID        int64
+	Dataid    string
+	Resubmit  bool
+	NotBefore pgtype.Timestamptz
+	Frontier  bool
+}
+
+// The job's first candidate due at now that no other transaction holds,
+// locked until this transaction ends. Never waits, never scans consumed
+// history; passes over the few candidates not due yet.
+func (q *Queries) NextCandidate(ctx context.Context, arg NextCandidateParams) (NextCandidateRow, error) {
+	row := q.db.QueryRow(ctx, NextCandidate, arg.Job, arg.Now)
 	var i NextCandidateRow
-	err := row.Scan(&i.ID, &i.Dataid, &i.Resubmit)
+	err := row.Scan(
+		&i.ID,
+		&i.Dataid,
+		&i.Resubmit,
+		&i.NotBefore,
+		&i.Frontier,
+	)
 	return i, err
 }
 
 const NextCandidates = `-- name: NextCandidates :many
-SELECT id, dataid, resubmit
+SELECT id, dataid, resubmit, not_before, frontier
 FROM candidates
-WHERE job = $1
+WHERE job = $1 AND (not_before IS NULL OR not_before <= $2::timestamptz)
 ORDER BY resubmit DESC, sortkey, id
-LIMIT $2
+LIMIT $3
 FOR UPDATE SKIP LOCKED
 `
 
 type NextCandidatesParams struct {
 	Job     string
+	Now     time.Time
 	MaxRows int32
 }
 
 type NextCandidatesRow struct {
-	ID       int64
-	Dataid   string
-	Resubmit bool
+	ID        int64
+	Dataid    string
+	Resubmit  bool
+	NotBefore pgtype.Timestamptz
+	Frontier  bool
 }
 
 // Up to max_rows of the job's first candidates that no other transaction
 // holds, locked until this transaction ends (NextCandidate, for a batch).
 func (q *Queries) NextCandidates(ctx context.Context, arg NextCandidatesParams) ([]NextCandidatesRow, error) {
-	rows, err := q.db.Query(ctx, NextCandidates, arg.Job, arg.MaxRows)
+	rows, err := q.db.Query(ctx, NextCandidates, arg.Job, arg.Now, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +313,13 @@ func (q *Queries) NextCandidates(ctx context.Context, arg NextCandidatesParams) 
 	var items []NextCandidatesRow
 	for rows.Next() {
 		var i NextCandidatesRow
-		if err := rows.Scan(&i.ID, &i.Dataid, &i.Resubmit); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Dataid,
+			&i.Resubmit,
+			&i.NotBefore,
+			&i.Frontier,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -13,14 +13,15 @@ import (
 const ApplyWrites = `-- name: ApplyWrites :exec
 WITH put_rows AS (
     INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
-                             fence, lease_expires_at, updated_at, reason, prev_status, ended)
+                             fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at)
     SELECT ($1::text[])[i], ($2::text[])[i], ($3::text[])[i],
            ($4::text[])[i], ($5::text[])[i], ($6::text[])[i],
            ($7::integer[])[i], ($8::text[])[i], ($9::text[])[i],
            ($10::bigint[])[i],
            CASE WHEN ($11::boolean[])[i] THEN ($12::timestamptz[])[i] END,
            ($13::timestamptz[])[i], ($14::text[])[i], ($15::text[])[i],
-           ($16::text[])[i]
+           ($16::text[])[i],
+           CASE WHEN ($17::boolean[])[i] THEN ($18::timestamptz[])[i] END
     FROM generate_subscripts($1::text[], 1) AS i
     ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
         status           = excluded.status,
@@ -32,29 +33,33 @@ WITH put_rows AS (
         updated_at       = excluded.updated_at,
         reason           = excluded.reason,
         prev_status      = excluded.prev_status,
-        ended            = excluded.ended
+        ended            = excluded.ended,
+        retry_at         = excluded.retry_at
 ), del_rows AS (
     -- The sort key makes every index a point lookup (see GetRows).
     DELETE FROM status_rows s
-    USING (SELECT unnest($17::text[]) AS dataset, unnest($18::text[]) AS dataid,
-                  unnest($19::text[]) AS sortkey, unnest($20::text[]) AS job,
-                  unnest($21::text[]) AS role) AS d
+    USING (SELECT unnest($19::text[]) AS dataset, unnest($20::text[]) AS dataid,
+                  unnest($21::text[]) AS sortkey, unnest($22::text[]) AS job,
+                  unnest($23::text[]) AS role) AS d
     WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.sortkey = d.sortkey
       AND s.job = d.job AND s.role = d.role
 ), add_candidates AS (
-    INSERT INTO candidates (job, resubmit, sortkey, dataid)
-    SELECT unnest($22::text[]), unnest($23::boolean[]),
-           unnest($24::text[]), unnest($25::text[])
+    INSERT INTO candidates (job, resubmit, sortkey, dataid, not_before, frontier)
+    SELECT ($24::text[])[i], ($25::boolean[])[i],
+           ($26::text[])[i], ($27::text[])[i],
+           CASE WHEN ($28::boolean[])[i] THEN ($29::timestamptz[])[i] END,
+           ($30::boolean[])[i]
+    FROM generate_subscripts($24::text[], 1) AS i
 ), drop_candidates AS (
-    DELETE FROM candidates WHERE id = ANY($26::bigint[])
+    DELETE FROM candidates WHERE id = ANY($31::bigint[])
 ), inserted_events AS (
     INSERT INTO events (seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
     SELECT (pg_current_xact_id()::text::bigint << 20) | i,
-           ($27::timestamptz[])[i], ($28::text[])[i], ($29::text[])[i],
-           ($30::text[])[i], ($31::text[])[i], ($32::text[])[i],
-           ($33::text[])[i], ($34::text[])[i], ($35::integer[])[i],
-           ($36::text[])[i], ($37::text[])[i]
-    FROM generate_subscripts($27::timestamptz[], 1) AS i
+           ($32::timestamptz[])[i], ($33::text[])[i], ($34::text[])[i],
+           ($35::text[])[i], ($36::text[])[i], ($37::text[])[i],
+           ($38::text[])[i], ($39::text[])[i], ($40::integer[])[i],
+           ($41::text[])[i], ($42::text[])[i]
+    FROM generate_subscripts($32::timestamptz[], 1) AS i
 )
 SELECT 1
 `
@@ -76,6 +81,8 @@ type ApplyWritesParams struct {
 	RowReasons       []string
 	RowPrevStatuses  []string
 	RowEndings       []string
+	RowHasRetry      []bool
+	RowRetryAts      []time.Time
 	DelDatasets      []string
 	DelDataids       []string
 	DelSortkeys      []string
@@ -85,6 +92,9 @@ type ApplyWritesParams struct {
 	CandResubmits    []bool
 	CandSortkeys     []string
 	CandDataids      []string
+	CandHasNotBefore []bool
+	CandNotBefores   []time.Time
+	CandFrontiers    []bool
 	DropCandidateIds []int64
 	EventTimes       []time.Time
 	EventActors      []string
@@ -127,6 +137,8 @@ func (q *Queries) ApplyWrites(ctx context.Context, arg ApplyWritesParams) error 
 		arg.RowReasons,
 		arg.RowPrevStatuses,
 		arg.RowEndings,
+		arg.RowHasRetry,
+		arg.RowRetryAts,
 		arg.DelDatasets,
 		arg.DelDataids,
 		arg.DelSortkeys,
@@ -136,6 +148,9 @@ func (q *Queries) ApplyWrites(ctx context.Context, arg ApplyWritesParams) error 
 		arg.CandResubmits,
 		arg.CandSortkeys,
 		arg.CandDataids,
+		arg.CandHasNotBefore,
+		arg.CandNotBefores,
+		arg.CandFrontiers,
 		arg.DropCandidateIds,
 		arg.EventTimes,
 		arg.EventActors,

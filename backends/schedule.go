@@ -1,0 +1,189 @@
+package backends
+
+import (
+	"context"
+	"iter"
+	"math"
+	"time"
+
+	"github.com/chunklock/chunklock/backends/partition"
+)
+
+// Backoff and schedules (SPEC §3 fail, findNext; §8 Schedules).
+//
+// A failed chunk of a job with a retry delay gets a retry time on its
+// OUTPUT row (StatusRow.RetryAt), and its findNext candidate is hidden
+// until then (Candidate.NotBefore): nothing polls, and the chunks after it
+// are claimed meanwhile.
+//
+// A scheduled job (no inputs, an output with a time or bounded partition
+// definition) keeps one frontier candidate: the lowest expected dataid it
+// has not claimed yet, hidden until that dataid is due. Taking the
+// frontier, whether the claim is made or the chunk already has a row,
+// moves it to the next expected dataid, due at its own time; so the queue
+// holds one entry however many windows the definition spans, and a
+// definition that started ten years ago costs one candidate per claim.
+// The frontier is placed at the first expected dataid without a row when
+// the job is created, becomes scheduled, or its output's definition
+// changes (seedFrontier); a frontier left behind by a change walks to the
+// new definition's dataids or meets the new one.
+
+// DefaultRetryMaxDelaySeconds caps the retry delay of a job that sets none.
+const DefaultRetryMaxDelaySeconds = 3600
+
+// frontierRetry is how long a frontier whose claim was refused for a
+// passing reason (not its due time) stays hidden before it is tried again.
+const frontierRetry = time.Second
+
+// RetryAt is when a chunk of job whose attempt failed at failedAt may be
+// claimed again: failedAt + min(RetryDelaySeconds × 2^(attempt−1),
+// RetryMaxDelaySeconds). Zero when the job has no retry delay.
+func RetryAt(job Job, attempt int, failedAt time.Time) time.Time {
+	if job.RetryDelaySeconds <= 0 {
+		return time.Time{}
+	}
+	limit := int64(job.RetryMaxDelaySeconds)
+	if limit <= 0 {
+		limit = DefaultRetryMaxDelaySeconds
+	}
+	limit = min(limit, int64(math.MaxInt64/time.Second)) // a time.Duration holds it
+	d := int64(job.RetryDelaySeconds)
+	for i := 1; i < attempt && d < limit && d <= math.MaxInt64/2; i++ {
+		d *= 2
+	}
+	return failedAt.Add(time.Duration(min(d, limit)) * time.Second)
+}
+
+// outputDef is the partition definition of job's output, nil when none.
+func outputDef(cat *Catalog, job Job) *partition.Def {
+	def := cat.Datasets.Get(job.Output).Partitions
+	if def == nil || def.IsZero() {
+		return nil
+	}
+	return def
+}
+
+// scheduleDef is the definition a job is scheduled by: its output's, when
+// the job has no inputs and the definition has a last due dataid at any
+// time (a time kind, or a bounded one). nil: the job is not scheduled.
+func scheduleDef(cat *Catalog, job Job) *partition.Def {
+	if len(job.Inputs) > 0 {
+		return nil
+	}
+	def := outputDef(cat, job)
+	if def == nil || !(def.Kind.IsTime() || def.Bounded()) {
+		return nil
+	}
+	return def
+}
+
+// checkExpected refuses a dataid that the definition of job's output does
+// not expect.
+func checkExpected(cat *Catalog, job Job, dataid string) error {
+	if def := outputDef(cat, job); def != nil && !def.Contains(dataid) {
+		return InvalidArgument("dataid %q is not an expected dataid of dataset %q (%s partitions from %q); job %q produces only those",
+			dataid, job.Output, def.Kind, firstExpected(def), job.ID)
+	}
+	return nil
+}
+
+// firstExpected is the lowest dataid def expects ("" for none).
+func firstExpected(def *partition.Def) string {
+	ids, err := def.Range("", "")
+	if err != nil {
+		return ""
+	}
+	for id := range ids {
+		return id
+	}
+	return ""
+}
+
+// withSchedule gives st what the time rules need: the clock and, for a
+// job without inputs, its output's partition definition.
+func withSchedule(st ClaimState, cat *Catalog, now time.Time) ClaimState {
+	st.Now = now
+	if len(st.Job.Inputs) == 0 {
+		st.Def = outputDef(cat, st.Job)
+	}
+	return st
+}
+
+// frontierAt is the frontier candidate of job at dataid id of def.
+func frontierAt(job Job, def *partition.Def, id string) Candidate {
+	due, _ := def.Due(id) // id comes from def: it has a window
+	return Candidate{Job: job.ID, DataID: id, Frontier: true, NotBefore: due}
+}
+
+// advanceFrontier moves the frontier candidate c, just taken from the
+// queue, after findNext looked at its chunk (st; claimed tells whether it
+// was claimed now).
+func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState, claimed bool) error {
+	def := scheduleDef(cat, st.Job)
+	if def == nil {
+		return nil // no longer scheduled
+	}
+	id := c.DataID
+	if !claimed && st.Output == nil && def.Contains(id) {
+		f := frontierAt(st.Job, def, id)
+		if now := e.clock.Now(); !now.Before(f.NotBefore) {
+			f.NotBefore = now.Add(frontierRetry) // refused for a passing reason
+		}
+		return tx.AddCandidate(ctx, f)
+	}
+	if next, ok := def.Next(id); ok {
+		return tx.AddCandidate(ctx, frontierAt(st.Job, def, next))
+	}
+	return nil
+}
+
+// seedFrontier places the frontier of job, when it is scheduled, at the
+// first expected dataid of its output that has no OUTPUT row of the job.
+func (e *engine) seedFrontier(ctx context.Context, cat *Catalog, job Job) error {
+	def := scheduleDef(cat, job)
+	if def == nil {
+		return nil
+	}
+	id, ok, err := e.firstGap(ctx, job, def)
+	if err != nil || !ok {
+		return err
+	}
+	c := frontierAt(job, def, id)
+	return e.b.Update(ctx, func(tx Tx) error { return tx.AddCandidate(ctx, c) })
+}
+
+// firstGap finds the first expected dataid of def with no OUTPUT row of
+// job, paging through the job's rows from the definition's start.
+func (e *engine) firstGap(ctx context.Context, job Job, def *partition.Def) (string, bool, error) {
+	ids, err := def.Range("", "")
+	if err != nil {
+		return "", false, err
+	}
+	next, stop := iter.Pull(ids)
+	defer stop()
+	want, ok := next()
+	if !ok {
+		return "", false, nil
+	}
+	f := ChunkFilter{Dataset: job.Output, Job: job.ID, Role: RoleOutput, From: want, First: MaxPageSize}
+	for {
+		page, err := e.b.ListRows(ctx, f)
+		if err != nil {
+			return "", false, err
+		}
+		for _, r := range page.Rows {
+			switch c := CompareDataID(r.DataID, want); {
+			case c > 0:
+				return want, true, nil
+			case c == 0:
+				if want, ok = next(); !ok {
+					return "", false, nil
+				}
+			}
+		}
+		if !page.HasNextPage || len(page.Cursors) == 0 {
+			return want, true, nil
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+}
