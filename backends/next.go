@@ -140,9 +140,35 @@ func (e *engine) takeCandidate(ctx context.Context, tx Tx, cat *Catalog, c Candi
 		if err == nil {
 			op.claim, op.pending = claim, false
 			claimed = true
+		} else if until, ok := liftsAt(err); ok && !c.Frontier {
+			// Only time stands in the way: the chunk comes back then.
+			back := c
+			back.NotBefore, back.Handle = until, nil
+			if err := tx.AddCandidate(ctx, back); err != nil {
+				return false, err
+			}
 		}
 	}
 	return claimed, tx.DropCandidate(ctx, c)
+}
+
+// liftsAt tells, for a LOCKED refusal whose every blocker lifts at a known
+// time (NOT_DUE, BACKOFF), when the last of them lifts.
+func liftsAt(err error) (time.Time, bool) {
+	var e *Error
+	if !errors.As(err, &e) || len(e.Blockers) == 0 {
+		return time.Time{}, false
+	}
+	var until time.Time
+	for _, b := range e.Blockers {
+		if b.Until.IsZero() {
+			return time.Time{}, false
+		}
+		if b.Until.After(until) {
+			until = b.Until
+		}
+	}
+	return until, true
 }
 
 // distinctCandidates keeps one candidate per dataid: a duplicate hint is

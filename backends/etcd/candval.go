@@ -1,8 +1,11 @@
 package etcd
 
 import (
+	"context"
 	"encoding/json"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
 )
@@ -44,4 +47,13 @@ func notDue(val []byte, now time.Time) bool {
 	var c backends.Candidate
 	decodeCand(&c, val)
 	return now.Before(c.NotBefore)
+}
+
+// CountCandidates counts job's candidates (backends.CandidateCounter).
+func (b *Backend) CountCandidates(ctx context.Context, job string) (int, error) {
+	resp, err := b.get(ctx, b.key("cand", job)+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return int(resp.Count), nil
 }

@@ -183,6 +183,19 @@ func (t *tx) NextCandidate(_ context.Context, job string, now time.Time) (backen
 	return best, found, nil
 }
 
+// CountCandidates counts job's candidates (backends.CandidateCounter).
+func (b *Backend) CountCandidates(_ context.Context, job string) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, c := range b.cands {
+		if c.Job == job {
+			n++
+		}
+	}
+	return n, nil
+}
+
 func candLess(a, b backends.Candidate) bool {
 	if a.Resubmit != b.Resubmit {
 		return a.Resubmit

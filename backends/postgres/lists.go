@@ -99,3 +99,15 @@ func (b *Backend) listEvents(ctx context.Context, f backends.EventFilter, before
 	}
 	return out, nil
 }
+
+// CountCandidates counts job's candidates (backends.CandidateCounter).
+func (b *Backend) CountCandidates(ctx context.Context, job string) (int, error) {
+	if err := b.usable(ctx); err != nil {
+		return 0, err
+	}
+	n, err := b.q.CountCandidates(ctx, job)
+	if err != nil {
+		return 0, mapErr(err, "counting candidates")
+	}
+	return int(n), nil
+}

@@ -76,3 +76,7 @@ FROM status_rows
 WHERE role = 'OUTPUT' AND status = 'RUNNING' AND lease_expires_at <= @now
 ORDER BY lease_expires_at
 LIMIT @max_rows;
+
+-- name: CountCandidates :one
+-- How many candidates job has, hidden ones included.
+SELECT count(*)::bigint FROM candidates WHERE job = @job;

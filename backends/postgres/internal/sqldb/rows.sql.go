@@ -12,6 +12,18 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const CountCandidates = `-- name: CountCandidates :one
+SELECT count(*)::bigint FROM candidates WHERE job = $1
+`
+
+// How many candidates job has, hidden ones included.
+func (q *Queries) CountCandidates(ctx context.Context, job string) (int64, error) {
+	row := q.db.QueryRow(ctx, CountCandidates, job)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const ExpiredClaims = `-- name: ExpiredClaims :many
 SELECT dataset, dataid, job, role
 FROM status_rows

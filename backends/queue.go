@@ -1,0 +1,36 @@
+package backends
+
+import (
+	"context"
+	"errors"
+)
+
+// CandidateCounter is implemented by a Backend that can count a job's
+// findNext candidates, hidden ones (not due yet) included.
+type CandidateCounter interface {
+	CountCandidates(ctx context.Context, job string) (int, error)
+}
+
+// ErrNoQueueLength: the store cannot tell the length of a job's queue.
+var ErrNoQueueLength = errors.New("the store's backend does not count candidates")
+
+// QueueLength tells how many findNext candidates job has: the length of
+// the queue that a schedule must keep flat (one frontier, however long its
+// definition), for operators and tests.
+func QueueLength(ctx context.Context, s Store, job string) (int, error) {
+	q, ok := s.(interface {
+		queueLength(ctx context.Context, job string) (int, error)
+	})
+	if !ok {
+		return 0, ErrNoQueueLength
+	}
+	return q.queueLength(ctx, job)
+}
+
+func (e *engine) queueLength(ctx context.Context, job string) (int, error) {
+	cc, ok := e.b.(CandidateCounter)
+	if !ok {
+		return 0, ErrNoQueueLength
+	}
+	return cc.CountCandidates(ctx, job)
+}
