@@ -28,9 +28,6 @@ import (
 // changes (seedFrontier); a frontier left behind by a change walks to the
 // new definition's dataids or meets the new one.
 
-// DefaultRetryMaxDelaySeconds caps the retry delay of a job that sets none.
-const DefaultRetryMaxDelaySeconds = 3600
-
 // frontierRetry is how long a frontier whose claim was refused for a
 // passing reason (not its due time) stays hidden before it is tried again.
 const frontierRetry = time.Second

@@ -38,6 +38,8 @@ const (
 const (
 	DefaultMaxAttempts  = 3
 	DefaultLeaseSeconds = 60
+	// DefaultRetryMaxDelaySeconds caps the backoff of a job that sets none.
+	DefaultRetryMaxDelaySeconds = 3600
 	// DefaultResourceLockTTL is the lifetime of a resource lock whose TTL is not given.
 	DefaultResourceLockTTL = time.Hour
 	// MaxResourceLockTTL bounds a resource lock's lifetime from its taking
@@ -68,8 +70,8 @@ type Dataset struct {
 	URL         string
 	Connection  string
 	Location    string
-	// Partitions is the dataset's partition definition: the dataids it is
-	// expected to have, and when each is due (nil: no definition).
+	// Partitions is the set of dataids the dataset is expected to have
+	// (SPEC §8); nil when it has no definition.
 	Partitions *partition.Def
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
@@ -86,13 +88,13 @@ type Job struct {
 	MaxAttempts  int
 	LeaseSeconds int
 	Paused       bool
-	// RetryDelaySeconds delays the retry of a failed chunk, doubling with
-	// each attempt up to RetryMaxDelaySeconds (0: retry at once).
+	// RetryDelaySeconds is the backoff after a chunk's first failure,
+	// doubling with every attempt up to RetryMaxDelaySeconds (SPEC §3 fail).
 	RetryDelaySeconds    int
 	RetryMaxDelaySeconds int
-	// MaxConcurrent bounds the job's live claims (0: no limit).
+	// MaxConcurrent bounds the job's live claims; 0: no limit.
 	MaxConcurrent int
-	// Pool names the pool of slots the job's claims share ("": none).
+	// Pool names the pool of slots the job's live claims share; "" for none.
 	Pool string
 	// Key is the job's public key material: enough to encrypt secrets to the
 	// job, never enough to decrypt them. Set by the keys layer.
@@ -252,11 +254,12 @@ const (
 	BlockerPaused BlockerKind = "PAUSED"
 	// BlockerNoInputs: a job without inputs is claimed by dataid only.
 	BlockerNoInputs BlockerKind = "NO_INPUTS"
-	// BlockerNotDue: the window of a scheduled dataid is not due yet.
+	// BlockerNotDue: the output chunk's window is not due yet (Until).
 	BlockerNotDue BlockerKind = "NOT_DUE"
-	// BlockerBackoff: a failed chunk waits for its retry time.
+	// BlockerBackoff: the output chunk failed and may be retried from Until.
 	BlockerBackoff BlockerKind = "BACKOFF"
-	// BlockerConcurrency: the job or its pool has no free slot.
+	// BlockerConcurrency: the job is at its maxConcurrent live claims, or
+	// its pool has no free slot.
 	BlockerConcurrency BlockerKind = "CONCURRENCY"
 )
 
@@ -268,8 +271,8 @@ type Blocker struct {
 	Job     string
 	Kind    BlockerKind
 	Status  Status
-	// Until is when the blocker lifts, when that is known (the due time
-	// for NOT_DUE, the retry time for BACKOFF); zero otherwise.
+	// Until is when the blocker lifts by itself (NOT_DUE: the due time;
+	// BACKOFF: the retry time); zero when no time is known.
 	Until time.Time
 }
 
