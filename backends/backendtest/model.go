@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // This file is the reference model of the model-based test: a second,
@@ -23,6 +24,11 @@ type mJob struct {
 	maxAttempts int
 	lease       time.Duration
 	paused      bool
+	// retryDelay and retryMax are the backoff (zero: none); def the
+	// output's definition and ids its expected dataids (modeltime.go).
+	retryDelay, retryMax time.Duration
+	def                  *partition.Def
+	ids                  []string
 }
 
 type mKey struct {
@@ -42,6 +48,8 @@ type mRow struct {
 	// none for "no row": release puts it back.
 	before backends.Status
 	lease  time.Time
+	// retryAt is when a FAILED row may be claimed again (zero: at once).
+	retryAt time.Time
 }
 
 // mClaim is what the model hands out.
@@ -177,10 +185,13 @@ func (m *model) take(j *mJob, dataid string) mClaim {
 // and supersedes a live claim; but it invalidates what downstream jobs
 // computed from the output chunk, as resubmit with cascade does, and is
 // LOCKED (changing nothing) while any of them reads or writes there.
-func (m *model) claim(jobID, dataid string, force bool) (*mClaim, backends.Code, []bk) {
+func (m *model) claim(jobID, dataid string, force bool) (*mClaim, backends.Code, []backends.Blocker) {
 	j := m.job(jobID)
+	if !m.expected(j, dataid) {
+		return nil, backends.CodeInvalidArgument, nil
+	}
 	if !force {
-		if bs := m.blockers(j, dataid); len(bs) > 0 {
+		if bs := m.allBlockers(j, dataid); len(bs) > 0 {
 			return nil, backends.CodeLocked, bs
 		}
 	}
@@ -188,7 +199,7 @@ func (m *model) claim(jobID, dataid string, force bool) (*mClaim, backends.Code,
 		saved := m.clone()
 		if _, bs := m.invalidate(j.output, dataid); len(bs) > 0 {
 			m.rows = saved
-			return nil, backends.CodeLocked, bs
+			return nil, backends.CodeLocked, wantBlockers(dataid, bs)
 		}
 	}
 	c := m.take(j, dataid)
@@ -197,25 +208,27 @@ func (m *model) claim(jobID, dataid string, force bool) (*mClaim, backends.Code,
 
 // findNext: a paused job gets nothing; then rule 1 (lowest RESUBMIT dataid
 // with READY inputs); then rule 2 (lowest dataid free for producers with
-// READY inputs and no job-local lock). A job without inputs gets only
-// FAILED chunks under rule 2: new dataids are for claim.
+// READY inputs and no job-local lock), a FAILED chunk only from its
+// retryAt. A job without inputs gets only FAILED chunks under rule 2,
+// new dataids being for claim, unless its output's definition schedules
+// it: then it also gets the new expected dataids that are due.
 func (m *model) findNext(jobID string) *mClaim {
 	j := m.job(jobID)
 	if j.paused {
 		return nil
 	}
-	for _, d := range m.dataids {
-		if m.status(m.outKey(j.output, d)) == resubmit && len(m.blockers(j, d)) == 0 {
+	for _, d := range m.universe(j) {
+		if m.status(m.outKey(j.output, d)) == resubmit && len(m.allBlockers(j, d)) == 0 {
 			c := m.take(j, d)
 			return &c
 		}
 	}
-	for _, d := range m.dataids {
+	for _, d := range m.universe(j) {
 		out := m.status(m.outKey(j.output, d))
-		if out == none && len(j.inputs) == 0 {
+		if out == none && !m.newChunkByFindNext(j, d) {
 			continue
 		}
-		if len(m.blockers(j, d)) == 0 {
+		if len(m.allBlockers(j, d)) == 0 {
 			c := m.take(j, d)
 			return &c
 		}
@@ -299,6 +312,9 @@ func (m *model) finish(j *mJob, dataid string, how ending) {
 			st = hold
 		}
 		*out = mRow{status: st, attempt: out.attempt, claim: id, ended: how}
+		if st == failed {
+			out.retryAt = modelRetryAt(j, out.attempt, m.now)
+		}
 	case endRelease:
 		restore(k, out, -1) // the attempt is not counted
 	}

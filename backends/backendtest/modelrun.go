@@ -30,20 +30,33 @@ const (
 )
 
 // The model pipeline: two sources, a chain src → ja → a → jb → b, a
-// two-input job jm reading a and src2, and jn with no inputs.
+// two-input job jm reading a and src2, jn with no inputs, and js with no
+// inputs, scheduled by the hourly definition of its output s. ja, jm and
+// js back off after a failure.
 var (
-	modelDatasets = []string{"src", "src2", "a", "b", "m", "n"}
+	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s"}
 	modelSources  = []string{"src", "src2"}
 	modelDataIDs  = []string{"1", "2", "10"}
 )
 
 func modelJobs() []*mJob {
 	return []*mJob{
-		{id: "ja", inputs: []string{"src"}, output: "a", maxAttempts: 2, lease: 30 * time.Second},
+		{id: "ja", inputs: []string{"src"}, output: "a", maxAttempts: 2, lease: 30 * time.Second,
+			retryDelay: 20 * time.Second, retryMax: 50 * time.Second},
 		{id: "jb", inputs: []string{"a"}, output: "b", maxAttempts: 3, lease: 60 * time.Second},
-		{id: "jm", inputs: []string{"a", "src2"}, output: "m", maxAttempts: 2, lease: 45 * time.Second},
+		{id: "jm", inputs: []string{"a", "src2"}, output: "m", maxAttempts: 2, lease: 45 * time.Second,
+			retryDelay: 10 * time.Second, retryMax: 15 * time.Second},
 		{id: "jn", output: "n", maxAttempts: 2, lease: 30 * time.Second},
+		{id: "js", output: "s", maxAttempts: 3, lease: 30 * time.Second, retryDelay: 30 * time.Second,
+			retryMax: time.Hour, def: &modelScheduleDef, ids: modelScheduleIDs},
 	}
+}
+
+// storeJob is the job the store is given for the model's job j.
+func storeJob(j *mJob) backends.Job {
+	return backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output, MaxAttempts: j.maxAttempts,
+		LeaseSeconds: int(j.lease / time.Second), Paused: j.paused,
+		RetryDelaySeconds: int(j.retryDelay / time.Second), RetryMaxDelaySeconds: int(j.retryMax / time.Second)}
 }
 
 func (s *suite) testModel(t *testing.T) {
@@ -101,10 +114,10 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 	b := s.setup(t)
 	h := &harness{t: t, b: b, rng: rand.New(rand.NewPCG(seed, 0x636c6b)), seed: seed, fences: map[string]int64{}}
 	b.datasets(modelDatasets...)
+	b.partitioned("s", modelScheduleDef)
 	jobs := modelJobs()
 	for _, j := range jobs {
-		b.upsertJob(backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output, MaxAttempts: j.maxAttempts,
-			LeaseSeconds: int(j.lease / time.Second)})
+		b.upsertJob(storeJob(j))
 	}
 	h.m = newModel(modelDatasets, jobs, modelDataIDs, b.clock.Now())
 	for h.step = 1; h.step <= steps; h.step++ {
@@ -171,7 +184,7 @@ func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 // randomOp draws the next operation; weights favour the claim lifecycle.
 func (h *harness) randomOp() op {
 	r := h.rng
-	jobs := []string{"ja", "jb", "jm", "jn"}
+	jobs := []string{"ja", "jb", "jm", "jn", "js"}
 	o := op{job: pick(r, jobs), dataset: pick(r, modelDatasets), dataid: pick(r, modelDataIDs), tok: -1}
 	// Locality: operations often go on with the job and dataid of the one
 	// before, so that sequences reach deep states of a few chunks.
@@ -188,7 +201,7 @@ func (h *harness) randomOp() op {
 	}{
 		{"publish", 10}, {"publishAny", 1}, {"findNext", 18}, {"claim", 10}, {"force", 3},
 		{"heartbeat", 5}, {"complete", 14}, {"fail", 6}, {"release", 4}, {"advance", 6}, {"expire", 2},
-		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3},
+		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3}, {"advanceLong", 1},
 	}
 	total := 0
 	for _, w := range weights {
@@ -219,6 +232,8 @@ func (h *harness) randomOp() op {
 	case "advance":
 		o.advance = time.Duration(5+r.IntN(36)) * time.Second
 		o.expire = r.IntN(10) < 7
+	case "advanceLong": // the schedule's windows come due
+		o.kind, o.advance, o.expire = "advance", time.Duration(10+r.IntN(31))*time.Minute, r.IntN(2) == 0
 	case "resubmit", "hold":
 		o.cascade = r.IntN(2) == 0
 		if r.IntN(2) == 0 {
@@ -229,7 +244,36 @@ func (h *harness) randomOp() op {
 	case "garbage":
 		o.kind = pick(r, []string{"heartbeat", "complete", "fail", "release"})
 	}
+	o.dataid = scheduleDataID(r, o)
 	return o
+}
+
+// scheduleDataID keeps operations on the schedule at its own dataids: js
+// is claimed at them (and once in a while after its end), s is held and
+// resubmitted at them.
+func scheduleDataID(r *rand.Rand, o op) string {
+	var onSchedule bool
+	switch o.kind {
+	case "publish", "hold", "resubmit":
+		onSchedule = o.dataset == "s"
+	case "claim", "force", "blockers":
+		onSchedule = o.job == "js"
+		if onSchedule && o.dataid == modelOutsideID {
+			return o.dataid
+		}
+	default:
+		return o.dataid
+	}
+	switch {
+	case onSchedule && !slices.Contains(modelScheduleIDs, o.dataid):
+		if o.kind == "claim" || o.kind == "force" || o.kind == "blockers" {
+			return pick(r, append([]string{modelOutsideID}, modelScheduleIDs...))
+		}
+		return pick(r, modelScheduleIDs)
+	case !onSchedule && !slices.Contains(modelDataIDs, o.dataid):
+		return pick(r, modelDataIDs) // carried over from an operation on the schedule
+	}
+	return o.dataid
 }
 
 const modelExecutor = "model-runner"
@@ -261,8 +305,13 @@ func (h *harness) apply(o op) {
 		h.applyClaim(o)
 	case "blockers":
 		bs, err := b.s.Blockers(ctx, o.job, o.dataid)
+		j := m.job(o.job)
+		if !m.expected(j, o.dataid) {
+			h.code("blockers", backends.CodeInvalidArgument, err)
+			return
+		}
 		h.code("blockers", "", err)
-		h.equal("blockers", wantBlockers(o.dataid, m.blockers(m.job(o.job), o.dataid)), normBlockers(bs))
+		h.equal("blockers", m.allBlockers(j, o.dataid), normBlockers(bs))
 	case "heartbeat", "complete", "fail", "release":
 		h.applyLive(o)
 	case "advance", "expire":
@@ -278,8 +327,9 @@ func (h *harness) apply(o op) {
 		h.equal("claims expired", m.expire(), n)
 	case "pause":
 		j := m.job(o.job)
-		_, err := b.s.UpsertJob(ctx, backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output,
-			MaxAttempts: j.maxAttempts, LeaseSeconds: int(j.lease / time.Second), Paused: o.paused})
+		nj := storeJob(j)
+		nj.Paused = o.paused
+		_, err := b.s.UpsertJob(ctx, nj)
 		h.code("upsertJob", "", err)
 		j.paused = o.paused
 	default:
@@ -316,7 +366,7 @@ func (h *harness) applyClaim(o op) {
 	want, code, bs := h.m.claim(o.job, o.dataid, o.kind == "force")
 	h.code(o.kind, code, err)
 	if code == backends.CodeLocked {
-		h.equal("blockers", wantBlockers(o.dataid, bs), normBlockers(blockersOf(err)))
+		h.equal("blockers", normBlockers(bs), normBlockers(blockersOf(err)))
 	}
 	if want != nil {
 		h.claimed(*want, c)
@@ -392,6 +442,7 @@ type rowView struct {
 	Status  backends.Status
 	Attempt int       // OUTPUT rows only: INPUT attempts are not specified
 	Lease   time.Time // RUNNING OUTPUT rows only
+	RetryAt time.Time // OUTPUT rows only
 }
 
 func (h *harness) compareAll() {
@@ -401,7 +452,7 @@ func (h *harness) compareAll() {
 	for k, r := range m.rows {
 		v := rowView{Status: r.status}
 		if k.role == backends.RoleOutput {
-			v.Attempt = r.attempt
+			v.Attempt, v.RetryAt = r.attempt, r.retryAt
 			if r.status == running {
 				v.Lease = r.lease
 			}
@@ -412,7 +463,10 @@ func (h *harness) compareAll() {
 	for _, r := range listRows(h.t, b, backends.ChunkFilter{First: backends.MaxPageSize}) {
 		v := rowView{Status: r.Status}
 		if r.Role == backends.RoleOutput {
-			v.Attempt = r.Attempt
+			v.Attempt, v.RetryAt = r.Attempt, r.RetryAt
+			if !v.RetryAt.IsZero() {
+				v.RetryAt = v.RetryAt.UTC()
+			}
 			if r.Status == running {
 				v.Lease = r.LeaseExpiresAt.UTC()
 			}
