@@ -278,6 +278,7 @@ type ComplexityRoot struct {
 		Location       func(childComplexity int) int
 		Locks          func(childComplexity int) int
 		Reason         func(childComplexity int) int
+		RetryAt        func(childComplexity int) int
 		Role           func(childComplexity int) int
 		Status         func(childComplexity int) int
 		Token          func(childComplexity int) int
@@ -388,6 +389,7 @@ type StatusRowResolver interface {
 
 	Locks(ctx context.Context, obj *backends.StatusRow) ([]backends.LockKind, error)
 	Location(ctx context.Context, obj *backends.StatusRow) (string, error)
+	RetryAt(ctx context.Context, obj *backends.StatusRow) (*time.Time, error)
 }
 type SubscriptionResolver interface {
 	Events(ctx context.Context, dataset *string, job *string, after *string) (<-chan backends.Event, error)
@@ -1507,6 +1509,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StatusRow.Reason(childComplexity), true
+	case "StatusRow.retryAt":
+		if e.ComplexityRoot.StatusRow.RetryAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusRow.RetryAt(childComplexity), true
 	case "StatusRow.role":
 		if e.ComplexityRoot.StatusRow.Role == nil {
 			break
@@ -2451,6 +2459,20 @@ extend type Mutation {
   unlockResource(id: ID!, client: String!): Boolean!
 }
 `, BuiltIn: false},
+	{Name: "../schema/schedule.graphqls", Input: `# Backoff (SPEC §3 fail) on status rows. Schedules need no schema of their
+# own: findNext claims a scheduled job's due dataids, and the blockers
+# NOT_DUE and BACKOFF say until when (Blocker.until).
+
+extend type StatusRow {
+  """
+  When a FAILED chunk may be claimed again: its fail time + min(retryDelaySeconds ×
+  2^(attempt−1), retryMaxDelaySeconds) of its job. Before then claim is LOCKED with
+  blocker BACKOFF and findNext passes over it; force ignores it, resubmit clears it.
+  Null when the chunk may be retried at once, and on every other status.
+  """
+  retryAt: Time
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -2852,6 +2874,8 @@ func (ec *executionContext) childFields_StatusRow(ctx context.Context, field gra
 		return ec.fieldContext_StatusRow_locks(ctx, field)
 	case "location":
 		return ec.fieldContext_StatusRow_location(ctx, field)
+	case "retryAt":
+		return ec.fieldContext_StatusRow_retryAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StatusRow", field.Name)
 }
@@ -8287,6 +8311,29 @@ func (ec *executionContext) fieldContext_StatusRow_location(_ context.Context, f
 	return graphql.NewScalarFieldContext("StatusRow", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _StatusRow_retryAt(ctx context.Context, field graphql.CollectedField, obj *backends.StatusRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatusRow_retryAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.StatusRow().RetryAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StatusRow_retryAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatusRow", field, true, true, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Subscription_events(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -12602,6 +12649,44 @@ func (ec *executionContext) _StatusRow(ctx context.Context, sel ast.SelectionSet
 				}()
 				res = ec._StatusRow_location(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "retryAt":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._StatusRow_retryAt(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
