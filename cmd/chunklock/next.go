@@ -25,7 +25,10 @@ func nextCommand() *cli.Command {
 			"..._URL, ..._CONNECTION, ..._SECRET (with the job key), and the job's env.\n\n" +
 			"Without --dataid the server picks (findNext): the lowest resubmitted dataid whose inputs\n" +
 			"are ready, else the lowest dataid whose inputs are all READY and that the job has not\n" +
-			"consumed. A job with no inputs claims new chunks with --dataid only.\n\n" +
+			"consumed; a failed chunk of a job with retryDelaySeconds once its retry time has come.\n" +
+			"A job with no inputs whose output dataset has a partition definition is scheduled: it\n" +
+			"claims each expected dataid once it is due (its window has ended, plus lagSeconds),\n" +
+			"lowest first. Another job with no inputs claims new chunks with --dataid only.\n\n" +
 			"Then keep the claim alive with `chunklock heartbeat` (within the job's leaseSeconds)\n" +
 			"and end it with `chunklock complete`, `chunklock fail --reason ...` or\n" +
 			"`chunklock release`; each reads the token from CHUNKLOCK_CLAIM_TOKEN by default.\n\n" +

@@ -277,7 +277,7 @@ func describeBlocker(b client.Blocker) string {
 	case "PAUSED":
 		return fmt.Sprintf("PAUSED           job %s is paused", b.Job)
 	case "NO_INPUTS":
-		return fmt.Sprintf("NO_INPUTS        job %s has no inputs: claim its new chunks by dataid (`chunklock next --dataid`)", b.Job)
+		return fmt.Sprintf("NO_INPUTS        job %s has no inputs and its output no schedule: claim its new chunks by dataid (`chunklock next --dataid`), or give the output a partition definition", b.Job)
 	case "NOT_DUE":
 		return fmt.Sprintf("NOT_DUE          output chunk %s is not due yet%s: the job claims it on its schedule", chunk, untilText(b.Until))
 	case "BACKOFF":

@@ -46,7 +46,9 @@ func runCommand() *cli.Command {
 			"With several --job the runner serves each in turn (CMD can dispatch on CHUNKLOCK_JOB).\n" +
 			"With --loop it keeps claiming until nothing is left, or with --idle-wait D waits up to\n" +
 			"D without work for new chunks (it follows the server's events subscription and falls\n" +
-			"back to polling when that is unavailable). A server that cannot be reached is retried\n" +
+			"back to polling when that is unavailable; an idle runner also asks every few seconds,\n" +
+			"which is how it sees a scheduled job's next window come due: give such a job an\n" +
+			"--idle-wait longer than its period). A server that cannot be reached is retried\n" +
 			"with backoff for up to --retry-for.\n\n" +
 			"Exit status:\n" +
 			"   0    the chunk was completed (--loop: nothing is left to do; failed chunks are\n" +
