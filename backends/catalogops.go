@@ -82,8 +82,17 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		after = cat.WithJob(stored)
 		return after, version, nil
 	})
-	if err != nil || !reschedule {
+	if err != nil {
 		return stored, err
+	}
+	if !reschedule && scheduleDef(after, stored) != nil {
+		// A frontier lost (its seeding failed after the job was stored) is
+		// placed again by the next upsert of the job, `chunklock apply`.
+		n, err := e.queueLength(ctx, stored.ID)
+		reschedule = err == nil && n == 0
+	}
+	if !reschedule {
+		return stored, nil
 	}
 	return stored, e.seedFrontier(ctx, after, stored)
 }

@@ -164,6 +164,12 @@ func (s *suite) testScheduleLagAndEnd(t *testing.T) {
 	n, err := backends.QueueLength(b.ctx, b.s, "gen")
 	require.NoError(t, err)
 	require.Zero(t, n, "a finished schedule leaves no candidate")
+	b.upsertJob(backends.Job{ID: "gen", Output: "h", Description: "again"})
+	n, err = backends.QueueLength(b.ctx, b.s, "gen")
+	require.NoError(t, err)
+	require.Zero(t, n, "upserting a finished schedule's job places no frontier")
+	_, d = b.next("gen")
+	require.Empty(t, d)
 }
 
 // testScheduleTenYears: an hourly root job that started ten years ago
