@@ -49,6 +49,33 @@ func TestModelFindNextOrder(t *testing.T) {
 	require.Equal(t, "2", m.findNext("jn").dataid)
 }
 
+// TestModelSchedule: js claims its due hours, lowest first; NOT_DUE says
+// when the next one is due; hours outside the definition are refused.
+func TestModelSchedule(t *testing.T) {
+	m := newTestModel()
+	for _, want := range []string{"2025-12-31T22", "2025-12-31T23"} { // due at 23:00 and 00:00
+		c := m.findNext("js")
+		require.NotNil(t, c, want)
+		require.Equal(t, want, c.dataid)
+		m.end(*c, endComplete)
+	}
+	require.Nil(t, m.findNext("js"))
+	_, code, bs := m.claim("js", "2026-01-01T00", false)
+	require.Equal(t, backends.CodeLocked, code)
+	require.Equal(t, []backends.Blocker{{Dataset: "s", DataID: "2026-01-01T00", Job: "js", Kind: backends.BlockerNotDue,
+		Status: none, Until: epoch.Add(time.Hour)}}, bs)
+	_, code, _ = m.claim("js", modelOutsideID, true)
+	require.Equal(t, backends.CodeInvalidArgument, code, "after the definition's end")
+	m.now = m.now.Add(2 * time.Hour)
+	c := m.findNext("js")
+	require.Equal(t, "2026-01-01T00", c.dataid)
+	m.end(*c, endFail) // backs off 30 s
+	require.Equal(t, "2026-01-01T01", m.findNext("js").dataid)
+	require.Nil(t, m.findNext("js"))
+	m.now = m.now.Add(30 * time.Second)
+	require.Equal(t, "2026-01-01T00", m.findNext("js").dataid)
+}
+
 func TestModelReleaseRestores(t *testing.T) {
 	m := newTestModel()
 	m.publish("src", "1")
@@ -60,6 +87,11 @@ func TestModelReleaseRestores(t *testing.T) {
 
 	c = m.mustClaim(t, "ja", "1")
 	m.end(c, endFail)
+	_, code, bs := m.claim("ja", "1", false)
+	require.Equal(t, backends.CodeLocked, code)
+	require.Equal(t, []backends.Blocker{{Dataset: "a", DataID: "1", Job: "ja", Kind: backends.BlockerBackoff,
+		Status: failed, Until: epoch.Add(20 * time.Second)}}, bs, "ja backs off 20 s after its first attempt")
+	m.now = m.now.Add(20 * time.Second)
 	c = m.mustClaim(t, "ja", "1")
 	require.Equal(t, 2, c.attempt)
 	f := m.take(m.job("ja"), "1") // a force on top
@@ -84,6 +116,9 @@ func TestModelLeaseAndHold(t *testing.T) {
 	require.Equal(t, backends.CodeStaleClaim, m.end(c, endComplete), "stale once the lease passed")
 	require.Equal(t, 1, m.expire())
 	require.Equal(t, failed, m.status(m.outKey("a", "1")))
+	require.Equal(t, m.now.Add(20*time.Second), m.rows[m.outKey("a", "1")].retryAt, "expiry backs off as a failure")
+	require.Nil(t, m.findNext("ja"), "backing off")
+	m.now = m.now.Add(20 * time.Second)
 	c = *m.findNext("ja")
 	m.end(c, endFail)
 	require.Equal(t, hold, m.status(m.outKey("a", "1")))
@@ -104,7 +139,7 @@ func TestModelCascade(t *testing.T) {
 	}
 	_, code, bs := m.claim("jb", "1", false)
 	require.Equal(t, backends.CodeLocked, code)
-	require.ElementsMatch(t, []bk{{backends.BlockerOutputLocked, "b", "jb", ready}, {backends.BlockerLocalRead, "a", "jb", done}}, bs)
+	require.Equal(t, wantBlockers("1", []bk{{backends.BlockerOutputLocked, "b", "jb", ready}, {backends.BlockerLocalRead, "a", "jb", done}}), bs)
 
 	changed, code := m.resubmit("src", "1", true)
 	require.Equal(t, backends.Code(""), code)
