@@ -173,17 +173,19 @@ func liftsAt(err error) (time.Time, bool) {
 
 // distinctCandidates keeps one candidate per dataid: a duplicate hint is
 // dropped, as a single findNext would drop it once the first is claimed.
+// The one kept stands for a schedule's frontier when any of them did.
 func distinctCandidates(ctx context.Context, tx Tx, cands []Candidate) ([]Candidate, error) {
 	var distinct []Candidate
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for _, c := range cands {
-		if seen[c.DataID] {
+		if i, ok := seen[c.DataID]; ok {
+			distinct[i].Frontier = distinct[i].Frontier || c.Frontier
 			if err := tx.DropCandidate(ctx, c); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		seen[c.DataID] = true
+		seen[c.DataID] = len(distinct)
 		distinct = append(distinct, c)
 	}
 	return distinct, nil
