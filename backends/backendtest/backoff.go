@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ var backoffTests = []testCase{
 	{"BackoffFindNext", (*suite).testBackoffFindNext},
 	{"BackoffForceResubmitHold", (*suite).testBackoffOverrides},
 	{"BackoffLeaseExpiry", (*suite).testBackoffLeaseExpiry},
+	{"BackoffManyHidden", (*suite).testBackoffManyHidden},
 }
 
 // retryPipeline is src → jr → r, jr failing with a retry delay of delay
@@ -201,4 +203,26 @@ func (s *suite) testBackoffLeaseExpiry(t *testing.T) {
 	require.Equal(t, running, last.From)
 	require.Equal(t, failed, last.To)
 	require.Equal(t, backends.ReasonLeaseExpired, last.Reason)
+}
+
+// testBackoffManyHidden: findNext passes over a long run of chunks in
+// backoff at the head of the queue to the claimable one behind them, and
+// takes them all back once their time has come.
+func (s *suite) testBackoffManyHidden(t *testing.T) {
+	b := s.setup(t)
+	b.retryPipeline(60, 3600)
+	var ids []string
+	for i := 1; i <= 60; i++ {
+		ids = append(ids, strconv.Itoa(i))
+	}
+	b.publish("src", ids...)
+	for range ids {
+		c, _ := b.next("jr")
+		require.NotNil(t, c)
+		b.fail(c, "x")
+	}
+	b.publish("src", "100")
+	require.Equal(t, []string{"100"}, b.drain("jr"))
+	b.clock.Advance(time.Minute)
+	require.Equal(t, ids, b.drain("jr"))
 }

@@ -113,8 +113,9 @@ func (t *tx) NextCandidates(ctx context.Context, job string, n int, now time.Tim
 	to := hint.windowEnd(base, p, end)
 	from := base
 	first, firstCount, widened := true, int64(0), false
+	hidden := 0 // candidates not due yet passed over: each read asks for that many more
 	for len(taken) < n {
-		limit := int64(n - len(taken) + len(t.dropped) + t.b.resv.count(job))
+		limit := int64(n - len(taken) + len(t.dropped) + t.b.resv.count(job) + hidden)
 		resp, err := t.b.get(ctx, from, clientv3.WithRange(to), clientv3.WithLimit(limit), clientv3.WithRev(t.rev))
 		if err != nil {
 			return nil, err
@@ -128,7 +129,11 @@ func (t *tx) NextCandidates(ctx context.Context, job string, n int, now time.Tim
 		keys := make([]string, 0, len(resp.Kvs))
 		for _, kv := range resp.Kvs {
 			k := string(kv.Key)
-			if t.dropped[k] || t.reserved[k] || notDue(kv.Value, now) {
+			if notDue(kv.Value, now) {
+				hidden++
+				continue
+			}
+			if t.dropped[k] || t.reserved[k] {
 				continue
 			}
 			keys = append(keys, k)
