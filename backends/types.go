@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Status is the status of a status row. OUTPUT rows use RUNNING, READY,
@@ -66,8 +68,11 @@ type Dataset struct {
 	URL         string
 	Connection  string
 	Location    string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Partitions is the dataset's partition definition: the dataids it is
+	// expected to have (SPEC §8); nil when it has none.
+	Partitions *partition.Def
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Job reads Inputs and writes Output, one dataid at a time. The location of
