@@ -82,6 +82,23 @@ type PageInfo struct {
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+// A page of partitions in dataid order.
+type PartitionConnection struct {
+	Edges []PartitionEdge `json:"edges"`
+	// `endCursor` is where the next page starts. A page looks at 10,000 expected
+	// dataids at most: with a filter that matches few of them, it may hold fewer
+	// than `first` partitions (even none) and still have `hasNextPage`; pass its
+	// `endCursor` as `after` to go on.
+	PageInfo PageInfo `json:"pageInfo"`
+}
+
+// One partition and its cursor.
+type PartitionEdge struct {
+	// Pass as `after` to read the partitions that follow this one.
+	Cursor string             `json:"cursor"`
+	Node   backends.Partition `json:"node"`
+}
+
 // What `upsertJob` did.
 type UpsertJobPayload struct {
 	// The job as stored.
