@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/chunklock/chunklock/backends/partition"
@@ -28,7 +29,8 @@ type PartitionCount struct {
 	OldestMissing string
 	OldestLate    string
 	// Truncated: the history is longer than MaxPartitionCount expected
-	// dataids and only its most recent ones were counted.
+	// dataids and only part of it was counted: its most recent ones (time
+	// kinds, INTEGER with an end), or its first ones (INTEGER without end).
 	Truncated bool
 }
 
@@ -62,8 +64,12 @@ func (e *engine) PartitionCounts(ctx context.Context, dataset string) (Partition
 	}
 	rows := rowStream{e: e, producer: cat.Producer(dataset), def: def,
 		f: ChunkFilter{Dataset: dataset, Role: RoleOutput, From: from, To: lastDue, First: MaxPageSize}}
-	missing := 0
+	missing, seen := 0, 0
 	for id := range ids {
+		if seen++; seen > MaxPartitionCount {
+			c.Truncated = true
+			break
+		}
 		st, more, err := rows.status(ctx, id)
 		if err != nil {
 			return c, err
@@ -87,16 +93,24 @@ func (e *engine) PartitionCounts(ctx context.Context, dataset string) (Partition
 			c.Missing = missing // every gap up to a row seen is missing
 		}
 	}
-	if !open {
+	if !open || c.Truncated {
 		c.Missing = missing
 	}
 	return c, nil
 }
 
 // countFrom is where a count starts: "" (the definition's start) unless
-// the time kinds' history up to lastDue is longer than MaxPartitionCount
-// windows, then the window about MaxPartitionCount windows before lastDue.
+// the history up to lastDue is longer than MaxPartitionCount dataids, then
+// about MaxPartitionCount dataids before lastDue (time kinds and INTEGER).
 func countFrom(def partition.Def, lastDue string) string {
+	if def.Kind == partition.Integer && lastDue != "" {
+		last, err := strconv.ParseUint(lastDue, 10, 64)
+		first, _ := strconv.ParseUint(def.Start, 10, 64) // "" is 0
+		if err != nil || last-first < MaxPartitionCount {
+			return ""
+		}
+		return strconv.FormatUint(last-MaxPartitionCount+1, 10)
+	}
 	if !def.Kind.IsTime() || lastDue == "" {
 		return ""
 	}

@@ -22,6 +22,7 @@ var partitionTests = []testCase{
 	{"PartitionsScanBound", (*suite).testPartitionsScanBound},
 	{"PartitionsErrors", (*suite).testPartitionsErrors},
 	{"PartitionCounts", (*suite).testPartitionCounts},
+	{"PartitionCountsBound", (*suite).testPartitionCountsBound},
 	{"PublishOutsideDefinition", (*suite).testPublishOutsideDefinition},
 }
 
@@ -321,6 +322,23 @@ func (s *suite) testPartitionCounts(t *testing.T) {
 	require.Equal(t, 3, c.Missing, "1, 3 and 4: up to the highest seen")
 	require.Equal(t, "1", c.OldestMissing)
 	require.Zero(t, c.Late)
+}
+
+// testPartitionCountsBound: a history longer than MaxPartitionCount
+// expected dataids is counted over MaxPartitionCount of them.
+func (s *suite) testPartitionCountsBound(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("old", partition.Def{Kind: partition.Daily, Start: "1700-01-01"})
+	b.definedDataset("ints", partition.Def{Kind: partition.Integer, End: "150000"})
+	b.definedDataset("open", partition.Def{Kind: partition.Integer})
+	b.publish("open", "150000")
+	for ds, oldest := range map[string]string{"old": "1752-03-18", "ints": "50001", "open": "0"} {
+		c, err := b.s.PartitionCounts(b.ctx, ds)
+		require.NoError(t, err)
+		require.True(t, c.Truncated, ds)
+		require.Equal(t, backends.MaxPartitionCount, c.Missing, ds)
+		require.Equal(t, oldest, c.OldestMissing, "%s: the most recent dataids are counted (the first ones without an end)", ds)
+	}
 }
 
 func (s *suite) testPublishOutsideDefinition(t *testing.T) {
