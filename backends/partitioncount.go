@@ -35,11 +35,7 @@ type PartitionCount struct {
 }
 
 func (e *engine) PartitionCounts(ctx context.Context, dataset string) (PartitionCount, error) {
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return PartitionCount{}, err
-	}
-	def, err := partitionDef(cat, dataset)
+	def, producer, err := e.partitionSource(ctx, dataset)
 	if err != nil {
 		return PartitionCount{}, err
 	}
@@ -62,7 +58,7 @@ func (e *engine) PartitionCounts(ctx context.Context, dataset string) (Partition
 	if err != nil {
 		return c, InvalidArgument("%v", err)
 	}
-	rows := rowStream{e: e, producer: cat.Producer(dataset), def: def,
+	rows := rowStream{e: e, producer: producer, def: def,
 		f: ChunkFilter{Dataset: dataset, Role: RoleOutput, From: from, To: lastDue, First: MaxPageSize}}
 	missing, seen := 0, 0
 	for id := range ids {

@@ -101,23 +101,35 @@ func partitionDef(cat *Catalog, dataset string) (partition.Def, error) {
 	return *ds.Partitions, nil
 }
 
+// partitionSource returns a dataset's definition and producer from the
+// cached catalog, confirmed current by a transaction (as Chunk does), not
+// by reading every dataset and job.
+func (e *engine) partitionSource(ctx context.Context, dataset string) (partition.Def, string, error) {
+	var def partition.Def
+	var producer string
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		d, err := partitionDef(cat.Catalog, dataset)
+		if err != nil {
+			return err
+		}
+		def, producer = d, cat.Producer(dataset)
+		return e.update(ctx, cat, func(Tx) error { return nil })
+	})
+	return def, producer, err
+}
+
 func (e *engine) Partitions(ctx context.Context, f PartitionFilter) (PartitionPage, error) {
 	if err := validatePartitionFilter(f); err != nil {
 		return PartitionPage{}, err
 	}
-	cat, err := e.catalog(ctx)
-	if err != nil {
-		return PartitionPage{}, err
-	}
-	def, err := partitionDef(cat, f.Dataset)
+	def, producer, err := e.partitionSource(ctx, f.Dataset)
 	if err != nil {
 		return PartitionPage{}, err
 	}
 	if _, err := def.Range(f.From, f.To); err != nil { // from and to are of the kind's format
 		return PartitionPage{}, InvalidArgument("%v", err)
 	}
-	l := partitionList{e: e, f: f, def: def, producer: cat.Producer(f.Dataset), now: e.clock.Now(),
-		first: PageSize(f.First)}
+	l := partitionList{e: e, f: f, def: def, producer: producer, now: e.clock.Now(), first: PageSize(f.First)}
 	return l.run(ctx)
 }
 
