@@ -90,7 +90,7 @@ func listPartitions(ctx context.Context, cmd *cli.Command, c *client.Client, ids
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DATASET\tDATAID\tSTATUS\tDUE\tLATE")
-	n, defined := 0, 0
+	n, defined, cut := 0, 0, false
 	for _, d := range ids {
 		if _, ok := sums[d]; !ok {
 			continue
@@ -101,6 +101,7 @@ func listPartitions(ctx context.Context, cmd *cli.Command, c *client.Client, ids
 		if err != nil {
 			return err
 		}
+		cut = cut || (f.Limit > 0 && len(ps) >= f.Limit)
 		for _, p := range ps {
 			due := "-"
 			if p.DueAt != nil {
@@ -121,5 +122,11 @@ func listPartitions(ctx context.Context, cmd *cli.Command, c *client.Client, ids
 		fmt.Fprintf(out, "no %s chunks\n", what)
 		return nil
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if cut {
+		fmt.Fprintf(out, "(the first %d %s chunks per dataset; see more with --limit 0 or --from)\n", f.Limit, what)
+	}
+	return nil
 }

@@ -72,6 +72,12 @@ func TestStatusAndChunksShowMissingAndLate(t *testing.T) {
 	require.NotContains(t, out, "feed     2026-01-01")
 	require.Contains(t, out, "feed     2026-01-03")
 
+	code, out, errs = cli("chunks", "--late", "--limit", "1")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "feed     2026-01-01")
+	require.NotContains(t, out, "feed     2026-01-03")
+	require.Contains(t, out, "(the first 1 late chunks per dataset; see more with --limit 0 or --from)")
+
 	code, out, errs = cli("chunks", "--missing", "--dataset", "plain")
 	require.NotEqual(t, 0, code, out)
 	require.Contains(t, errs, "none of the selected datasets has a partition definition")
