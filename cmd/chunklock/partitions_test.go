@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -86,4 +89,29 @@ func TestStatusAndChunksShowMissingAndLate(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "--missing")
 	require.Contains(t, out, "--late")
+}
+
+// TestStatusOnAnOlderServer: status still prints its tables when the
+// server predates partition definitions (no Dataset.partitionSummary).
+func TestStatusOnAnOlderServer(t *testing.T) {
+	t.Parallel()
+	older := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("partitionSummary")) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				_, _ = w.Write([]byte(`{"errors":[{"message":"Cannot query field \"partitionSummary\" on type \"Dataset\".","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}],"data":null}`))
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	url, _ := serveMemory(t, older)
+	var stdout, stderr lockedBuffer
+	code := run(t.Context(), []string{"chunklock", "status", "--url", url}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	require.Contains(t, stdout.String(), "DATASET")
+	require.NotContains(t, stdout.String(), "EXPECTED")
 }
