@@ -31,9 +31,9 @@ func modelRetryAt(j *mJob, attempt int, at time.Time) time.Time {
 	return at.Add(min(d, j.retryMax))
 }
 
-// expected tells whether dataid is an expected dataid of j's output: any
+// jobExpects tells whether dataid is an expected dataid of j's output: any
 // dataid when it has no definition, else one in the job's universe.
-func (m *model) expected(j *mJob, dataid string) bool {
+func (m *model) jobExpects(j *mJob, dataid string) bool {
 	return j.def == nil || slices.Contains(j.ids, dataid)
 }
 
@@ -80,7 +80,7 @@ func (m *model) allBlockers(j *mJob, dataid string) []backends.Blocker {
 // due: allBlockers), another job without inputs claims new chunks by
 // dataid only.
 func (m *model) newChunkByFindNext(j *mJob, dataid string) bool {
-	return len(j.inputs) > 0 || (j.def != nil && m.expected(j, dataid))
+	return len(j.inputs) > 0 || (j.def != nil && m.jobExpects(j, dataid))
 }
 
 // The model's scheduled job: js writes s, hourly from 2025-12-31T22 to
