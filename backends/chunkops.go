@@ -159,7 +159,8 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (Stat
 
 // holdChunk puts chunk dataset/dataid, whose lock tx holds, on HOLD,
 // creating its row if it has none; LOCKED while RUNNING. With keep, a
-// chunk already on HOLD for the same reason is not written again.
+// chunk an operator put on HOLD for the same reason is not written again
+// (one whose claim ended in HOLD is: the hold forgets that ending).
 func holdChunk(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid, reason string, keep bool, now time.Time) (StatusRow, error) {
 	key := chunkOutputKey(cat, dataset, dataid)
 	rows, err := tx.GetRows(ctx, []RowKey{key})
@@ -171,7 +172,7 @@ func holdChunk(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid, reason
 		return StatusRow{}, Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: old.Job, Kind: BlockerOutputLocked, Status: StatusRunning}},
 			"chunk %s/%s is RUNNING; hold it once the claim ends", dataset, dataid)
 	}
-	if keep && old != nil && old.Status == StatusHold && old.Reason == reason {
+	if keep && old != nil && old.Status == StatusHold && old.Reason == reason && old.Ended == "" {
 		return *old, nil
 	}
 	row := StatusRow{RowKey: key}
