@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,6 +22,9 @@ var rangeTests = []testCase{
 	{"RangeArguments", (*suite).testRangeArguments},
 	{"RangeOrder", (*suite).testRangeOrder},
 	{"RangeInterrupted", (*suite).testRangeInterrupted},
+	{"RangeDefinedPublish", (*suite).testRangeDefinedPublish},
+	{"RangeDefinedResubmitHold", (*suite).testRangeDefinedResubmitHold},
+	{"RangeDefinedLimits", (*suite).testRangeDefinedLimits},
 }
 
 // skip is an expected skipped chunk.
@@ -319,4 +323,135 @@ func (s *suite) testRangeInterrupted(t *testing.T) {
 		require.Equal(t, 5, n, "events of a/%s", d)
 	}
 	require.Len(t, b.countEvents("a", hold), 80)
+}
+
+// days returns the ISO dates of January 2026 from day lo to day hi.
+func days(lo, hi int) []string {
+	var out []string
+	for d := lo; d <= hi; d++ {
+		out = append(out, epoch.AddDate(0, 0, d-1).Format("2006-01-02"))
+	}
+	return out
+}
+
+var rawDef = &partition.Def{Kind: partition.Daily, Start: "2026-01-01", End: "2026-12-31"}
+
+// definedPipeline: raw (a source, DAILY from 2026-01-01 to 2026-12-31) →
+// jc → clean (DAILY from 2026-01-01, unbounded).
+func (b *bundle) definedPipeline() {
+	b.t.Helper()
+	for _, d := range []backends.Dataset{
+		{ID: "raw", Partitions: rawDef},
+		{ID: "clean", Partitions: &partition.Def{Kind: partition.Daily, Start: "2026-01-01"}},
+	} {
+		_, err := b.s.UpsertDataset(b.ctx, d)
+		require.NoError(b.t, err)
+	}
+	b.job("jc", "clean", "raw")
+}
+
+func (s *suite) testRangeDefinedPublish(t *testing.T) {
+	b := s.setup(t)
+	b.definedPipeline()
+	b.publish("raw", "2026-01-03")
+	_, err := b.s.Hold(b.ctx, "raw", "2026-01-05", "late feed")
+	require.NoError(t, err)
+
+	// Expected dataids only: the range starts before the definition does.
+	res, err := b.s.PublishRange(b.ctx, "raw", "2025-12-01", "2026-01-10")
+	requireRange(t, res, err, 8, 1, skip{"2026-01-05", backends.CodeLocked})
+	for _, d := range days(1, 10) {
+		want := ready
+		if d == "2026-01-05" {
+			want = hold
+		}
+		require.Equal(t, want, b.status("raw", d), d)
+	}
+	require.Equal(t, none, b.status("raw", "2026-01-11"))
+	// Again: nothing more changes; events are one per chunk.
+	res, err = b.s.PublishRange(b.ctx, "raw", "2025-12-01", "2026-01-10")
+	requireRange(t, res, err, 0, 9, skip{"2026-01-05", backends.CodeLocked})
+	require.Len(t, b.countEvents("raw", ready), 9)
+	// The consumer claims what was published, in order.
+	want := days(1, 10)
+	want = append(want[:4], want[5:]...)
+	require.Equal(t, want, b.drain("jc"))
+
+	// After the definition's end: nothing expected, nothing done.
+	res, err = b.s.PublishRange(b.ctx, "raw", "2027-01-01", "2027-01-31")
+	requireRange(t, res, err, 0, 0)
+	_, err = b.s.PublishRange(b.ctx, "clean", "2026-01-01", "2026-01-02")
+	requireCode(t, err, backends.CodeInvalidArgument, "clean is produced by jc")
+}
+
+func (s *suite) testRangeDefinedResubmitHold(t *testing.T) {
+	b := s.setup(t)
+	b.definedPipeline()
+	b.publish("raw", days(1, 10)...)
+	for _, d := range days(1, 3) {
+		b.run("jc", d)
+	}
+	b.claim("jc", "2026-01-04")
+
+	// Resubmit: expected chunks with no row have nothing to resubmit.
+	res, err := b.s.ResubmitRange(b.ctx, "clean", "2026-01-01", "2026-01-05", false)
+	requireRange(t, res, err, 3, 0, skip{"2026-01-04", backends.CodeLocked}, skip{"2026-01-05", backends.CodeNotFound})
+	// Hold: expected chunks with no row get one, beyond what raw has.
+	res, err = b.s.HoldRange(b.ctx, "clean", "2026-01-04", "2026-01-12", "migration")
+	requireRange(t, res, err, 8, 0, skip{"2026-01-04", backends.CodeLocked})
+	for _, d := range days(5, 12) {
+		require.Equal(t, hold, b.status("clean", d), d)
+	}
+	require.Equal(t, none, b.status("clean", "2026-01-13"))
+	// The producer claims the resubmitted chunks and nothing held.
+	require.Equal(t, days(1, 3), b.drain("jc"))
+
+	// A chunk of raw published before raw had its definition, outside it,
+	// is outside every range of raw.
+	_, err = b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "raw"})
+	require.NoError(t, err)
+	b.publish("raw", "2025-12-31")
+	_, err = b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "raw", Partitions: rawDef})
+	require.NoError(t, err)
+	res, err = b.s.ResubmitRange(b.ctx, "raw", "2025-12-01", "2026-01-02", true)
+	requireRange(t, res, err, 2, 0)
+	require.Equal(t, ready, b.status("raw", "2025-12-31"))
+	require.Equal(t, resubmit, b.status("clean", "2026-01-01"), "cascade")
+
+	// An INTEGER definition: shortlex order, numbers as numbers.
+	_, err = b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "parts", Partitions: &partition.Def{Kind: partition.Integer, Start: "0", End: "30"}})
+	require.NoError(t, err)
+	res, err = b.s.HoldRange(b.ctx, "parts", "8", "12", "")
+	requireRange(t, res, err, 5, 0)
+	for _, d := range ids(8, 12) {
+		require.Equal(t, hold, b.status("parts", d), d)
+	}
+}
+
+func (s *suite) testRangeDefinedLimits(t *testing.T) {
+	b := s.setup(t)
+	b.definedPipeline()
+	seq := b.lastSeq()
+	for name, err := range map[string]error{
+		"not a DAILY dataid": func() error { _, err := b.s.PublishRange(b.ctx, "raw", "5", "2026-01-02"); return err }(),
+		"reversed":           func() error { _, err := b.s.HoldRange(b.ctx, "raw", "2026-01-02", "2026-01-01", ""); return err }(),
+		// clean is unbounded: 2026-01-01 to 2053-05-19 is 10,001 days.
+		"10,001 dataids": func() error {
+			_, err := b.s.HoldRange(b.ctx, "clean", "2026-01-01", "2053-05-19", "")
+			return err
+		}(),
+		"10,001 dataids, resubmit": func() error {
+			_, err := b.s.ResubmitRange(b.ctx, "clean", "2020-01-01", "2053-05-19", true)
+			return err
+		}(),
+	} {
+		requireCode(t, err, backends.CodeInvalidArgument, name)
+	}
+	require.Equal(t, seq, b.lastSeq(), "a refused range writes nothing")
+	// 10,000 expected dataids are allowed (none has a row to resubmit).
+	res, err := b.s.ResubmitRange(b.ctx, "clean", "2026-01-01", "2053-05-18", false)
+	require.NoError(t, err)
+	require.Len(t, res.Skipped, backends.MaxRangeDataIDs)
+	require.Equal(t, "2026-01-01", res.Skipped[0].DataID)
+	require.Equal(t, "2053-05-18", res.Skipped[len(res.Skipped)-1].DataID)
 }
