@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // MaxRangeDataIDs is the most dataids one range call covers; the server
@@ -52,4 +54,17 @@ func (c *Client) HoldRange(ctx context.Context, dataset, from, to, reason string
 	err := c.Do(ctx, `mutation($ds: String!, $f: String!, $t: String!, $r: String) { holdRange(dataset: $ds, from: $f, to: $t, reason: $r) { `+rangeFields+` } }`,
 		map[string]any{"ds": dataset, "f": from, "t": to, "r": reason}, &out)
 	return out.HoldRange, err
+}
+
+// DatasetPartitions returns the partition definition of a dataset (nil:
+// none), NOT_FOUND for an unknown dataset.
+func (c *Client) DatasetPartitions(ctx context.Context, dataset string) (*partition.Def, error) {
+	var out struct{ Dataset *Dataset }
+	if err := c.Do(ctx, `query($id: String!) { dataset(id: $id) { `+datasetFields+` } }`, map[string]any{"id": dataset}, &out); err != nil {
+		return nil, err
+	}
+	if out.Dataset == nil {
+		return nil, &Error{Code: backends.CodeNotFound, Message: fmt.Sprintf("dataset %q not found", dataset)}
+	}
+	return out.Dataset.Partitions.Def(), nil
 }

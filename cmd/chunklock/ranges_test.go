@@ -2,10 +2,14 @@ package main
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // cliRun runs the chunklock command line and returns its exit code,
@@ -76,4 +80,54 @@ func TestRangeCommandsHelp(t *testing.T) {
 			require.Contains(t, out, want, name)
 		}
 	}
+}
+
+// TestRangeCommandsPaged: over a dataset with a partition definition, a
+// range longer than one call takes is sent in calls of 10,000 expected
+// dataids, with a progress line after each.
+func TestRangeCommandsPaged(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "days", Location: "/d/{dataid}",
+		Partitions: &partition.Def{Kind: partition.Daily, Start: "2000-01-01"}}))
+	_, err := c.Hold(ctx, "days", "2020-02-29", "bad file")
+	require.NoError(t, err)
+	// 2000-01-01 to 2030-12-31: 11,323 days.
+	code, out, errs := cliRun(t, "publish", "--url", url, "--dataset", "days", "--from", "1999-01-01", "--to", "2030-12-31")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "days: 1 of 2 calls done, up to 2027-05-18: 9999 published, 0 unchanged, 1 skipped\n"+
+		"days: 2 of 2 calls done, up to 2030-12-31: 11322 published, 0 unchanged, 1 skipped\n", errs)
+	require.Contains(t, out, "published 11322 chunk(s) of days; skipped 1:\n")
+	require.Contains(t, out, "1 × LOCKED: chunk days/{dataid} is on HOLD; resubmit it before publishing\n      2020-02-29\n")
+	code, out, errs = cliRun(t, "publish", "--url", url, "--dataset", "days", "--from", "2000-01-01", "--to", "2030-12-31")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "published 0 chunk(s) of days; 11322 READY already; skipped 1:")
+	// Nothing expected in the range: one call, nothing done.
+	code, out, errs = cliRun(t, "publish", "--url", url, "--dataset", "days", "--from", "1990-01-01", "--to", "1990-12-31")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "published 0 chunk(s) of days; none skipped\n", out)
+}
+
+func TestDefPages(t *testing.T) {
+	t.Parallel()
+	def := partition.Def{Kind: partition.Integer, Start: "5", End: "15"}
+	pages, err := defPages(def, "0", "100", 4)
+	require.NoError(t, err)
+	require.Equal(t, [][2]string{{"5", "8"}, {"9", "12"}, {"13", "15"}}, pages)
+	pages, err = defPages(def, "9", "12", 4)
+	require.NoError(t, err)
+	require.Equal(t, [][2]string{{"9", "12"}}, pages)
+	pages, err = defPages(def, "20", "30", 4)
+	require.NoError(t, err)
+	require.Empty(t, pages)
+	_, err = defPages(partition.Def{Kind: partition.Daily, Start: "2026-01-01"}, "5", "6", 4)
+	require.ErrorContains(t, err, "DAILY")
+	var ids []string
+	for i := range 10 {
+		ids = append(ids, strconv.Itoa(i))
+	}
+	pages, err = defPages(partition.Def{Kind: partition.Static, Values: ids}, "0", "9", 5)
+	require.NoError(t, err)
+	require.Equal(t, [][2]string{{"0", "4"}, {"5", "9"}}, pages)
 }
