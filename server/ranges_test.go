@@ -44,6 +44,15 @@ func TestRangeMutations(t *testing.T) {
 		require.Equal(t, "INVALID_ARGUMENT", s.fails(admin, `mutation { publishRange(dataset: "a", from: "1", to: "3") { changed } }`, nil),
 			"no partition definition")
 		require.Equal(t, "NOT_FOUND", s.fails(admin, `mutation { resubmitRange(dataset: "zz", from: "1", to: "3") { changed } }`, nil))
+
+		// A defined dataset: publishRange publishes its expected dataids.
+		s.ok(admin, upsertDatasetQ, vars("in", map[string]any{"id": "days",
+			"partitions": map[string]any{"kind": "DAILY", "start": "2026-01-01"}}))
+		s.ok(admin, `mutation { publishRange(dataset: "days", from: "2025-12-30", to: "2026-01-31") { changed unchanged skipped { dataid code reason } } }`, nil).
+			field(t, "publishRange", &r)
+		require.Equal(t, 31, r.Changed)
+		require.Equal(t, "INVALID_ARGUMENT", s.fails(admin, `mutation { publishRange(dataset: "days", from: "2026-01-01", to: "2053-05-19") { changed } }`, nil),
+			"10,001 dataids")
 		require.Equal(t, "FORBIDDEN", s.fails(reader, `mutation { publishRange(dataset: "a", from: "1", to: "3") { changed } }`, nil))
 	})
 }
