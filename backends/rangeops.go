@@ -235,11 +235,21 @@ func (e *engine) rangeBatch(ctx context.Context, op rangeOp, ids []string, res *
 	return n, nil
 }
 
+// RangeBatcher is implemented by Batcher backends whose transactions
+// may serve more chunks of a range operation than operations of other
+// kinds (MaxBatch): a range's chunks come from one caller who waits for
+// them all, and what bounds a transaction's size there is its statements,
+// not the wait of the callers queued behind it.
+type RangeBatcher interface {
+	// MaxRangeBatch is the most chunks of a range one transaction serves.
+	MaxRangeBatch() int
+}
+
 // rangeBatchSize is how many of left chunks one transaction serves.
 func (e *engine) rangeBatchSize(cat *Catalog, op rangeOp, left int) int {
 	keys := op.keys(cat)
 	n, used := 0, 0
-	for n < left && n < e.maxBatch && e.batchFits(used, keys) {
+	for n < left && n < e.maxRange && e.batchFits(used, keys) {
 		n++
 		used += keys
 	}

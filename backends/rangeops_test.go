@@ -64,3 +64,28 @@ func TestRangeBatches(t *testing.T) {
 	require.Equal(t, 1, res.Unchanged, "6 was RESUBMIT already")
 	require.Equal(t, int64(3), be.updates.Load()-before, "20 chunks, 8 per transaction")
 }
+
+// rangeBatching also serves up to 16 chunks of a range per transaction.
+type rangeBatching struct{ *batching }
+
+func (rangeBatching) MaxRangeBatch() int { return 16 }
+
+// TestRangeBatcher: a RangeBatcher backend serves MaxRangeBatch chunks of
+// a range per transaction.
+func TestRangeBatcher(t *testing.T) {
+	ctx := context.Background()
+	be := rangeBatching{&batching{versioned: &versioned{Backend: memory.New()}}}
+	s := backends.New(be, nil)
+	defer s.Close()
+	_, err := s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
+	require.NoError(t, err)
+	for i := 1; i <= 20; i++ {
+		_, err := s.Publish(ctx, "src", strconv.Itoa(i))
+		require.NoError(t, err)
+	}
+	before := be.updates.Load()
+	res, err := s.HoldRange(ctx, "src", "1", "20", "")
+	require.NoError(t, err)
+	require.Equal(t, 20, res.Changed)
+	require.Equal(t, int64(2), be.updates.Load()-before, "20 chunks, 16 per transaction")
+}

@@ -466,3 +466,12 @@ const maxBatch = 32
 // in one transaction. LockChunks queues each call's locks in call order,
 // which the engine makes ascending (dataid, dataset) order.
 func (b *Backend) MaxBatch() int { return maxBatch }
+
+// maxRangeBatch is how many chunks of a range operation one transaction
+// serves (backends.RangeBatcher): publishRange of 10,000 daily chunks took
+// 5.6 s at 256 against 8.3 s at 32 (BENCHMARKS.md, "Ranges").
+const maxRangeBatch = 256
+
+// MaxRangeBatch lets the engine serve up to maxRangeBatch chunks of a
+// range in one transaction.
+func (b *Backend) MaxRangeBatch() int { return maxRangeBatch }
