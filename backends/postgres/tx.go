@@ -468,8 +468,9 @@ const maxBatch = 32
 func (b *Backend) MaxBatch() int { return maxBatch }
 
 // maxRangeBatch is how many chunks of a range operation one transaction
-// serves (backends.RangeBatcher): publishRange of 10,000 daily chunks took
-// 5.6 s at 256 against 8.3 s at 32 (BENCHMARKS.md, "Ranges").
+// serves (backends.RangeBatcher): over 10,000 daily chunks, holdRange and
+// resubmitRange took about two thirds of their time at 32, publishRange
+// was within the noise (BENCHMARKS.md, "Ranges").
 const maxRangeBatch = 256
 
 // MaxRangeBatch lets the engine serve up to maxRangeBatch chunks of a
