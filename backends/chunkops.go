@@ -17,7 +17,7 @@ func (e *engine) Publish(ctx context.Context, dataset, dataid string) (StatusRow
 	}
 	var row StatusRow
 	err := e.withCatalog(ctx, func(cat *opCatalog) error {
-		if err := checkPublishable(cat.Catalog, dataset); err != nil {
+		if err := checkPublishable(cat.Catalog, dataset, dataid); err != nil {
 			return err
 		}
 		return e.update(ctx, cat, func(tx Tx) error {
@@ -33,10 +33,16 @@ func (e *engine) Publish(ctx context.Context, dataset, dataid string) (StatusRow
 }
 
 // checkPublishable refuses to publish into a dataset that is unknown or
-// has a producing job.
-func checkPublishable(cat *Catalog, dataset string) error {
-	if _, err := cat.Dataset(dataset); err != nil {
+// has a producing job, and, unless dataid is empty (a range, whose dataids
+// come from the definition), a dataid its partition definition does not
+// expect.
+func checkPublishable(cat *Catalog, dataset, dataid string) error {
+	ds, err := cat.Dataset(dataset)
+	if err != nil {
 		return err
+	}
+	if def := ds.Partitions; dataid != "" && def != nil && !def.Contains(dataid) {
+		return InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); publish only dataids of its definition", dataid, dataset, describeDef(*def))
 	}
 	if p := cat.Producer(dataset); p != "" {
 		return InvalidArgument("dataset %q is produced by job %q; only source datasets are published", dataset, p)

@@ -62,7 +62,7 @@ func (e *engine) PublishRange(ctx context.Context, dataset, from, to string) (Ra
 	op := rangeOp{name: "publishRange", dataset: dataset, needDef: true,
 		locks: func(*Catalog) []string { return []string{dataset} },
 		keys:  func(cat *Catalog) int { return 3 + 2*len(cat.Consumers(dataset)) },
-		check: func(cat *Catalog) error { return checkPublishable(cat, dataset) },
+		check: func(cat *Catalog) error { return checkPublishable(cat, dataset, "") },
 		apply: func(ctx context.Context, tx Tx, cat *Catalog, dataid string, now time.Time) error {
 			_, err := publishChunk(ctx, tx, cat, dataset, dataid, now)
 			return err

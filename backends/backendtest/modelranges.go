@@ -2,15 +2,16 @@ package backendtest
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/chunklock/chunklock/backends"
 )
 
-// The reference model of the range operations over a dataset without a
-// partition definition (the model's datasets have none): each applies the
-// single operation to every chunk of [from, to] that has an OUTPUT row, in
-// shortlex order; a refused chunk is skipped and changes nothing; a chunk
-// already as asked is unchanged.
+// The reference model of the range operations: each applies the single
+// operation, in shortlex order, to every dataid of [from, to] that the
+// dataset expects when it has a partition definition (the model's src2),
+// else to every dataid at which it has an OUTPUT row; a refused chunk is
+// skipped and changes nothing; a chunk already as asked is unchanged.
 
 // mRange is what a range operation answered.
 type mRange struct {
@@ -18,12 +19,16 @@ type mRange struct {
 	skipped            []skip
 }
 
-// existing lists, in shortlex order, the dataids in [from, to] at which
-// dataset has an OUTPUT row.
-func (m *model) existing(dataset, from, to string) []string {
+// covered lists, in shortlex order, the dataids of [from, to] a range
+// operation on dataset covers: expected ones, or those with an OUTPUT row.
+func (m *model) covered(dataset, from, to string) []string {
 	var out []string
+	exp, defined := m.expected[dataset]
 	for _, d := range m.dataids {
-		if backends.CompareDataID(d, from) >= 0 && backends.CompareDataID(d, to) <= 0 && m.rows[m.outKey(dataset, d)] != nil {
+		if backends.CompareDataID(d, from) < 0 || backends.CompareDataID(d, to) > 0 {
+			continue
+		}
+		if (defined && slices.Contains(exp, d)) || (!defined && m.rows[m.outKey(dataset, d)] != nil) {
 			out = append(out, d)
 		}
 	}
@@ -38,13 +43,32 @@ func rangeArgs(from, to string) backends.Code {
 	return ""
 }
 
-// publishRange: the model's datasets have no definition, so no dataid is
-// expected and the call is refused.
-func (m *model) publishRange() backends.Code {
-	return backends.CodeInvalidArgument
+// publishRange publishes the expected dataids of a source dataset with
+// a definition: INVALID_ARGUMENT for any other; a READY chunk is
+// unchanged, one on HOLD skipped.
+func (m *model) publishRange(dataset, from, to string) (mRange, backends.Code) {
+	if c := rangeArgs(from, to); c != "" {
+		return mRange{}, c
+	}
+	if _, defined := m.expected[dataset]; !defined || m.producer(dataset) != "" {
+		return mRange{}, backends.CodeInvalidArgument
+	}
+	var res mRange
+	for _, d := range m.covered(dataset, from, to) {
+		if m.status(m.outKey(dataset, d)) == ready {
+			res.unchanged++
+			continue
+		}
+		if c := m.publish(dataset, d); c != "" {
+			res.skipped = append(res.skipped, skip{d, c})
+			continue
+		}
+		res.changed++
+	}
+	return res, ""
 }
 
-// holdRange holds every existing chunk; one an operator held already (no
+// holdRange holds every covered chunk, creating missing ones; one an operator held already (no
 // claim ending recorded; every hold of the model has the same reason) is
 // unchanged.
 func (m *model) holdRange(dataset, from, to string) (mRange, backends.Code) {
@@ -52,10 +76,10 @@ func (m *model) holdRange(dataset, from, to string) (mRange, backends.Code) {
 		return mRange{}, c
 	}
 	var res mRange
-	for _, d := range m.existing(dataset, from, to) {
+	for _, d := range m.covered(dataset, from, to) {
 		r := m.rows[m.outKey(dataset, d)]
 		switch {
-		case r.status == hold && r.ended == endNone:
+		case r != nil && r.status == hold && r.ended == endNone:
 			res.unchanged++
 		default:
 			if c := m.hold(dataset, d); c != "" {
@@ -68,7 +92,7 @@ func (m *model) holdRange(dataset, from, to string) (mRange, backends.Code) {
 	return res, ""
 }
 
-// resubmitRange resubmits every existing chunk; one already RESUBMIT is
+// resubmitRange resubmits every covered chunk (NOT_FOUND: no row); one already RESUBMIT is
 // not set again, but its cascade runs; a chunk is unchanged when nothing
 // about it (or downstream of it) changed.
 func (m *model) resubmitRange(dataset, from, to string, cascade bool) (mRange, backends.Code) {
@@ -76,12 +100,12 @@ func (m *model) resubmitRange(dataset, from, to string, cascade bool) (mRange, b
 		return mRange{}, c
 	}
 	var res mRange
-	for _, d := range m.existing(dataset, from, to) {
+	for _, d := range m.covered(dataset, from, to) {
 		r := m.rows[m.outKey(dataset, d)]
 		before := m.clone()
 		var code backends.Code
 		switch {
-		case r.status != resubmit:
+		case r == nil || r.status != resubmit:
 			_, code = m.resubmit(dataset, d, cascade)
 		case cascade:
 			if _, bs := m.invalidate(dataset, d); len(bs) > 0 {
@@ -112,7 +136,7 @@ func (h *harness) applyRange(o op) {
 	switch o.kind {
 	case "publishRange":
 		got, err = b.s.PublishRange(ctx, o.dataset, o.from, o.to)
-		code = m.publishRange()
+		want, code = m.publishRange(o.dataset, o.from, o.to)
 	case "holdRange":
 		got, err = b.s.HoldRange(ctx, o.dataset, o.from, o.to, "model")
 		want, code = m.holdRange(o.dataset, o.from, o.to)

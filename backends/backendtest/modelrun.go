@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // The model-based test: random operation sequences applied to the store
@@ -35,6 +36,10 @@ var (
 	modelDatasets = []string{"src", "src2", "a", "b", "m", "n"}
 	modelSources  = []string{"src", "src2"}
 	modelDataIDs  = []string{"1", "2", "10"}
+	// modelPartitions: src2 expects dataids 1 and 2 only (SPEC §8), so
+	// publishing src2/10 is refused.
+	modelPartitions = map[string]partition.Def{"src2": {Kind: partition.Integer, Start: "1", End: "2"}}
+	modelExpected   = map[string][]string{"src2": {"1", "2"}}
 )
 
 func modelJobs() []*mJob {
@@ -106,7 +111,11 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 		b.upsertJob(backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output, MaxAttempts: j.maxAttempts,
 			LeaseSeconds: int(j.lease / time.Second)})
 	}
+	for id, def := range modelPartitions {
+		b.definedDataset(id, def)
+	}
 	h.m = newModel(modelDatasets, jobs, modelDataIDs, b.clock.Now())
+	h.m.expected = modelExpected
 	for h.step = 1; h.step <= steps; h.step++ {
 		h.apply(h.randomOp())
 		h.compareAll()
@@ -168,6 +177,8 @@ func (o op) String() string {
 		return fmt.Sprintf("upsertJob(%s, paused=%v)", o.job, o.paused)
 	case "expire":
 		return "expireLeases()"
+	case "partitions":
+		return "partitions(src2)"
 	}
 	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
 }
@@ -194,7 +205,7 @@ func (h *harness) randomOp() op {
 	}{
 		{"publish", 10}, {"publishAny", 1}, {"findNext", 18}, {"claim", 10}, {"force", 3},
 		{"heartbeat", 5}, {"complete", 14}, {"fail", 6}, {"release", 4}, {"advance", 6}, {"expire", 2},
-		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3},
+		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3}, {"partitions", 2},
 		{"resubmitRange", 3}, {"holdRange", 2}, {"publishRange", 1},
 	}
 	total := 0
@@ -233,8 +244,11 @@ func (h *harness) randomOp() op {
 		}
 	case "resubmitRange", "holdRange", "publishRange":
 		o.cascade = r.IntN(2) == 0
-		if r.IntN(2) == 0 {
+		switch r.IntN(3) {
+		case 0:
 			o.dataset = h.m.job(o.job).output
+		case 1:
+			o.dataset = pick(r, modelSources)
 		}
 		o.from, o.to = pick(r, modelDataIDs), pick(r, modelDataIDs)
 		if backends.CompareDataID(o.from, o.to) > 0 && r.IntN(6) != 0 {
@@ -294,6 +308,14 @@ func (h *harness) apply(o op) {
 		n, err := b.s.ExpireLeases(ctx)
 		h.code("expireLeases", "", err)
 		h.equal("claims expired", m.expire(), n)
+	case "partitions":
+		page, err := b.s.Partitions(ctx, backends.PartitionFilter{Dataset: "src2"})
+		h.code("partitions", "", err)
+		var got []string
+		for _, p := range page.Partitions {
+			got = append(got, p.DataID+"="+string(p.Status))
+		}
+		h.equal("partitions(src2)", m.partitions("src2"), got)
 	case "pause":
 		j := m.job(o.job)
 		_, err := b.s.UpsertJob(ctx, backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output,
