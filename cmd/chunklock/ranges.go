@@ -16,7 +16,8 @@ import (
 // The range forms of publish, resubmit and hold: --from/--to (or, for
 // resubmit and hold, --range FROM..TO) ask the server to apply the
 // operation to every chunk of the range (publishRange, resubmitRange,
-// holdRange), at most client.MaxRangeDataIDs dataids per call.
+// holdRange), at most client.MaxRangeDataIDs dataids per call
+// (rangepages.go splits a longer range).
 
 const rangeHelp = "\n\nRanges: --from/--to apply the operation on the server to every chunk in [FROM, TO]\n" +
 	"(dataids in shortlex order: shorter first, then byte-wise; ISO dates and zero-padded\n" +
@@ -26,9 +27,9 @@ const rangeHelp = "\n\nRanges: --from/--to apply the operation on the server to 
 	"is skipped, and the summary groups the skipped chunks by reason with a few examples.\n" +
 	"Chunks already as asked count as unchanged, so running the same command again\n" +
 	"after an interruption finishes the range without doing anything twice. The server\n" +
-	"takes at most 10,000 dataids per call: over a defined dataset a longer range is\n" +
-	"sent in calls of 10,000, with a progress line after each; without a definition the\n" +
-	"range must hold at most 10,000 chunks."
+	"takes at most 10,000 dataids per call: a longer range is sent in calls of 10,000\n" +
+	"(expected dataids, counted here from the definition; without one, the chunks the\n" +
+	"dataset has, listed first), with a progress line after each."
 
 // rangeFlagList are the --from/--to flags.
 func rangeFlagList(verb string) []cli.Flag {

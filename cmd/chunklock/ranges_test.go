@@ -131,3 +131,29 @@ func TestDefPages(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [][2]string{{"0", "4"}, {"5", "9"}}, pages)
 }
+
+func TestSplitPages(t *testing.T) {
+	t.Parallel()
+	ids := []string{"2", "3", "5", "8", "13"}
+	require.Equal(t, [][2]string{{"1", "3"}, {"5", "8"}, {"13", "20"}}, splitPages(ids, "1", "20", 2))
+	require.Equal(t, [][2]string{{"1", "20"}}, splitPages(ids, "1", "20", 5))
+	require.Empty(t, splitPages(nil, "1", "20", 5))
+}
+
+// TestRangeCommandsExistingPaged: without a partition definition, a range
+// of more chunks than one call takes is sent in calls of 10,000 chunks.
+func TestRangeCommandsExistingPaged(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	var ids []string
+	for i := 1; i <= 10_005; i++ {
+		ids = append(ids, strconv.Itoa(i))
+	}
+	require.NoError(t, c.Publish(ctx, "in", ids))
+	code, out, errs := cliRun(t, "hold", "--url", url, "--dataset", "in", "--from", "0", "--to", "99999")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "in: 1 of 2 calls done, up to 10000: 10000 held, 0 unchanged, 0 skipped\n"+
+		"in: 2 of 2 calls done, up to 99999: 10005 held, 0 unchanged, 0 skipped\n", errs)
+	require.Equal(t, "held 10005 chunk(s) of in; none skipped\n", out)
+}
