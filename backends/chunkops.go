@@ -6,7 +6,10 @@ import (
 )
 
 // An operator's operations on one chunk: publish, resubmit (with its
-// cascade, cascade.go) and hold.
+// cascade, cascade.go) and hold. Each is a function of a transaction that
+// holds the chunk's locks already (publishChunk, resubmitChunk, holdChunk),
+// so that the range operations (rangeops.go) apply the very same rules to
+// every chunk of a range.
 
 func (e *engine) Publish(ctx context.Context, dataset, dataid string) (StatusRow, error) {
 	if err := ValidateDataID(dataid); err != nil {
@@ -14,45 +17,63 @@ func (e *engine) Publish(ctx context.Context, dataset, dataid string) (StatusRow
 	}
 	var row StatusRow
 	err := e.withCatalog(ctx, func(cat *opCatalog) error {
-		return e.publish(ctx, cat, dataset, dataid, &row)
+		if err := checkPublishable(cat.Catalog, dataset, dataid); err != nil {
+			return err
+		}
+		return e.update(ctx, cat, func(tx Tx) error {
+			if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
+				return err
+			}
+			var err error
+			row, err = publishChunk(ctx, tx, cat.Catalog, dataset, dataid, e.clock.Now())
+			return err
+		})
 	})
 	return row, err
 }
 
-func (e *engine) publish(ctx context.Context, cat *opCatalog, dataset, dataid string, out *StatusRow) error {
+// checkPublishable refuses to publish into a dataset that is unknown or
+// has a producing job, and, unless dataid is empty (a range, whose dataids
+// come from the definition), a dataid its partition definition does not
+// expect.
+func checkPublishable(cat *Catalog, dataset, dataid string) error {
 	ds, err := cat.Dataset(dataset)
 	if err != nil {
 		return err
 	}
-	if def := ds.Partitions; def != nil && !def.Contains(dataid) {
+	if def := ds.Partitions; dataid != "" && def != nil && !def.Contains(dataid) {
 		return InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); publish only dataids of its definition", dataid, dataset, describeDef(*def))
 	}
 	if p := cat.Producer(dataset); p != "" {
 		return InvalidArgument("dataset %q is produced by job %q; only source datasets are published", dataset, p)
 	}
-	return e.update(ctx, cat, func(tx Tx) error {
-		key, old, err := lockOutput(ctx, tx, cat.Catalog, dataset, dataid)
-		if err != nil {
-			return err
-		}
-		if old != nil && old.Status == StatusReady {
-			*out = *old
-			return nil
-		}
-		if old != nil && old.Status == StatusHold {
-			return Locked([]Blocker{{Dataset: dataset, DataID: dataid, Kind: BlockerOutputLocked, Status: StatusHold}},
-				"chunk %s/%s is on HOLD; resubmit it before publishing", dataset, dataid)
-		}
-		row := StatusRow{RowKey: key, Status: StatusReady, UpdatedAt: e.clock.Now()}
-		if old != nil {
-			row.Attempt = old.Attempt
-		}
-		if err := put(ctx, tx, old, row); err != nil {
-			return err
-		}
-		*out = row
-		return enqueueConsumers(ctx, tx, cat.Catalog, dataset, dataid)
-	})
+	return nil
+}
+
+// publishChunk publishes chunk dataset/dataid, whose lock tx holds: a
+// READY chunk stays as it is, a chunk on HOLD is LOCKED.
+func publishChunk(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid string, now time.Time) (StatusRow, error) {
+	key := chunkOutputKey(cat, dataset, dataid)
+	rows, err := tx.GetRows(ctx, []RowKey{key})
+	if err != nil {
+		return StatusRow{}, err
+	}
+	old := rows[0]
+	if old != nil && old.Status == StatusReady {
+		return *old, nil
+	}
+	if old != nil && old.Status == StatusHold {
+		return StatusRow{}, Locked([]Blocker{{Dataset: dataset, DataID: dataid, Kind: BlockerOutputLocked, Status: StatusHold}},
+			"chunk %s/%s is on HOLD; resubmit it before publishing", dataset, dataid)
+	}
+	row := StatusRow{RowKey: key, Status: StatusReady, UpdatedAt: now}
+	if old != nil {
+		row.Attempt = old.Attempt
+	}
+	if err := put(ctx, tx, old, row); err != nil {
+		return StatusRow{}, err
+	}
+	return row, enqueueConsumers(ctx, tx, cat, dataset, dataid)
 }
 
 func (e *engine) Resubmit(ctx context.Context, dataset, dataid string, cascade bool) ([]StatusRow, error) {
@@ -64,38 +85,12 @@ func (e *engine) Resubmit(ctx context.Context, dataset, dataid string, cascade b
 		if _, err := cat.Dataset(dataset); err != nil {
 			return err
 		}
-		affected := []string{dataset}
-		if cascade {
-			affected = cat.Downstream(dataset)
-		}
 		return e.update(ctx, cat, func(tx Tx) error {
-			changed = nil
-			if err := tx.LockChunks(ctx, dataid, affected, nil); err != nil {
+			if err := tx.LockChunks(ctx, dataid, resubmitLocks(cat.Catalog, dataset, cascade), nil); err != nil {
 				return err
 			}
-			now := e.clock.Now()
-			rows, err := tx.GetRows(ctx, []RowKey{chunkOutputKey(cat.Catalog, dataset, dataid)})
-			if err != nil {
-				return err
-			}
-			root := rows[0]
-			if root == nil {
-				return NotFound("chunk %s/%s has no status yet; nothing to resubmit", dataset, dataid)
-			}
-			if !ResubmitFrom(root.Status) {
-				return Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: root.Job, Kind: BlockerOutputLocked, Status: root.Status}},
-					"chunk %s/%s is %s; resubmit it once the claim ends", dataset, dataid, root.Status)
-			}
-			r, err := resubmitRow(ctx, tx, *root, "resubmitted", now)
-			if err != nil {
-				return err
-			}
-			changed = append(changed, r)
-			if !cascade {
-				return nil
-			}
-			more, err := invalidateDownstream(ctx, tx, cat.Catalog, dataset, dataid, "upstream "+dataset+"/"+dataid+" resubmitted", now)
-			changed = append(changed, more...)
+			var err error
+			changed, err = resubmitChunk(ctx, tx, cat.Catalog, dataset, dataid, cascade, false, e.clock.Now())
 			return err
 		})
 	})
@@ -103,6 +98,47 @@ func (e *engine) Resubmit(ctx context.Context, dataset, dataid string, cascade b
 		return nil, err
 	}
 	return changed, nil
+}
+
+// resubmitLocks are the datasets whose chunks a resubmit locks.
+func resubmitLocks(cat *Catalog, dataset string, cascade bool) []string {
+	if cascade {
+		return cat.Downstream(dataset)
+	}
+	return []string{dataset}
+}
+
+// resubmitChunk resubmits chunk dataset/dataid (and, with cascade, what
+// was computed from it), whose locks (resubmitLocks) tx holds, and returns
+// the OUTPUT rows it changed. With keep, a chunk already RESUBMIT is not
+// written again (its cascade still runs): a range run again over the same
+// chunks changes nothing more.
+func resubmitChunk(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid string, cascade, keep bool, now time.Time) ([]StatusRow, error) {
+	rows, err := tx.GetRows(ctx, []RowKey{chunkOutputKey(cat, dataset, dataid)})
+	if err != nil {
+		return nil, err
+	}
+	root := rows[0]
+	if root == nil {
+		return nil, NotFound("chunk %s/%s has no status yet; nothing to resubmit", dataset, dataid)
+	}
+	if !ResubmitFrom(root.Status) {
+		return nil, Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: root.Job, Kind: BlockerOutputLocked, Status: root.Status}},
+			"chunk %s/%s is %s; resubmit it once the claim ends", dataset, dataid, root.Status)
+	}
+	var changed []StatusRow
+	if !keep || root.Status != StatusResubmit {
+		r, err := resubmitRow(ctx, tx, *root, "resubmitted", now)
+		if err != nil {
+			return nil, err
+		}
+		changed = append(changed, r)
+	}
+	if !cascade {
+		return changed, nil
+	}
+	more, err := invalidateDownstream(ctx, tx, cat, dataset, dataid, "upstream "+dataset+"/"+dataid+" resubmitted", now)
+	return append(changed, more...), err
 }
 
 func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (StatusRow, error) {
@@ -116,36 +152,40 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (Stat
 			return err
 		}
 		return e.update(ctx, cat, func(tx Tx) error {
-			key, old, err := lockOutput(ctx, tx, cat.Catalog, dataset, dataid)
-			if err != nil {
+			if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
 				return err
 			}
-			if old != nil && old.Status == StatusRunning {
-				return Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: old.Job, Kind: BlockerOutputLocked, Status: StatusRunning}},
-					"chunk %s/%s is RUNNING; hold it once the claim ends", dataset, dataid)
-			}
-			row = StatusRow{RowKey: key}
-			if old != nil {
-				row = *old
-			}
-			row.Status, row.Reason, row.UpdatedAt, row.LeaseExpiresAt, row.PrevStatus, row.Ended = StatusHold, reason, e.clock.Now(), time.Time{}, StatusNone, ""
-			row.RetryAt = time.Time{}
-			return put(ctx, tx, old, row)
+			var err error
+			row, err = holdChunk(ctx, tx, cat.Catalog, dataset, dataid, reason, false, e.clock.Now())
+			return err
 		})
 	})
 	return row, err
 }
 
-// lockOutput locks chunk dataset/dataid alone and reads its OUTPUT row
-// (nil when it has none).
-func lockOutput(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid string) (RowKey, *StatusRow, error) {
-	if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
-		return RowKey{}, nil, err
-	}
+// holdChunk puts chunk dataset/dataid, whose lock tx holds, on HOLD,
+// creating its row if it has none; LOCKED while RUNNING. With keep, a
+// chunk an operator put on HOLD for the same reason is not written again
+// (one whose claim ended in HOLD is: the hold forgets that ending).
+func holdChunk(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid, reason string, keep bool, now time.Time) (StatusRow, error) {
 	key := chunkOutputKey(cat, dataset, dataid)
 	rows, err := tx.GetRows(ctx, []RowKey{key})
 	if err != nil {
-		return RowKey{}, nil, err
+		return StatusRow{}, err
 	}
-	return key, rows[0], nil
+	old := rows[0]
+	if old != nil && old.Status == StatusRunning {
+		return StatusRow{}, Locked([]Blocker{{Dataset: dataset, DataID: dataid, Job: old.Job, Kind: BlockerOutputLocked, Status: StatusRunning}},
+			"chunk %s/%s is RUNNING; hold it once the claim ends", dataset, dataid)
+	}
+	if keep && old != nil && old.Status == StatusHold && old.Reason == reason && old.Ended == "" {
+		return *old, nil
+	}
+	row := StatusRow{RowKey: key}
+	if old != nil {
+		row = *old
+	}
+	row.Status, row.Reason, row.UpdatedAt, row.LeaseExpiresAt, row.PrevStatus, row.Ended = StatusHold, reason, now, time.Time{}, StatusNone, ""
+	row.RetryAt = time.Time{}
+	return row, put(ctx, tx, old, row)
 }

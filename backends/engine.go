@@ -16,6 +16,7 @@ type engine struct {
 	catMu    sync.Mutex                       // serialises catalog changes (changeCatalog)
 	maxBatch int                              // Batcher; 1: no batches
 	maxKeys  int                              // KeyBudget; 0: no bound
+	maxRange int                              // RangeBatcher; chunks of a range per transaction
 	live     batcher[*liveOp]                 // see live.go
 	next     batcher[*nextOp]                 // see next.go, by job
 }
@@ -31,6 +32,10 @@ func New(b Backend, clock Clock) Store {
 	}
 	if kb, ok := b.(KeyBudget); ok {
 		e.maxKeys = kb.MaxBatchKeys()
+	}
+	e.maxRange = e.maxBatch
+	if rb, ok := b.(RangeBatcher); ok && e.maxBatch > 1 {
+		e.maxRange = max(1, rb.MaxRangeBatch())
 	}
 	e.live = batcher[*liveOp]{size: e.maxBatch, take: e.takeLive, run: e.runLive,
 		inFlight: "it may have taken effect"}

@@ -97,6 +97,15 @@ type Store interface {
 	// Hold freezes a chunk (OUTPUT HOLD), creating its row if it has none.
 	// LOCKED while RUNNING.
 	Hold(ctx context.Context, dataset, dataid, reason string) (StatusRow, error)
+	// PublishRange, ResubmitRange and HoldRange apply Publish, Resubmit
+	// and Hold to every dataid in [from, to]: the dataset's expected
+	// dataids when it has a partition definition, else the dataids of its
+	// existing chunks (PublishRange then is INVALID_ARGUMENT). Each chunk is
+	// all or nothing; the ones the operation refuses are skipped and listed.
+	// At most MaxRangeDataIDs dataids per call. See rangeops.go.
+	PublishRange(ctx context.Context, dataset, from, to string) (RangeResult, error)
+	ResubmitRange(ctx context.Context, dataset, from, to string, cascade bool) (RangeResult, error)
+	HoldRange(ctx context.Context, dataset, from, to, reason string) (RangeResult, error)
 
 	// Chunks pages through status rows.
 	Chunks(ctx context.Context, f ChunkFilter) (ChunkPage, error)

@@ -45,6 +45,7 @@ type ResolverRoot interface {
 	Partition() PartitionResolver
 	PartitionSummary() PartitionSummaryResolver
 	Query() QueryResolver
+	RangeSkip() RangeSkipResolver
 	StatusRow() StatusRowResolver
 	Subscription() SubscriptionResolver
 }
@@ -218,11 +219,14 @@ type ComplexityRoot struct {
 		Force          func(childComplexity int, job string, dataid string, executor string) int
 		Heartbeat      func(childComplexity int, token string) int
 		Hold           func(childComplexity int, dataset string, dataid string, reason *string) int
+		HoldRange      func(childComplexity int, dataset string, from string, to string, reason *string) int
 		LockResource   func(childComplexity int, client string, resource string, mode backends.LockMode, ttlSeconds *int) int
 		Publish        func(childComplexity int, dataset string, dataid string) int
+		PublishRange   func(childComplexity int, dataset string, from string, to string) int
 		Release        func(childComplexity int, token string) int
 		RenewResource  func(childComplexity int, id string, client string, ttlSeconds *int) int
 		Resubmit       func(childComplexity int, dataset string, dataid string, cascade *bool) int
+		ResubmitRange  func(childComplexity int, dataset string, from string, to string, cascade *bool) int
 		SetCredential  func(childComplexity int, job string, dataset string, secret string) int
 		UnlockResource func(childComplexity int, id string, client string) int
 		UpsertDataset  func(childComplexity int, input DatasetInput) int
@@ -289,6 +293,18 @@ type ComplexityRoot struct {
 		Locks         func(childComplexity int, dataset *string, job *string) int
 		Partitions    func(childComplexity int, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) int
 		ResourceLocks func(childComplexity int, resource *string, client *string, mode *backends.LockMode) int
+	}
+
+	RangeResult struct {
+		Changed   func(childComplexity int) int
+		Skipped   func(childComplexity int) int
+		Unchanged func(childComplexity int) int
+	}
+
+	RangeSkip struct {
+		Code   func(childComplexity int) int
+		DataID func(childComplexity int) int
+		Reason func(childComplexity int) int
 	}
 
 	ResourceLock struct {
@@ -401,6 +417,9 @@ type MutationResolver interface {
 	LockResource(ctx context.Context, client string, resource string, mode backends.LockMode, ttlSeconds *int) (backends.ResourceLock, error)
 	RenewResource(ctx context.Context, id string, client string, ttlSeconds *int) (backends.ResourceLock, error)
 	UnlockResource(ctx context.Context, id string, client string) (bool, error)
+	PublishRange(ctx context.Context, dataset string, from string, to string) (backends.RangeResult, error)
+	ResubmitRange(ctx context.Context, dataset string, from string, to string, cascade *bool) (backends.RangeResult, error)
+	HoldRange(ctx context.Context, dataset string, from string, to string, reason *string) (backends.RangeResult, error)
 }
 type PartitionResolver interface {
 	WindowStart(ctx context.Context, obj *backends.Partition) (*time.Time, error)
@@ -425,6 +444,9 @@ type QueryResolver interface {
 	LockGraph(ctx context.Context, job *string, dataset *string, dataid *string) (backends.LockGraph, error)
 	ResourceLocks(ctx context.Context, resource *string, client *string, mode *backends.LockMode) ([]backends.ResourceLock, error)
 	Partitions(ctx context.Context, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) (PartitionConnection, error)
+}
+type RangeSkipResolver interface {
+	Code(ctx context.Context, obj *backends.RangeSkip) (string, error)
 }
 type StatusRowResolver interface {
 	Job(ctx context.Context, obj *backends.StatusRow) (*string, error)
@@ -1171,6 +1193,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Hold(childComplexity, args["dataset"].(string), args["dataid"].(string), args["reason"].(*string)), true
+	case "Mutation.holdRange":
+		if e.ComplexityRoot.Mutation.HoldRange == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_holdRange_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.HoldRange(childComplexity, args["dataset"].(string), args["from"].(string), args["to"].(string), args["reason"].(*string)), true
 	case "Mutation.lockResource":
 		if e.ComplexityRoot.Mutation.LockResource == nil {
 			break
@@ -1193,6 +1226,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Publish(childComplexity, args["dataset"].(string), args["dataid"].(string)), true
+	case "Mutation.publishRange":
+		if e.ComplexityRoot.Mutation.PublishRange == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_publishRange_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PublishRange(childComplexity, args["dataset"].(string), args["from"].(string), args["to"].(string)), true
 	case "Mutation.release":
 		if e.ComplexityRoot.Mutation.Release == nil {
 			break
@@ -1226,6 +1270,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Resubmit(childComplexity, args["dataset"].(string), args["dataid"].(string), args["cascade"].(*bool)), true
+	case "Mutation.resubmitRange":
+		if e.ComplexityRoot.Mutation.ResubmitRange == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resubmitRange_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResubmitRange(childComplexity, args["dataset"].(string), args["from"].(string), args["to"].(string), args["cascade"].(*bool)), true
 	case "Mutation.setCredential":
 		if e.ComplexityRoot.Mutation.SetCredential == nil {
 			break
@@ -1579,6 +1634,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ResourceLocks(childComplexity, args["resource"].(*string), args["client"].(*string), args["mode"].(*backends.LockMode)), true
+
+	case "RangeResult.changed":
+		if e.ComplexityRoot.RangeResult.Changed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RangeResult.Changed(childComplexity), true
+	case "RangeResult.skipped":
+		if e.ComplexityRoot.RangeResult.Skipped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RangeResult.Skipped(childComplexity), true
+	case "RangeResult.unchanged":
+		if e.ComplexityRoot.RangeResult.Unchanged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RangeResult.Unchanged(childComplexity), true
+
+	case "RangeSkip.code":
+		if e.ComplexityRoot.RangeSkip.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RangeSkip.Code(childComplexity), true
+	case "RangeSkip.dataid":
+		if e.ComplexityRoot.RangeSkip.DataID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RangeSkip.DataID(childComplexity), true
+	case "RangeSkip.reason":
+		if e.ComplexityRoot.RangeSkip.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RangeSkip.Reason(childComplexity), true
 
 	case "ResourceLock.client":
 		if e.ComplexityRoot.ResourceLock.Client == nil {
@@ -2716,6 +2809,58 @@ extend type Dataset {
   partitionSummary: PartitionSummary
 }
 `, BuiltIn: false},
+	{Name: "../schema/ranges.graphqls", Input: `# Ranges: publish, resubmit and hold every chunk of a dataid range.
+
+"A chunk a range operation left as it was, and why."
+type RangeSkip {
+  dataid: String!
+  "The error the single-chunk operation answered: LOCKED (say, the chunk is RUNNING or on HOLD), NOT_FOUND (no row to resubmit)."
+  code: String!
+  "Why, in words."
+  reason: String!
+}
+
+"""
+What a range operation did. Every dataid of the range is counted once:
+` + "`" + `changed` + "`" + ` chunks were written, ` + "`" + `unchanged` + "`" + ` ones were already as asked (READY
+for publishRange, RESUBMIT with nothing more to invalidate for resubmitRange,
+on HOLD for the same reason for holdRange), ` + "`" + `skipped` + "`" + ` ones were refused, in
+dataid order. Calling again over the same range changes nothing twice.
+"""
+type RangeResult {
+  changed: Int!
+  unchanged: Int!
+  skipped: [RangeSkip!]!
+}
+
+extend type Mutation {
+  """
+  Publishes every expected dataid of a source dataset in [from, to] (the
+  dataset needs a partition definition: INVALID_ARGUMENT without one, and for
+  a dataset a job produces). Each chunk as ` + "`" + `publish` + "`" + ` does it, all or nothing;
+  a chunk on HOLD is skipped. At most 10,000 dataids per call
+  (INVALID_ARGUMENT beyond, before anything is written); from after to is
+  INVALID_ARGUMENT. A call that fails half way (UNAVAILABLE) kept what it did:
+  call again to finish. Admin only.
+  """
+  publishRange(dataset: String!, from: String!, to: String!): RangeResult!
+  """
+  Resubmits every chunk in [from, to]: the dataset's expected dataids when it
+  has a partition definition, else its existing chunks. Each chunk as
+  ` + "`" + `resubmit` + "`" + ` does it (with its cascade), all or nothing; a RUNNING chunk, one
+  whose cascade meets a live claim, and an expected chunk with no row yet are
+  skipped. Limits as publishRange. Admin only.
+  """
+  resubmitRange(dataset: String!, from: String!, to: String!, cascade: Boolean = false): RangeResult!
+  """
+  Holds every chunk in [from, to]: the dataset's expected dataids when it has
+  a partition definition (creating the rows of missing ones), else its
+  existing chunks. Each chunk as ` + "`" + `hold` + "`" + ` does it; a RUNNING chunk is skipped.
+  Limits as publishRange. Admin only.
+  """
+  holdRange(dataset: String!, from: String!, to: String!, reason: String = ""): RangeResult!
+}
+`, BuiltIn: false},
 	{Name: "../schema/schedule.graphqls", Input: `# Backoff (SPEC §3 fail) on status rows. Schedules need no schema of their
 # own: findNext claims a scheduled job's due dataids, and the blockers
 # NOT_DUE and BACKOFF say until when (Blocker.until).
@@ -3143,6 +3288,30 @@ func (ec *executionContext) childFields_PartitionSummary(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type PartitionSummary", field.Name)
 }
 
+func (ec *executionContext) childFields_RangeResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "changed":
+		return ec.fieldContext_RangeResult_changed(ctx, field)
+	case "unchanged":
+		return ec.fieldContext_RangeResult_unchanged(ctx, field)
+	case "skipped":
+		return ec.fieldContext_RangeResult_skipped(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RangeResult", field.Name)
+}
+
+func (ec *executionContext) childFields_RangeSkip(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "dataid":
+		return ec.fieldContext_RangeSkip_dataid(ctx, field)
+	case "code":
+		return ec.fieldContext_RangeSkip_code(ctx, field)
+	case "reason":
+		return ec.fieldContext_RangeSkip_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RangeSkip", field.Name)
+}
+
 func (ec *executionContext) childFields_ResourceLock(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3455,6 +3624,44 @@ func (ec *executionContext) field_Mutation_heartbeat_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_holdRange_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_hold_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3523,6 +3730,36 @@ func (ec *executionContext) field_Mutation_lockResource_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_publishRange_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_publish_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3586,6 +3823,44 @@ func (ec *executionContext) field_Mutation_renewResource_args(ctx context.Contex
 		return nil, err
 	}
 	args["ttlSeconds"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resubmitRange_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "cascade",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cascade"] = arg3
 	return args, nil
 }
 
@@ -7429,6 +7704,138 @@ func (ec *executionContext) fieldContext_Mutation_unlockResource(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_publishRange(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_publishRange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PublishRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.RangeResult) graphql.Marshaler {
+			return ec.marshalNRangeResult2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_publishRange(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RangeResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_publishRange_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resubmitRange(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resubmitRange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResubmitRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["cascade"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.RangeResult) graphql.Marshaler {
+			return ec.marshalNRangeResult2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resubmitRange(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RangeResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resubmitRange_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_holdRange(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_holdRange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().HoldRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["reason"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.RangeResult) graphql.Marshaler {
+			return ec.marshalNRangeResult2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_holdRange(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RangeResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_holdRange_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8722,6 +9129,153 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RangeResult_changed(ctx context.Context, field graphql.CollectedField, obj *backends.RangeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RangeResult_changed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RangeResult_changed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RangeResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RangeResult_unchanged(ctx context.Context, field graphql.CollectedField, obj *backends.RangeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RangeResult_unchanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unchanged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RangeResult_unchanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RangeResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RangeResult_skipped(ctx context.Context, field graphql.CollectedField, obj *backends.RangeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RangeResult_skipped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Skipped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.RangeSkip) graphql.Marshaler {
+			return ec.marshalNRangeSkip2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeSkipᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RangeResult_skipped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RangeResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RangeSkip(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RangeSkip_dataid(ctx context.Context, field graphql.CollectedField, obj *backends.RangeSkip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RangeSkip_dataid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RangeSkip_dataid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RangeSkip", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RangeSkip_code(ctx context.Context, field graphql.CollectedField, obj *backends.RangeSkip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RangeSkip_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RangeSkip().Code(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RangeSkip_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RangeSkip", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RangeSkip_reason(ctx context.Context, field graphql.CollectedField, obj *backends.RangeSkip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RangeSkip_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RangeSkip_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RangeSkip", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ResourceLock_id(ctx context.Context, field graphql.CollectedField, obj *backends.ResourceLock) (ret graphql.Marshaler) {
@@ -12816,6 +13370,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "publishRange":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_publishRange(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resubmitRange":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resubmitRange(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "holdRange":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_holdRange(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13658,6 +14233,135 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return ec._Query___schema(ctx, field)
 			})
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rangeResultImplementors = []string{"RangeResult"}
+
+func (ec *executionContext) _RangeResult(ctx context.Context, sel ast.SelectionSet, obj *backends.RangeResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rangeResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RangeResult")
+		case "changed":
+			out.Values[i] = ec._RangeResult_changed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unchanged":
+			out.Values[i] = ec._RangeResult_unchanged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skipped":
+			out.Values[i] = ec._RangeResult_skipped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rangeSkipImplementors = []string{"RangeSkip"}
+
+func (ec *executionContext) _RangeSkip(ctx context.Context, sel ast.SelectionSet, obj *backends.RangeSkip) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rangeSkipImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RangeSkip")
+		case "dataid":
+			out.Values[i] = ec._RangeSkip_dataid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "code":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RangeSkip_code(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reason":
+			out.Values[i] = ec._RangeSkip_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -15097,6 +15801,30 @@ var (
 		partition.Static:  "STATIC",
 	}
 )
+
+func (ec *executionContext) marshalNRangeResult2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx context.Context, sel ast.SelectionSet, v backends.RangeResult) graphql.Marshaler {
+	return ec._RangeResult(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRangeSkip2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeSkip(ctx context.Context, sel ast.SelectionSet, v backends.RangeSkip) graphql.Marshaler {
+	return ec._RangeSkip(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRangeSkip2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeSkipᚄ(ctx context.Context, sel ast.SelectionSet, v []backends.RangeSkip) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRangeSkip2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeSkip(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
 
 func (ec *executionContext) marshalNResourceLock2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐResourceLock(ctx context.Context, sel ast.SelectionSet, v backends.ResourceLock) graphql.Marshaler {
 	return ec._ResourceLock(ctx, sel, &v)

@@ -24,6 +24,24 @@ type mutationCase struct {
 var unchanged = map[string]func(s *stack, vs map[string]any){
 	"hold":  func(s *stack, vs map[string]any) { require.Equal(s.t, "NONE", s.chunk("a", vs["id"].(string)).Status) },
 	"force": func(s *stack, vs map[string]any) { require.Equal(s.t, "NONE", s.chunk("b", vs["id"].(string)).Status) },
+	"publishRange": func(s *stack, vs map[string]any) {
+		require.Equal(s.t, "NONE", s.chunk("pr", vs["id"].(string)).Status)
+	},
+	"holdRange": func(s *stack, vs map[string]any) {
+		require.Equal(s.t, "READY", s.chunk("a", vs["id"].(string)).Status)
+	},
+	"resubmitRange": func(s *stack, vs map[string]any) {
+		require.Equal(s.t, "READY", s.chunk("a", vs["id"].(string)).Status)
+	},
+}
+
+// publishedID publishes a/<prefix><n> as admin and names it as $id.
+func publishedID(prefix string) func(s *stack, n int) map[string]any {
+	return func(s *stack, n int) map[string]any {
+		id := fmt.Sprintf("%s%d", prefix, n)
+		s.publish("a", id)
+		return vars("id", id)
+	}
 }
 
 // forcedToken claims ja at a fresh dataid as admin and returns the token.
@@ -50,6 +68,14 @@ var mutationCases = []mutationCase{
 		}, nil},
 	{"hold", `mutation($id: String!) { hold(dataset: "a", dataid: $id) { status } }`,
 		func(_ *stack, n int) map[string]any { return vars("id", fmt.Sprintf("h%d", n)) }, nil},
+	{"publishRange", `mutation($id: String!) { publishRange(dataset: "pr", from: $id, to: $id) { changed } }`,
+		func(s *stack, n int) map[string]any {
+			s.ok(admin, upsertDatasetQ, vars("in", map[string]any{"id": "pr", "partitions": map[string]any{"kind": "INTEGER"}}))
+			return vars("id", fmt.Sprint(n))
+		}, nil},
+	{"holdRange", `mutation($id: String!) { holdRange(dataset: "a", from: $id, to: $id) { changed } }`, publishedID("g"), nil},
+	{"resubmitRange", `mutation($id: String!) { resubmitRange(dataset: "a", from: $id, to: $id, cascade: true) { changed } }`,
+		publishedID("s"), nil},
 	{"findNext", `mutation { findNext(job: "ja", executor: "e") { dataid } }`,
 		func(*stack, int) map[string]any { return nil }, []string{runnerA}},
 	{"claim", claimQ,

@@ -98,7 +98,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 	s := &suite{newStore: newStore, cfg: newConfig(opts)}
 	for _, group := range [][]testCase{
 		definitionTests, lockTableTests, operationTests, guaranteeTests,
-		seedTests, readModelTests, resourceLockTests, hardeningTests, partitionTests,
+		seedTests, readModelTests, resourceLockTests, hardeningTests, partitionTests, rangeTests,
 		backoffTests, scheduleTests,
 	} {
 		for _, tc := range group {

@@ -166,6 +166,8 @@ type op struct {
 	expire  bool
 	advance time.Duration
 	tok     int // index in tokens; -1: a garbage token
+	from    string
+	to      string
 }
 
 func (o op) String() string {
@@ -178,6 +180,10 @@ func (o op) String() string {
 		return fmt.Sprintf("%s(%s, %s)", o.kind, o.dataset, o.dataid)
 	case "resubmit":
 		return fmt.Sprintf("resubmit(%s, %s, cascade=%v)", o.dataset, o.dataid, o.cascade)
+	case "publishRange", "holdRange":
+		return fmt.Sprintf("%s(%s, %s, %s)", o.kind, o.dataset, o.from, o.to)
+	case "resubmitRange":
+		return fmt.Sprintf("resubmitRange(%s, %s, %s, cascade=%v)", o.dataset, o.from, o.to, o.cascade)
 	case "advance":
 		return fmt.Sprintf("advance(%s, expire=%v)", o.advance, o.expire)
 	case "pause":
@@ -214,6 +220,7 @@ func (h *harness) randomOp() op {
 		{"heartbeat", 5}, {"complete", 14}, {"fail", 6}, {"release", 4}, {"advance", 6}, {"expire", 2},
 		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3}, {"partitions", 2},
 		{"advanceLong", 1},
+		{"resubmitRange", 3}, {"holdRange", 2}, {"publishRange", 1},
 	}
 	total := 0
 	for _, w := range weights {
@@ -250,6 +257,23 @@ func (h *harness) randomOp() op {
 		o.cascade = r.IntN(2) == 0
 		if r.IntN(2) == 0 {
 			o.dataset = h.m.job(o.job).output
+		}
+	case "resubmitRange", "holdRange", "publishRange":
+		o.cascade = r.IntN(2) == 0
+		switch r.IntN(3) {
+		case 0:
+			o.dataset = h.m.job(o.job).output
+		case 1:
+			o.dataset = pick(r, modelSources)
+		}
+		if o.dataset == "s" {
+			// The schedule's hourly dataids are not the model's range
+			// dataids; ranges over time definitions are in ranges.go.
+			o.dataset = pick(r, modelSources)
+		}
+		o.from, o.to = pick(r, modelDataIDs), pick(r, modelDataIDs)
+		if backends.CompareDataID(o.from, o.to) > 0 && r.IntN(6) != 0 {
+			o.from, o.to = o.to, o.from // mostly well-formed
 		}
 	case "pause":
 		o.paused = !h.m.job(o.job).paused
@@ -303,6 +327,8 @@ func (h *harness) apply(o op) {
 		h.code("hold", m.hold(o.dataset, o.dataid), err)
 	case "resubmit":
 		h.applyResubmit(o)
+	case "resubmitRange", "holdRange", "publishRange":
+		h.applyRange(o)
 	case "findNext":
 		c, err := b.s.FindNext(ctx, o.job, modelExecutor)
 		want := m.findNext(o.job)

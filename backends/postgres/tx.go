@@ -485,3 +485,13 @@ const maxBatch = 32
 // in one transaction. LockChunks queues each call's locks in call order,
 // which the engine makes ascending (dataid, dataset) order.
 func (b *Backend) MaxBatch() int { return maxBatch }
+
+// maxRangeBatch is how many chunks of a range operation one transaction
+// serves (backends.RangeBatcher): over 10,000 daily chunks, holdRange and
+// resubmitRange took about two thirds of their time at 32, publishRange
+// was within the noise (BENCHMARKS.md, "Ranges").
+const maxRangeBatch = 256
+
+// MaxRangeBatch lets the engine serve up to maxRangeBatch chunks of a
+// range in one transaction.
+func (b *Backend) MaxRangeBatch() int { return maxRangeBatch }

@@ -20,20 +20,36 @@ func publishCommand() *cli.Command {
 		Name:      "publish",
 		Category:  catOperator,
 		Usage:     "mark chunks of a source dataset READY, so that its consumers may claim them",
-		UsageText: "chunklock publish --dataset D DATAID... | --range FROM..TO",
+		UsageText: "chunklock publish --dataset D DATAID... | --range FROM..TO | --from FROM --to TO",
 		Description: "For datasets no job produces (their chunks arrive from outside): once a chunk is\n" +
 			"complete where the dataset's location says, publish it. Publishing a READY chunk again\n" +
 			"changes nothing. --range expands ISO dates (2026-01-01..2026-01-31) or integers\n" +
-			"(1..30, or 001..030 keeping the width).\n\n" +
+			"(1..30, or 001..030 keeping the width) here, and publishes each dataid; --from/--to\n" +
+			"publishes every expected dataid of a dataset with a partition definition, on the server\n" +
+			"(a chunk on HOLD is skipped).\n\n" +
 			"Examples:\n" +
 			"   chunklock publish --dataset orders-raw 2026-01-15\n" +
-			"   chunklock publish --dataset orders-raw --range 2026-01-01..2026-01-30" + connHelp,
-		Flags: append(connFlags(),
+			"   chunklock publish --dataset orders-raw --range 2026-01-01..2026-01-30\n" +
+			"   chunklock publish --dataset orders-raw --from 2026-01-01 --to 2026-12-31" + rangeHelp + connHelp,
+		Flags: append(append(connFlags(),
 			&cli.StringFlag{Name: "dataset", Required: true, Usage: "the source `dataset`"},
 			&cli.StringFlag{Name: "range", Usage: "publish every dataid `FROM..TO` (dates or integers)"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the dataids, one a line, and publish nothing"},
-		),
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the dataids, one a line, and publish nothing (not with --from/--to)"},
+		), rangeFlagList("publish")...),
 		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+			ds := cmd.String("dataset")
+			from, to, isRange, err := rangeArgs(cmd, false)
+			switch {
+			case err != nil:
+				return err
+			case isRange && (cmd.Args().Len() > 0 || cmd.String("range") != "" || cmd.Bool("dry-run")):
+				return errors.New("--from/--to publish a range on the server: give no dataids, --range or --dry-run with them")
+			case isRange:
+				return runRange(ctx, cmd, c, ds, from, to, "published", "READY",
+					func(ctx context.Context, from, to string) (client.RangeResult, error) {
+						return c.PublishRange(ctx, ds, from, to)
+					})
+			}
 			ids := cmd.Args().Slice()
 			if r := cmd.String("range"); r != "" {
 				more, err := expandRange(r)
@@ -43,7 +59,7 @@ func publishCommand() *cli.Command {
 				ids = append(ids, more...)
 			}
 			if len(ids) == 0 {
-				return errors.New("no dataid given: `chunklock publish --dataset D DATAID...` or --range FROM..TO")
+				return errors.New("no dataid given: `chunklock publish --dataset D DATAID...`, --range FROM..TO or --from FROM --to TO")
 			}
 			for _, id := range ids {
 				if err := backends.ValidateDataID(id); err != nil {
@@ -105,11 +121,29 @@ func expandRange(r string) ([]string, error) {
 	return out, nil
 }
 
-func chunkFlags() []cli.Flag {
-	return []cli.Flag{
+// chunkOrRangeFlags name one chunk (--dataset, --dataid) or a range of
+// its dataset's chunks (--from/--to or --range).
+func chunkOrRangeFlags(verb string) []cli.Flag {
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "dataset", Required: true, Usage: "the chunk's `dataset`"},
-		&cli.StringFlag{Name: "dataid", Required: true, Usage: "the chunk's `dataid`"},
+		&cli.StringFlag{Name: "dataid", Usage: "the chunk's `dataid` (or a range: --from/--to)"},
+		&cli.StringFlag{Name: "range", Usage: "the same as --from FROM --to TO: " + verb + " every chunk in `FROM..TO`"},
+	}, rangeFlagList(verb)...)
+}
+
+// chunkOrRange reads the flags of chunkOrRangeFlags: either a dataid or
+// a range (isRange).
+func chunkOrRange(cmd *cli.Command) (dataid, from, to string, isRange bool, err error) {
+	from, to, isRange, err = rangeArgs(cmd, true)
+	switch {
+	case err != nil:
+		return "", "", "", false, err
+	case isRange && cmd.String("dataid") != "":
+		return "", "", "", false, errors.New("give --dataid for one chunk or --from/--to for a range, not both")
+	case !isRange && cmd.String("dataid") == "":
+		return "", "", "", false, errors.New("no chunk given: --dataid X, or a range --from FROM --to TO")
 	}
+	return cmd.String("dataid"), from, to, isRange, nil
 }
 
 func printRows(cmd *cli.Command, rows []client.StatusRow) error {
@@ -129,19 +163,32 @@ func resubmitCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "resubmit",
 		Category:  catOperator,
-		Usage:     "ask for a chunk to be produced again (with --cascade, everything computed from it too)",
-		UsageText: "chunklock resubmit --dataset D --dataid X [--cascade]",
+		Usage:     "ask for chunks to be produced again (with --cascade, everything computed from them too)",
+		UsageText: "chunklock resubmit --dataset D (--dataid X | --from FROM --to TO | --range FROM..TO) [--cascade]",
 		Description: "The chunk's OUTPUT row becomes RESUBMIT (from READY, FAILED or HOLD; refused while\n" +
 			"RUNNING) with its attempts reset, and its producer claims it before anything else. With\n" +
 			"--cascade every chunk computed from it downstream is invalidated too, transitively, so\n" +
-			"stale data is never read and everything re-runs in order. Prints the rows it changed.\n\n" +
-			"Example:\n" +
-			"   chunklock resubmit --dataset orders --dataid 2026-01-15 --cascade" + connHelp,
-		Flags: append(append(connFlags(), chunkFlags()...),
+			"stale data is never read and everything re-runs in order. Prints the rows it changed;\n" +
+			"over a range, a summary (a chunk with no row yet, or RUNNING, is skipped).\n\n" +
+			"Examples:\n" +
+			"   chunklock resubmit --dataset orders --dataid 2026-01-15 --cascade\n" +
+			"   chunklock resubmit --dataset orders --from 2026-01-01 --to 2026-03-31 --cascade" + rangeHelp + connHelp,
+		Flags: append(append(connFlags(), chunkOrRangeFlags("resubmit")...),
 			&cli.BoolFlag{Name: "cascade", Usage: "invalidate every chunk computed from it downstream too"},
 		),
 		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
-			rows, err := c.Resubmit(ctx, cmd.String("dataset"), cmd.String("dataid"), cmd.Bool("cascade"))
+			ds, cascade := cmd.String("dataset"), cmd.Bool("cascade")
+			dataid, from, to, isRange, err := chunkOrRange(cmd)
+			if err != nil {
+				return err
+			}
+			if isRange {
+				return runRange(ctx, cmd, c, ds, from, to, "resubmitted", "RESUBMIT",
+					func(ctx context.Context, from, to string) (client.RangeResult, error) {
+						return c.ResubmitRange(ctx, ds, from, to, cascade)
+					})
+			}
+			rows, err := c.Resubmit(ctx, ds, dataid, cascade)
 			if err != nil {
 				return err
 			}
@@ -154,17 +201,31 @@ func holdCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "hold",
 		Category:  catOperator,
-		Usage:     "freeze a chunk: nobody reads or writes it until it is resubmitted",
-		UsageText: "chunklock hold --dataset D --dataid X [--reason TEXT]",
+		Usage:     "freeze chunks: nobody reads or writes them until they are resubmitted",
+		UsageText: "chunklock hold --dataset D (--dataid X | --from FROM --to TO | --range FROM..TO) [--reason TEXT]",
 		Description: "The chunk's OUTPUT row becomes HOLD (refused while RUNNING): its producer will not\n" +
-			"claim it and its consumers will not read it. `chunklock resubmit` thaws it.\n\n" +
-			"Example:\n" +
-			"   chunklock hold --dataset orders --dataid 2026-01-15 --reason \"bad export, see INC-42\"" + connHelp,
-		Flags: append(append(connFlags(), chunkFlags()...),
+			"claim it and its consumers will not read it. `chunklock resubmit` thaws it. Over a\n" +
+			"range, a RUNNING chunk is skipped, and a chunk already on HOLD for the same reason is\n" +
+			"left as it is.\n\n" +
+			"Examples:\n" +
+			"   chunklock hold --dataset orders --dataid 2026-01-15 --reason \"bad export, see INC-42\"\n" +
+			"   chunklock hold --dataset orders --range 2026-02-01..2026-02-28 --reason INC-43" + rangeHelp + connHelp,
+		Flags: append(append(connFlags(), chunkOrRangeFlags("hold")...),
 			&cli.StringFlag{Name: "reason", Usage: "why (`text` kept with the chunk)"},
 		),
 		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
-			row, err := c.Hold(ctx, cmd.String("dataset"), cmd.String("dataid"), cmd.String("reason"))
+			ds, reason := cmd.String("dataset"), cmd.String("reason")
+			dataid, from, to, isRange, err := chunkOrRange(cmd)
+			if err != nil {
+				return err
+			}
+			if isRange {
+				return runRange(ctx, cmd, c, ds, from, to, "held", "on HOLD",
+					func(ctx context.Context, from, to string) (client.RangeResult, error) {
+						return c.HoldRange(ctx, ds, from, to, reason)
+					})
+			}
+			row, err := c.Hold(ctx, ds, dataid, reason)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,301 @@
+package backends
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"iter"
+	"slices"
+	"time"
+)
+
+// The range operations apply publish, resubmit or hold to every dataid of
+// [from, to] (SPEC §3 "Ranges"): the dataset's expected dataids when it
+// has a partition definition, else the dataids of its existing chunks.
+// Chunks go through in ascending (shortlex) order, several per
+// transaction on a backend that batches (Batcher, within its KeyBudget),
+// each all or nothing: a chunk the operation refuses (LOCKED, or NOT_FOUND
+// for a resubmit of a chunk with no row) writes nothing and is listed as
+// skipped, and the others go on. A failure of a transaction itself (the
+// store unreachable, the request cancelled) ends the call with the
+// transactions before it committed: calling again finishes the range. A
+// chunk already as asked (READY for a publish, RESUBMIT with nothing more
+// to invalidate for a resubmit, HOLD for the same reason for a hold) is
+// not written again and counts as unchanged, so a second call over the
+// same range changes, and counts, nothing twice.
+
+// MaxRangeDataIDs bounds how many dataids one range operation covers.
+const MaxRangeDataIDs = 10000
+
+// RangeSkip is a chunk a range operation left as it was, and why: Code is
+// the error the single-chunk operation would have answered (LOCKED,
+// NOT_FOUND), Reason its message.
+type RangeSkip struct {
+	DataID string
+	Code   Code
+	Reason string
+}
+
+// RangeResult is what a range operation did: Changed chunks were written,
+// Unchanged ones were already as asked, Skipped ones were refused, in
+// dataid order.
+type RangeResult struct {
+	Changed   int
+	Unchanged int
+	Skipped   []RangeSkip
+}
+
+// rangeOp is one range operation: which chunks it locks, what it costs in
+// keys, and what it does to each chunk (its locks held, its writes on a
+// chunkTx).
+type rangeOp struct {
+	name    string
+	dataset string
+	locks   func(cat *Catalog) []string
+	keys    func(cat *Catalog) int
+	apply   func(ctx context.Context, tx Tx, cat *Catalog, dataid string, now time.Time) error
+	check   func(cat *Catalog) error // refuses the whole call
+	needDef bool                     // no definition: INVALID_ARGUMENT
+}
+
+func (e *engine) PublishRange(ctx context.Context, dataset, from, to string) (RangeResult, error) {
+	op := rangeOp{name: "publishRange", dataset: dataset, needDef: true,
+		locks: func(*Catalog) []string { return []string{dataset} },
+		keys:  func(cat *Catalog) int { return 3 + 2*len(cat.Consumers(dataset)) },
+		check: func(cat *Catalog) error { return checkPublishable(cat, dataset, "") },
+		apply: func(ctx context.Context, tx Tx, cat *Catalog, dataid string, now time.Time) error {
+			_, err := publishChunk(ctx, tx, cat, dataset, dataid, now)
+			return err
+		}}
+	return e.runRange(ctx, op, from, to)
+}
+
+func (e *engine) ResubmitRange(ctx context.Context, dataset, from, to string, cascade bool) (RangeResult, error) {
+	op := rangeOp{name: "resubmitRange", dataset: dataset,
+		locks: func(cat *Catalog) []string { return resubmitLocks(cat, dataset, cascade) },
+		keys: func(cat *Catalog) int {
+			n := 4
+			if cascade {
+				for _, d := range cat.Downstream(dataset) {
+					n += 5 * len(cat.Consumers(d))
+				}
+			}
+			return n
+		},
+		apply: func(ctx context.Context, tx Tx, cat *Catalog, dataid string, now time.Time) error {
+			_, err := resubmitChunk(ctx, tx, cat, dataset, dataid, cascade, true, now)
+			return err
+		}}
+	return e.runRange(ctx, op, from, to)
+}
+
+func (e *engine) HoldRange(ctx context.Context, dataset, from, to, reason string) (RangeResult, error) {
+	reason = validReason(reason)
+	op := rangeOp{name: "holdRange", dataset: dataset,
+		locks: func(*Catalog) []string { return []string{dataset} },
+		keys:  func(*Catalog) int { return 3 },
+		apply: func(ctx context.Context, tx Tx, cat *Catalog, dataid string, now time.Time) error {
+			_, err := holdChunk(ctx, tx, cat, dataset, dataid, reason, true, now)
+			return err
+		}}
+	return e.runRange(ctx, op, from, to)
+}
+
+// runRange lists the range's dataids, then serves them a batch at a time.
+func (e *engine) runRange(ctx context.Context, op rangeOp, from, to string) (RangeResult, error) {
+	ids, err := e.rangeDataIDs(ctx, op, from, to)
+	if err != nil {
+		return RangeResult{}, err
+	}
+	var res RangeResult
+	for total := len(ids); len(ids) > 0; {
+		if err := ctx.Err(); err != nil {
+			return res, Unavailable(err, "%s: the request ended after %d of %d chunks; call again to finish the range", op.name, total-len(ids), total)
+		}
+		n, err := e.rangeBatch(ctx, op, ids, &res)
+		if err != nil {
+			return res, err
+		}
+		ids = ids[n:]
+	}
+	return res, nil
+}
+
+// rangeDataIDs checks the call and returns the dataids it covers, in
+// shortlex order: INVALID_ARGUMENT for a bad or reversed range, or one of
+// more than MaxRangeDataIDs dataids, before anything is written.
+func (e *engine) rangeDataIDs(ctx context.Context, op rangeOp, from, to string) ([]string, error) {
+	for _, id := range []string{from, to} {
+		if err := ValidateDataID(id); err != nil {
+			return nil, err
+		}
+	}
+	if CompareDataID(from, to) > 0 {
+		return nil, InvalidArgument("%s: from %q is after to %q (dataids order shortlex: shorter first)", op.name, from, to)
+	}
+	cat, err := e.loadCatalog(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := cat.Dataset(op.dataset)
+	if err != nil {
+		return nil, err
+	}
+	if op.check != nil {
+		if err := op.check(cat.Catalog); err != nil {
+			return nil, err
+		}
+	}
+	if seq, ok, err := expectedDataIDs(ds, from, to); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return collectRange(op.name, seq)
+	}
+	if op.needDef {
+		return nil, InvalidArgument("%s: dataset %q has no partition definition, so it has no expected dataids to publish; publish dataids one by one, or give it a definition", op.name, op.dataset)
+	}
+	return e.existingDataIDs(ctx, op, from, to)
+}
+
+// collectRange takes the dataids of seq, refusing more than
+// MaxRangeDataIDs.
+func collectRange(name string, seq iter.Seq[string]) ([]string, error) {
+	var ids []string
+	for id := range seq {
+		if len(ids) == MaxRangeDataIDs {
+			return nil, tooLong(name)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func tooLong(name string) error {
+	return InvalidArgument("%s: the range holds more than %d dataids; split it into smaller ranges", name, MaxRangeDataIDs)
+}
+
+// existingDataIDs lists the dataids in [from, to] at which the dataset has
+// an OUTPUT row.
+func (e *engine) existingDataIDs(ctx context.Context, op rangeOp, from, to string) ([]string, error) {
+	var ids []string
+	f := ChunkFilter{Dataset: op.dataset, Role: RoleOutput, From: from, To: to, First: MaxPageSize}
+	for {
+		page, err := e.b.ListRows(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Rows {
+			if n := len(ids); n > 0 && ids[n-1] == r.DataID {
+				continue // a row of a former producer
+			}
+			if len(ids) == MaxRangeDataIDs {
+				return nil, tooLong(op.name)
+			}
+			ids = append(ids, r.DataID)
+		}
+		if !page.HasNextPage || len(page.Rows) == 0 {
+			return ids, nil
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+}
+
+// rangeBatch serves the first chunks of ids in one transaction, as many as
+// the backend's batch and key budget allow, adds what happened to res,
+// and returns how many chunks it served.
+func (e *engine) rangeBatch(ctx context.Context, op rangeOp, ids []string, res *RangeResult) (int, error) {
+	var n, changed, unchanged int
+	var skipped []RangeSkip
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		if _, err := cat.Dataset(op.dataset); err != nil {
+			return err
+		}
+		n = e.rangeBatchSize(cat.Catalog, op, len(ids))
+		return e.update(ctx, cat, func(tx Tx) error {
+			changed, unchanged, skipped = 0, 0, nil
+			return serveRange(ctx, tx, cat.Catalog, op, ids[:n], e.clock.Now(), func(id string, wrote bool, err error) {
+				switch {
+				case err != nil:
+					skipped = append(skipped, RangeSkip{DataID: id, Code: CodeOf(err), Reason: err.Error()})
+				case wrote:
+					changed++
+				default:
+					unchanged++
+				}
+			})
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	res.Changed += changed
+	res.Unchanged += unchanged
+	res.Skipped = append(res.Skipped, skipped...)
+	return n, nil
+}
+
+// RangeBatcher is implemented by Batcher backends whose transactions
+// may serve more chunks of a range operation than operations of other
+// kinds (MaxBatch): a range's chunks come from one caller who waits for
+// them all, and what bounds a transaction's size there is its statements,
+// not the wait of the callers queued behind it.
+type RangeBatcher interface {
+	// MaxRangeBatch is the most chunks of a range one transaction serves.
+	MaxRangeBatch() int
+}
+
+// rangeBatchSize is how many of left chunks one transaction serves.
+func (e *engine) rangeBatchSize(cat *Catalog, op rangeOp, left int) int {
+	keys := op.keys(cat)
+	n, used := 0, 0
+	for n < left && n < e.maxRange && e.batchFits(used, keys) {
+		n++
+		used += keys
+	}
+	return max(n, 1)
+}
+
+// serveRange locks the chunks of ids in ascending byte order (the order
+// of every batch, see Batcher), reads their OUTPUT rows in one call, and
+// applies op to each in shortlex order, telling done what happened.
+func serveRange(ctx context.Context, tx Tx, cat *Catalog, op rangeOp, ids []string, now time.Time, done func(string, bool, error)) error {
+	locks := op.locks(cat)
+	byBytes := slices.Clone(ids)
+	slices.SortFunc(byBytes, func(a, b string) int { return cmp.Compare(a, b) })
+	keys := make([]RowKey, len(ids))
+	for i, id := range byBytes {
+		if err := tx.LockChunks(ctx, id, locks, nil); err != nil {
+			return err
+		}
+		keys[i] = chunkOutputKey(cat, op.dataset, id)
+	}
+	reads := &batchReads{Tx: tx}
+	if err := reads.readAhead(ctx, keys); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		c := newChunkTx(reads)
+		err := op.apply(ctx, c, cat, id, now)
+		if err != nil && !refusal(err) {
+			return err
+		}
+		if err == nil {
+			if err := c.commit(ctx); err != nil {
+				return err
+			}
+		}
+		done(id, c.wrote(), err)
+	}
+	return nil
+}
+
+// refusal tells whether err is a single chunk's refusal, which skips the
+// chunk, rather than a failure of the whole transaction.
+func refusal(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	return e.Code == CodeLocked || e.Code == CodeNotFound
+}

@@ -1,0 +1,162 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// A range operation (rangeops.go) serves several chunks in one
+// transaction, each all or nothing: a chunk's operation runs on a chunkTx,
+// which keeps its writes aside until the chunk is known to succeed; a
+// refused chunk's writes are dropped while the others are kept. Reads
+// first look at the chunk's own writes, then at rows read ahead for the
+// whole batch (batchReads), then at the transaction.
+
+// errNotInRange refuses what no range operation does on a chunkTx.
+var errNotInRange = errors.New("backends: not available to a range operation's chunk")
+
+// batchReads is a transaction whose reads of some keys were made ahead,
+// in one call for a whole batch.
+type batchReads struct {
+	Tx
+	ahead map[RowKey]*StatusRow
+}
+
+// readAhead reads keys in one call and keeps them for the chunks.
+func (b *batchReads) readAhead(ctx context.Context, keys []RowKey) error {
+	rows, err := b.Tx.GetRows(ctx, keys)
+	if err != nil {
+		return err
+	}
+	b.ahead = make(map[RowKey]*StatusRow, len(keys))
+	for i, k := range keys {
+		b.ahead[k] = rows[i]
+	}
+	return nil
+}
+
+// GetRows answers from the rows read ahead, and reads the others.
+func (b *batchReads) GetRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error) {
+	out := make([]*StatusRow, len(keys))
+	var rest []RowKey
+	var at []int
+	for i, k := range keys {
+		if r, ok := b.ahead[k]; ok {
+			if r != nil {
+				c := *r
+				out[i] = &c
+			}
+			continue
+		}
+		rest = append(rest, k)
+		at = append(at, i)
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	rows, err := b.Tx.GetRows(ctx, rest)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		out[i] = rows[j]
+	}
+	return out, nil
+}
+
+// forget drops k from the rows read ahead: it was written, and the
+// transaction answers its own writes.
+func (b *batchReads) forget(k RowKey) { delete(b.ahead, k) }
+
+// chunkTx holds one chunk's writes until commit or drop.
+type chunkTx struct {
+	base   *batchReads
+	rows   map[RowKey]*StatusRow // written (nil: deleted)
+	writes []func(context.Context, Tx) error
+}
+
+func newChunkTx(base *batchReads) *chunkTx {
+	return &chunkTx{base: base, rows: map[RowKey]*StatusRow{}}
+}
+
+// wrote tells whether the chunk's operation wrote anything.
+func (c *chunkTx) wrote() bool { return len(c.writes) > 0 }
+
+// commit passes the chunk's writes, in order, to the transaction.
+func (c *chunkTx) commit(ctx context.Context) error {
+	for k := range c.rows {
+		c.base.forget(k)
+	}
+	for _, w := range c.writes {
+		if err := w(ctx, c.base.Tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LockChunks is refused: a range takes every lock of its batch first.
+func (c *chunkTx) LockChunks(context.Context, string, []string, []string) error {
+	return errNotInRange
+}
+
+func (c *chunkTx) GetRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error) {
+	out := make([]*StatusRow, len(keys))
+	var rest []RowKey
+	var at []int
+	for i, k := range keys {
+		if r, ok := c.rows[k]; ok {
+			if r != nil {
+				cp := *r
+				out[i] = &cp
+			}
+			continue
+		}
+		rest = append(rest, k)
+		at = append(at, i)
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	rows, err := c.base.GetRows(ctx, rest)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		out[i] = rows[j]
+	}
+	return out, nil
+}
+
+func (c *chunkTx) PutRow(_ context.Context, r StatusRow) error {
+	c.rows[r.RowKey] = &r
+	c.writes = append(c.writes, func(ctx context.Context, tx Tx) error { return tx.PutRow(ctx, r) })
+	return nil
+}
+
+func (c *chunkTx) DeleteRow(_ context.Context, k RowKey) error {
+	c.rows[k] = nil
+	c.writes = append(c.writes, func(ctx context.Context, tx Tx) error { return tx.DeleteRow(ctx, k) })
+	return nil
+}
+
+func (c *chunkTx) AppendEvent(_ context.Context, e Event) error {
+	c.writes = append(c.writes, func(ctx context.Context, tx Tx) error { return tx.AppendEvent(ctx, e) })
+	return nil
+}
+
+func (c *chunkTx) AddCandidate(_ context.Context, cand Candidate) error {
+	c.writes = append(c.writes, func(ctx context.Context, tx Tx) error { return tx.AddCandidate(ctx, cand) })
+	return nil
+}
+
+func (c *chunkTx) NextFence(context.Context, string, string) (int64, error) {
+	return 0, errNotInRange
+}
+
+func (c *chunkTx) NextCandidate(context.Context, string, time.Time) (Candidate, bool, error) {
+	return Candidate{}, false, errNotInRange
+}
+
+func (c *chunkTx) DropCandidate(context.Context, Candidate) error { return errNotInRange }
