@@ -54,7 +54,7 @@ func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*Claim, 
 func (e *engine) takeNext(job string, queue []*nextOp) (batch, rest []*nextOp) {
 	n := e.maxBatch
 	if keys := opKeys(e.jobInputs(job)); e.maxKeys > 0 {
-		n = max(1, min(n, e.maxKeys/keys))
+		n = max(1, min(n, (e.maxKeys-e.roundSlotKeys(job))/keys))
 	}
 	n = min(n, len(queue))
 	batch = slices.Clone(queue[:n])
@@ -104,8 +104,20 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 	if err != nil {
 		return err
 	}
+	g, err := openGate(ctx, tx, job, e.clock.Now(), true)
+	if err != nil {
+		return err
+	}
 	next := 0 // the next call to serve
 	for _, c := range cands {
+		if g != nil && g.full() {
+			// At the job's limit: the calls left get nil, and the
+			// candidates left stay queued for a claim once a slot is free.
+			for _, op := range ops[next:] {
+				op.pending = false
+			}
+			break
+		}
 		st := states[c.DataID]
 		if requeued, err := requeueStale(ctx, tx, c, st); err != nil || requeued {
 			if err != nil {
@@ -115,7 +127,7 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 		}
 		if next < len(ops) {
 			op := ops[next]
-			claim, err := e.claimState(WithActor(ctx, ActorFrom(op.ctx)), tx, cat, st, op.executor, ModeNext)
+			claim, err := e.claimState(WithActor(ctx, ActorFrom(op.ctx)), tx, cat, st, op.executor, ModeNext, g)
 			if err != nil && !errors.Is(err, ErrLocked) {
 				return err
 			}
@@ -128,7 +140,7 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 			return err
 		}
 	}
-	return nil
+	return g.flush(ctx, tx)
 }
 
 // distinctCandidates keeps one candidate per dataid: a duplicate hint is

@@ -134,7 +134,12 @@ func (e *engine) Blockers(ctx context.Context, jobID, dataid string) ([]Blocker,
 		}
 		return e.update(ctx, cat, func(tx Tx) error {
 			st, err := loadClaimState(ctx, tx, cat.Catalog, job, dataid)
+			if err != nil {
+				return err
+			}
 			bs = st.Blockers(ModeClaim)
+			g, err := openGate(ctx, tx, job, e.clock.Now(), false)
+			bs = append(bs, g.blockers(dataid, statusOf(st.Output))...)
 			return err
 		})
 	})

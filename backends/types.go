@@ -81,6 +81,13 @@ type Job struct {
 	MaxAttempts  int
 	LeaseSeconds int
 	Paused       bool
+	// RetryDelaySeconds and RetryMaxDelaySeconds bound the backoff of a
+	// failed chunk; MaxConcurrent bounds the job's live claims (0: no
+	// limit); Pool names the pool whose slots the job shares ("" : none).
+	RetryDelaySeconds    int
+	RetryMaxDelaySeconds int
+	MaxConcurrent        int
+	Pool                 string
 	// Key is the job's public key material: enough to encrypt secrets to the
 	// job, never enough to decrypt them. Set by the keys layer.
 	Key       JobKey
@@ -237,6 +244,13 @@ const (
 	BlockerPaused BlockerKind = "PAUSED"
 	// BlockerNoInputs: a job without inputs is claimed by dataid only.
 	BlockerNoInputs BlockerKind = "NO_INPUTS"
+	// BlockerNotDue: the dataid's window is not due yet.
+	BlockerNotDue BlockerKind = "NOT_DUE"
+	// BlockerBackoff: a failed chunk waits for its retry time.
+	BlockerBackoff BlockerKind = "BACKOFF"
+	// BlockerConcurrency: the job is at its maxConcurrent live claims, or
+	// its pool has no free slot.
+	BlockerConcurrency BlockerKind = "CONCURRENCY"
 )
 
 // Blocker is one reason a job cannot claim a dataid now: the row (or the
@@ -247,6 +261,11 @@ type Blocker struct {
 	Job     string
 	Kind    BlockerKind
 	Status  Status
+	// Until is when the blocker lifts, when that is known; zero otherwise.
+	Until time.Time
+	// Pool names the pool without a free slot (CONCURRENCY); empty when
+	// the job's own maxConcurrent is reached.
+	Pool string
 }
 
 // ChunkDetail is one chunk with every status row on it and its derived locks.

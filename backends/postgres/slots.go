@@ -1,0 +1,184 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Slot records (backends/slots.go) live in table slots, one JSON document
+// per record. A claim locks its job's records with FOR UPDATE after its
+// chunk locks; every transaction takes them in ascending key order, so
+// they cannot deadlock with each other or with chunk locks.
+
+const (
+	// ensureSlotsSQL makes sure the records exist, so that FOR UPDATE has
+	// rows to lock: two transactions creating one record meet on its key.
+	ensureSlotsSQL = `INSERT INTO slots (key, record)
+SELECT k, '{}'::jsonb FROM unnest($1::text[]) AS k ORDER BY k
+ON CONFLICT (key) DO NOTHING`
+	lockSlotsSQL = `SELECT key, record FROM slots WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE`
+	readSlotsSQL = `SELECT key, record FROM slots WHERE key = ANY($1::text[])`
+	putSlotsSQL  = `INSERT INTO slots (key, record) VALUES ($1, $2)
+ON CONFLICT (key) DO UPDATE SET record = EXCLUDED.record`
+	// tryLockHoldersSQL takes, without waiting, the shared lock of each
+	// holder's chunk: a holder whose chunk another transaction is changing
+	// (a heartbeat, an ending) cannot be read consistently now.
+	tryLockHoldersSQL = `SELECT pg_try_advisory_xact_lock_shared(hashtextextended(u.d || '/' || u.i, $3::bigint))
+FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(d, i, n) ORDER BY u.n`
+	runningOutputsSQL = `SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence,
+       lease_expires_at, updated_at, reason, prev_status, ended
+FROM status_rows
+WHERE job = $1 AND dataset = $2 AND role = 'OUTPUT' AND status = 'RUNNING'`
+	listPoolsSQL = `SELECT key, record FROM slots WHERE key LIKE 'pool/%' ORDER BY key`
+)
+
+func scanSlots(rows pgx.Rows) (map[string]*backends.Slots, error) {
+	out := map[string]*backends.Slots{}
+	for rows.Next() {
+		var key string
+		var doc []byte
+		if err := rows.Scan(&key, &doc); err != nil {
+			return nil, err
+		}
+		var s backends.Slots
+		if err := json.Unmarshal(doc, &s); err != nil {
+			return nil, fmt.Errorf("postgres: slot record %s is corrupt: %w", key, err)
+		}
+		s.Key = key
+		out[key] = &s
+	}
+	return out, rows.Err()
+}
+
+func (t *txn) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*backends.Slots, error) {
+	q := readSlotsSQL
+	if forUpdate {
+		t.enqueue(ensureSlotsSQL, []any{keys}, nil)
+		q = lockSlotsSQL
+	}
+	rows, err := pipe{t}.Query(ctx, q, keys)
+	if err != nil {
+		return nil, mapErr(err, "reading slot records")
+	}
+	defer rows.Close()
+	found, err := scanSlots(rows)
+	if err != nil {
+		return nil, mapErr(err, "reading slot records")
+	}
+	out := make([]*backends.Slots, len(keys))
+	for i, k := range keys {
+		out[i] = found[k]
+	}
+	return out, nil
+}
+
+// PutSlots queues the write; it goes out with the transaction's next
+// statement (at the latest with its commit).
+func (t *txn) PutSlots(_ context.Context, s backends.Slots) error {
+	doc, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	t.enqueue(putSlotsSQL, []any{s.Key, doc}, nil)
+	return nil
+}
+
+// CheckHolders tries the shared lock of each holder's chunk, then reads
+// the rows with a snapshot taken after the locks: a row whose lock was
+// taken cannot change before this transaction ends, and a heartbeat
+// waiting for it decides on the lease after this transaction.
+func (t *txn) CheckHolders(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, []bool, error) {
+	ds := make([]string, len(keys))
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ds[i], ids[i] = k.Dataset, k.DataID
+	}
+	known := make([]bool, len(keys))
+	t.enqueue(tryLockHoldersSQL, []any{ds, ids, t.b.salt}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return mapErr(err, "locking slot holders")
+		}
+		defer rows.Close()
+		for i := 0; rows.Next(); i++ {
+			if err := rows.Scan(&known[i]); err != nil {
+				return mapErr(err, "locking slot holders")
+			}
+		}
+		return mapErr(rows.Err(), "locking slot holders")
+	})
+	rows, err := t.GetRows(ctx, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, known, nil
+}
+
+func (t *txn) RunningOutputs(ctx context.Context, job, output string) ([]backends.StatusRow, error) {
+	rows, err := pipe{t}.Query(ctx, runningOutputsSQL, job, output)
+	if err != nil {
+		return nil, mapErr(err, "reading live claims")
+	}
+	defer rows.Close()
+	var out []backends.StatusRow
+	for rows.Next() {
+		var r sqldb.StatusRow
+		var lease pgtype.Timestamptz
+		var updated time.Time
+		if err := rows.Scan(&r.Dataset, &r.Dataid, &r.Job, &r.Role, &r.Sortkey, &r.Status, &r.Attempt, &r.Executor,
+			&r.Token, &r.Fence, &lease, &updated, &r.Reason, &r.PrevStatus, &r.Ended); err != nil {
+			return nil, mapErr(err, "reading live claims")
+		}
+		r.LeaseExpiresAt, r.UpdatedAt = lease, updated
+		row := rowFromDB(r)
+		if _, written := t.rows[row.RowKey]; !written {
+			out = append(out, row)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err, "reading live claims")
+	}
+	for _, op := range t.rowOps {
+		if r := op.row; r != nil && r.Job == job && r.Dataset == output && r.Role == backends.RoleOutput && r.Status == backends.StatusRunning {
+			out = append(out, *r)
+		}
+	}
+	return out, nil
+}
+
+// ListPools reads every pool's slot record.
+func (b *Backend) ListPools(ctx context.Context) ([]backends.Pool, error) {
+	rows, err := b.pool.Query(ctx, listPoolsSQL)
+	if err != nil {
+		return nil, mapErr(err, "listing pools")
+	}
+	defer rows.Close()
+	found, err := scanSlots(rows)
+	if err != nil {
+		return nil, mapErr(err, "listing pools")
+	}
+	var out []backends.Pool
+	for _, k := range sortedKeys(found) {
+		if p := found[k].Pool; p.Slots > 0 {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]*backends.Slots) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

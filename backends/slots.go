@@ -1,0 +1,347 @@
+package backends
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// Concurrency limits (SPEC §4 guarantee 7): a job never holds more live
+// claims than its MaxConcurrent, nor a pool more than its Slots.
+//
+// Each limited job, and each pool, has a slot record listing the live
+// claims that hold one of its slots. A claim reads and locks the records
+// of its job in its own transaction, after its chunk locks, counts the
+// holders, and adds itself; ending a claim (complete, fail, release,
+// expiry, a superseding force) removes it, in the ending's transaction.
+// Heartbeats do not touch the records: a holder keeps the lease it had
+// when written, and only a holder whose recorded lease has passed is
+// checked against its OUTPUT row (still RUNNING with the same token and
+// a lease to come?) before it is counted or pruned. A claim past its lease
+// is thus not counted, even before the reaper fails it. Records of a job
+// whose limit or pool changed may keep holders that ended elsewhere; they
+// are counted until their recorded lease passes and the check prunes them:
+// a limit is never exceeded, at worst a slot comes back one lease late.
+
+// Pool is a named set of slots shared by the jobs naming it (SPEC §1).
+type Pool struct {
+	ID          string
+	Description string
+	Slots       int
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// SlotHolder is a live claim holding a slot.
+type SlotHolder struct {
+	Job     string
+	Dataset string
+	DataID  string
+	Token   string
+	// LeaseExpiresAt is the claim's lease when the holder was written or
+	// last checked; a heartbeat since may have extended it.
+	LeaseExpiresAt time.Time
+}
+
+// Slots is the slot record of a job ("job/<id>") or of a pool
+// ("pool/<id>"). A pool's record carries its definition; Pool.Slots is
+// zero when no pool of that id was ever defined.
+type Slots struct {
+	Key     string
+	Pool    Pool
+	Holders []SlotHolder
+	// Seeded tells, by job, which definition of the job (its UpdatedAt)
+	// the holders account for: a job that gained this limit, or changed,
+	// since has its live claims added as holders before a claim counts
+	// them (seedHolders).
+	Seeded map[string]time.Time
+}
+
+// JobSlotsKey and PoolSlotsKey name slot records.
+func JobSlotsKey(job string) string { return "job/" + job }
+
+// PoolSlotsKey names the slot record of a pool.
+func PoolSlotsKey(pool string) string { return "pool/" + pool }
+
+// maxHolderChecks bounds how many holders one transaction checks against
+// their rows; holders left unchecked are counted (the safe side).
+const maxHolderChecks = 8
+
+// slotKeys are the records a claim of job holds a slot in, in ascending
+// order: none for a job without limit or pool.
+func slotKeys(job Job) []string {
+	var keys []string
+	if job.MaxConcurrent > 0 {
+		keys = append(keys, JobSlotsKey(job.ID))
+	}
+	if job.Pool != "" {
+		keys = append(keys, PoolSlotsKey(job.Pool))
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// slotKeyCount is how many keys a claim of job adds to a transaction for
+// its slot records and holder checks (KeyBudget).
+func slotKeyCount(job Job) int {
+	if n := len(slotKeys(job)); n > 0 {
+		return n + maxHolderChecks
+	}
+	return 0
+}
+
+// slotGate is the slot records a claim transaction of one job reads,
+// counts and writes.
+type slotGate struct {
+	job   Job
+	recs  []*Slots
+	dirty []bool
+}
+
+// openGate reads and locks job's slot records, pruning holders that are
+// no longer live at now; nil for a job without limits.
+func openGate(ctx context.Context, tx Tx, job Job, now time.Time, forUpdate bool) (*slotGate, error) {
+	keys := slotKeys(job)
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	recs, err := readSlots(ctx, tx, keys, forUpdate)
+	if err != nil {
+		return nil, err
+	}
+	g := &slotGate{job: job, recs: recs, dirty: make([]bool, len(recs))}
+	if err := g.seed(ctx, tx); err != nil {
+		return nil, err
+	}
+	changed, err := pruneHolders(ctx, tx, recs, now)
+	for i := range changed {
+		g.dirty[i] = g.dirty[i] || changed[i]
+	}
+	return g, err
+}
+
+// seed adds the job's live claims as holders to each record that does not
+// account for the job's current definition yet. Claims made under an
+// older definition have all committed before the catalog changed (a
+// claim commits only under the catalog version it read); every claim
+// under this one goes through the records, which are locked (or tracked)
+// here: nothing is missed, nothing counted twice (holders are by token).
+func (g *slotGate) seed(ctx context.Context, tx Tx) error {
+	var running []StatusRow
+	read := false
+	for i, r := range g.recs {
+		if at, ok := r.Seeded[g.job.ID]; ok && sameDefinition(at, g.job.UpdatedAt) {
+			continue
+		}
+		if !read {
+			var err error
+			if running, err = tx.RunningOutputs(ctx, g.job.ID, g.job.Output); err != nil {
+				return err
+			}
+			read = true
+		}
+		for _, row := range running {
+			if !slices.ContainsFunc(r.Holders, func(h SlotHolder) bool { return h.Token == row.Token }) {
+				r.Holders = append(r.Holders, holderOf(row))
+			}
+		}
+		if r.Seeded == nil {
+			r.Seeded = map[string]time.Time{}
+		}
+		r.Seeded[g.job.ID] = g.job.UpdatedAt
+		g.dirty[i] = true
+	}
+	return nil
+}
+
+// sameDefinition compares definition times at the precision every backend
+// stores (microseconds).
+func sameDefinition(a, b time.Time) bool {
+	return a.Truncate(time.Microsecond).Equal(b.Truncate(time.Microsecond))
+}
+
+func holderOf(out StatusRow) SlotHolder {
+	return SlotHolder{Job: out.Job, Dataset: out.Dataset, DataID: out.DataID, Token: out.Token, LeaseExpiresAt: out.LeaseExpiresAt}
+}
+
+// readSlots reads records by key; a missing one reads as empty.
+func readSlots(ctx context.Context, tx Tx, keys []string, forUpdate bool) ([]*Slots, error) {
+	got, err := tx.GetSlots(ctx, keys, forUpdate)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]*Slots, len(keys))
+	for i, k := range keys {
+		recs[i] = got[i]
+		if recs[i] == nil {
+			recs[i] = &Slots{Key: k}
+		}
+	}
+	return recs, nil
+}
+
+// pruneHolders checks, against their OUTPUT rows, the holders whose
+// recorded lease has passed (at most maxHolderChecks), drops those that
+// are no longer live and records the lease of those that are. It tells
+// which records changed.
+func pruneHolders(ctx context.Context, tx Tx, recs []*Slots, now time.Time) ([]bool, error) {
+	changed := make([]bool, len(recs))
+	var keys []RowKey
+	index := map[RowKey]int{}
+	for _, r := range recs {
+		for _, h := range r.Holders {
+			k := RowKey{Dataset: h.Dataset, DataID: h.DataID, Job: h.Job, Role: RoleOutput}
+			if _, seen := index[k]; seen || now.Before(h.LeaseExpiresAt) || len(keys) == maxHolderChecks {
+				continue
+			}
+			index[k] = len(keys)
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return changed, nil
+	}
+	rows, known, err := tx.CheckHolders(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range recs {
+		kept := r.Holders[:0]
+		for _, h := range r.Holders {
+			j, checked := index[RowKey{Dataset: h.Dataset, DataID: h.DataID, Job: h.Job, Role: RoleOutput}]
+			if !checked || !known[j] || now.Before(h.LeaseExpiresAt) {
+				kept = append(kept, h)
+				continue
+			}
+			changed[i] = true
+			if row := rows[j]; row != nil && row.Status == StatusRunning && row.Token == h.Token && now.Before(row.LeaseExpiresAt) {
+				h.LeaseExpiresAt = row.LeaseExpiresAt
+				kept = append(kept, h)
+			}
+		}
+		r.Holders = kept
+	}
+	return changed, nil
+}
+
+// limit is the most holders rec may have for g's job.
+func (g *slotGate) limit(rec *Slots) int {
+	if rec.Key == JobSlotsKey(g.job.ID) {
+		return g.job.MaxConcurrent
+	}
+	return rec.Pool.Slots
+}
+
+// blockers tells which limits a new claim would exceed (none for a nil
+// gate).
+func (g *slotGate) blockers(dataid string, status Status) []Blocker {
+	if g == nil {
+		return nil
+	}
+	var bs []Blocker
+	for _, r := range g.recs {
+		if len(r.Holders) < g.limit(r) {
+			continue
+		}
+		b := Blocker{Dataset: g.job.Output, DataID: dataid, Job: g.job.ID, Kind: BlockerConcurrency, Status: status}
+		if r.Key != JobSlotsKey(g.job.ID) {
+			b.Pool = g.job.Pool
+		}
+		bs = append(bs, b)
+	}
+	return bs
+}
+
+// full tells whether no claim of g's job fits now.
+func (g *slotGate) full() bool { return len(g.blockers("", StatusNone)) > 0 }
+
+// hold records the claim out as a holder in every record of g, replacing
+// the claim it supersedes (a force), named by its token.
+func (g *slotGate) hold(out StatusRow, superseded string) {
+	if g == nil {
+		return
+	}
+	for i, r := range g.recs {
+		if superseded != "" {
+			r.Holders = slices.DeleteFunc(r.Holders, func(h SlotHolder) bool { return h.Token == superseded })
+		}
+		r.Holders = append(r.Holders, holderOf(out))
+		g.dirty[i] = true
+	}
+}
+
+// flush writes the records g changed.
+func (g *slotGate) flush(ctx context.Context, tx Tx) error {
+	if g == nil {
+		return nil
+	}
+	for i, r := range g.recs {
+		if g.dirty[i] {
+			if err := tx.PutSlots(ctx, *r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// slotReleases gathers, in a transaction ending claims, the holders to
+// remove; flush removes them from their records once all chunk locks are
+// taken, the records locked in ascending key order.
+type slotReleases map[string][]string // record key -> tokens
+
+// add notes that the claim of job with token ended.
+func (s slotReleases) add(job Job, token string) {
+	for _, k := range slotKeys(job) {
+		s[k] = append(s[k], token)
+	}
+}
+
+func (s slotReleases) flush(ctx context.Context, tx Tx) error {
+	if len(s) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	recs, err := readSlots(ctx, tx, keys, true)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		n := len(r.Holders)
+		tokens := s[r.Key]
+		r.Holders = slices.DeleteFunc(r.Holders, func(h SlotHolder) bool { return slices.Contains(tokens, h.Token) })
+		if len(r.Holders) == n {
+			continue
+		}
+		if err := tx.PutSlots(ctx, *r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jobSlotKeys is the number of slot records an operation of job (by id,
+// in the cached catalog) may write.
+func (e *engine) jobSlotKeys(job string) int {
+	if c := e.cat.Load(); c != nil {
+		if j, ok := c.cat.Jobs.Lookup(job); ok {
+			return len(slotKeys(j))
+		}
+	}
+	return 0
+}
+
+// roundSlotKeys is the number of keys a findNext round of job (by id)
+// spends on its slot records and holder checks.
+func (e *engine) roundSlotKeys(job string) int {
+	if c := e.cat.Load(); c != nil {
+		if j, ok := c.cat.Jobs.Lookup(job); ok {
+			return slotKeyCount(j)
+		}
+	}
+	return 0
+}
