@@ -3,6 +3,7 @@ package backends
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // Catalog is a snapshot of every dataset and job, indexed for the engine.
@@ -139,11 +140,22 @@ func ValidateDataset(d Dataset) error {
 			return InvalidArgument("dataset %q: %s", d.ID, err.Error())
 		}
 	}
-	if strings.Contains(d.Location, "{dataid}") || d.Location == "" {
-		return nil
+	if !strings.Contains(d.Location, "{dataid}") && d.Location != "" {
+		return InvalidArgument("dataset %q: location %q must contain {dataid} to locate a chunk", d.ID, d.Location)
 	}
-	return InvalidArgument("dataset %q: location %q must contain {dataid} to locate a chunk", d.ID, d.Location)
+	if p := d.Partitions; p != nil {
+		if err := p.Validate(); err != nil {
+			return InvalidArgument("dataset %q: partitions: %s", d.ID, err.Error())
+		}
+		if p.Lag > MaxPartitionDelay || (p.Deadline != nil && *p.Deadline > MaxPartitionDelay) {
+			return InvalidArgument("dataset %q: partitions: lag and deadline are at most %d seconds (a year)", d.ID, int(MaxPartitionDelay/time.Second))
+		}
+	}
+	return nil
 }
+
+// MaxPartitionDelay bounds a partition definition's lag and deadline.
+const MaxPartitionDelay = 366 * 24 * time.Hour
 
 // validJobText checks a job's description and env (SPEC §1 Job, Text).
 func validJobText(j Job) error {
@@ -221,8 +233,39 @@ func (c *Catalog) ValidateJob(j Job) (Job, error) {
 	if j.LeaseSeconds < 1 || j.LeaseSeconds > 7*24*3600 {
 		return Job{}, InvalidArgument("job %q: leaseSeconds must be between 1 and 604800", j.ID)
 	}
+	if err := validJobLimits(&j); err != nil {
+		return Job{}, err
+	}
 	if j.Inputs == nil {
 		j.Inputs = []string{}
 	}
 	return j, nil
+}
+
+// MaxRetryDelaySeconds bounds a job's retry delays (a year).
+const MaxRetryDelaySeconds = 365 * 24 * 3600
+
+// validJobLimits checks a job's backoff and concurrency settings and fills
+// in the default retry cap.
+func validJobLimits(j *Job) error {
+	if j.RetryMaxDelaySeconds == 0 {
+		j.RetryMaxDelaySeconds = DefaultRetryMaxDelaySeconds
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"retryDelaySeconds", j.RetryDelaySeconds}, {"retryMaxDelaySeconds", j.RetryMaxDelaySeconds}} {
+		if f.v < 0 || f.v > MaxRetryDelaySeconds {
+			return InvalidArgument("job %q: %s must be between 0 and %d", j.ID, f.name, MaxRetryDelaySeconds)
+		}
+	}
+	if j.MaxConcurrent < 0 {
+		return InvalidArgument("job %q: maxConcurrent must be at least 1 (0 or none: no limit)", j.ID)
+	}
+	if j.Pool != "" {
+		if err := ValidateID("pool", j.Pool); err != nil {
+			return InvalidArgument("job %q: %s", j.ID, err.Error())
+		}
+	}
+	return nil
 }

@@ -11,6 +11,14 @@ func (e *engine) UpsertDataset(ctx context.Context, d Dataset) (Dataset, error) 
 	if err := ValidateDataset(d); err != nil {
 		return Dataset{}, err
 	}
+	if p := d.Partitions; p != nil {
+		def := *p
+		if def.Kind.IsTime() && def.Timezone == "" {
+			def.Timezone = "UTC"
+		}
+		def.Values = slices.Clone(def.Values)
+		d.Partitions = &def
+	}
 	now := e.clock.Now()
 	d.CreatedAt, d.UpdatedAt = now, now
 	var stored Dataset

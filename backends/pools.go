@@ -74,17 +74,11 @@ func (e *engine) Pool(ctx context.Context, id string) (Pool, error) {
 	return ps[i], nil
 }
 
-// checkConcurrency checks a job's maxConcurrent and pool: the pool must
-// exist (NOT_FOUND).
+// checkConcurrency checks that the pool a job names exists (NOT_FOUND);
+// the form of maxConcurrent and pool is checked with the rest of the job.
 func (e *engine) checkConcurrency(ctx context.Context, j Job) error {
-	if j.MaxConcurrent < 0 {
-		return InvalidArgument("job %q: maxConcurrent must be at least 1 (or not set, for no limit), got %d", j.ID, j.MaxConcurrent)
-	}
-	if j.Pool == "" {
+	if j.Pool == "" || ValidateID("pool", j.Pool) != nil {
 		return nil
-	}
-	if err := ValidateID("pool", j.Pool); err != nil {
-		return InvalidArgument("job %q: %s", j.ID, err.Error())
 	}
 	if _, err := e.Pool(ctx, j.Pool); err != nil {
 		if CodeOf(err) == CodeNotFound {

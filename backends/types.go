@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Status is the status of a status row. OUTPUT rows use RUNNING, READY,
@@ -36,6 +38,8 @@ const (
 const (
 	DefaultMaxAttempts  = 3
 	DefaultLeaseSeconds = 60
+	// DefaultRetryMaxDelaySeconds caps the backoff of a job that sets none.
+	DefaultRetryMaxDelaySeconds = 3600
 	// DefaultResourceLockTTL is the lifetime of a resource lock whose TTL is not given.
 	DefaultResourceLockTTL = time.Hour
 	// MaxResourceLockTTL bounds a resource lock's lifetime from its taking
@@ -66,8 +70,11 @@ type Dataset struct {
 	URL         string
 	Connection  string
 	Location    string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Partitions is the set of dataids the dataset is expected to have
+	// (SPEC §8); nil when it has no definition.
+	Partitions *partition.Def
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Job reads Inputs and writes Output, one dataid at a time. The location of
@@ -81,13 +88,14 @@ type Job struct {
 	MaxAttempts  int
 	LeaseSeconds int
 	Paused       bool
-	// RetryDelaySeconds and RetryMaxDelaySeconds bound the backoff of a
-	// failed chunk; MaxConcurrent bounds the job's live claims (0: no
-	// limit); Pool names the pool whose slots the job shares ("" : none).
+	// RetryDelaySeconds is the backoff after a chunk's first failure,
+	// doubling with every attempt up to RetryMaxDelaySeconds (SPEC §3 fail).
 	RetryDelaySeconds    int
 	RetryMaxDelaySeconds int
-	MaxConcurrent        int
-	Pool                 string
+	// MaxConcurrent bounds the job's live claims; 0: no limit.
+	MaxConcurrent int
+	// Pool names the pool of slots the job's live claims share; "" for none.
+	Pool string
 	// Key is the job's public key material: enough to encrypt secrets to the
 	// job, never enough to decrypt them. Set by the keys layer.
 	Key       JobKey
@@ -244,9 +252,9 @@ const (
 	BlockerPaused BlockerKind = "PAUSED"
 	// BlockerNoInputs: a job without inputs is claimed by dataid only.
 	BlockerNoInputs BlockerKind = "NO_INPUTS"
-	// BlockerNotDue: the dataid's window is not due yet.
+	// BlockerNotDue: the output chunk's window is not due yet (Until).
 	BlockerNotDue BlockerKind = "NOT_DUE"
-	// BlockerBackoff: a failed chunk waits for its retry time.
+	// BlockerBackoff: the output chunk failed and may be retried from Until.
 	BlockerBackoff BlockerKind = "BACKOFF"
 	// BlockerConcurrency: the job is at its maxConcurrent live claims, or
 	// its pool has no free slot.
@@ -261,7 +269,8 @@ type Blocker struct {
 	Job     string
 	Kind    BlockerKind
 	Status  Status
-	// Until is when the blocker lifts, when that is known; zero otherwise.
+	// Until is when the blocker lifts by itself (NOT_DUE: the due time;
+	// BACKOFF: the retry time); zero when no time is known.
 	Until time.Time
 	// Pool names the pool without a free slot (CONCURRENCY); empty when
 	// the job's own maxConcurrent is reached.

@@ -7,20 +7,63 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Dataset is a dataset as the server describes it.
 type Dataset struct {
-	ID          string `json:"id"`
-	Description string `json:"description"`
-	URL         string `json:"url"`
-	Connection  string `json:"connection"`
-	Location    string `json:"location"`
+	ID          string      `json:"id"`
+	Description string      `json:"description"`
+	URL         string      `json:"url"`
+	Connection  string      `json:"connection"`
+	Location    string      `json:"location"`
+	Partitions  *Partitions `json:"partitions"`
 }
 
 // Backend converts d to the core type.
 func (d Dataset) Backend() backends.Dataset {
-	return backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location}
+	return backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location,
+		Partitions: d.Partitions.Def()}
+}
+
+// Partitions is a dataset's partition definition as the API carries it
+// (PartitionDefinition, PartitionDefinitionInput).
+type Partitions struct {
+	Kind            partition.Kind `json:"kind"`
+	Start           string         `json:"start,omitempty"`
+	End             string         `json:"end,omitempty"`
+	Timezone        string         `json:"timezone,omitempty"`
+	Values          []string       `json:"values,omitempty"`
+	LagSeconds      int            `json:"lagSeconds"`
+	DeadlineSeconds *int           `json:"deadlineSeconds,omitempty"`
+}
+
+// PartitionsOf is the API form of a definition; nil for none.
+func PartitionsOf(d *partition.Def) *Partitions {
+	if d == nil {
+		return nil
+	}
+	p := &Partitions{Kind: d.Kind, Start: d.Start, End: d.End, Timezone: d.Timezone, Values: d.Values,
+		LagSeconds: int(d.Lag / time.Second)}
+	if d.Deadline != nil {
+		s := int(*d.Deadline / time.Second)
+		p.DeadlineSeconds = &s
+	}
+	return p
+}
+
+// Def is the definition p describes; nil for none.
+func (p *Partitions) Def() *partition.Def {
+	if p == nil {
+		return nil
+	}
+	d := &partition.Def{Kind: p.Kind, Start: p.Start, End: p.End, Timezone: p.Timezone, Values: p.Values,
+		Lag: time.Duration(p.LagSeconds) * time.Second}
+	if p.DeadlineSeconds != nil {
+		deadline := time.Duration(*p.DeadlineSeconds) * time.Second
+		d.Deadline = &deadline
+	}
+	return d
 }
 
 // Job is a job as the server describes it.
@@ -33,7 +76,13 @@ type Job struct {
 	MaxAttempts  int      `json:"maxAttempts"`
 	LeaseSeconds int      `json:"leaseSeconds"`
 	Paused       bool     `json:"paused"`
-	Credentials  []struct {
+
+	RetryDelaySeconds    int     `json:"retryDelaySeconds"`
+	RetryMaxDelaySeconds int     `json:"retryMaxDelaySeconds"`
+	MaxConcurrent        *int    `json:"maxConcurrent"`
+	Pool                 *string `json:"pool"`
+
+	Credentials []struct {
 		Dataset string `json:"dataset"`
 	} `json:"credentials"`
 }
@@ -50,8 +99,16 @@ func (j Job) Backend() backends.Job {
 	for i, e := range j.Env {
 		env[i] = backends.EnvVar{Name: e.Name, Value: e.Value}
 	}
-	return backends.Job{ID: j.ID, Description: j.Description, Inputs: j.Inputs, Output: j.Output, Env: env,
-		MaxAttempts: j.MaxAttempts, LeaseSeconds: j.LeaseSeconds, Paused: j.Paused}
+	bj := backends.Job{ID: j.ID, Description: j.Description, Inputs: j.Inputs, Output: j.Output, Env: env,
+		MaxAttempts: j.MaxAttempts, LeaseSeconds: j.LeaseSeconds, Paused: j.Paused,
+		RetryDelaySeconds: j.RetryDelaySeconds, RetryMaxDelaySeconds: j.RetryMaxDelaySeconds}
+	if j.MaxConcurrent != nil {
+		bj.MaxConcurrent = *j.MaxConcurrent
+	}
+	if j.Pool != nil {
+		bj.Pool = *j.Pool
+	}
+	return bj
 }
 
 // HasCredential tells whether the job holds a secret for dataset.
@@ -105,6 +162,9 @@ type Blocker struct {
 	Job     string `json:"job"`
 	Kind    string `json:"kind"`
 	Status  string `json:"status"`
+	// Until is when the blocker lifts by itself (NOT_DUE, BACKOFF); nil
+	// when no time is known.
+	Until *time.Time `json:"until"`
 }
 
 // LockGraph is the graph of jobs, datasets and chunks and who reads and
@@ -144,8 +204,8 @@ type ResourceLock struct {
 }
 
 const (
-	datasetFields = `id description url connection location`
-	jobFields     = `id description inputs output env { name value } maxAttempts leaseSeconds paused credentials { dataset }`
+	datasetFields = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds }`
+	jobFields     = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool credentials { dataset }`
 	accessFields  = `dataset dataid url connection location secret`
 	// ClaimFields selects every field of a Claim.
 	ClaimFields = `token job dataid attempt executor fence leaseExpiresAt
@@ -185,6 +245,9 @@ func (c *Client) Job(ctx context.Context, id string) (Job, error) {
 // UpsertDataset creates or replaces a dataset.
 func (c *Client) UpsertDataset(ctx context.Context, d backends.Dataset) error {
 	in := map[string]any{"id": d.ID, "description": d.Description, "url": d.URL, "connection": d.Connection, "location": d.Location}
+	if d.Partitions != nil {
+		in["partitions"] = PartitionsOf(d.Partitions)
+	}
 	return c.Do(ctx, `mutation($in: DatasetInput!) { upsertDataset(input: $in) { id } }`, map[string]any{"in": in}, nil)
 }
 
@@ -205,6 +268,16 @@ func (c *Client) UpsertJob(ctx context.Context, j backends.Job) (jobKey string, 
 	}
 	if j.LeaseSeconds != 0 {
 		in["leaseSeconds"] = j.LeaseSeconds
+	}
+	in["retryDelaySeconds"] = j.RetryDelaySeconds
+	if j.RetryMaxDelaySeconds != 0 {
+		in["retryMaxDelaySeconds"] = j.RetryMaxDelaySeconds
+	}
+	if j.MaxConcurrent != 0 {
+		in["maxConcurrent"] = j.MaxConcurrent
+	}
+	if j.Pool != "" {
+		in["pool"] = j.Pool
 	}
 	var out struct {
 		UpsertJob struct {
@@ -481,7 +554,7 @@ func (c *Client) LockGraph(ctx context.Context, job, dataset, dataid string) (Lo
 // Blockers tells why job cannot claim dataid now; empty when it can.
 func (c *Client) Blockers(ctx context.Context, job, dataid string) ([]Blocker, error) {
 	var out struct{ Blockers []Blocker }
-	err := c.Do(ctx, `query($job: String!, $dataid: String!) { blockers(job: $job, dataid: $dataid) { dataset dataid job kind status } }`,
+	err := c.Do(ctx, `query($job: String!, $dataid: String!) { blockers(job: $job, dataid: $dataid) { dataset dataid job kind status until } }`,
 		map[string]any{"job": job, "dataid": dataid}, &out)
 	return out.Blockers, err
 }

@@ -127,11 +127,12 @@ type wireError struct {
 	Extensions struct {
 		Code     backends.Code `json:"code"`
 		Blockers []struct {
-			Dataset string `json:"dataset"`
-			DataID  string `json:"dataid"`
-			Job     string `json:"job"`
-			Kind    string `json:"kind"`
-			Status  string `json:"status"`
+			Dataset string     `json:"dataset"`
+			DataID  string     `json:"dataid"`
+			Job     string     `json:"job"`
+			Kind    string     `json:"kind"`
+			Status  string     `json:"status"`
+			Until   *time.Time `json:"until"`
 		} `json:"blockers"`
 		Holders []ResourceLock `json:"holders"`
 	} `json:"extensions"`
@@ -140,8 +141,12 @@ type wireError struct {
 func (w wireError) toError() *Error {
 	e := &Error{Code: w.Extensions.Code, Message: w.Message, Path: w.Path, Holders: w.Extensions.Holders}
 	for _, b := range w.Extensions.Blockers {
-		e.Blockers = append(e.Blockers, backends.Blocker{Dataset: b.Dataset, DataID: b.DataID, Job: b.Job,
-			Kind: backends.BlockerKind(b.Kind), Status: wireStatus(b.Status)})
+		bb := backends.Blocker{Dataset: b.Dataset, DataID: b.DataID, Job: b.Job,
+			Kind: backends.BlockerKind(b.Kind), Status: wireStatus(b.Status)}
+		if b.Until != nil {
+			bb.Until = *b.Until
+		}
+		e.Blockers = append(e.Blockers, bb)
 	}
 	return e
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/client"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
@@ -85,7 +86,7 @@ func TestClaimCycle(t *testing.T) {
 	require.Len(t, jobs, 1)
 	require.True(t, jobs[0].HasCredential("in"))
 	require.False(t, jobs[0].HasCredential("out"))
-	require.Equal(t, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", LeaseSeconds: 30, MaxAttempts: 3,
+	require.Equal(t, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", LeaseSeconds: 30, MaxAttempts: 3, RetryMaxDelaySeconds: 3600,
 		Env: []backends.EnvVar{{Name: "MODE", Value: "fast"}}}, jobs[0].Backend())
 
 	// More than one batch of publish mutations.
@@ -313,4 +314,55 @@ func TestTransportErrors(t *testing.T) {
 
 	_, err = client.New("127.0.0.1:8080")
 	require.ErrorContains(t, err, "not an http(s) URL")
+}
+
+// TestPartitionsAndJobLimitsRoundTrip: a dataset's partition definition and
+// a job's backoff and concurrency settings travel through GraphQL both
+// ways, and what the API cannot take from a default is refused.
+func TestPartitionsAndJobLimitsRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	c := newClient(t, b.url, client.WithToken(b.token))
+	deadline := 6 * time.Hour
+	def := &partition.Def{Kind: partition.Daily, Start: "2026-01-01", Timezone: "Europe/Berlin", Lag: time.Hour, Deadline: &deadline}
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "src", Location: "/d/{dataid}", Partitions: def}))
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "tags", Partitions: &partition.Def{Kind: partition.Static, Values: []string{"b", "a"}}}))
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "out"}))
+	ds, err := c.Datasets(ctx)
+	require.NoError(t, err)
+	require.Len(t, ds, 3)
+	require.Nil(t, ds[0].Backend().Partitions, "out has no definition")
+	require.Equal(t, def, ds[1].Backend().Partitions)
+	require.Equal(t, &partition.Def{Kind: partition.Static, Values: []string{"b", "a"}}, ds[2].Backend().Partitions)
+
+	err = c.UpsertDataset(ctx, backends.Dataset{ID: "bad", Partitions: &partition.Def{Kind: partition.Daily, Start: "2026-01-01", Timezone: "Nowhere/City"}})
+	requireCode(t, err, backends.CodeInvalidArgument)
+	require.Contains(t, err.Error(), "Nowhere/City")
+
+	_, err = c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out",
+		RetryDelaySeconds: 10, RetryMaxDelaySeconds: 90, MaxConcurrent: 2})
+	require.NoError(t, err)
+	j, err := c.Job(ctx, "j")
+	require.NoError(t, err)
+	bj := j.Backend()
+	require.Equal(t, []int{10, 90, 2}, []int{bj.RetryDelaySeconds, bj.RetryMaxDelaySeconds, bj.MaxConcurrent})
+	require.Nil(t, j.Pool)
+
+	for name, in := range map[string]string{
+		"maxConcurrent 0":        `maxConcurrent: 0`,
+		"retryMaxDelaySeconds 0": `retryMaxDelaySeconds: 0`,
+		"empty pool":             `pool: ""`,
+		"negative delay":         `retryDelaySeconds: -5`,
+	} {
+		err := c.Do(ctx, `mutation { upsertJob(input: {id: "j", inputs: ["src"], output: "out", `+in+`}) { job { id } } }`, nil, nil)
+		requireCode(t, err, backends.CodeInvalidArgument, name)
+	}
+}
+
+func requireCode(t *testing.T, err error, code backends.Code, msgAndArgs ...any) {
+	t.Helper()
+	var ce *client.Error
+	require.ErrorAs(t, err, &ce, msgAndArgs...)
+	require.Equal(t, code, ce.Code, msgAndArgs...)
 }

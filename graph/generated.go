@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/resolvers/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -56,6 +57,7 @@ type ComplexityRoot struct {
 		Job     func(childComplexity int) int
 		Kind    func(childComplexity int) int
 		Status  func(childComplexity int) int
+		Until   func(childComplexity int) int
 	}
 
 	ChunkConnection struct {
@@ -104,6 +106,7 @@ type ComplexityRoot struct {
 		Description func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Location    func(childComplexity int) int
+		Partitions  func(childComplexity int) int
 		Producer    func(childComplexity int) int
 		URL         func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
@@ -166,20 +169,24 @@ type ComplexityRoot struct {
 	}
 
 	Job struct {
-		CreatedAt     func(childComplexity int) int
-		Credentials   func(childComplexity int) int
-		Description   func(childComplexity int) int
-		Env           func(childComplexity int) int
-		ID            func(childComplexity int) int
-		InputDatasets func(childComplexity int) int
-		Inputs        func(childComplexity int) int
-		Key           func(childComplexity int) int
-		LeaseSeconds  func(childComplexity int) int
-		MaxAttempts   func(childComplexity int) int
-		Output        func(childComplexity int) int
-		OutputDataset func(childComplexity int) int
-		Paused        func(childComplexity int) int
-		UpdatedAt     func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		Credentials          func(childComplexity int) int
+		Description          func(childComplexity int) int
+		Env                  func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		InputDatasets        func(childComplexity int) int
+		Inputs               func(childComplexity int) int
+		Key                  func(childComplexity int) int
+		LeaseSeconds         func(childComplexity int) int
+		MaxAttempts          func(childComplexity int) int
+		MaxConcurrent        func(childComplexity int) int
+		Output               func(childComplexity int) int
+		OutputDataset        func(childComplexity int) int
+		Paused               func(childComplexity int) int
+		Pool                 func(childComplexity int) int
+		RetryDelaySeconds    func(childComplexity int) int
+		RetryMaxDelaySeconds func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
 	}
 
 	JobKey struct {
@@ -224,6 +231,16 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	PartitionDefinition struct {
+		DeadlineSeconds func(childComplexity int) int
+		End             func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		LagSeconds      func(childComplexity int) int
+		Start           func(childComplexity int) int
+		Timezone        func(childComplexity int) int
+		Values          func(childComplexity int) int
 	}
 
 	Query struct {
@@ -283,6 +300,8 @@ type ComplexityRoot struct {
 
 type BlockerResolver interface {
 	Job(ctx context.Context, obj *backends.Blocker) (*string, error)
+
+	Until(ctx context.Context, obj *backends.Blocker) (*time.Time, error)
 }
 type ChunkDetailResolver interface {
 	Location(ctx context.Context, obj *backends.ChunkDetail) (string, error)
@@ -296,6 +315,7 @@ type ClaimResolver interface {
 	Env(ctx context.Context, obj *backends.Claim) ([]backends.EnvVar, error)
 }
 type DatasetResolver interface {
+	Partitions(ctx context.Context, obj *backends.Dataset) (*PartitionDefinition, error)
 	Producer(ctx context.Context, obj *backends.Dataset) (*backends.Job, error)
 	Consumers(ctx context.Context, obj *backends.Dataset) ([]backends.Job, error)
 }
@@ -320,6 +340,8 @@ type JobResolver interface {
 	InputDatasets(ctx context.Context, obj *backends.Job) ([]backends.Dataset, error)
 	OutputDataset(ctx context.Context, obj *backends.Job) (backends.Dataset, error)
 
+	MaxConcurrent(ctx context.Context, obj *backends.Job) (*int, error)
+	Pool(ctx context.Context, obj *backends.Job) (*string, error)
 	Key(ctx context.Context, obj *backends.Job) (*backends.JobKey, error)
 	Credentials(ctx context.Context, obj *backends.Job) ([]backends.Credential, error)
 }
@@ -419,6 +441,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Blocker.Status(childComplexity), true
+	case "Blocker.until":
+		if e.ComplexityRoot.Blocker.Until == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Blocker.Until(childComplexity), true
 
 	case "ChunkConnection.edges":
 		if e.ComplexityRoot.ChunkConnection.Edges == nil {
@@ -605,6 +633,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Location(childComplexity), true
+	case "Dataset.partitions":
+		if e.ComplexityRoot.Dataset.Partitions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Partitions(childComplexity), true
 	case "Dataset.producer":
 		if e.ComplexityRoot.Dataset.Producer == nil {
 			break
@@ -901,6 +935,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.MaxAttempts(childComplexity), true
+	case "Job.maxConcurrent":
+		if e.ComplexityRoot.Job.MaxConcurrent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.MaxConcurrent(childComplexity), true
 	case "Job.output":
 		if e.ComplexityRoot.Job.Output == nil {
 			break
@@ -919,6 +959,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.Paused(childComplexity), true
+	case "Job.pool":
+		if e.ComplexityRoot.Job.Pool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Pool(childComplexity), true
+	case "Job.retryDelaySeconds":
+		if e.ComplexityRoot.Job.RetryDelaySeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.RetryDelaySeconds(childComplexity), true
+	case "Job.retryMaxDelaySeconds":
+		if e.ComplexityRoot.Job.RetryMaxDelaySeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.RetryMaxDelaySeconds(childComplexity), true
 	case "Job.updatedAt":
 		if e.ComplexityRoot.Job.UpdatedAt == nil {
 			break
@@ -1184,6 +1242,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "PartitionDefinition.deadlineSeconds":
+		if e.ComplexityRoot.PartitionDefinition.DeadlineSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDefinition.DeadlineSeconds(childComplexity), true
+	case "PartitionDefinition.end":
+		if e.ComplexityRoot.PartitionDefinition.End == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDefinition.End(childComplexity), true
+	case "PartitionDefinition.kind":
+		if e.ComplexityRoot.PartitionDefinition.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDefinition.Kind(childComplexity), true
+	case "PartitionDefinition.lagSeconds":
+		if e.ComplexityRoot.PartitionDefinition.LagSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDefinition.LagSeconds(childComplexity), true
+	case "PartitionDefinition.start":
+		if e.ComplexityRoot.PartitionDefinition.Start == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDefinition.Start(childComplexity), true
+	case "PartitionDefinition.timezone":
+		if e.ComplexityRoot.PartitionDefinition.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDefinition.Timezone(childComplexity), true
+	case "PartitionDefinition.values":
+		if e.ComplexityRoot.PartitionDefinition.Values == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDefinition.Values(childComplexity), true
 
 	case "Query.blockers":
 		if e.ComplexityRoot.Query.Blockers == nil {
@@ -1467,6 +1568,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDatasetInput,
 		ec.unmarshalInputEnvVarInput,
 		ec.unmarshalInputJobInput,
+		ec.unmarshalInputPartitionDefinitionInput,
 	)
 	first := true
 
@@ -1678,6 +1780,12 @@ enum BlockerKind {
   PAUSED
   "The job has no inputs: it claims new chunks by dataid with ` + "`" + `claim` + "`" + `, not with ` + "`" + `findNext` + "`" + `."
   NO_INPUTS
+  "The output chunk's window is not due yet (see ` + "`" + `until` + "`" + `): a scheduled job claims it once it is."
+  NOT_DUE
+  "The output chunk failed and backs off until ` + "`" + `until` + "`" + ` before it is retried."
+  BACKOFF
+  "The job is at its ` + "`" + `maxConcurrent` + "`" + ` live claims, or its pool has no free slot."
+  CONCURRENCY
 }
 
 "Relay page information. chunklock pages forward only (` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + `)."
@@ -1711,6 +1819,8 @@ type Dataset {
   connection: String!
   "A template locating one chunk, with ` + "`" + `{dataid}` + "`" + ` in it: a path like ` + "`" + `s3://lake/sales/dt={dataid}/` + "`" + ` or a where-clause like ` + "`" + `load_date = '{dataid}'` + "`" + `."
   location: String!
+  "The dataids the dataset is expected to have, and when each is due; null when it has no definition (then only the chunks that exist are known)."
+  partitions: PartitionDefinition
   "The job producing this dataset; null for a source dataset."
   producer: Job
   "The jobs reading this dataset, by id."
@@ -1749,6 +1859,14 @@ type Job {
   leaseSeconds: Int!
   "A paused job claims nothing."
   paused: Boolean!
+  "Backoff after a chunk's first failure, in seconds; it doubles with every further attempt, up to ` + "`" + `retryMaxDelaySeconds` + "`" + `. 0: a failed chunk is claimable again at once."
+  retryDelaySeconds: Int!
+  "The longest backoff, in seconds."
+  retryMaxDelaySeconds: Int!
+  "At most this many live claims at once; null: no limit."
+  maxConcurrent: Int
+  "The pool whose slots the job's live claims share; null: none."
+  pool: String
   "The public part of the job's key (it can encrypt secrets to the job, never decrypt them); null until the job has a key."
   key: JobKey
   "The datasets this job has a credential for (never the secret itself)."
@@ -1791,6 +1909,66 @@ input DatasetInput {
   connection: String = ""
   "A template with ` + "`" + `{dataid}` + "`" + ` that locates one chunk, e.g. ` + "`" + `s3://lake/sales/dt={dataid}/` + "`" + `."
   location: String = ""
+  "The dataids the dataset is expected to have; omit or null for none. Changing it never deletes chunks."
+  partitions: PartitionDefinitionInput
+}
+
+"""
+The kind of a partition definition, and the form of its dataids (fixed
+width, so that dataid order is time order).
+"""
+enum PartitionKind {
+  "One dataid per hour: ` + "`" + `2026-11-22T05` + "`" + `."
+  HOURLY
+  "One dataid per day: ` + "`" + `2026-11-22` + "`" + `."
+  DAILY
+  "One dataid per ISO week, Monday to Monday: ` + "`" + `2026-W47` + "`" + `."
+  WEEKLY
+  "One dataid per month: ` + "`" + `2026-11` + "`" + `."
+  MONTHLY
+  "Plain numbers ` + "`" + `0` + "`" + `, ` + "`" + `1` + "`" + `, ... from ` + "`" + `start` + "`" + ` to ` + "`" + `end` + "`" + `, or to the highest one seen."
+  INTEGER
+  "Each of ` + "`" + `values` + "`" + `, all expected at once."
+  STATIC
+}
+
+"""
+The dataids a dataset is expected to have, and when each is due. Windows of
+the time kinds are computed in ` + "`" + `timezone` + "`" + ` (a DST day has 23 or 25 hours); a
+window is due at its end + ` + "`" + `lagSeconds` + "`" + `, and late when it is not READY by its
+end + ` + "`" + `deadlineSeconds` + "`" + `.
+"""
+type PartitionDefinition {
+  kind: PartitionKind!
+  "The first expected dataid (time kinds, INTEGER)."
+  start: String
+  "The last expected dataid, inclusive; null: no end."
+  end: String
+  "The IANA time zone of the windows (time kinds)."
+  timezone: String
+  "The expected dataids of a STATIC definition."
+  values: [String!]
+  "How long after its window ends a dataid is due."
+  lagSeconds: Int!
+  "How long after its window ends a dataid that is not READY is late; null: never late."
+  deadlineSeconds: Int
+}
+
+"A partition definition to set on a dataset; see ` + "`" + `PartitionDefinition` + "`" + `."
+input PartitionDefinitionInput {
+  kind: PartitionKind!
+  "The first expected dataid, in the kind's form: required for time kinds, default ` + "`" + `0` + "`" + ` for INTEGER, none for STATIC."
+  start: String
+  "The last expected dataid, inclusive; omit for no end."
+  end: String
+  "An IANA time zone such as ` + "`" + `Europe/Berlin` + "`" + ` (time kinds only); default ` + "`" + `UTC` + "`" + `."
+  timezone: String
+  "The dataids of a STATIC definition (at most 10,000)."
+  values: [String!]
+  "Seconds after its window ends before a dataid is due (time kinds only); default 0."
+  lagSeconds: Int = 0
+  "Seconds after its window ends by which a dataid should be READY, else it is late (time kinds only)."
+  deadlineSeconds: Int
 }
 
 "A job definition to create or replace."
@@ -1810,6 +1988,14 @@ input JobInput {
   leaseSeconds: Int
   "A paused job claims nothing."
   paused: Boolean = false
+  "Backoff after a chunk's first failure, in seconds (doubling with every further attempt); default 0, at most a year."
+  retryDelaySeconds: Int
+  "The longest backoff, in seconds; default 3600."
+  retryMaxDelaySeconds: Int
+  "At most this many live claims at once (at least 1); omit or null for no limit."
+  maxConcurrent: Int
+  "The pool whose slots the job's live claims share (it must exist); omit or null for none."
+  pool: String
 }
 
 "One environment variable of a job."
@@ -2161,6 +2347,8 @@ type Blocker {
   kind: BlockerKind!
   "The status of the blocking row; NONE when the row is missing."
   status: Status!
+  "When the blocker lifts by itself: the due time (NOT_DUE) or the retry time (BACKOFF); null otherwise."
+  until: Time
 }
 
 "Node kinds of the lock graph."
@@ -2282,6 +2470,8 @@ func (ec *executionContext) childFields_Blocker(ctx context.Context, field graph
 		return ec.fieldContext_Blocker_kind(ctx, field)
 	case "status":
 		return ec.fieldContext_Blocker_status(ctx, field)
+	case "until":
+		return ec.fieldContext_Blocker_until(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Blocker", field.Name)
 }
@@ -2376,6 +2566,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_connection(ctx, field)
 	case "location":
 		return ec.fieldContext_Dataset_location(ctx, field)
+	case "partitions":
+		return ec.fieldContext_Dataset_partitions(ctx, field)
 	case "producer":
 		return ec.fieldContext_Dataset_producer(ctx, field)
 	case "consumers":
@@ -2522,6 +2714,14 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_leaseSeconds(ctx, field)
 	case "paused":
 		return ec.fieldContext_Job_paused(ctx, field)
+	case "retryDelaySeconds":
+		return ec.fieldContext_Job_retryDelaySeconds(ctx, field)
+	case "retryMaxDelaySeconds":
+		return ec.fieldContext_Job_retryMaxDelaySeconds(ctx, field)
+	case "maxConcurrent":
+		return ec.fieldContext_Job_maxConcurrent(ctx, field)
+	case "pool":
+		return ec.fieldContext_Job_pool(ctx, field)
 	case "key":
 		return ec.fieldContext_Job_key(ctx, field)
 	case "credentials":
@@ -2582,6 +2782,26 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PartitionDefinition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_PartitionDefinition_kind(ctx, field)
+	case "start":
+		return ec.fieldContext_PartitionDefinition_start(ctx, field)
+	case "end":
+		return ec.fieldContext_PartitionDefinition_end(ctx, field)
+	case "timezone":
+		return ec.fieldContext_PartitionDefinition_timezone(ctx, field)
+	case "values":
+		return ec.fieldContext_PartitionDefinition_values(ctx, field)
+	case "lagSeconds":
+		return ec.fieldContext_PartitionDefinition_lagSeconds(ctx, field)
+	case "deadlineSeconds":
+		return ec.fieldContext_PartitionDefinition_deadlineSeconds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionDefinition", field.Name)
 }
 
 func (ec *executionContext) childFields_ResourceLock(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3641,6 +3861,29 @@ func (ec *executionContext) fieldContext_Blocker_status(_ context.Context, field
 	return graphql.NewScalarFieldContext("Blocker", field, false, false, errors.New("field of type Status does not have child fields"))
 }
 
+func (ec *executionContext) _Blocker_until(ctx context.Context, field graphql.CollectedField, obj *backends.Blocker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Blocker_until(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Blocker().Until(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Blocker_until(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Blocker", field, true, true, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _ChunkConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ChunkConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4387,6 +4630,38 @@ func (ec *executionContext) _Dataset_location(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Dataset_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Dataset_partitions(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_partitions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Partitions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PartitionDefinition) graphql.Marshaler {
+			return ec.marshalOPartitionDefinition2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDefinition(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_partitions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionDefinition(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Dataset_producer(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
@@ -5588,6 +5863,98 @@ func (ec *executionContext) fieldContext_Job_paused(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Job", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Job_retryDelaySeconds(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_retryDelaySeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetryDelaySeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_retryDelaySeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Job_retryMaxDelaySeconds(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_retryMaxDelaySeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetryMaxDelaySeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_retryMaxDelaySeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Job_maxConcurrent(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_maxConcurrent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().MaxConcurrent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Job_maxConcurrent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Job_pool(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_pool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().Pool(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Job_pool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Job_key(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6717,6 +7084,167 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDefinition_kind(ctx context.Context, field graphql.CollectedField, obj *PartitionDefinition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDefinition_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v partition.Kind) graphql.Marshaler {
+			return ec.marshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDefinition_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDefinition", field, false, false, errors.New("field of type PartitionKind does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDefinition_start(ctx context.Context, field graphql.CollectedField, obj *PartitionDefinition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDefinition_start(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Start, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDefinition_start(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDefinition", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDefinition_end(ctx context.Context, field graphql.CollectedField, obj *PartitionDefinition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDefinition_end(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.End, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDefinition_end(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDefinition", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDefinition_timezone(ctx context.Context, field graphql.CollectedField, obj *PartitionDefinition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDefinition_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDefinition_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDefinition", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDefinition_values(ctx context.Context, field graphql.CollectedField, obj *PartitionDefinition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDefinition_values(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Values, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDefinition_values(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDefinition", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDefinition_lagSeconds(ctx context.Context, field graphql.CollectedField, obj *PartitionDefinition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDefinition_lagSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LagSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDefinition_lagSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDefinition", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDefinition_deadlineSeconds(ctx context.Context, field graphql.CollectedField, obj *PartitionDefinition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDefinition_deadlineSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeadlineSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDefinition_deadlineSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDefinition", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Query_datasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -8941,7 +9469,7 @@ func (ec *executionContext) unmarshalInputDatasetInput(ctx context.Context, obj 
 		asMap["location"] = ""
 	}
 
-	fieldsInOrder := [...]string{"id", "description", "url", "connection", "location"}
+	fieldsInOrder := [...]string{"id", "description", "url", "connection", "location", "partitions"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -8983,6 +9511,13 @@ func (ec *executionContext) unmarshalInputDatasetInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Location = data
+		case "partitions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("partitions"))
+			data, err := ec.unmarshalOPartitionDefinitionInput2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDefinitionInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Partitions = data
 		}
 	}
 	return it, nil
@@ -9049,7 +9584,7 @@ func (ec *executionContext) unmarshalInputJobInput(ctx context.Context, obj any)
 		asMap["paused"] = false
 	}
 
-	fieldsInOrder := [...]string{"id", "description", "inputs", "output", "env", "maxAttempts", "leaseSeconds", "paused"}
+	fieldsInOrder := [...]string{"id", "description", "inputs", "output", "env", "maxAttempts", "leaseSeconds", "paused", "retryDelaySeconds", "retryMaxDelaySeconds", "maxConcurrent", "pool"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9112,6 +9647,110 @@ func (ec *executionContext) unmarshalInputJobInput(ctx context.Context, obj any)
 				return it, err
 			}
 			it.Paused = data
+		case "retryDelaySeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retryDelaySeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RetryDelaySeconds = data
+		case "retryMaxDelaySeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retryMaxDelaySeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RetryMaxDelaySeconds = data
+		case "maxConcurrent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxConcurrent"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxConcurrent = data
+		case "pool":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pool"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Pool = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPartitionDefinitionInput(ctx context.Context, obj any) (PartitionDefinitionInput, error) {
+	var it PartitionDefinitionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["lagSeconds"]; !present {
+		asMap["lagSeconds"] = 0
+	}
+
+	fieldsInOrder := [...]string{"kind", "start", "end", "timezone", "values", "lagSeconds", "deadlineSeconds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "start":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("start"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Start = data
+		case "end":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("end"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.End = data
+		case "timezone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timezone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Timezone = data
+		case "values":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("values"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Values = data
+		case "lagSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lagSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LagSeconds = data
+		case "deadlineSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deadlineSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DeadlineSeconds = data
 		}
 	}
 	return it, nil
@@ -9195,6 +9834,44 @@ func (ec *executionContext) _Blocker(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "until":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Blocker_until(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9736,6 +10413,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "partitions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_partitions(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "producer":
 			field := field
 
@@ -10641,6 +11356,92 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "retryDelaySeconds":
+			out.Values[i] = ec._Job_retryDelaySeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "retryMaxDelaySeconds":
+			out.Values[i] = ec._Job_retryMaxDelaySeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "maxConcurrent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Job_maxConcurrent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pool":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Job_pool(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "key":
 			field := field
 
@@ -11107,6 +11908,74 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var partitionDefinitionImplementors = []string{"PartitionDefinition"}
+
+func (ec *executionContext) _PartitionDefinition(ctx context.Context, sel ast.SelectionSet, obj *PartitionDefinition) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionDefinitionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionDefinition")
+		case "kind":
+			out.Values[i] = ec._PartitionDefinition_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "start":
+			out.Values[i] = ec._PartitionDefinition_start(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "end":
+			out.Values[i] = ec._PartitionDefinition_end(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._PartitionDefinition_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "values":
+			out.Values[i] = ec._PartitionDefinition_values(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lagSeconds":
+			out.Values[i] = ec._PartitionDefinition_lagSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deadlineSeconds":
+			out.Values[i] = ec._PartitionDefinition_deadlineSeconds(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -12280,6 +13149,9 @@ var (
 		"LOCAL_READ":      backends.BlockerLocalRead,
 		"PAUSED":          backends.BlockerPaused,
 		"NO_INPUTS":       backends.BlockerNoInputs,
+		"NOT_DUE":         backends.BlockerNotDue,
+		"BACKOFF":         backends.BlockerBackoff,
+		"CONCURRENCY":     backends.BlockerConcurrency,
 	}
 	marshalNBlockerKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐBlockerKind = map[backends.BlockerKind]string{
 		backends.BlockerInputNotReady: "INPUT_NOT_READY",
@@ -12287,6 +13159,9 @@ var (
 		backends.BlockerLocalRead:     "LOCAL_READ",
 		backends.BlockerPaused:        "PAUSED",
 		backends.BlockerNoInputs:      "NO_INPUTS",
+		backends.BlockerNotDue:        "NOT_DUE",
+		backends.BlockerBackoff:       "BACKOFF",
+		backends.BlockerConcurrency:   "CONCURRENCY",
 	}
 )
 
@@ -12759,6 +13634,42 @@ func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋchunklockᚋchunkloc
 	return ec._PageInfo(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx context.Context, v any) (partition.Kind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx context.Context, sel ast.SelectionSet, v partition.Kind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind = map[string]partition.Kind{
+		"HOURLY":  partition.Hourly,
+		"DAILY":   partition.Daily,
+		"WEEKLY":  partition.Weekly,
+		"MONTHLY": partition.Monthly,
+		"INTEGER": partition.Integer,
+		"STATIC":  partition.Static,
+	}
+	marshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind = map[partition.Kind]string{
+		partition.Hourly:  "HOURLY",
+		partition.Daily:   "DAILY",
+		partition.Weekly:  "WEEKLY",
+		partition.Monthly: "MONTHLY",
+		partition.Integer: "INTEGER",
+		partition.Static:  "STATIC",
+	}
+)
+
 func (ec *executionContext) marshalNResourceLock2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐResourceLock(ctx context.Context, sel ast.SelectionSet, v backends.ResourceLock) graphql.Marshaler {
 	return ec._ResourceLock(ctx, sel, &v)
 }
@@ -13194,6 +14105,21 @@ var (
 		backends.LockWrite: "WRITE",
 	}
 )
+
+func (ec *executionContext) marshalOPartitionDefinition2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDefinition(ctx context.Context, sel ast.SelectionSet, v *PartitionDefinition) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PartitionDefinition(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPartitionDefinitionInput2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDefinitionInput(ctx context.Context, v any) (*PartitionDefinitionInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputPartitionDefinitionInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
 
 func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRole(ctx context.Context, v any) (*backends.Role, error) {
 	if v == nil {

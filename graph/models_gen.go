@@ -4,6 +4,7 @@ package graph
 
 import (
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // A page of status rows, ordered by dataset, dataid (shortlex), role and job.
@@ -30,6 +31,8 @@ type DatasetInput struct {
 	Connection *string `json:"connection,omitempty"`
 	// A template with `{dataid}` that locates one chunk, e.g. `s3://lake/sales/dt={dataid}/`.
 	Location *string `json:"location,omitempty"`
+	// The dataids the dataset is expected to have; omit or null for none. Changing it never deletes chunks.
+	Partitions *PartitionDefinitionInput `json:"partitions,omitempty"`
 }
 
 // One environment variable of a job.
@@ -68,6 +71,14 @@ type JobInput struct {
 	LeaseSeconds *int `json:"leaseSeconds,omitempty"`
 	// A paused job claims nothing.
 	Paused *bool `json:"paused,omitempty"`
+	// Backoff after a chunk's first failure, in seconds (doubling with every further attempt); default 0, at most a year.
+	RetryDelaySeconds *int `json:"retryDelaySeconds,omitempty"`
+	// The longest backoff, in seconds; default 3600.
+	RetryMaxDelaySeconds *int `json:"retryMaxDelaySeconds,omitempty"`
+	// At most this many live claims at once (at least 1); omit or null for no limit.
+	MaxConcurrent *int `json:"maxConcurrent,omitempty"`
+	// The pool whose slots the job's live claims share (it must exist); omit or null for none.
+	Pool *string `json:"pool,omitempty"`
 }
 
 // Relay page information. chunklock pages forward only (`first`/`after`).
@@ -80,6 +91,43 @@ type PageInfo struct {
 	StartCursor *string `json:"startCursor,omitempty"`
 	// The cursor of the last edge of this page; null when the page is empty.
 	EndCursor *string `json:"endCursor,omitempty"`
+}
+
+// The dataids a dataset is expected to have, and when each is due. Windows of
+// the time kinds are computed in `timezone` (a DST day has 23 or 25 hours); a
+// window is due at its end + `lagSeconds`, and late when it is not READY by its
+// end + `deadlineSeconds`.
+type PartitionDefinition struct {
+	Kind partition.Kind `json:"kind"`
+	// The first expected dataid (time kinds, INTEGER).
+	Start *string `json:"start,omitempty"`
+	// The last expected dataid, inclusive; null: no end.
+	End *string `json:"end,omitempty"`
+	// The IANA time zone of the windows (time kinds).
+	Timezone *string `json:"timezone,omitempty"`
+	// The expected dataids of a STATIC definition.
+	Values []string `json:"values,omitempty"`
+	// How long after its window ends a dataid is due.
+	LagSeconds int `json:"lagSeconds"`
+	// How long after its window ends a dataid that is not READY is late; null: never late.
+	DeadlineSeconds *int `json:"deadlineSeconds,omitempty"`
+}
+
+// A partition definition to set on a dataset; see `PartitionDefinition`.
+type PartitionDefinitionInput struct {
+	Kind partition.Kind `json:"kind"`
+	// The first expected dataid, in the kind's form: required for time kinds, default `0` for INTEGER, none for STATIC.
+	Start *string `json:"start,omitempty"`
+	// The last expected dataid, inclusive; omit for no end.
+	End *string `json:"end,omitempty"`
+	// An IANA time zone such as `Europe/Berlin` (time kinds only); default `UTC`.
+	Timezone *string `json:"timezone,omitempty"`
+	// The dataids of a STATIC definition (at most 10,000).
+	Values []string `json:"values,omitempty"`
+	// Seconds after its window ends before a dataid is due (time kinds only); default 0.
+	LagSeconds *int `json:"lagSeconds,omitempty"`
+	// Seconds after its window ends by which a dataid should be READY, else it is late (time kinds only).
+	DeadlineSeconds *int `json:"deadlineSeconds,omitempty"`
 }
 
 // What `upsertJob` did.

@@ -27,13 +27,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/envname"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Pipeline is a parsed pipeline file.
@@ -50,6 +53,8 @@ type Dataset struct {
 	Connection  string     `yaml:"connection"`
 	Location    string     `yaml:"location"`
 	Secret      *SecretRef `yaml:"secret"`
+	// Partitions declares the dataids the dataset is expected to have.
+	Partitions *Partitions `yaml:"partitions"`
 }
 
 // SecretRef says where a dataset's secret comes from: exactly one of Env and File.
@@ -69,6 +74,11 @@ type Job struct {
 	MaxAttempts  int       `yaml:"maxAttempts"`
 	LeaseSeconds int       `yaml:"leaseSeconds"`
 	Paused       bool      `yaml:"paused"`
+
+	RetryDelaySeconds    int    `yaml:"retryDelaySeconds"`
+	RetryMaxDelaySeconds int    `yaml:"retryMaxDelaySeconds"`
+	MaxConcurrent        int    `yaml:"maxConcurrent"`
+	Pool                 string `yaml:"pool"`
 }
 
 // Parse reads and validates a pipeline. Unknown fields are errors, so a
@@ -216,9 +226,37 @@ func (p *Pipeline) ValidateAgainst(datasets []backends.Dataset, jobs []backends.
 	return errors.Join(errs...)
 }
 
+// Partitions is a dataset's partition definition in a pipeline file:
+//
+//	partitions: {kind: DAILY, start: 2026-01-01, timezone: Europe/Berlin, lagSeconds: 3600, deadlineSeconds: 21600}
+type Partitions struct {
+	Kind            partition.Kind `yaml:"kind"`
+	Start           string         `yaml:"start"`
+	End             string         `yaml:"end"`
+	Timezone        string         `yaml:"timezone"`
+	Values          []string       `yaml:"values"`
+	LagSeconds      int            `yaml:"lagSeconds"`
+	DeadlineSeconds *int           `yaml:"deadlineSeconds"`
+}
+
+// Def is the definition p declares; nil for none.
+func (p *Partitions) Def() *partition.Def {
+	if p == nil {
+		return nil
+	}
+	d := &partition.Def{Kind: p.Kind, Start: p.Start, End: p.End, Timezone: p.Timezone, Values: p.Values,
+		Lag: time.Duration(p.LagSeconds) * time.Second}
+	if p.DeadlineSeconds != nil {
+		deadline := time.Duration(*p.DeadlineSeconds) * time.Second
+		d.Deadline = &deadline
+	}
+	return d
+}
+
 // Backend converts a dataset declaration.
 func (d Dataset) Backend() backends.Dataset {
-	return backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location}
+	return backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location,
+		Partitions: d.Partitions.Def()}
 }
 
 // Backend converts a job declaration.
@@ -230,6 +268,8 @@ func (j Job) Backend() (backends.Job, error) {
 	return backends.Job{
 		ID: j.ID, Description: j.Description, Inputs: slices.Clone(j.Inputs), Output: j.Output, Env: env,
 		MaxAttempts: j.MaxAttempts, LeaseSeconds: j.LeaseSeconds, Paused: j.Paused,
+		RetryDelaySeconds: j.RetryDelaySeconds, RetryMaxDelaySeconds: j.RetryMaxDelaySeconds,
+		MaxConcurrent: j.MaxConcurrent, Pool: j.Pool,
 	}, nil
 }
 
@@ -334,6 +374,9 @@ func (p *Pipeline) Plan(current []backends.Dataset, currentJobs []backends.Job, 
 			diff("url", have.URL, want.URL)
 			diff("connection", have.Connection, want.Connection)
 			diff("location", have.Location, want.Location)
+			if !samePartitions(have.Partitions, want.Partitions) {
+				fields = append(fields, "partitions")
+			}
 			act := Unchanged
 			if len(fields) > 0 {
 				act = Update
@@ -351,6 +394,9 @@ func (p *Pipeline) Plan(current []backends.Dataset, currentJobs []backends.Job, 
 		}
 		if want.LeaseSeconds == 0 {
 			want.LeaseSeconds = backends.DefaultLeaseSeconds
+		}
+		if want.RetryMaxDelaySeconds == 0 {
+			want.RetryMaxDelaySeconds = backends.DefaultRetryMaxDelaySeconds
 		}
 		have, ok := haveJob[j.ID]
 		if !ok {
@@ -378,6 +424,19 @@ func (p *Pipeline) Plan(current []backends.Dataset, currentJobs []backends.Job, 
 		}
 		if have.Paused != want.Paused {
 			fields = append(fields, "paused")
+		}
+		for _, f := range []struct {
+			name       string
+			have, want any
+		}{
+			{"retryDelaySeconds", have.RetryDelaySeconds, want.RetryDelaySeconds},
+			{"retryMaxDelaySeconds", have.RetryMaxDelaySeconds, want.RetryMaxDelaySeconds},
+			{"maxConcurrent", have.MaxConcurrent, want.MaxConcurrent},
+			{"pool", have.Pool, want.Pool},
+		} {
+			if f.have != f.want {
+				fields = append(fields, f.name)
+			}
 		}
 		act := Unchanged
 		if len(fields) > 0 {
@@ -458,4 +517,23 @@ func (p *Pipeline) OrderedJobs() []Job {
 		visit(id)
 	}
 	return out
+}
+
+// samePartitions tells whether two definitions are the same once the
+// server's defaults are applied (a time kind's time zone is UTC by default).
+func samePartitions(a, b *partition.Def) bool {
+	norm := func(d *partition.Def) *partition.Def {
+		if d == nil {
+			return nil
+		}
+		c := *d
+		if c.Kind.IsTime() && c.Timezone == "" {
+			c.Timezone = "UTC"
+		}
+		if len(c.Values) == 0 {
+			c.Values = nil
+		}
+		return &c
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
 }

@@ -4,10 +4,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 const good = `
@@ -178,7 +180,7 @@ func TestParseErrorsPointAtTheLine(t *testing.T) {
 		"indent-deeper.yaml":  "5: mapping values are not allowed in this context (check this line's indentation against the lines above)",
 		"tab.yaml":            "7:1: a tab where YAML expects indentation: indent with spaces only",
 		"unclosed-quote.yaml": "3:15: could not find end character of double-quoted text",
-		"unknown-field.yaml":  `9: unknown field "outptu" in a job (the fields are id, description, inputs, output, env, maxAttempts, leaseSeconds, paused)`,
+		"unknown-field.yaml":  `9: unknown field "outptu" in a job (the fields are id, description, inputs, output, env, maxAttempts, leaseSeconds, paused, retryDelaySeconds, retryMaxDelaySeconds, maxConcurrent, pool)`,
 		"duplicate-key.yaml":  `6: mapping key "id" already defined at line 4`,
 		"wrong-type.yaml":     "8: cannot unmarshal !!str `many` into int",
 		"secret-field.yaml":   `4:27: secret has no field "value"; use {env: VARIABLE} or {file: PATH}`,
@@ -208,4 +210,59 @@ func TestParseErrorsPointAtTheLine(t *testing.T) {
 	require.Len(t, lines, 2, err.Error())
 	require.True(t, strings.HasPrefix(lines[0], `p.yaml: dataset id "A" is invalid`), lines[0])
 	require.Equal(t, `p.yaml:6:11: job "j": env name "PATH" is not allowed: shells run code or find programs through it`, lines[1])
+}
+
+// TestPartitionsAndJobLimits: partitions on datasets and a job's backoff
+// and concurrency settings are read from YAML, checked as the server checks
+// them, and planned as changes.
+func TestPartitionsAndJobLimits(t *testing.T) {
+	src := `datasets:
+  - id: orders
+    partitions: {kind: DAILY, start: 2026-01-01, timezone: Europe/Berlin, lagSeconds: 3600, deadlineSeconds: 21600}
+  - id: report
+jobs:
+  - id: build
+    inputs: [orders]
+    output: report
+    retryDelaySeconds: 30
+    retryMaxDelaySeconds: 900
+    maxConcurrent: 4
+    pool: warehouse
+`
+	p, err := Parse(strings.NewReader(src), "p.yaml")
+	require.NoError(t, err)
+	deadline := 6 * time.Hour
+	want := &partition.Def{Kind: partition.Daily, Start: "2026-01-01", Timezone: "Europe/Berlin", Lag: time.Hour, Deadline: &deadline}
+	require.Equal(t, want, p.Datasets[0].Backend().Partitions)
+	require.Nil(t, p.Datasets[1].Backend().Partitions)
+	j, err := p.Jobs[0].Backend()
+	require.NoError(t, err)
+	require.Equal(t, []any{30, 900, 4, "warehouse"}, []any{j.RetryDelaySeconds, j.RetryMaxDelaySeconds, j.MaxConcurrent, j.Pool})
+
+	// The server's copy (time zone defaulted, retry cap filled in) plans as
+	// unchanged; a different definition or limit as an update of that field.
+	have := []backends.Dataset{{ID: "orders", Partitions: want}, {ID: "report"}}
+	haveJob := j
+	haveJob.MaxAttempts, haveJob.LeaseSeconds = backends.DefaultMaxAttempts, backends.DefaultLeaseSeconds
+	changes, err := p.Plan(have, []backends.Job{haveJob}, nil)
+	require.NoError(t, err)
+	for _, c := range changes {
+		require.Equal(t, Unchanged, c.Action, "%+v", c)
+	}
+	have[0].Partitions = &partition.Def{Kind: partition.Daily, Start: "2025-01-01", Timezone: "Europe/Berlin"}
+	haveJob.MaxConcurrent = 2
+	changes, err = p.Plan(have, []backends.Job{haveJob}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"partitions"}, changes[0].Fields)
+	require.Equal(t, []string{"maxConcurrent"}, changes[2].Fields)
+
+	for name, bad := range map[string]string{
+		"unknown kind":     "datasets:\n  - id: a\n    partitions: {kind: YEARLY, start: '2026'}\n",
+		"bad start":        "datasets:\n  - id: a\n    partitions: {kind: DAILY, start: 2026-13-01}\n",
+		"unknown zone":     "datasets:\n  - id: a\n    partitions: {kind: DAILY, start: 2026-01-01, timezone: Mars/Base}\n",
+		"negative backoff": "datasets:\n  - id: a\n  - id: b\njobs:\n  - {id: j, inputs: [a], output: b, retryDelaySeconds: -1}\n",
+	} {
+		_, err := Parse(strings.NewReader(bad), "bad.yaml")
+		require.Error(t, err, name)
+	}
 }

@@ -2,8 +2,11 @@ package resolvers
 
 import (
 	"context"
+	"math"
+	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/graph"
 )
 
@@ -22,7 +25,56 @@ func datasetFromInput(in graph.DatasetInput) backends.Dataset {
 		URL:         deref(in.URL),
 		Connection:  deref(in.Connection),
 		Location:    deref(in.Location),
+		Partitions:  partitionsFromInput(in.Partitions),
 	}
+}
+
+// partitionsFromInput is the definition an input asks for; the store
+// validates it.
+func partitionsFromInput(in *graph.PartitionDefinitionInput) *partition.Def {
+	if in == nil {
+		return nil
+	}
+	d := &partition.Def{
+		Kind: in.Kind, Start: deref(in.Start), End: deref(in.End), Timezone: deref(in.Timezone),
+		Values: in.Values, Lag: seconds(deref(in.LagSeconds)),
+	}
+	if in.DeadlineSeconds != nil {
+		deadline := seconds(*in.DeadlineSeconds)
+		d.Deadline = &deadline
+	}
+	return d
+}
+
+// seconds converts a count of seconds from the API to a duration,
+// saturating so that a huge count stays huge (and is refused as such).
+func seconds(n int) time.Duration {
+	const limit = int(math.MaxInt64 / int64(time.Second))
+	return time.Duration(min(max(n, -limit), limit)) * time.Second
+}
+
+// partitionsOf is the API's view of a stored definition.
+func partitionsOf(d *partition.Def) *graph.PartitionDefinition {
+	if d == nil {
+		return nil
+	}
+	out := &graph.PartitionDefinition{
+		Kind: d.Kind, Start: nonEmpty(d.Start), End: nonEmpty(d.End), Timezone: nonEmpty(d.Timezone),
+		Values: d.Values, LagSeconds: int(d.Lag / time.Second),
+	}
+	if d.Deadline != nil {
+		s := int(*d.Deadline / time.Second)
+		out.DeadlineSeconds = &s
+	}
+	return out
+}
+
+// nonEmpty is nil for "", else a pointer to s.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func jobFromInput(in graph.JobInput) backends.Job {
@@ -39,7 +91,27 @@ func jobFromInput(in graph.JobInput) backends.Job {
 		MaxAttempts:  deref(in.MaxAttempts),
 		LeaseSeconds: deref(in.LeaseSeconds),
 		Paused:       deref(in.Paused),
+
+		RetryDelaySeconds:    deref(in.RetryDelaySeconds),
+		RetryMaxDelaySeconds: deref(in.RetryMaxDelaySeconds),
+		MaxConcurrent:        deref(in.MaxConcurrent),
+		Pool:                 deref(in.Pool),
 	}
+}
+
+// checkJobInput refuses what the store cannot tell from a default: an
+// explicit maxConcurrent below 1 (null means no limit), an explicit
+// retryMaxDelaySeconds of 0 and an empty pool name.
+func checkJobInput(in graph.JobInput) error {
+	switch {
+	case in.MaxConcurrent != nil && *in.MaxConcurrent < 1:
+		return backends.InvalidArgument("job %q: maxConcurrent must be at least 1; omit it (or pass null) for no limit", in.ID)
+	case in.RetryMaxDelaySeconds != nil && *in.RetryMaxDelaySeconds < 1:
+		return backends.InvalidArgument("job %q: retryMaxDelaySeconds must be at least 1; omit it for the default (3600)", in.ID)
+	case in.Pool != nil && *in.Pool == "":
+		return backends.InvalidArgument("job %q: pool must be a pool id; omit it (or pass null) for none", in.ID)
+	}
+	return nil
 }
 
 // upsertJob stores a job, first creating its key when it has none: the

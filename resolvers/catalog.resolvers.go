@@ -12,6 +12,11 @@ import (
 	"github.com/chunklock/chunklock/graph"
 )
 
+// Partitions is the resolver for the partitions field.
+func (r *datasetResolver) Partitions(ctx context.Context, obj *backends.Dataset) (*graph.PartitionDefinition, error) {
+	return partitionsOf(obj.Partitions), nil
+}
+
 // Producer is the resolver for the producer field.
 func (r *datasetResolver) Producer(ctx context.Context, obj *backends.Dataset) (*backends.Job, error) {
 	cat, err := r.catalog(ctx)
@@ -49,6 +54,19 @@ func (r *jobResolver) OutputDataset(ctx context.Context, obj *backends.Job) (bac
 	return r.dataset(ctx, obj.Output)
 }
 
+// MaxConcurrent is the resolver for the maxConcurrent field.
+func (r *jobResolver) MaxConcurrent(ctx context.Context, obj *backends.Job) (*int, error) {
+	if obj.MaxConcurrent == 0 {
+		return nil, nil
+	}
+	return &obj.MaxConcurrent, nil
+}
+
+// Pool is the resolver for the pool field.
+func (r *jobResolver) Pool(ctx context.Context, obj *backends.Job) (*string, error) {
+	return nonEmpty(obj.Pool), nil
+}
+
 // Key is the resolver for the key field.
 func (r *jobResolver) Key(ctx context.Context, obj *backends.Job) (*backends.JobKey, error) {
 	if obj.Key.Public == "" {
@@ -71,6 +89,9 @@ func (r *mutationResolver) UpsertDataset(ctx context.Context, input graph.Datase
 // UpsertJob is the resolver for the upsertJob field.
 func (r *mutationResolver) UpsertJob(ctx context.Context, input graph.JobInput) (graph.UpsertJobPayload, error) {
 	defer r.catalogChanged(ctx)
+	if err := checkJobInput(input); err != nil {
+		return graph.UpsertJobPayload{}, err
+	}
 	return r.upsertJob(ctx, jobFromInput(input))
 }
 

@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/graph"
@@ -16,6 +17,14 @@ import (
 // Job is the resolver for the job field.
 func (r *blockerResolver) Job(ctx context.Context, obj *backends.Blocker) (*string, error) {
 	return nullIfEmpty(obj.Job), nil
+}
+
+// Until is the resolver for the until field.
+func (r *blockerResolver) Until(ctx context.Context, obj *backends.Blocker) (*time.Time, error) {
+	if obj.Until.IsZero() {
+		return nil, nil
+	}
+	return &obj.Until, nil
 }
 
 // Status is the resolver for the status field.

@@ -76,11 +76,12 @@ func (s *Server) answer(out *gqlerror.Error, code backends.Code, msg string, ext
 
 // blockerJSON is one entry of extensions.blockers.
 type blockerJSON struct {
-	Dataset string  `json:"dataset"`
-	DataID  string  `json:"dataid"`
-	Job     *string `json:"job"`
-	Kind    string  `json:"kind"`
-	Status  string  `json:"status"`
+	Dataset string     `json:"dataset"`
+	DataID  string     `json:"dataid"`
+	Job     *string    `json:"job"`
+	Kind    string     `json:"kind"`
+	Status  string     `json:"status"`
+	Until   *time.Time `json:"until,omitempty"`
 }
 
 // holderJSON is one entry of extensions.holders.
@@ -107,6 +108,10 @@ func lockedDetails(e *backends.Error) map[string]any {
 			bs[i] = blockerJSON{Dataset: b.Dataset, DataID: b.DataID, Kind: string(b.Kind), Status: statusName(b.Status)}
 			if b.Job != "" {
 				bs[i].Job = &b.Job
+			}
+			if !b.Until.IsZero() {
+				until := b.Until.UTC()
+				bs[i].Until = &until
 			}
 		}
 		ext["blockers"] = bs

@@ -17,6 +17,8 @@ var definitionTests = []testCase{
 	{"Credentials", (*suite).testCredentials},
 	{"DataIDValidation", (*suite).testDataIDValidation},
 	{"UnknownJobAndDataset", (*suite).testUnknownJobAndDataset},
+	{"DatasetPartitions", (*suite).testDatasetPartitions},
+	{"JobLimits", (*suite).testJobLimits},
 }
 
 func (s *suite) testDatasets(t *testing.T) {

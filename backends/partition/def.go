@@ -36,23 +36,24 @@ const MaxStaticValues = 10000
 // to have, and when each is due. The zero Def (Kind "") means "no
 // definition": Validate refuses it, and the mapping functions treat it as a
 // dataset that expects any dataid.
+// Its JSON form (durations in nanoseconds) is how stores keep it.
 type Def struct {
-	Kind Kind
+	Kind Kind `json:"kind"`
 	// Start is the first expected dataid: required for time kinds,
 	// optional for INTEGER (default "0"), not allowed for STATIC.
-	Start string
+	Start string `json:"start,omitempty"`
 	// End is the last expected dataid, inclusive; empty means unbounded.
-	End string
+	End string `json:"end,omitempty"`
 	// Timezone is the IANA zone windows are computed in (time kinds only);
 	// empty means UTC.
-	Timezone string
+	Timezone string `json:"timezone,omitempty"`
 	// Values are the dataids of a STATIC definition, in any order.
-	Values []string
+	Values []string `json:"values,omitempty"`
 	// Lag delays when a window is due: at its end + Lag (time kinds only).
-	Lag time.Duration
+	Lag time.Duration `json:"lag,omitempty"`
 	// Deadline, when set, makes a window late when it is not READY by its
 	// end + *Deadline (time kinds only).
-	Deadline *time.Duration
+	Deadline *time.Duration `json:"deadline,omitempty"`
 }
 
 // ErrInvalid matches (with errors.Is) every error of this package about a

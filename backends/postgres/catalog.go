@@ -2,9 +2,12 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -16,19 +19,27 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, version in
 	if err := b.usable(ctx); err != nil {
 		return backends.Dataset{}, 0, err
 	}
+	var parts []byte
+	if d.Partitions != nil {
+		var err error
+		if parts, err = json.Marshal(d.Partitions); err != nil {
+			return backends.Dataset{}, 0, fmt.Errorf("encoding the partitions of dataset %s: %w", d.ID, err)
+		}
+	}
 	var r sqldb.Dataset
 	err := b.changeCatalog(ctx, &version, func(q *sqldb.Queries) error {
 		var err error
 		r, err = q.PutDataset(ctx, sqldb.PutDatasetParams{
 			ID: d.ID, Description: d.Description, Url: d.URL, Connection: d.Connection, Location: d.Location,
-			CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+			Partitions: parts, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 		})
 		return err
 	})
 	if err != nil {
 		return backends.Dataset{}, 0, mapCatalogErr(err, "storing dataset "+d.ID)
 	}
-	return datasetFromDB(r), version, nil
+	stored, err := datasetFromDB(r)
+	return stored, version, err
 }
 
 // changeCatalog runs write in a transaction that holds the event-writer
@@ -86,6 +97,8 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, vers
 		EnvNames: make([]string, len(j.Env)), EnvValues: make([]string, len(j.Env)),
 		MaxAttempts: int32(j.MaxAttempts), LeaseSeconds: int32(j.LeaseSeconds), Paused: j.Paused,
 		KeyKind: j.Key.Kind, KeyPublic: j.Key.Public, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
+		RetryDelaySeconds: int32(j.RetryDelaySeconds), RetryMaxDelaySeconds: int32(j.RetryMaxDelaySeconds),
+		MaxConcurrent: int32(j.MaxConcurrent), Pool: j.Pool,
 	}
 	if p.Inputs == nil {
 		p.Inputs = []string{}
@@ -138,7 +151,9 @@ func readCatalog(ctx context.Context, q *sqldb.Queries) ([]backends.Dataset, []b
 	}
 	ds := make([]backends.Dataset, len(drows))
 	for i, r := range drows {
-		ds[i] = datasetFromDB(r)
+		if ds[i], err = datasetFromDB(r); err != nil {
+			return nil, nil, err
+		}
 	}
 	js := make([]backends.Job, len(jrows))
 	for i, r := range jrows {
@@ -214,11 +229,18 @@ func (b *Backend) Credentials(ctx context.Context, job string) ([]backends.Crede
 	return out, nil
 }
 
-func datasetFromDB(r sqldb.Dataset) backends.Dataset {
-	return backends.Dataset{
+func datasetFromDB(r sqldb.Dataset) (backends.Dataset, error) {
+	d := backends.Dataset{
 		ID: r.ID, Description: r.Description, URL: r.Url, Connection: r.Connection, Location: r.Location,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
+	if r.Partitions != nil {
+		d.Partitions = new(partition.Def)
+		if err := json.Unmarshal(r.Partitions, d.Partitions); err != nil {
+			return backends.Dataset{}, fmt.Errorf("reading the partitions of dataset %s: %w", r.ID, err)
+		}
+	}
+	return d, nil
 }
 
 func jobFromDB(r sqldb.Job) backends.Job {
@@ -227,6 +249,8 @@ func jobFromDB(r sqldb.Job) backends.Job {
 		MaxAttempts: int(r.MaxAttempts), LeaseSeconds: int(r.LeaseSeconds), Paused: r.Paused,
 		Key:       backends.JobKey{Kind: r.KeyKind, Public: r.KeyPublic},
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		RetryDelaySeconds: int(r.RetryDelaySeconds), RetryMaxDelaySeconds: int(r.RetryMaxDelaySeconds),
+		MaxConcurrent: int(r.MaxConcurrent), Pool: r.Pool,
 	}
 	if j.Inputs == nil {
 		j.Inputs = []string{}

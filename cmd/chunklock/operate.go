@@ -224,8 +224,10 @@ func blockersCommand() *cli.Command {
 		Usage:     "tell why a job cannot claim a dataid now",
 		UsageText: "chunklock blockers --job J --dataid X",
 		Description: "Lists what blocks the claim: an input chunk that is not READY, an output chunk that is\n" +
-			"not free for producers, the job's own read lock on an input it consumed already, or a\n" +
-			"paused job. Nothing listed: the job can claim the dataid now.\n\n" +
+			"not free for producers, the job's own read lock on an input it consumed already, a\n" +
+			"paused job, a window that is not due yet (NOT_DUE), a failed chunk backing off\n" +
+			"(BACKOFF), or a job at its concurrency limit (CONCURRENCY). Nothing listed: the job\n" +
+			"can claim the dataid now.\n\n" +
 			"Example:\n" +
 			"   chunklock blockers --job report --dataid 2026-01-15" + connHelp,
 		Flags: append(connFlags(),
@@ -250,6 +252,18 @@ func blockersCommand() *cli.Command {
 	}
 }
 
+// untilText is " until <time> (in <duration>)" for a known time, else "".
+func untilText(until *time.Time) string {
+	if until == nil {
+		return ""
+	}
+	in := time.Until(*until).Round(time.Second)
+	if in <= 0 {
+		return " until " + until.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf(" until %s (in %s)", until.UTC().Format(time.RFC3339), in)
+}
+
 // describeBlocker says in words what a blocker means.
 func describeBlocker(b client.Blocker) string {
 	chunk := b.Dataset + " " + b.DataID
@@ -264,6 +278,12 @@ func describeBlocker(b client.Blocker) string {
 		return fmt.Sprintf("PAUSED           job %s is paused", b.Job)
 	case "NO_INPUTS":
 		return fmt.Sprintf("NO_INPUTS        job %s has no inputs: claim its new chunks by dataid (`chunklock next --dataid`)", b.Job)
+	case "NOT_DUE":
+		return fmt.Sprintf("NOT_DUE          output chunk %s is not due yet%s: the job claims it on its schedule", chunk, untilText(b.Until))
+	case "BACKOFF":
+		return fmt.Sprintf("BACKOFF          output chunk %s failed and backs off%s before it is retried (resubmit it to retry now)", chunk, untilText(b.Until))
+	case "CONCURRENCY":
+		return fmt.Sprintf("CONCURRENCY      job %s is at its maxConcurrent live claims, or its pool has no free slot; a slot frees when a claim ends or its lease passes", b.Job)
 	}
 	return fmt.Sprintf("%-16s %s %s %s", b.Kind, chunk, b.Job, b.Status)
 }

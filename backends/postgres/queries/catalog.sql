@@ -8,13 +8,14 @@ RETURNING version;
 
 -- name: PutDataset :one
 -- Creates or updates a dataset, keeping created_at of an existing one.
-INSERT INTO datasets (id, description, url, connection, location, created_at, updated_at)
-VALUES (@id, @description, @url, @connection, @location, @created_at, @updated_at)
+INSERT INTO datasets (id, description, url, connection, location, partitions, created_at, updated_at)
+VALUES (@id, @description, @url, @connection, @location, @partitions, @created_at, @updated_at)
 ON CONFLICT (id) DO UPDATE SET
     description = excluded.description,
     url         = excluded.url,
     connection  = excluded.connection,
     location    = excluded.location,
+    partitions  = excluded.partitions,
     updated_at  = excluded.updated_at
 RETURNING *;
 
@@ -25,9 +26,11 @@ SELECT * FROM datasets ORDER BY id;
 -- Creates or updates a job, keeping created_at of an existing one. The
 -- unique constraint on output refuses a second producer of a dataset.
 INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
-                  lease_seconds, paused, key_kind, key_public, created_at, updated_at)
+                  lease_seconds, paused, key_kind, key_public, retry_delay_seconds,
+                  retry_max_delay_seconds, max_concurrent, pool, created_at, updated_at)
 VALUES (@id, @description, @inputs, @output, @env_names, @env_values, @max_attempts,
-        @lease_seconds, @paused, @key_kind, @key_public, @created_at, @updated_at)
+        @lease_seconds, @paused, @key_kind, @key_public, @retry_delay_seconds,
+        @retry_max_delay_seconds, @max_concurrent, @pool, @created_at, @updated_at)
 ON CONFLICT (id) DO UPDATE SET
     description   = excluded.description,
     inputs        = excluded.inputs,
@@ -39,6 +42,10 @@ ON CONFLICT (id) DO UPDATE SET
     paused        = excluded.paused,
     key_kind      = excluded.key_kind,
     key_public    = excluded.key_public,
+    retry_delay_seconds     = excluded.retry_delay_seconds,
+    retry_max_delay_seconds = excluded.retry_max_delay_seconds,
+    max_concurrent          = excluded.max_concurrent,
+    pool                    = excluded.pool,
     updated_at    = excluded.updated_at
 RETURNING *;
 

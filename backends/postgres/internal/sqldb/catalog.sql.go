@@ -83,7 +83,7 @@ func (q *Queries) ListCredentials(ctx context.Context, job string) ([]Credential
 }
 
 const ListDatasets = `-- name: ListDatasets :many
-SELECT id, description, url, connection, location, created_at, updated_at FROM datasets ORDER BY id
+SELECT id, description, url, connection, location, created_at, updated_at, partitions FROM datasets ORDER BY id
 `
 
 func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
@@ -103,6 +103,7 @@ func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
 			&i.Location,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Partitions,
 		); err != nil {
 			return nil, err
 		}
@@ -115,7 +116,7 @@ func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
 }
 
 const ListJobs = `-- name: ListJobs :many
-SELECT id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at FROM jobs ORDER BY id
+SELECT id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at, retry_delay_seconds, retry_max_delay_seconds, max_concurrent, pool FROM jobs ORDER BY id
 `
 
 func (q *Queries) ListJobs(ctx context.Context) ([]Job, error) {
@@ -141,6 +142,10 @@ func (q *Queries) ListJobs(ctx context.Context) ([]Job, error) {
 			&i.KeyPublic,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.RetryDelaySeconds,
+			&i.RetryMaxDelaySeconds,
+			&i.MaxConcurrent,
+			&i.Pool,
 		); err != nil {
 			return nil, err
 		}
@@ -181,15 +186,16 @@ func (q *Queries) PutCredential(ctx context.Context, arg PutCredentialParams) er
 }
 
 const PutDataset = `-- name: PutDataset :one
-INSERT INTO datasets (id, description, url, connection, location, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO datasets (id, description, url, connection, location, partitions, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (id) DO UPDATE SET
     description = excluded.description,
     url         = excluded.url,
     connection  = excluded.connection,
     location    = excluded.location,
+    partitions  = excluded.partitions,
     updated_at  = excluded.updated_at
-RETURNING id, description, url, connection, location, created_at, updated_at
+RETURNING id, description, url, connection, location, created_at, updated_at, partitions
 `
 
 type PutDatasetParams struct {
@@ -198,6 +204,7 @@ type PutDatasetParams struct {
 	Url         string
 	Connection  string
 	Location    string
+	Partitions  []byte
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
@@ -210,6 +217,7 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 		arg.Url,
 		arg.Connection,
 		arg.Location,
+		arg.Partitions,
 		arg.CreatedAt,
 		arg.UpdatedAt,
 	)
@@ -222,15 +230,18 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 		&i.Location,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Partitions,
 	)
 	return i, err
 }
 
 const PutJob = `-- name: PutJob :one
 INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
-                  lease_seconds, paused, key_kind, key_public, created_at, updated_at)
+                  lease_seconds, paused, key_kind, key_public, retry_delay_seconds,
+                  retry_max_delay_seconds, max_concurrent, pool, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
-        $8, $9, $10, $11, $12, $13)
+        $8, $9, $10, $11, $12,
+        $13, $14, $15, $16, $17)
 ON CONFLICT (id) DO UPDATE SET
     description   = excluded.description,
     inputs        = excluded.inputs,
@@ -242,24 +253,32 @@ ON CONFLICT (id) DO UPDATE SET
     paused        = excluded.paused,
     key_kind      = excluded.key_kind,
     key_public    = excluded.key_public,
+    retry_delay_seconds     = excluded.retry_delay_seconds,
+    retry_max_delay_seconds = excluded.retry_max_delay_seconds,
+    max_concurrent          = excluded.max_concurrent,
+    pool                    = excluded.pool,
     updated_at    = excluded.updated_at
-RETURNING id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at
+RETURNING id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at, retry_delay_seconds, retry_max_delay_seconds, max_concurrent, pool
 `
 
 type PutJobParams struct {
-	ID           string
-	Description  string
-	Inputs       []string
-	Output       string
-	EnvNames     []string
-	EnvValues    []string
-	MaxAttempts  int32
-	LeaseSeconds int32
-	Paused       bool
-	KeyKind      string
-	KeyPublic    string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	ID                   string
+	Description          string
+	Inputs               []string
+	Output               string
+	EnvNames             []string
+	EnvValues            []string
+	MaxAttempts          int32
+	LeaseSeconds         int32
+	Paused               bool
+	KeyKind              string
+	KeyPublic            string
+	RetryDelaySeconds    int32
+	RetryMaxDelaySeconds int32
+	MaxConcurrent        int32
+	Pool                 string
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
 }
 
 // Creates or updates a job, keeping created_at of an existing one. The
@@ -277,6 +296,10 @@ func (q *Queries) PutJob(ctx context.Context, arg PutJobParams) (Job, error) {
 		arg.Paused,
 		arg.KeyKind,
 		arg.KeyPublic,
+		arg.RetryDelaySeconds,
+		arg.RetryMaxDelaySeconds,
+		arg.MaxConcurrent,
+		arg.Pool,
 		arg.CreatedAt,
 		arg.UpdatedAt,
 	)
@@ -295,6 +318,10 @@ func (q *Queries) PutJob(ctx context.Context, arg PutJobParams) (Job, error) {
 		&i.KeyPublic,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.RetryDelaySeconds,
+		&i.RetryMaxDelaySeconds,
+		&i.MaxConcurrent,
+		&i.Pool,
 	)
 	return i, err
 }

@@ -39,6 +39,7 @@ type Dataset struct {
 	Location    string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	Partitions  []byte
 }
 
 type Event struct {
@@ -57,19 +58,23 @@ type Event struct {
 }
 
 type Job struct {
-	ID           string
-	Description  string
-	Inputs       []string
-	Output       string
-	EnvNames     []string
-	EnvValues    []string
-	MaxAttempts  int32
-	LeaseSeconds int32
-	Paused       bool
-	KeyKind      string
-	KeyPublic    string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	ID                   string
+	Description          string
+	Inputs               []string
+	Output               string
+	EnvNames             []string
+	EnvValues            []string
+	MaxAttempts          int32
+	LeaseSeconds         int32
+	Paused               bool
+	KeyKind              string
+	KeyPublic            string
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+	RetryDelaySeconds    int32
+	RetryMaxDelaySeconds int32
+	MaxConcurrent        int32
+	Pool                 string
 }
 
 type ResourceLock struct {
