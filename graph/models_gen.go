@@ -130,6 +130,14 @@ type PartitionDefinitionInput struct {
 	DeadlineSeconds *int `json:"deadlineSeconds,omitempty"`
 }
 
+type PoolInput struct {
+	// The pool id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit.
+	ID string `json:"id"`
+	// At least 1. Lowering it below the claims live now takes nothing away: no new claim is made until fewer are live than slots.
+	Slots       int     `json:"slots"`
+	Description *string `json:"description,omitempty"`
+}
+
 // What `upsertJob` did.
 type UpsertJobPayload struct {
 	// The job as stored.
