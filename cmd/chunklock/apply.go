@@ -19,9 +19,9 @@ func applyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "apply",
 		Category:  catPipeline,
-		Usage:     "make the server's datasets and jobs match a pipeline YAML file",
+		Usage:     "make the server's pools, datasets and jobs match a pipeline YAML file",
 		UsageText: "chunklock apply -f pipeline.yaml [--dry-run] [--keys-dir DIR]",
-		Description: "Creates or updates every dataset and job the file declares (it never deletes) and\n" +
+		Description: "Creates or updates every pool, dataset and job the file declares (it never deletes) and\n" +
 			"stores the datasets' secrets for the jobs that read or write them. Applying the same file\n" +
 			"again changes nothing. The whole file is checked first, against the server's current\n" +
 			"pipeline too (references, one producer per dataset, no cycle, secrets readable): if\n" +
@@ -78,6 +78,17 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err := p.ValidateAgainst(haveDS, haveJobs); err != nil {
 		return fmt.Errorf("%s: %w\nnothing was applied", cmd.String("file"), err)
 	}
+	poolList, err := c.Pools(ctx)
+	if err != nil {
+		return err
+	}
+	havePools := make([]backends.Pool, len(poolList))
+	for i, pl := range poolList {
+		havePools[i] = pl.Backend()
+	}
+	if err := p.ValidatePoolsAgainst(havePools); err != nil {
+		return fmt.Errorf("%s: %w\nnothing was applied", cmd.String("file"), err)
+	}
 	// Read every secret before changing anything.
 	secrets := map[string]string{}
 	var serr []error
@@ -100,6 +111,7 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err != nil {
 		return err
 	}
+	plan = append(p.PlanPools(havePools), plan...) // pools first: jobs name them
 	out := stdout(cmd)
 	if cmd.Bool("dry-run") {
 		changes := 0
@@ -116,6 +128,10 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	datasets := map[string]pipeline.Dataset{}
 	for _, d := range p.Datasets {
 		datasets[d.ID] = d
+	}
+	pools := map[string]pipeline.Pool{}
+	for _, pl := range p.Pools {
+		pools[pl.ID] = pl
 	}
 	jobs := map[string]pipeline.Job{}
 	for _, j := range p.Jobs {
@@ -139,6 +155,8 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 			continue
 		}
 		switch ch.Kind {
+		case "pool":
+			err = c.UpsertPool(ctx, pools[ch.ID].Backend())
 		case "dataset":
 			err = c.UpsertDataset(ctx, datasets[ch.ID].Backend())
 		case "job":
