@@ -75,7 +75,7 @@ func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, data
 // claimGated makes the claim st describes with the job's slot records
 // read, checked (except by a force) and written in the same transaction.
 func (e *engine) claimGated(ctx context.Context, tx Tx, cat *Catalog, st ClaimState, executor string, mode ClaimMode) (*Claim, error) {
-	g, err := openGate(ctx, tx, st.Job, e.clock.Now(), true)
+	g, err := openGate(ctx, tx, cat, st.Job, e.clock.Now(), true)
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 	if err != nil {
 		return err
 	}
-	g, err := openGate(ctx, tx, job, e.clock.Now(), true)
+	g, err := openGate(ctx, tx, cat, job, e.clock.Now(), true)
 	if err != nil {
 		return err
 	}

@@ -138,7 +138,7 @@ func (e *engine) Blockers(ctx context.Context, jobID, dataid string) ([]Blocker,
 				return err
 			}
 			bs = st.Blockers(ModeClaim)
-			g, err := openGate(ctx, tx, job, e.clock.Now(), false)
+			g, err := openGate(ctx, tx, cat.Catalog, job, e.clock.Now(), false)
 			bs = append(bs, g.blockers(dataid, statusOf(st.Output))...)
 			return err
 		})

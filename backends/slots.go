@@ -100,7 +100,7 @@ type slotGate struct {
 
 // openGate reads and locks job's slot records, pruning holders that are
 // no longer live at now; nil for a job without limits.
-func openGate(ctx context.Context, tx Tx, job Job, now time.Time, forUpdate bool) (*slotGate, error) {
+func openGate(ctx context.Context, tx Tx, cat *Catalog, job Job, now time.Time, forUpdate bool) (*slotGate, error) {
 	keys := slotKeys(job)
 	if len(keys) == 0 {
 		return nil, nil
@@ -113,6 +113,7 @@ func openGate(ctx context.Context, tx Tx, job Job, now time.Time, forUpdate bool
 	if err := g.seed(ctx, tx); err != nil {
 		return nil, err
 	}
+	g.dropLeavers(cat)
 	changed, err := pruneHolders(ctx, tx, recs, now)
 	for i := range changed {
 		g.dirty[i] = g.dirty[i] || changed[i]
@@ -120,12 +121,13 @@ func openGate(ctx context.Context, tx Tx, job Job, now time.Time, forUpdate bool
 	return g, err
 }
 
-// seed adds the job's live claims as holders to each record that does not
-// account for the job's current definition yet. Claims made under an
-// older definition have all committed before the catalog changed (a
-// claim commits only under the catalog version it read); every claim
-// under this one goes through the records, which are locked (or tracked)
-// here: nothing is missed, nothing counted twice (holders are by token).
+// seed makes the job's holders in each record that does not account for
+// the job's current definition yet exactly its claims in RUNNING. Claims
+// made under an older definition have all committed before the catalog
+// changed (a claim commits only under the catalog version it read), and
+// may have ended without a record to leave (the job had no limit then);
+// every claim under this definition goes through the records, which are
+// locked (or tracked) here: nothing is missed, nothing counted twice.
 func (g *slotGate) seed(ctx context.Context, tx Tx) error {
 	var running []StatusRow
 	read := false
@@ -140,10 +142,9 @@ func (g *slotGate) seed(ctx context.Context, tx Tx) error {
 			}
 			read = true
 		}
+		r.Holders = slices.DeleteFunc(r.Holders, func(h SlotHolder) bool { return h.Job == g.job.ID })
 		for _, row := range running {
-			if !slices.ContainsFunc(r.Holders, func(h SlotHolder) bool { return h.Token == row.Token }) {
-				r.Holders = append(r.Holders, holderOf(row))
-			}
+			r.Holders = append(r.Holders, holderOf(row))
 		}
 		if r.Seeded == nil {
 			r.Seeded = map[string]time.Time{}
@@ -158,6 +159,22 @@ func (g *slotGate) seed(ctx context.Context, tx Tx) error {
 // stores (microseconds).
 func sameDefinition(a, b time.Time) bool {
 	return a.Truncate(time.Microsecond).Equal(b.Truncate(time.Microsecond))
+}
+
+// dropLeavers removes from a pool's record the holders of jobs that no
+// longer name the pool: their claims no longer count against it.
+func (g *slotGate) dropLeavers(cat *Catalog) {
+	for i, r := range g.recs {
+		if r.Key == JobSlotsKey(g.job.ID) {
+			continue
+		}
+		n := len(r.Holders)
+		r.Holders = slices.DeleteFunc(r.Holders, func(h SlotHolder) bool {
+			j, ok := cat.Jobs.Lookup(h.Job)
+			return !ok || j.Pool != g.job.Pool
+		})
+		g.dirty[i] = g.dirty[i] || len(r.Holders) != n
+	}
 }
 
 func holderOf(out StatusRow) SlotHolder {

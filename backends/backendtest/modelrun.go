@@ -37,11 +37,14 @@ var (
 	modelDataIDs  = []string{"1", "2", "10"}
 )
 
+// modelPool is the pool ja and jm share; it starts with 2 slots.
+const modelPool = "mp"
+
 func modelJobs() []*mJob {
 	return []*mJob{
-		{id: "ja", inputs: []string{"src"}, output: "a", maxAttempts: 2, lease: 30 * time.Second},
-		{id: "jb", inputs: []string{"a"}, output: "b", maxAttempts: 3, lease: 60 * time.Second},
-		{id: "jm", inputs: []string{"a", "src2"}, output: "m", maxAttempts: 2, lease: 45 * time.Second},
+		{id: "ja", inputs: []string{"src"}, output: "a", maxAttempts: 2, lease: 30 * time.Second, pool: modelPool},
+		{id: "jb", inputs: []string{"a"}, output: "b", maxAttempts: 3, lease: 60 * time.Second, maxConcurrent: 1},
+		{id: "jm", inputs: []string{"a", "src2"}, output: "m", maxAttempts: 2, lease: 45 * time.Second, pool: modelPool},
 		{id: "jn", output: "n", maxAttempts: 2, lease: 30 * time.Second},
 	}
 }
@@ -101,12 +104,15 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 	b := s.setup(t)
 	h := &harness{t: t, b: b, rng: rand.New(rand.NewPCG(seed, 0x636c6b)), seed: seed, fences: map[string]int64{}}
 	b.datasets(modelDatasets...)
+	if _, err := b.s.UpsertPool(b.ctx, backends.Pool{ID: modelPool, Slots: 2}); err != nil {
+		t.Fatalf("upsert pool: %v", err)
+	}
 	jobs := modelJobs()
 	for _, j := range jobs {
-		b.upsertJob(backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output, MaxAttempts: j.maxAttempts,
-			LeaseSeconds: int(j.lease / time.Second)})
+		b.upsertJob(backendJob(j))
 	}
 	h.m = newModel(modelDatasets, jobs, modelDataIDs, b.clock.Now())
+	h.m.pools[modelPool] = 2
 	for h.step = 1; h.step <= steps; h.step++ {
 		h.apply(h.randomOp())
 		h.compareAll()
@@ -144,6 +150,13 @@ type op struct {
 	expire  bool
 	advance time.Duration
 	tok     int // index in tokens; -1: a garbage token
+	limit   int // limit: the job's maxConcurrent; slots: the pool's slots
+}
+
+// backendJob is the store's definition of a model job.
+func backendJob(j *mJob) backends.Job {
+	return backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output, MaxAttempts: j.maxAttempts,
+		LeaseSeconds: int(j.lease / time.Second), Paused: j.paused, MaxConcurrent: j.maxConcurrent, Pool: j.pool}
 }
 
 func (o op) String() string {
@@ -162,6 +175,10 @@ func (o op) String() string {
 		return fmt.Sprintf("upsertJob(%s, paused=%v)", o.job, o.paused)
 	case "expire":
 		return "expireLeases()"
+	case "limit":
+		return fmt.Sprintf("upsertJob(%s, maxConcurrent=%d)", o.job, o.limit)
+	case "slots":
+		return fmt.Sprintf("upsertPool(%s, slots=%d)", modelPool, o.limit)
 	}
 	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
 }
@@ -189,6 +206,7 @@ func (h *harness) randomOp() op {
 		{"publish", 10}, {"publishAny", 1}, {"findNext", 18}, {"claim", 10}, {"force", 3},
 		{"heartbeat", 5}, {"complete", 14}, {"fail", 6}, {"release", 4}, {"advance", 6}, {"expire", 2},
 		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3},
+		{"limit", 2}, {"slots", 2},
 	}
 	total := 0
 	for _, w := range weights {
@@ -226,6 +244,10 @@ func (h *harness) randomOp() op {
 		}
 	case "pause":
 		o.paused = !h.m.job(o.job).paused
+	case "limit":
+		o.limit = r.IntN(3) // 0: no limit
+	case "slots":
+		o.limit = 1 + r.IntN(3)
 	case "garbage":
 		o.kind = pick(r, []string{"heartbeat", "complete", "fail", "release"})
 	}
@@ -276,12 +298,20 @@ func (h *harness) apply(o op) {
 		n, err := b.s.ExpireLeases(ctx)
 		h.code("expireLeases", "", err)
 		h.equal("claims expired", m.expire(), n)
-	case "pause":
-		j := m.job(o.job)
-		_, err := b.s.UpsertJob(ctx, backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output,
-			MaxAttempts: j.maxAttempts, LeaseSeconds: int(j.lease / time.Second), Paused: o.paused})
+	case "pause", "limit":
+		j := *m.job(o.job)
+		if o.kind == "pause" {
+			j.paused = o.paused
+		} else {
+			j.maxConcurrent = o.limit
+		}
+		_, err := b.s.UpsertJob(ctx, backendJob(&j))
 		h.code("upsertJob", "", err)
-		j.paused = o.paused
+		*m.job(o.job) = j
+	case "slots":
+		_, err := b.s.UpsertPool(ctx, backends.Pool{ID: modelPool, Slots: o.limit})
+		h.code("upsertPool", "", err)
+		m.pools[modelPool] = o.limit
 	default:
 		h.fatalf("unknown operation %q", o.kind)
 	}

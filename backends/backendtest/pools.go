@@ -20,6 +20,7 @@ var poolTests = []testCase{
 	{"MaxConcurrentHeartbeatKeepsSlot", (*suite).testHeartbeatKeepsSlot},
 	{"PoolSlots", (*suite).testPoolSlots},
 	{"PoolLoweredBelowLive", (*suite).testPoolLowered},
+	{"ConcurrencyLimitChanges", (*suite).testLimitChanges},
 }
 
 // concurrent is a bk for a CONCURRENCY blocker of job on its output.
@@ -274,4 +275,32 @@ func (s *suite) testPoolLowered(t *testing.T) {
 	c, _ = b.next("jx")
 	require.NotNil(t, c, "under the slots again")
 	require.Equal(t, 1, b.liveCount(""))
+}
+
+// testLimitChanges: a limit set while claims are live counts them; a job
+// that leaves a pool no longer holds its slots; a limit removed and set
+// again counts only the claims live then.
+func (s *suite) testLimitChanges(t *testing.T) {
+	b := s.setup(t)
+	b.poolPipeline(1, 6)
+	ca, _ := b.next("ja")
+	require.NotNil(t, ca)
+	c, _ := b.next("jx")
+	require.Nil(t, c)
+	b.upsertJob(backends.Job{ID: "ja", Output: "a", Inputs: []string{"src"}})
+	cx, _ := b.next("jx")
+	require.NotNil(t, cx, "ja left the pool: its claim holds no slot of it")
+
+	b.upsertJob(backends.Job{ID: "ja", Output: "a", Inputs: []string{"src"}, MaxConcurrent: 1})
+	c, _ = b.next("ja")
+	require.Nil(t, c, "the claim made before the limit counts against it")
+	b.upsertJob(backends.Job{ID: "ja", Output: "a", Inputs: []string{"src"}})
+	b.complete(ca) // ended while ja had no limit
+	ca, _ = b.next("ja")
+	require.NotNil(t, ca)
+	b.upsertJob(backends.Job{ID: "ja", Output: "a", Inputs: []string{"src"}, MaxConcurrent: 2})
+	c, _ = b.next("ja")
+	require.NotNil(t, c, "one claim live, limit 2: the claim ended meanwhile holds nothing")
+	c, _ = b.next("ja")
+	require.Nil(t, c, "two live, limit 2")
 }
