@@ -50,6 +50,9 @@ type Slots struct {
 	Key     string
 	Pool    Pool
 	Holders []SlotHolder
+	// Ended lists, in an ended record, the tokens of claims that ended
+	// while the slot record still listed them (slotReleases).
+	Ended []string `json:",omitempty"`
 	// Seeded tells, by job, which definition of the job (its UpdatedAt)
 	// the holders account for: a job that gained this limit, or changed,
 	// since has its live claims added as holders before a claim counts
@@ -110,6 +113,9 @@ func openGate(ctx context.Context, tx Tx, cat *Catalog, job Job, now time.Time, 
 		return nil, err
 	}
 	g := &slotGate{job: job, recs: recs, dirty: make([]bool, len(recs))}
+	if err := g.dropEnded(ctx, tx, keys); err != nil {
+		return nil, err
+	}
 	if err := g.seed(ctx, tx); err != nil {
 		return nil, err
 	}
@@ -159,6 +165,29 @@ func (g *slotGate) seed(ctx context.Context, tx Tx) error {
 // stores (microseconds).
 func sameDefinition(a, b time.Time) bool {
 	return a.Truncate(time.Microsecond).Equal(b.Truncate(time.Microsecond))
+}
+
+// dropEnded removes the holders whose claims ended (slotReleases). The
+// ended records are read without a lock, as of the transaction's start or
+// later: a token noted since is still counted, on the safe side.
+func (g *slotGate) dropEnded(ctx context.Context, tx Tx, keys []string) error {
+	ekeys := make([]string, len(keys))
+	for i, k := range keys {
+		ekeys[i] = endedKey(k)
+	}
+	ended, err := readSlots(ctx, tx, ekeys, false)
+	if err != nil {
+		return err
+	}
+	for i, r := range g.recs {
+		if len(ended[i].Ended) == 0 {
+			continue
+		}
+		n := len(r.Holders)
+		r.Holders = slices.DeleteFunc(r.Holders, func(h SlotHolder) bool { return slices.Contains(ended[i].Ended, h.Token) })
+		g.dirty[i] = g.dirty[i] || len(r.Holders) != n
+	}
+	return nil
 }
 
 // dropLeavers removes from a pool's record the holders of jobs that no
@@ -302,9 +331,13 @@ func (g *slotGate) flush(ctx context.Context, tx Tx) error {
 	return nil
 }
 
-// slotReleases gathers, in a transaction ending claims, the holders to
-// remove; flush removes them from their records once all chunk locks are
-// taken, the records locked in ascending key order.
+// slotReleases gathers, in a transaction ending claims, the claims that
+// ended, by the slot records they held a slot in. flush notes their
+// tokens in each record's ended record ("ended/<key>"), which only
+// endings write, rather than in the record itself, which only claims
+// write: a claim and an ending never wait for (PostgreSQL) or invalidate
+// (etcd) each other. The next claim drops the holders whose tokens it
+// finds there.
 type slotReleases map[string][]string // record key -> tokens
 
 // add notes that the claim of job with token ended.
@@ -314,6 +347,13 @@ func (s slotReleases) add(job Job, token string) {
 	}
 }
 
+// endedKey names the ended record of slot record key.
+func endedKey(key string) string { return "ended/" + key }
+
+// flush adds the ended tokens to the ended records, locked in ascending
+// key order once all chunk locks are taken, keeping only tokens the slot
+// record still lists: a token it no longer lists was dropped by a claim
+// (and a slot record gains no holder that has ended already).
 func (s slotReleases) flush(ctx context.Context, tx Tx) error {
 	if len(s) == 0 {
 		return nil
@@ -323,18 +363,34 @@ func (s slotReleases) flush(ctx context.Context, tx Tx) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	recs, err := readSlots(ctx, tx, keys, true)
+	ekeys := make([]string, len(keys))
+	for i, k := range keys {
+		ekeys[i] = endedKey(k)
+	}
+	ended, err := readSlots(ctx, tx, ekeys, true)
 	if err != nil {
 		return err
 	}
-	for _, r := range recs {
-		n := len(r.Holders)
-		tokens := s[r.Key]
-		r.Holders = slices.DeleteFunc(r.Holders, func(h SlotHolder) bool { return slices.Contains(tokens, h.Token) })
-		if len(r.Holders) == n {
+	recs, err := readSlots(ctx, tx, keys, false)
+	if err != nil {
+		return err
+	}
+	for i, e := range ended {
+		held := map[string]bool{}
+		for _, h := range recs[i].Holders {
+			held[h.Token] = true
+		}
+		var tokens []string
+		for _, t := range append(slices.Clone(e.Ended), s[keys[i]]...) {
+			if held[t] && !slices.Contains(tokens, t) {
+				tokens = append(tokens, t)
+			}
+		}
+		if slices.Equal(tokens, e.Ended) {
 			continue
 		}
-		if err := tx.PutSlots(ctx, *r); err != nil {
+		e.Ended = tokens
+		if err := tx.PutSlots(ctx, *e); err != nil {
 			return err
 		}
 	}

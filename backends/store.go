@@ -255,7 +255,9 @@ type Tx interface {
 	// order; nil for a record never written. With forUpdate the records
 	// are locked until the transaction ends, exclusively (backends that
 	// validate reads at commit track them instead): a transaction calls it
-	// so at most once, after all its LockChunks calls.
+	// so at most once, after all its LockChunks calls. Without, the
+	// records are read as committed at the transaction's start or later,
+	// neither locked nor tracked: the caller accepts a stale answer.
 	GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*Slots, error)
 	// PutSlots writes a slot record read with forUpdate in this
 	// transaction.

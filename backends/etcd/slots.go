@@ -26,12 +26,21 @@ func decodeSlots(key string, val []byte) (*backends.Slots, error) {
 	return &s, nil
 }
 
-func (t *tx) GetSlots(ctx context.Context, keys []string, _ bool) ([]*backends.Slots, error) {
+// GetSlots reads records at the snapshot: tracked for the commit's guard
+// with forUpdate, untracked without (a record written by the other side,
+// claims or endings, then never makes this transaction run again).
+func (t *tx) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*backends.Slots, error) {
 	ks := make([]string, len(keys))
 	for i, k := range keys {
 		ks[i] = t.b.slotsKey(k)
 	}
-	vals, err := t.read(ctx, ks)
+	var vals [][]byte
+	var err error
+	if forUpdate {
+		vals, err = t.read(ctx, ks)
+	} else {
+		vals, err = t.peek(ctx, ks)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +126,40 @@ func (b *Backend) ListPools(ctx context.Context) ([]backends.Pool, error) {
 	})
 	if err != nil {
 		return nil, mapErr(err, "list pools")
+	}
+	return out, nil
+}
+
+// peek reads keys at the snapshot without tracking them; a buffered write
+// of this transaction wins.
+func (t *tx) peek(ctx context.Context, keys []string) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	ops := make([]clientv3.Op, 0, len(keys))
+	var idx []int
+	for i, k := range keys {
+		if w, ok := t.writes[k]; ok {
+			if w != nil {
+				out[i] = *w
+			}
+			continue
+		}
+		ops = append(ops, clientv3.OpGet(k, clientv3.WithRev(t.rev)))
+		idx = append(idx, i)
+	}
+	if len(ops) == 0 {
+		return out, nil
+	}
+	resp, err := t.b.txn(ctx, nil, ops, nil)
+	if err != nil {
+		return nil, mapErr(err, "read slot records")
+	}
+	if t.rev == 0 {
+		t.rev = resp.Header.Revision
+	}
+	for j, i := range idx {
+		if kvs := resp.Responses[j].GetResponseRange().Kvs; len(kvs) > 0 {
+			out[i] = kvs[0].Value
+		}
 	}
 	return out, nil
 }
