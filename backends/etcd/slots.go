@@ -37,7 +37,13 @@ func (t *tx) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*ba
 	var vals [][]byte
 	var err error
 	if forUpdate {
-		vals, err = t.read(ctx, ks)
+		// The engine reads each record's partner (a slot record's ended
+		// record, or the other way round) next, untracked: fetch it now.
+		partners := make([]string, len(keys))
+		for i, k := range keys {
+			partners[i] = t.b.slotsKey(partnerOf(k))
+		}
+		vals, err = t.read(ctx, ks, partners...)
 	} else {
 		vals, err = t.peek(ctx, ks)
 	}
@@ -130,8 +136,17 @@ func (b *Backend) ListPools(ctx context.Context) ([]backends.Pool, error) {
 	return out, nil
 }
 
+// partnerOf is the record read with key: "ended/<key>" for a slot record
+// and the slot record for an ended one.
+func partnerOf(key string) string {
+	if rest, ok := strings.CutPrefix(key, "ended/"); ok {
+		return rest
+	}
+	return "ended/" + key
+}
+
 // peek reads keys at the snapshot without tracking them; a buffered write
-// of this transaction wins.
+// of this transaction wins, then a value fetched ahead.
 func (t *tx) peek(ctx context.Context, keys []string) ([][]byte, error) {
 	out := make([][]byte, len(keys))
 	ops := make([]clientv3.Op, 0, len(keys))
@@ -141,6 +156,10 @@ func (t *tx) peek(ctx context.Context, keys []string) ([][]byte, error) {
 			if w != nil {
 				out[i] = *w
 			}
+			continue
+		}
+		if p, ok := t.prefetched[k]; ok {
+			out[i] = p.val
 			continue
 		}
 		ops = append(ops, clientv3.OpGet(k, clientv3.WithRev(t.rev)))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -24,7 +25,9 @@ const (
 	ensureSlotsSQL = `INSERT INTO slots (key, record)
 SELECT k, '{}'::jsonb FROM unnest($1::text[]) AS k ORDER BY k
 ON CONFLICT (key) DO NOTHING`
-	lockSlotsSQL = `SELECT key, record FROM slots WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE`
+	// lockSlotsSQL locks the records of $1 and reads those of $2 unlocked.
+	lockSlotsSQL = `WITH locked AS (SELECT key, record FROM slots WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE)
+SELECT key, record FROM locked UNION ALL SELECT key, record FROM slots WHERE key = ANY($2::text[])`
 	readSlotsSQL = `SELECT key, record FROM slots WHERE key = ANY($1::text[])`
 	putSlotsSQL  = `INSERT INTO slots (key, record) VALUES ($1, $2)
 ON CONFLICT (key) DO UPDATE SET record = EXCLUDED.record`
@@ -58,13 +61,32 @@ func scanSlots(rows pgx.Rows) (map[string]*backends.Slots, error) {
 	return out, rows.Err()
 }
 
+// GetSlots with forUpdate also reads, unlocked, each record's partner
+// (partnerOf), which the engine asks for next: one round trip for both.
 func (t *txn) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*backends.Slots, error) {
-	q := readSlotsSQL
-	if forUpdate {
-		t.enqueue(ensureSlotsSQL, []any{keys}, nil)
-		q = lockSlotsSQL
+	out := make([]*backends.Slots, len(keys))
+	if !forUpdate && t.peeked != nil {
+		all := true
+		for i, k := range keys {
+			s, ok := t.peeked[k]
+			out[i], all = s, all && ok
+		}
+		if all {
+			return out, nil
+		}
 	}
-	rows, err := pipe{t}.Query(ctx, q, keys)
+	var partners []string
+	var rows pgx.Rows
+	var err error
+	if forUpdate {
+		for _, k := range keys {
+			partners = append(partners, partnerOf(k))
+		}
+		t.enqueue(ensureSlotsSQL, []any{keys}, nil)
+		rows, err = pipe{t}.Query(ctx, lockSlotsSQL, keys, partners)
+	} else {
+		rows, err = pipe{t}.Query(ctx, readSlotsSQL, keys)
+	}
 	if err != nil {
 		return nil, mapErr(err, "reading slot records")
 	}
@@ -73,11 +95,25 @@ func (t *txn) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*b
 	if err != nil {
 		return nil, mapErr(err, "reading slot records")
 	}
-	out := make([]*backends.Slots, len(keys))
 	for i, k := range keys {
 		out[i] = found[k]
 	}
+	if len(partners) > 0 {
+		t.peeked = map[string]*backends.Slots{}
+		for _, p := range partners {
+			t.peeked[p] = found[p]
+		}
+	}
 	return out, nil
+}
+
+// partnerOf is the record read with key: "ended/<key>" for a slot record
+// and the slot record for an ended one.
+func partnerOf(key string) string {
+	if rest, ok := strings.CutPrefix(key, "ended/"); ok {
+		return rest
+	}
+	return "ended/" + key
 }
 
 // PutSlots queues the write; it goes out with the transaction's next

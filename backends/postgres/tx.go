@@ -80,6 +80,9 @@ type txn struct {
 	dropCands    []int64
 	events       []backends.Event
 	eventsStored bool
+	// peeked holds slot records read unlocked ahead of time (slots.go),
+	// nil for a missing one.
+	peeked map[string]*backends.Slots
 }
 
 // queued is a statement sent ahead of the next one, in the same round trip;
