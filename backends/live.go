@@ -179,6 +179,11 @@ func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*live
 			keys = append(keys, RowKey{Dataset: in, DataID: op.key.DataID, Job: op.key.Job, Role: RoleInput})
 		}
 	}
+	var slots []string
+	for _, op := range ops {
+		slots = append(slots, slotKeys(jobs[op])...)
+	}
+	prefetchSlots(tx, slots)
 	rows, err := tx.GetRows(ctx, keys)
 	if err != nil {
 		return err

@@ -84,6 +84,22 @@ func slotKeys(job Job) []string {
 	return keys
 }
 
+// SlotPrefetcher is implemented by a Tx that can fetch slot records
+// together with the reads that precede them (etcd: one round trip less per
+// claim, whose transactions a job serves one at a time).
+type SlotPrefetcher interface {
+	// PrefetchSlots notes that the slot records keys and their ended
+	// records will be read next: the next read may fetch them ahead.
+	PrefetchSlots(keys []string)
+}
+
+// prefetchSlots tells tx which slot records come next, when it cares.
+func prefetchSlots(tx Tx, keys []string) {
+	if p, ok := tx.(SlotPrefetcher); ok && len(keys) > 0 {
+		p.PrefetchSlots(keys)
+	}
+}
+
 // slotKeyCount is how many keys a claim of job adds to a transaction for
 // its slot records and holder checks (KeyBudget).
 func slotKeyCount(job Job) int {

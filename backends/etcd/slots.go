@@ -182,3 +182,11 @@ func (t *tx) peek(ctx context.Context, keys []string) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// PrefetchSlots has the next read fetch the slot records keys and their
+// ended records ahead, untracked until asked for.
+func (t *tx) PrefetchSlots(keys []string) {
+	for _, k := range keys {
+		t.aheadNext = append(t.aheadNext, t.b.slotsKey(k), t.b.slotsKey(partnerOf(k)))
+	}
+}
