@@ -242,20 +242,17 @@ func (r *limitRace) sample() {
 }
 
 // reap moves the clock past every lease when claims were abandoned, and
-// runs the reaper, so that their chunks come back.
+// runs the reaper every time, so that their chunks come back (and those of
+// claims that the clock overtook before their ending).
 func (r *limitRace) reap() {
 	for !r.finished.Load() {
 		time.Sleep(20 * time.Millisecond)
 		r.mu.Lock()
-		n := r.abandoned
-		r.abandoned = 0
-		if n > 0 {
+		if r.abandoned > 0 {
 			r.clock.Advance(backends.DefaultLeaseSeconds * time.Second)
 		}
+		r.abandoned = 0
 		r.mu.Unlock()
-		if n == 0 {
-			continue
-		}
 		if _, err := r.stores[0].ExpireLeases(context.Background()); err != nil {
 			r.fail("expire leases: %v", err)
 			return
