@@ -2,6 +2,8 @@ package backends
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -41,6 +43,33 @@ type SlotHolder struct {
 	// LeaseExpiresAt is the claim's lease when the holder was written or
 	// last checked; a heartbeat since may have extended it.
 	LeaseExpiresAt time.Time
+}
+
+// holderJSON is a holder as backends that store JSON keep it: its token
+// names the claim's OUTPUT row, so the token and the lease (in
+// microseconds) are all a record needs, and records stay small.
+type holderJSON struct {
+	Token string `json:"t"`
+	Lease int64  `json:"l"`
+}
+
+// MarshalJSON stores the token and the lease.
+func (h SlotHolder) MarshalJSON() ([]byte, error) {
+	return json.Marshal(holderJSON{Token: h.Token, Lease: h.LeaseExpiresAt.UnixMicro()})
+}
+
+// UnmarshalJSON reads what MarshalJSON stored.
+func (h *SlotHolder) UnmarshalJSON(b []byte) error {
+	var v holderJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	k, _, err := ParseToken(v.Token)
+	if err != nil {
+		return fmt.Errorf("slot holder: %w", err)
+	}
+	*h = SlotHolder{Job: k.Job, Dataset: k.Dataset, DataID: k.DataID, Token: v.Token, LeaseExpiresAt: time.UnixMicro(v.Lease).UTC()}
+	return nil
 }
 
 // Slots is the slot record of a job ("job/<id>") or of a pool
