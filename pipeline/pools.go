@@ -27,6 +27,16 @@ func (p Pool) Backend() backends.Pool {
 	return backends.Pool{ID: p.ID, Slots: p.Slots, Description: p.Description}
 }
 
+// Pool returns the declared pool of id (zero when there is none).
+func (p *Pipeline) Pool(id string) Pool {
+	for _, pl := range p.Pools {
+		if pl.ID == id {
+			return pl
+		}
+	}
+	return Pool{}
+}
+
 // validatePools checks the pools on their own: each valid, declared once.
 func (p *Pipeline) validatePools() []error {
 	var errs []error

@@ -78,16 +78,9 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err := p.ValidateAgainst(haveDS, haveJobs); err != nil {
 		return fmt.Errorf("%s: %w\nnothing was applied", cmd.String("file"), err)
 	}
-	poolList, err := c.Pools(ctx)
+	havePools, err := serverPools(ctx, c, p, cmd.String("file"))
 	if err != nil {
 		return err
-	}
-	havePools := make([]backends.Pool, len(poolList))
-	for i, pl := range poolList {
-		havePools[i] = pl.Backend()
-	}
-	if err := p.ValidatePoolsAgainst(havePools); err != nil {
-		return fmt.Errorf("%s: %w\nnothing was applied", cmd.String("file"), err)
 	}
 	// Read every secret before changing anything.
 	secrets := map[string]string{}
@@ -129,10 +122,6 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	for _, d := range p.Datasets {
 		datasets[d.ID] = d
 	}
-	pools := map[string]pipeline.Pool{}
-	for _, pl := range p.Pools {
-		pools[pl.ID] = pl
-	}
 	jobs := map[string]pipeline.Job{}
 	for _, j := range p.Jobs {
 		jobs[j.ID] = j
@@ -156,7 +145,7 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		}
 		switch ch.Kind {
 		case "pool":
-			err = c.UpsertPool(ctx, pools[ch.ID].Backend())
+			err = c.UpsertPool(ctx, p.Pool(ch.ID).Backend())
 		case "dataset":
 			err = c.UpsertDataset(ctx, datasets[ch.ID].Backend())
 		case "job":
@@ -206,6 +195,23 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		}
 	}
 	return nil
+}
+
+// serverPools reads the server's pools and checks that every pool a job
+// of p names is declared in p or exists there.
+func serverPools(ctx context.Context, c *client.Client, p *pipeline.Pipeline, file string) ([]backends.Pool, error) {
+	list, err := c.Pools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pools := make([]backends.Pool, len(list))
+	for i, pl := range list {
+		pools[i] = pl.Backend()
+	}
+	if err := p.ValidatePoolsAgainst(pools); err != nil {
+		return nil, fmt.Errorf("%s: %w\nnothing was applied", file, err)
+	}
+	return pools, nil
 }
 
 // resent tells how many existing secrets the plan sends again.
