@@ -20,8 +20,12 @@ func (e *engine) Publish(ctx context.Context, dataset, dataid string) (StatusRow
 }
 
 func (e *engine) publish(ctx context.Context, cat *opCatalog, dataset, dataid string, out *StatusRow) error {
-	if _, err := cat.Dataset(dataset); err != nil {
+	ds, err := cat.Dataset(dataset)
+	if err != nil {
 		return err
+	}
+	if def := ds.Partitions; def != nil && !def.Contains(dataid) {
+		return InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); publish only dataids of its definition", dataid, dataset, describeDef(*def))
 	}
 	if p := cat.Producer(dataset); p != "" {
 		return InvalidArgument("dataset %q is produced by job %q; only source datasets are published", dataset, p)

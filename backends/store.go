@@ -100,6 +100,15 @@ type Store interface {
 
 	// Chunks pages through status rows.
 	Chunks(ctx context.Context, f ChunkFilter) (ChunkPage, error)
+	// Partitions pages through the expected dataids of a dataset with a
+	// partition definition, each with its OUTPUT row's status (StatusNone:
+	// missing) and whether it is late (SPEC §8). INVALID_ARGUMENT for a
+	// dataset without a definition. One call looks at MaxPartitionScan
+	// expected dataids at most.
+	Partitions(ctx context.Context, f PartitionFilter) (PartitionPage, error)
+	// PartitionCounts counts a dataset's missing and late chunks; see
+	// PartitionCount for the bounds of the count.
+	PartitionCounts(ctx context.Context, dataset string) (PartitionCount, error)
 	// Chunk returns one chunk with every row on it and its derived locks.
 	// NOT_FOUND for an unknown dataset; a chunk with no rows has nil Output.
 	Chunk(ctx context.Context, dataset, dataid string) (ChunkDetail, error)

@@ -42,6 +42,8 @@ type ResolverRoot interface {
 	Job() JobResolver
 	Lock() LockResolver
 	Mutation() MutationResolver
+	Partition() PartitionResolver
+	PartitionSummary() PartitionSummaryResolver
 	Pool() PoolResolver
 	Query() QueryResolver
 	StatusRow() StatusRowResolver
@@ -102,16 +104,17 @@ type ComplexityRoot struct {
 	}
 
 	Dataset struct {
-		Connection  func(childComplexity int) int
-		Consumers   func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		Description func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Location    func(childComplexity int) int
-		Partitions  func(childComplexity int) int
-		Producer    func(childComplexity int) int
-		URL         func(childComplexity int) int
-		UpdatedAt   func(childComplexity int) int
+		Connection       func(childComplexity int) int
+		Consumers        func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		Description      func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Location         func(childComplexity int) int
+		PartitionSummary func(childComplexity int) int
+		Partitions       func(childComplexity int) int
+		Producer         func(childComplexity int) int
+		URL              func(childComplexity int) int
+		UpdatedAt        func(childComplexity int) int
 	}
 
 	DatasetAccess struct {
@@ -236,6 +239,21 @@ type ComplexityRoot struct {
 		StartCursor     func(childComplexity int) int
 	}
 
+	Partition struct {
+		DataID      func(childComplexity int) int
+		Dataset     func(childComplexity int) int
+		DueAt       func(childComplexity int) int
+		Late        func(childComplexity int) int
+		Status      func(childComplexity int) int
+		WindowEnd   func(childComplexity int) int
+		WindowStart func(childComplexity int) int
+	}
+
+	PartitionConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
 	PartitionDefinition struct {
 		DeadlineSeconds func(childComplexity int) int
 		End             func(childComplexity int) int
@@ -244,6 +262,20 @@ type ComplexityRoot struct {
 		Start           func(childComplexity int) int
 		Timezone        func(childComplexity int) int
 		Values          func(childComplexity int) int
+	}
+
+	PartitionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	PartitionSummary struct {
+		At            func(childComplexity int) int
+		Late          func(childComplexity int) int
+		Missing       func(childComplexity int) int
+		OldestLate    func(childComplexity int) int
+		OldestMissing func(childComplexity int) int
+		Truncated     func(childComplexity int) int
 	}
 
 	Pool struct {
@@ -268,6 +300,7 @@ type ComplexityRoot struct {
 		Jobs          func(childComplexity int) int
 		LockGraph     func(childComplexity int, job *string, dataset *string, dataid *string) int
 		Locks         func(childComplexity int, dataset *string, job *string) int
+		Partitions    func(childComplexity int, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) int
 		Pool          func(childComplexity int, id string) int
 		Pools         func(childComplexity int) int
 		ResourceLocks func(childComplexity int, resource *string, client *string, mode *backends.LockMode) int
@@ -334,6 +367,8 @@ type DatasetResolver interface {
 	Partitions(ctx context.Context, obj *backends.Dataset) (*PartitionDefinition, error)
 	Producer(ctx context.Context, obj *backends.Dataset) (*backends.Job, error)
 	Consumers(ctx context.Context, obj *backends.Dataset) ([]backends.Job, error)
+
+	PartitionSummary(ctx context.Context, obj *backends.Dataset) (*backends.PartitionCount, error)
 }
 type DatasetAccessResolver interface {
 	Secret(ctx context.Context, obj *model.DatasetAccess) (*string, error)
@@ -383,6 +418,15 @@ type MutationResolver interface {
 	UnlockResource(ctx context.Context, id string, client string) (bool, error)
 	UpsertPool(ctx context.Context, input PoolInput) (backends.Pool, error)
 }
+type PartitionResolver interface {
+	WindowStart(ctx context.Context, obj *backends.Partition) (*time.Time, error)
+	WindowEnd(ctx context.Context, obj *backends.Partition) (*time.Time, error)
+	DueAt(ctx context.Context, obj *backends.Partition) (*time.Time, error)
+}
+type PartitionSummaryResolver interface {
+	OldestMissing(ctx context.Context, obj *backends.PartitionCount) (*string, error)
+	OldestLate(ctx context.Context, obj *backends.PartitionCount) (*string, error)
+}
 type PoolResolver interface {
 	Used(ctx context.Context, obj *backends.Pool) (int, error)
 	Jobs(ctx context.Context, obj *backends.Pool) ([]backends.Job, error)
@@ -400,6 +444,7 @@ type QueryResolver interface {
 	Blockers(ctx context.Context, job string, dataid string) ([]backends.Blocker, error)
 	LockGraph(ctx context.Context, job *string, dataset *string, dataid *string) (backends.LockGraph, error)
 	ResourceLocks(ctx context.Context, resource *string, client *string, mode *backends.LockMode) ([]backends.ResourceLock, error)
+	Partitions(ctx context.Context, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) (PartitionConnection, error)
 	Pools(ctx context.Context) ([]backends.Pool, error)
 	Pool(ctx context.Context, id string) (*backends.Pool, error)
 }
@@ -662,6 +707,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Location(childComplexity), true
+	case "Dataset.partitionSummary":
+		if e.ComplexityRoot.Dataset.PartitionSummary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.PartitionSummary(childComplexity), true
 	case "Dataset.partitions":
 		if e.ComplexityRoot.Dataset.Partitions == nil {
 			break
@@ -1283,6 +1334,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Partition.dataid":
+		if e.ComplexityRoot.Partition.DataID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Partition.DataID(childComplexity), true
+	case "Partition.dataset":
+		if e.ComplexityRoot.Partition.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Partition.Dataset(childComplexity), true
+	case "Partition.dueAt":
+		if e.ComplexityRoot.Partition.DueAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Partition.DueAt(childComplexity), true
+	case "Partition.late":
+		if e.ComplexityRoot.Partition.Late == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Partition.Late(childComplexity), true
+	case "Partition.status":
+		if e.ComplexityRoot.Partition.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Partition.Status(childComplexity), true
+	case "Partition.windowEnd":
+		if e.ComplexityRoot.Partition.WindowEnd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Partition.WindowEnd(childComplexity), true
+	case "Partition.windowStart":
+		if e.ComplexityRoot.Partition.WindowStart == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Partition.WindowStart(childComplexity), true
+
+	case "PartitionConnection.edges":
+		if e.ComplexityRoot.PartitionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionConnection.Edges(childComplexity), true
+	case "PartitionConnection.pageInfo":
+		if e.ComplexityRoot.PartitionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionConnection.PageInfo(childComplexity), true
+
 	case "PartitionDefinition.deadlineSeconds":
 		if e.ComplexityRoot.PartitionDefinition.DeadlineSeconds == nil {
 			break
@@ -1325,6 +1432,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PartitionDefinition.Values(childComplexity), true
+
+	case "PartitionEdge.cursor":
+		if e.ComplexityRoot.PartitionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionEdge.Cursor(childComplexity), true
+	case "PartitionEdge.node":
+		if e.ComplexityRoot.PartitionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionEdge.Node(childComplexity), true
+
+	case "PartitionSummary.at":
+		if e.ComplexityRoot.PartitionSummary.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionSummary.At(childComplexity), true
+	case "PartitionSummary.late":
+		if e.ComplexityRoot.PartitionSummary.Late == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionSummary.Late(childComplexity), true
+	case "PartitionSummary.missing":
+		if e.ComplexityRoot.PartitionSummary.Missing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionSummary.Missing(childComplexity), true
+	case "PartitionSummary.oldestLate":
+		if e.ComplexityRoot.PartitionSummary.OldestLate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionSummary.OldestLate(childComplexity), true
+	case "PartitionSummary.oldestMissing":
+		if e.ComplexityRoot.PartitionSummary.OldestMissing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionSummary.OldestMissing(childComplexity), true
+	case "PartitionSummary.truncated":
+		if e.ComplexityRoot.PartitionSummary.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionSummary.Truncated(childComplexity), true
 
 	case "Pool.createdAt":
 		if e.ComplexityRoot.Pool.CreatedAt == nil {
@@ -1481,6 +1638,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Locks(childComplexity, args["dataset"].(*string), args["job"].(*string)), true
+	case "Query.partitions":
+		if e.ComplexityRoot.Query.Partitions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_partitions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Partitions(childComplexity, args["dataset"].(string), args["from"].(*string), args["to"].(*string), args["status"].(*backends.Status), args["late"].(*bool), args["first"].(*int), args["after"].(*string)), true
 	case "Query.pool":
 		if e.ComplexityRoot.Query.Pool == nil {
 			break
@@ -2552,6 +2720,95 @@ extend type Mutation {
   unlockResource(id: ID!, client: String!): Boolean!
 }
 `, BuiltIn: false},
+	{Name: "../schema/partitions.graphqls", Input: `# Partitions (SPEC §8): a dataset's expected dataids with their status, so
+# that missing and late chunks show up as such.
+
+"""
+One expected dataid of a dataset with a partition definition, with the status
+of its OUTPUT row.
+"""
+type Partition {
+  "The dataset id."
+  dataset: String!
+  dataid: String!
+  "The chunk's OUTPUT status: NONE when it is missing (never produced or published)."
+  status: Status!
+  "Where the dataid's window starts; null for INTEGER and STATIC dataids, which have no window."
+  windowStart: Time
+  "Where the dataid's window ends; null for INTEGER and STATIC dataids."
+  windowEnd: Time
+  "When the window is due: its end + the definition's lag; null for INTEGER and STATIC dataids (due at once)."
+  dueAt: Time
+  "Whether the chunk is late: not READY at or past its window's end + the definition's deadline. Never true without a deadline."
+  late: Boolean!
+}
+
+"A page of partitions in dataid order."
+type PartitionConnection {
+  edges: [PartitionEdge!]!
+  """
+  ` + "`" + `endCursor` + "`" + ` is where the next page starts. A page looks at 10,000 expected
+  dataids at most: with a filter that matches few of them, it may hold fewer
+  than ` + "`" + `first` + "`" + ` partitions (even none) and still have ` + "`" + `hasNextPage` + "`" + `; pass its
+  ` + "`" + `endCursor` + "`" + ` as ` + "`" + `after` + "`" + ` to go on.
+  """
+  pageInfo: PageInfo!
+}
+
+"One partition and its cursor."
+type PartitionEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to read the partitions that follow this one."
+  cursor: String!
+  node: Partition!
+}
+
+extend type Query {
+  """
+  Pages through the expected dataids of a dataset with a partition definition
+  (INVALID_ARGUMENT for a dataset without one: list its rows with ` + "`" + `chunks` + "`" + `),
+  each with its OUTPUT status, ` + "`" + `NONE` + "`" + ` for missing chunks, and whether it is
+  late. ` + "`" + `from` + "`" + `/` + "`" + `to` + "`" + ` bound the dataids inclusively; without ` + "`" + `to` + "`" + ` the listing
+  ends at the last due dataid (time kinds), the definition's end (INTEGER), the
+  highest INTEGER dataid seen (INTEGER without end) or the last value
+  (STATIC); a ` + "`" + `to` + "`" + ` may reach windows not due yet. ` + "`" + `status` + "`" + ` keeps one status
+  (` + "`" + `NONE` + "`" + `: missing; DONE and ERROR are INPUT statuses and are refused), ` + "`" + `late` + "`" + `
+  keeps the late (true) or the other (false) partitions. Rows outside the
+  definition are not listed here; ` + "`" + `chunks` + "`" + ` lists them. ` + "`" + `first` + "`" + ` is the page
+  size (default 100, at most 1000); ` + "`" + `after` + "`" + ` is the ` + "`" + `endCursor` + "`" + ` of the page
+  before.
+  """
+  partitions(
+    dataset: String!
+    from: String
+    to: String
+    status: Status
+    late: Boolean
+    first: Int
+    after: String
+  ): PartitionConnection!
+}
+
+"How many of a dataset's expected chunks are missing and late."
+type PartitionSummary {
+  "When it was counted."
+  at: Time!
+  "Due expected dataids with no OUTPUT row (INTEGER without end: up to the highest dataid seen)."
+  missing: Int!
+  "Expected dataids that are late: not READY at or past their window's end + deadline."
+  late: Int!
+  "The first missing dataid; null when none is missing."
+  oldestMissing: String
+  "The first late dataid; null when none is late."
+  oldestLate: String
+  "True when the history is longer than 100,000 expected dataids: only the most recent ones were counted."
+  truncated: Boolean!
+}
+
+extend type Dataset {
+  "Missing and late chunks of a dataset with a partition definition; null without one."
+  partitionSummary: PartitionSummary
+}
+`, BuiltIn: false},
 	{Name: "../schema/pools.graphqls", Input: `"""
 A pool: a named set of slots shared by the jobs naming it (Airflow pools). A
 live claim of such a job holds one slot; a claim past its lease holds none,
@@ -2727,6 +2984,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Dataset_updatedAt(ctx, field)
+	case "partitionSummary":
+		return ec.fieldContext_Dataset_partitionSummary(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Dataset", field.Name)
 }
@@ -2935,6 +3194,36 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_Partition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "dataset":
+		return ec.fieldContext_Partition_dataset(ctx, field)
+	case "dataid":
+		return ec.fieldContext_Partition_dataid(ctx, field)
+	case "status":
+		return ec.fieldContext_Partition_status(ctx, field)
+	case "windowStart":
+		return ec.fieldContext_Partition_windowStart(ctx, field)
+	case "windowEnd":
+		return ec.fieldContext_Partition_windowEnd(ctx, field)
+	case "dueAt":
+		return ec.fieldContext_Partition_dueAt(ctx, field)
+	case "late":
+		return ec.fieldContext_Partition_late(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Partition", field.Name)
+}
+
+func (ec *executionContext) childFields_PartitionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_PartitionConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_PartitionConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_PartitionDefinition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "kind":
@@ -2953,6 +3242,34 @@ func (ec *executionContext) childFields_PartitionDefinition(ctx context.Context,
 		return ec.fieldContext_PartitionDefinition_deadlineSeconds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PartitionDefinition", field.Name)
+}
+
+func (ec *executionContext) childFields_PartitionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_PartitionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_PartitionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PartitionSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "at":
+		return ec.fieldContext_PartitionSummary_at(ctx, field)
+	case "missing":
+		return ec.fieldContext_PartitionSummary_missing(ctx, field)
+	case "late":
+		return ec.fieldContext_PartitionSummary_late(ctx, field)
+	case "oldestMissing":
+		return ec.fieldContext_PartitionSummary_oldestMissing(ctx, field)
+	case "oldestLate":
+		return ec.fieldContext_PartitionSummary_oldestLate(ctx, field)
+	case "truncated":
+		return ec.fieldContext_PartitionSummary_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionSummary", field.Name)
 }
 
 func (ec *executionContext) childFields_Pool(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3808,6 +4125,68 @@ func (ec *executionContext) field_Query_locks_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["job"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_partitions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*backends.Status, error) {
+			return ec.unmarshalOStatus2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "late",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["late"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg6
 	return args, nil
 }
 
@@ -4994,6 +5373,38 @@ func (ec *executionContext) _Dataset_updatedAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Dataset_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Dataset_partitionSummary(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_partitionSummary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().PartitionSummary(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *backends.PartitionCount) graphql.Marshaler {
+			return ec.marshalOPartitionSummary2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionCount(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_partitionSummary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionSummary(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _DatasetAccess_dataset(ctx context.Context, field graphql.CollectedField, obj *model.DatasetAccess) (ret graphql.Marshaler) {
@@ -7352,6 +7763,231 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Partition_dataset(ctx context.Context, field graphql.CollectedField, obj *backends.Partition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Partition_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Partition_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Partition", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Partition_dataid(ctx context.Context, field graphql.CollectedField, obj *backends.Partition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Partition_dataid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Partition_dataid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Partition", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Partition_status(ctx context.Context, field graphql.CollectedField, obj *backends.Partition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Partition_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.Status) graphql.Marshaler {
+			return ec.marshalNStatus2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Partition_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Partition", field, false, false, errors.New("field of type Status does not have child fields"))
+}
+
+func (ec *executionContext) _Partition_windowStart(ctx context.Context, field graphql.CollectedField, obj *backends.Partition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Partition_windowStart(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Partition().WindowStart(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Partition_windowStart(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Partition", field, true, true, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Partition_windowEnd(ctx context.Context, field graphql.CollectedField, obj *backends.Partition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Partition_windowEnd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Partition().WindowEnd(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Partition_windowEnd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Partition", field, true, true, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Partition_dueAt(ctx context.Context, field graphql.CollectedField, obj *backends.Partition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Partition_dueAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Partition().DueAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Partition_dueAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Partition", field, true, true, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Partition_late(ctx context.Context, field graphql.CollectedField, obj *backends.Partition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Partition_late(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Late, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Partition_late(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Partition", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *PartitionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []PartitionEdge) graphql.Marshaler {
+			return ec.marshalNPartitionEdge2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PartitionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PartitionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *PartitionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PartitionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PartitionDefinition_kind(ctx context.Context, field graphql.CollectedField, obj *PartitionDefinition) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7511,6 +8147,199 @@ func (ec *executionContext) _PartitionDefinition_deadlineSeconds(ctx context.Con
 }
 func (ec *executionContext) fieldContext_PartitionDefinition_deadlineSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PartitionDefinition", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *PartitionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionEdge_node(ctx context.Context, field graphql.CollectedField, obj *PartitionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.Partition) graphql.Marshaler {
+			return ec.marshalNPartition2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartition(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PartitionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Partition(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PartitionSummary_at(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionSummary_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionSummary_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionSummary", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionSummary_missing(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionSummary_missing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Missing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionSummary_missing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionSummary_late(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionSummary_late(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Late, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionSummary_late(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionSummary_oldestMissing(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionSummary_oldestMissing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PartitionSummary().OldestMissing(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionSummary_oldestMissing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionSummary", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionSummary_oldestLate(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionSummary_oldestLate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PartitionSummary().OldestLate(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionSummary_oldestLate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionSummary", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionSummary_truncated(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionSummary_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionSummary_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionSummary", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Pool_id(ctx context.Context, field graphql.CollectedField, obj *backends.Pool) (ret graphql.Marshaler) {
@@ -8181,6 +9010,50 @@ func (ec *executionContext) fieldContext_Query_resourceLocks(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_resourceLocks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_partitions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_partitions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Partitions(ctx, fc.Args["dataset"].(string), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["status"].(*backends.Status), fc.Args["late"].(*bool), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v PartitionConnection) graphql.Marshaler {
+			return ec.marshalNPartitionConnection2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_partitions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_partitions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11135,6 +12008,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "partitionSummary":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_partitionSummary(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12537,6 +13448,216 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var partitionImplementors = []string{"Partition"}
+
+func (ec *executionContext) _Partition(ctx context.Context, sel ast.SelectionSet, obj *backends.Partition) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Partition")
+		case "dataset":
+			out.Values[i] = ec._Partition_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dataid":
+			out.Values[i] = ec._Partition_dataid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Partition_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "windowStart":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Partition_windowStart(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "windowEnd":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Partition_windowEnd(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "dueAt":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Partition_dueAt(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "late":
+			out.Values[i] = ec._Partition_late(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var partitionConnectionImplementors = []string{"PartitionConnection"}
+
+func (ec *executionContext) _PartitionConnection(ctx context.Context, sel ast.SelectionSet, obj *PartitionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionConnection")
+		case "edges":
+			out.Values[i] = ec._PartitionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._PartitionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var partitionDefinitionImplementors = []string{"PartitionDefinition"}
 
 func (ec *executionContext) _PartitionDefinition(ctx context.Context, sel ast.SelectionSet, obj *PartitionDefinition) graphql.Marshaler {
@@ -12583,6 +13704,178 @@ func (ec *executionContext) _PartitionDefinition(ctx context.Context, sel ast.Se
 			out.Values[i] = ec._PartitionDefinition_deadlineSeconds(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var partitionEdgeImplementors = []string{"PartitionEdge"}
+
+func (ec *executionContext) _PartitionEdge(ctx context.Context, sel ast.SelectionSet, obj *PartitionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionEdge")
+		case "cursor":
+			out.Values[i] = ec._PartitionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._PartitionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var partitionSummaryImplementors = []string{"PartitionSummary"}
+
+func (ec *executionContext) _PartitionSummary(ctx context.Context, sel ast.SelectionSet, obj *backends.PartitionCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionSummary")
+		case "at":
+			out.Values[i] = ec._PartitionSummary_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "missing":
+			out.Values[i] = ec._PartitionSummary_missing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "late":
+			out.Values[i] = ec._PartitionSummary_late(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "oldestMissing":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PartitionSummary_oldestMissing(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "oldestLate":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PartitionSummary_oldestLate(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "truncated":
+			out.Values[i] = ec._PartitionSummary_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -13011,6 +14304,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_resourceLocks(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "partitions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_partitions(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -14417,6 +15732,34 @@ func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋchunklockᚋchunkloc
 	return ec._PageInfo(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNPartition2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartition(ctx context.Context, sel ast.SelectionSet, v backends.Partition) graphql.Marshaler {
+	return ec._Partition(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPartitionConnection2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionConnection(ctx context.Context, sel ast.SelectionSet, v PartitionConnection) graphql.Marshaler {
+	return ec._PartitionConnection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPartitionEdge2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionEdge(ctx context.Context, sel ast.SelectionSet, v PartitionEdge) graphql.Marshaler {
+	return ec._PartitionEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPartitionEdge2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []PartitionEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPartitionEdge2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx context.Context, v any) (partition.Kind, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind[tmp]
@@ -14927,6 +16270,13 @@ func (ec *executionContext) unmarshalOPartitionDefinitionInput2ᚖgithubᚗcom�
 	}
 	res, err := ec.unmarshalInputPartitionDefinitionInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPartitionSummary2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionCount(ctx context.Context, sel ast.SelectionSet, v *backends.PartitionCount) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PartitionSummary(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOPool2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPool(ctx context.Context, sel ast.SelectionSet, v *backends.Pool) graphql.Marshaler {

@@ -93,6 +93,16 @@ type PageInfo struct {
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+// A page of partitions in dataid order.
+type PartitionConnection struct {
+	Edges []PartitionEdge `json:"edges"`
+	// `endCursor` is where the next page starts. A page looks at 10,000 expected
+	// dataids at most: with a filter that matches few of them, it may hold fewer
+	// than `first` partitions (even none) and still have `hasNextPage`; pass its
+	// `endCursor` as `after` to go on.
+	PageInfo PageInfo `json:"pageInfo"`
+}
+
 // The dataids a dataset is expected to have, and when each is due. Windows of
 // the time kinds are computed in `timezone` (a DST day has 23 or 25 hours); a
 // window is due at its end + `lagSeconds`, and late when it is not READY by its
@@ -128,6 +138,13 @@ type PartitionDefinitionInput struct {
 	LagSeconds *int `json:"lagSeconds,omitempty"`
 	// Seconds after its window ends by which a dataid should be READY, else it is late (time kinds only).
 	DeadlineSeconds *int `json:"deadlineSeconds,omitempty"`
+}
+
+// One partition and its cursor.
+type PartitionEdge struct {
+	// Pass as `after` to read the partitions that follow this one.
+	Cursor string             `json:"cursor"`
+	Node   backends.Partition `json:"node"`
 }
 
 type PoolInput struct {

@@ -194,6 +194,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, registry: prometheus.NewRegistry()}
 	s.metrics = newMetrics(s.registry)
+	s.registry.MustRegister(newPartitionGauges(cfg.Store, cfg.Logger))
 	res := resolvers.New(resolvers.Config{Store: cfg.Store, Keyring: cfg.Keyring, Keyrings: withAge(cfg.Keyring, cfg.Keyrings),
 		Logger: cfg.Logger, Metrics: s.metrics})
 

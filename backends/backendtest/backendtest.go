@@ -98,7 +98,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 	s := &suite{newStore: newStore, cfg: newConfig(opts)}
 	for _, group := range [][]testCase{
 		definitionTests, lockTableTests, operationTests, guaranteeTests,
-		seedTests, readModelTests, resourceLockTests, hardeningTests, poolTests,
+		seedTests, readModelTests, resourceLockTests, hardeningTests, partitionTests, poolTests,
 	} {
 		for _, tc := range group {
 			t.Run(tc.name, func(t *testing.T) { tc.run(s, t) })

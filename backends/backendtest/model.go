@@ -65,6 +65,9 @@ type model struct {
 	claims   int
 	now      time.Time
 	pools    map[string]int // pool -> slots
+	// expected holds the expected dataids of the datasets with a
+	// partition definition (SPEC §8), sorted.
+	expected map[string][]string
 }
 
 func newModel(datasets []string, jobs []*mJob, dataids []string, now time.Time) *model {
@@ -342,9 +345,13 @@ func (m *model) expire() int {
 	return n
 }
 
-// publish marks a source chunk READY; refused for produced datasets and
-// (LOCKED) while the chunk is on HOLD.
+// publish marks a source chunk READY; refused for a dataid outside the
+// dataset's partition definition and for produced datasets, and (LOCKED)
+// while the chunk is on HOLD.
 func (m *model) publish(dataset, dataid string) backends.Code {
+	if exp, ok := m.expected[dataset]; ok && !slices.Contains(exp, dataid) {
+		return backends.CodeInvalidArgument
+	}
 	if m.producer(dataset) != "" {
 		return backends.CodeInvalidArgument
 	}
@@ -493,6 +500,16 @@ func (m *model) chunkLocks(dataset, dataid string) []lk {
 		for _, kind := range tableLocks[k.role][r.status] {
 			out = append(out, lk{dataset, dataid, kind, k.job, r.status})
 		}
+	}
+	return out
+}
+
+// partitions lists the expected dataids of a dataset with a definition
+// and the status of each one's OUTPUT row (none: missing).
+func (m *model) partitions(dataset string) []string {
+	var out []string
+	for _, d := range m.expected[dataset] {
+		out = append(out, d+"="+string(m.status(m.outKey(dataset, d))))
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // The model-based test: random operation sequences applied to the store
@@ -35,6 +36,10 @@ var (
 	modelDatasets = []string{"src", "src2", "a", "b", "m", "n"}
 	modelSources  = []string{"src", "src2"}
 	modelDataIDs  = []string{"1", "2", "10"}
+	// modelPartitions: src2 expects dataids 1 and 2 only (SPEC §8), so
+	// publishing src2/10 is refused.
+	modelPartitions = map[string]partition.Def{"src2": {Kind: partition.Integer, Start: "1", End: "2"}}
+	modelExpected   = map[string][]string{"src2": {"1", "2"}}
 )
 
 // modelPool is the pool ja and jm share; it starts with 2 slots.
@@ -111,8 +116,12 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 	for _, j := range jobs {
 		b.upsertJob(backendJob(j))
 	}
+	for id, def := range modelPartitions {
+		b.definedDataset(id, def)
+	}
 	h.m = newModel(modelDatasets, jobs, modelDataIDs, b.clock.Now())
 	h.m.pools[modelPool] = 2
+	h.m.expected = modelExpected
 	for h.step = 1; h.step <= steps; h.step++ {
 		h.apply(h.randomOp())
 		h.compareAll()
@@ -179,6 +188,8 @@ func (o op) String() string {
 		return fmt.Sprintf("upsertJob(%s, maxConcurrent=%d)", o.job, o.limit)
 	case "slots":
 		return fmt.Sprintf("upsertPool(%s, slots=%d)", modelPool, o.limit)
+	case "partitions":
+		return "partitions(src2)"
 	}
 	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
 }
@@ -206,7 +217,7 @@ func (h *harness) randomOp() op {
 		{"publish", 10}, {"publishAny", 1}, {"findNext", 18}, {"claim", 10}, {"force", 3},
 		{"heartbeat", 5}, {"complete", 14}, {"fail", 6}, {"release", 4}, {"advance", 6}, {"expire", 2},
 		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3},
-		{"limit", 2}, {"slots", 2},
+		{"limit", 2}, {"slots", 2}, {"partitions", 2},
 	}
 	total := 0
 	for _, w := range weights {
@@ -298,6 +309,14 @@ func (h *harness) apply(o op) {
 		n, err := b.s.ExpireLeases(ctx)
 		h.code("expireLeases", "", err)
 		h.equal("claims expired", m.expire(), n)
+	case "partitions":
+		page, err := b.s.Partitions(ctx, backends.PartitionFilter{Dataset: "src2"})
+		h.code("partitions", "", err)
+		var got []string
+		for _, p := range page.Partitions {
+			got = append(got, p.DataID+"="+string(p.Status))
+		}
+		h.equal("partitions(src2)", m.partitions("src2"), got)
 	case "pause", "limit":
 		j := *m.job(o.job)
 		if o.kind == "pause" {

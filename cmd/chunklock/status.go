@@ -24,8 +24,10 @@ func statusCommand() *cli.Command {
 		UsageText: "chunklock status [--dataset D] [--job J]",
 		Description: "Prints three tables: per dataset (sources first, then in pipeline order) how many\n" +
 			"chunks are READY, RUNNING, FAILED, RESUBMIT and HOLD; the live claims with their\n" +
-			"executor and lease; and the FAILED and HOLD chunks with their reason. --job narrows it\n" +
-			"to the job's inputs and output, --dataset to one dataset.\n\n" +
+			"executor and lease; and the FAILED and HOLD chunks with their reason. Datasets with a\n" +
+			"partition definition also get a line of missing chunks (due, never produced or\n" +
+			"published) and late chunks (not READY by their deadline), with the oldest of each.\n" +
+			"--job narrows it to the job's inputs and output, --dataset to one dataset.\n\n" +
 			"Example:\n" +
 			"   chunklock status --job transform" + connHelp,
 		Flags: append(connFlags(),
@@ -168,6 +170,9 @@ func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := printPartitionSummaries(ctx, out, c, ids); err != nil {
+		return err
+	}
 
 	job := cmd.String("job")
 	if job == "" && cmd.String("dataset") != "" {
@@ -232,20 +237,25 @@ func chunksCommand() *cli.Command {
 		Name:      "chunks",
 		Category:  catView,
 		Usage:     "show chunk statuses as a grid: dataids down, datasets across",
-		UsageText: "chunklock chunks [--dataset D...] [--job J] [--from X] [--to Y] [--limit N]",
+		UsageText: "chunklock chunks [--dataset D...] [--job J] [--from X] [--to Y] [--limit N] [--missing] [--late]",
 		Description: "One row per dataid (the last --limit, in dataid order), one column per dataset\n" +
 			"(sources first, then in pipeline order), one mark per chunk:\n" +
 			"   .  no chunk yet    R  RUNNING    #  READY    F  FAILED    S  RESUBMIT    H  HOLD\n" +
 			"Colours on a terminal unless NO_COLOR is set.\n\n" +
-			"Example:\n" +
-			"   chunklock chunks --job report --from 2026-01-01 --to 2026-01-31" + connHelp,
-		Flags: append(connFlags(),
+			"With --missing or --late it lists instead, for the datasets that have a partition\n" +
+			"definition, the expected chunks that are missing (due, never produced or published)\n" +
+			"or late (not READY by their deadline), in dataid order (the first --limit per dataset);\n" +
+			"with both, the chunks that are both.\n\n" +
+			"Examples:\n" +
+			"   chunklock chunks --job report --from 2026-01-01 --to 2026-01-31\n" +
+			"   chunklock chunks --dataset sales --late" + connHelp,
+		Flags: append(append(connFlags(),
 			&cli.StringSliceFlag{Name: "dataset", Usage: "show this `dataset` (repeat for several; default all)"},
 			&cli.StringFlag{Name: "job", Usage: "show this `job`'s inputs and output"},
 			&cli.StringFlag{Name: "from", Usage: "first `dataid` (inclusive, shortlex order)"},
 			&cli.StringFlag{Name: "to", Usage: "last `dataid` (inclusive)"},
-			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show the last `N` dataids (0: all)"},
-		),
+			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show the last `N` dataids (0: all); with --missing/--late the first N per dataset"},
+		), partitionFlags()...),
 		Action: action(chunks),
 	}
 }
@@ -268,6 +278,9 @@ func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if len(ids) == 0 {
 		fmt.Fprintln(out, "no datasets yet: declare them in a pipeline file and run `chunklock apply -f pipeline.yaml`")
 		return nil
+	}
+	if cmd.Bool("missing") || cmd.Bool("late") {
+		return listPartitions(ctx, cmd, c, ids)
 	}
 	grid := map[string]map[string]string{} // dataid -> dataset -> status
 	for _, d := range ids {

@@ -1,0 +1,63 @@
+package etcd
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/etcd/embedded"
+)
+
+// BenchmarkPartitions: pages of 500 partitions of a DAILY dataset with ten
+// years expected in a store of 100,000 chunks (backendtest.BenchPartitions;
+// rows seeded with bulk Txn puts, not through the API), on an embedded
+// member of its own.
+//
+//	go test ./backends/etcd/ -run '^$' -bench Partitions -benchtime 500x
+func BenchmarkPartitions(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	srv, err := embedded.Start(ctx, embedded.Config{Dir: dir, ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	cli, err := srv.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cli.Close()
+	be, err := NewBackend(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := backends.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
+	defer s.Close()
+	t0 := time.Now()
+	n, err := backendtest.SeedPartitionBench(ctx, s, func(ctx context.Context, rows []backends.StatusRow) error {
+		for len(rows) > 0 {
+			batch := rows[:min(len(rows), be.cfg.MaxTxnOps)]
+			rows = rows[len(batch):]
+			ops := make([]clientv3.Op, len(batch))
+			for i, r := range batch {
+				ops[i] = clientv3.OpPut(be.rowKey(r.RowKey), string(encodeRow(r)))
+			}
+			if _, err := be.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("seeded %d status rows in %s", n, time.Since(t0).Round(time.Millisecond))
+	b.ResetTimer()
+	backendtest.BenchPartitions(b, s)
+	_ = os.RemoveAll(dir)
+}

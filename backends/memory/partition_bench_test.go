@@ -1,0 +1,35 @@
+package memory_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/memory"
+)
+
+// BenchmarkPartitions: see backendtest.BenchPartitions.
+//
+//	go test ./backends/memory/ -run '^$' -bench Partitions -benchtime 200x
+func BenchmarkPartitions(b *testing.B) {
+	be := memory.New()
+	s := backends.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
+	defer s.Close()
+	ctx := context.Background()
+	_, err := backendtest.SeedPartitionBench(ctx, s, func(ctx context.Context, rows []backends.StatusRow) error {
+		return be.Update(ctx, func(tx backends.Tx) error {
+			for _, r := range rows {
+				if err := tx.PutRow(ctx, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	backendtest.BenchPartitions(b, s)
+}

@@ -1,0 +1,167 @@
+package backends
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/chunklock/chunklock/backends/partition"
+)
+
+// MaxPartitionCount bounds the expected dataids PartitionCounts looks at:
+// ten years of hours (87,600) fit. A longer history is counted over its
+// most recent windows only (Truncated).
+const MaxPartitionCount = 100000
+
+// PartitionCount is how many of a dataset's expected chunks are missing and
+// late at At.
+type PartitionCount struct {
+	Dataset string
+	At      time.Time
+	// Missing counts the due expected dataids (the time kinds up to the
+	// last due window; INTEGER without end up to the highest one seen) that
+	// have no OUTPUT row.
+	Missing int
+	// Late counts the expected dataids that are late: not READY at or past
+	// their window's end + deadline (time kinds with a deadline only).
+	Late int
+	// OldestMissing and OldestLate are the first such dataids ("" when none).
+	OldestMissing string
+	OldestLate    string
+	// Truncated: the history is longer than MaxPartitionCount expected
+	// dataids and only part of it was counted: its most recent ones (time
+	// kinds, INTEGER with an end), or its first ones (INTEGER without end).
+	Truncated bool
+}
+
+func (e *engine) PartitionCounts(ctx context.Context, dataset string) (PartitionCount, error) {
+	def, producer, err := e.partitionSource(ctx, dataset)
+	if err != nil {
+		return PartitionCount{}, err
+	}
+	now := e.clock.Now()
+	c := PartitionCount{Dataset: dataset, At: now}
+	lastDue, ok := def.DueBefore(now)
+	open := def.Kind == partition.Integer && def.End == ""
+	if !ok && !open {
+		return c, nil
+	}
+	lastLate := ""
+	if def.Deadline != nil {
+		late := def
+		late.Lag = *def.Deadline
+		lastLate, _ = late.DueBefore(now)
+	}
+	from := countFrom(def, lastDue)
+	c.Truncated = from != ""
+	ids, err := def.Range(from, lastDue)
+	if err != nil {
+		return c, InvalidArgument("%v", err)
+	}
+	rows := rowStream{e: e, producer: producer, def: def,
+		f: ChunkFilter{Dataset: dataset, Role: RoleOutput, From: from, To: lastDue, First: MaxPageSize}}
+	missing, seen := 0, 0
+	for id := range ids {
+		if seen++; seen > MaxPartitionCount {
+			c.Truncated = true
+			break
+		}
+		st, more, err := rows.status(ctx, id)
+		if err != nil {
+			return c, err
+		}
+		if open && !more {
+			break // past the highest INTEGER dataid seen
+		}
+		if st == StatusNone {
+			missing++
+			if c.OldestMissing == "" {
+				c.OldestMissing = id
+			}
+		}
+		if lastLate != "" && CompareDataID(id, lastLate) <= 0 && st != StatusReady {
+			c.Late++
+			if c.OldestLate == "" {
+				c.OldestLate = id
+			}
+		}
+		if open && st != StatusNone {
+			c.Missing = missing // every gap up to a row seen is missing
+		}
+	}
+	if !open || c.Truncated {
+		c.Missing = missing
+	}
+	return c, nil
+}
+
+// countFrom is where a count starts: "" (the definition's start) unless
+// the history up to lastDue is longer than MaxPartitionCount dataids, then
+// about MaxPartitionCount dataids before lastDue (time kinds and INTEGER).
+func countFrom(def partition.Def, lastDue string) string {
+	if def.Kind == partition.Integer && lastDue != "" {
+		last, err := strconv.ParseUint(lastDue, 10, 64)
+		first, _ := strconv.ParseUint(def.Start, 10, 64) // "" is 0
+		if err != nil || last-first < MaxPartitionCount {
+			return ""
+		}
+		return strconv.FormatUint(last-MaxPartitionCount+1, 10)
+	}
+	if !def.Kind.IsTime() || lastDue == "" {
+		return ""
+	}
+	start, end, err := def.Window(lastDue)
+	if err != nil {
+		return ""
+	}
+	back := def
+	back.Lag = 0
+	first, ok := back.DueBefore(start.Add(-time.Duration(MaxPartitionCount-1) * end.Sub(start)))
+	if !ok {
+		return ""
+	}
+	next, ok := def.Next(first)
+	if !ok {
+		return ""
+	}
+	return next
+}
+
+// rowStream reads a dataset's OUTPUT rows in dataid order, a page at a
+// time, for a merge with the expected dataids.
+type rowStream struct {
+	e        *engine
+	producer string
+	def      partition.Def
+	f        ChunkFilter
+	rows     []StatusRow
+	ended    bool
+}
+
+// status is the status of id's OUTPUT row; more tells whether a row of an
+// expected dataid at or after id exists.
+func (s *rowStream) status(ctx context.Context, id string) (Status, bool, error) {
+	for {
+		for len(s.rows) > 0 && (CompareDataID(s.rows[0].DataID, id) < 0 || s.rows[0].Job != s.producer || !s.def.Contains(s.rows[0].DataID)) {
+			s.rows = s.rows[1:]
+		}
+		if len(s.rows) > 0 {
+			if s.rows[0].DataID == id {
+				return s.rows[0].Status, true, nil
+			}
+			return StatusNone, true, nil
+		}
+		if s.ended {
+			return StatusNone, false, nil
+		}
+		page, err := s.e.b.ListRows(ctx, s.f)
+		if err != nil {
+			return StatusNone, false, err
+		}
+		s.rows = page.Rows
+		s.ended = !page.HasNextPage || len(page.Rows) == 0
+		if len(page.Cursors) > 0 {
+			s.f.After = page.Cursors[len(page.Cursors)-1]
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package client
+
+import (
+	"context"
+	"time"
+)
+
+// Partition is one expected dataid of a dataset with a partition
+// definition; Status is "NONE" when the chunk is missing.
+type Partition struct {
+	Dataset     string     `json:"dataset"`
+	DataID      string     `json:"dataid"`
+	Status      string     `json:"status"`
+	WindowStart *time.Time `json:"windowStart"`
+	WindowEnd   *time.Time `json:"windowEnd"`
+	DueAt       *time.Time `json:"dueAt"`
+	Late        bool       `json:"late"`
+}
+
+// PartitionFilter selects partitions of one dataset. Empty fields do not
+// filter; Status "NONE" selects the missing ones.
+type PartitionFilter struct {
+	Dataset  string
+	From, To string
+	Status   string
+	Late     *bool
+	// Limit bounds how many partitions are returned (0: all).
+	Limit int
+}
+
+// Partitions returns the partitions matching f, reading every page.
+func (c *Client) Partitions(ctx context.Context, f PartitionFilter) ([]Partition, error) {
+	vars := map[string]any{"dataset": f.Dataset, "first": 1000}
+	for k, v := range map[string]string{"status": f.Status, "from": f.From, "to": f.To} {
+		if v != "" {
+			vars[k] = v
+		}
+	}
+	if f.Late != nil {
+		vars["late"] = *f.Late
+	}
+	const q = `query($dataset: String!, $from: String, $to: String, $status: Status, $late: Boolean, $first: Int, $after: String) {
+		partitions(dataset: $dataset, from: $from, to: $to, status: $status, late: $late, first: $first, after: $after) {
+			edges { node { dataset dataid status windowStart windowEnd dueAt late } } pageInfo { hasNextPage endCursor } } }`
+	var ps []Partition
+	for {
+		var out struct {
+			Partitions struct {
+				Edges []struct {
+					Node Partition `json:"node"`
+				} `json:"edges"`
+				PageInfo pageInfo `json:"pageInfo"`
+			} `json:"partitions"`
+		}
+		if err := c.Do(ctx, q, vars, &out); err != nil {
+			return nil, err
+		}
+		for _, e := range out.Partitions.Edges {
+			ps = append(ps, e.Node)
+			if f.Limit > 0 && len(ps) >= f.Limit {
+				return ps, nil
+			}
+		}
+		if !out.Partitions.PageInfo.HasNextPage {
+			return ps, nil
+		}
+		vars["after"] = out.Partitions.PageInfo.EndCursor
+	}
+}
+
+// PartitionSummary counts a dataset's missing and late chunks.
+type PartitionSummary struct {
+	At            time.Time `json:"at"`
+	Missing       int       `json:"missing"`
+	Late          int       `json:"late"`
+	OldestMissing string    `json:"oldestMissing"`
+	OldestLate    string    `json:"oldestLate"`
+	Truncated     bool      `json:"truncated"`
+}
+
+// PartitionSummaries returns the summary of every dataset with a partition
+// definition, by dataset id.
+func (c *Client) PartitionSummaries(ctx context.Context) (map[string]PartitionSummary, error) {
+	const q = `{ datasets { id partitionSummary { at missing late oldestMissing oldestLate truncated } } }`
+	var out struct {
+		Datasets []struct {
+			ID      string            `json:"id"`
+			Summary *PartitionSummary `json:"partitionSummary"`
+		} `json:"datasets"`
+	}
+	if err := c.Do(ctx, q, nil, &out); err != nil {
+		return nil, err
+	}
+	m := map[string]PartitionSummary{}
+	for _, d := range out.Datasets {
+		if d.Summary != nil {
+			m[d.ID] = *d.Summary
+		}
+	}
+	return m, nil
+}
