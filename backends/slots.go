@@ -14,16 +14,19 @@ import (
 // Each limited job, and each pool, has a slot record listing the live
 // claims that hold one of its slots. A claim reads and locks the records
 // of its job in its own transaction, after its chunk locks, counts the
-// holders, and adds itself; ending a claim (complete, fail, release,
-// expiry, a superseding force) removes it, in the ending's transaction.
-// Heartbeats do not touch the records: a holder keeps the lease it had
-// when written, and only a holder whose recorded lease has passed is
-// checked against its OUTPUT row (still RUNNING with the same token and
-// a lease to come?) before it is counted or pruned. A claim past its lease
-// is thus not counted, even before the reaper fails it. Records of a job
-// whose limit or pool changed may keep holders that ended elsewhere; they
-// are counted until their recorded lease passes and the check prunes them:
-// a limit is never exceeded, at worst a slot comes back one lease late.
+// holders, and adds itself; a force supersedes a holder in place. Ending
+// a claim (complete, fail, release, expiry) notes its token in the
+// record's ended record, in the ending's transaction; the next claim
+// drops the holders noted there (slotReleases). Heartbeats do not touch
+// the records: a holder keeps the lease it had when written, and only a
+// holder whose recorded lease has passed is checked against its OUTPUT
+// row (still RUNNING with the same token and a lease to come?) before it
+// is counted or pruned. A claim past its lease is thus not counted, even
+// before the reaper fails it. When a job's definition changes, its
+// holders are rebuilt from its RUNNING rows (seed), and a pool's record
+// drops the holders of jobs that no longer name it (dropLeavers). Every
+// read that may be stale errs on the side of counting a claim that has
+// ended: a limit is never exceeded.
 
 // Pool is a named set of slots shared by the jobs naming it (SPEC §1).
 type Pool struct {
