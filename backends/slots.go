@@ -85,11 +85,11 @@ type Slots struct {
 	// Ended lists, in an ended record, the tokens of claims that ended
 	// while the slot record still listed them (slotReleases).
 	Ended []string `json:",omitempty"`
-	// Seeded tells, by job, which definition of the job (its UpdatedAt)
-	// the holders account for: a job that gained this limit, or changed,
-	// since has its live claims added as holders before a claim counts
-	// them (seedHolders).
-	Seeded map[string]time.Time
+	// Seeded tells, by job, the catalog version whose definition of the
+	// job the holders account for: after any catalog change, a job's
+	// holders are rebuilt from its RUNNING claims before a claim counts
+	// them (seed).
+	Seeded map[string]int64
 }
 
 // JobSlotsKey and PoolSlotsKey name slot records.
@@ -176,21 +176,30 @@ func openGate(ctx context.Context, tx Tx, cat *Catalog, job Job, now time.Time, 
 }
 
 // seed makes the job's holders in each record that does not account for
-// the job's current definition yet exactly its claims in RUNNING. Claims
-// made under an older definition have all committed before the catalog
-// changed (a claim commits only under the catalog version it read), and
-// may have ended without a record to leave (the job had no limit then);
-// every claim under this definition goes through the records, which are
-// locked (or tracked) here: nothing is missed, nothing counted twice.
+// the catalog version of this transaction yet exactly its claims in
+// RUNNING. Claims and endings under an older version have all committed
+// before the catalog changed (an operation commits only under the catalog
+// version it read), and the job may have had no limit then, its endings
+// leaving no trace; every claim and ending under this version goes
+// through the records, which are locked (or tracked) here: nothing is
+// missed, nothing counted twice. Catalog changes are rare: a job's
+// RUNNING claims are read once per change.
 func (g *slotGate) seed(ctx context.Context, tx Tx) error {
+	vt, ok := tx.(CatalogVersionTx)
+	if !ok {
+		return fmt.Errorf("backends: the Tx %T does not implement CatalogVersionTx", tx)
+	}
+	version, err := vt.CatalogVersion(ctx)
+	if err != nil {
+		return err
+	}
 	var running []StatusRow
 	read := false
 	for i, r := range g.recs {
-		if at, ok := r.Seeded[g.job.ID]; ok && sameDefinition(at, g.job.UpdatedAt) {
+		if v, ok := r.Seeded[g.job.ID]; ok && v == version {
 			continue
 		}
 		if !read {
-			var err error
 			if running, err = tx.RunningOutputs(ctx, g.job.ID, g.job.Output); err != nil {
 				return err
 			}
@@ -201,18 +210,12 @@ func (g *slotGate) seed(ctx context.Context, tx Tx) error {
 			r.Holders = append(r.Holders, holderOf(row))
 		}
 		if r.Seeded == nil {
-			r.Seeded = map[string]time.Time{}
+			r.Seeded = map[string]int64{}
 		}
-		r.Seeded[g.job.ID] = g.job.UpdatedAt
+		r.Seeded[g.job.ID] = version
 		g.dirty[i] = true
 	}
 	return nil
-}
-
-// sameDefinition compares definition times at the precision every backend
-// stores (microseconds).
-func sameDefinition(a, b time.Time) bool {
-	return a.Truncate(time.Microsecond).Equal(b.Truncate(time.Microsecond))
 }
 
 // dropEnded removes the holders whose claims ended (slotReleases). The
