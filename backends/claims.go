@@ -51,7 +51,7 @@ func lockClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid st
 // rewrites, as resubmit with cascade does, and is refused while any of
 // them reads or writes at that dataid.
 func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid, executor string, mode ClaimMode) (*Claim, error) {
-	prefetchSlots(tx, slotKeys(job))
+	prefetchSlots(tx, slotKeys(job), false)
 	if mode != ModeForce {
 		st, err := lockClaimState(ctx, tx, cat, job, dataid)
 		if err != nil {

@@ -181,9 +181,16 @@ func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*live
 	}
 	var slots []string
 	for _, op := range ops {
-		slots = append(slots, slotKeys(jobs[op])...)
+		if op.ending != "" || op.token == "" { // an ending, or the reaper's
+			for _, k := range slotKeys(jobs[op]) {
+				if !slices.Contains(slots, k) {
+					slots = append(slots, k)
+				}
+			}
+		}
 	}
-	prefetchSlots(tx, slots)
+	slices.Sort(slots)
+	prefetchSlots(tx, slots, true)
 	rows, err := tx.GetRows(ctx, keys)
 	if err != nil {
 		return err

@@ -100,7 +100,7 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 	if err != nil {
 		return err
 	}
-	prefetchSlots(tx, slotKeys(job))
+	prefetchSlots(tx, slotKeys(job), false)
 	states, err := lockCandidates(ctx, tx, cat, job, cands)
 	if err != nil {
 		return err

@@ -117,19 +117,33 @@ func slotKeys(job Job) []string {
 }
 
 // SlotPrefetcher is implemented by a Tx that can fetch slot records
-// together with the reads that precede them (etcd: one round trip less per
-// claim, whose transactions a job serves one at a time).
+// together with the reads that precede them: one round trip less per
+// claim round (a job's rounds are served one at a time) and per batch of
+// endings.
 type SlotPrefetcher interface {
-	// PrefetchSlots notes that the slot records keys and their ended
-	// records will be read next: the next read may fetch them ahead.
-	PrefetchSlots(keys []string)
+	// PrefetchSlots notes that the records locked will be read next with
+	// forUpdate, and the records peeked without: the next read of rows
+	// may fetch (and lock, after the chunk locks queued before it) them
+	// ahead.
+	PrefetchSlots(locked, peeked []string)
 }
 
-// prefetchSlots tells tx which slot records come next, when it cares.
-func prefetchSlots(tx Tx, keys []string) {
-	if p, ok := tx.(SlotPrefetcher); ok && len(keys) > 0 {
-		p.PrefetchSlots(keys)
+// prefetchSlots tells tx which slot records a claim of a job with these
+// slot keys (ending: endings of such claims) reads next, when it cares.
+func prefetchSlots(tx Tx, keys []string, ending bool) {
+	p, ok := tx.(SlotPrefetcher)
+	if !ok || len(keys) == 0 {
+		return
 	}
+	ended := make([]string, len(keys))
+	for i, k := range keys {
+		ended[i] = endedKey(k)
+	}
+	if ending {
+		p.PrefetchSlots(ended, keys)
+		return
+	}
+	p.PrefetchSlots(keys, ended)
 }
 
 // slotKeyCount is how many keys a claim of job adds to a transaction for

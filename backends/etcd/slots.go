@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -183,10 +184,10 @@ func (t *tx) peek(ctx context.Context, keys []string) ([][]byte, error) {
 	return out, nil
 }
 
-// PrefetchSlots has the next read fetch the slot records keys and their
-// ended records ahead, untracked until asked for.
-func (t *tx) PrefetchSlots(keys []string) {
-	for _, k := range keys {
-		t.aheadNext = append(t.aheadNext, t.b.slotsKey(k), t.b.slotsKey(partnerOf(k)))
+// PrefetchSlots has the next read fetch the records ahead, untracked
+// until asked for (the guard then covers those read with forUpdate).
+func (t *tx) PrefetchSlots(locked, peeked []string) {
+	for _, k := range append(slices.Clone(locked), peeked...) {
+		t.aheadNext = append(t.aheadNext, t.b.slotsKey(k))
 	}
 }

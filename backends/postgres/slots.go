@@ -65,11 +65,11 @@ func scanSlots(rows pgx.Rows) (map[string]*backends.Slots, error) {
 // (partnerOf), which the engine asks for next: one round trip for both.
 func (t *txn) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*backends.Slots, error) {
 	out := make([]*backends.Slots, len(keys))
-	if !forUpdate && t.peeked != nil {
+	if t.peeked != nil {
 		all := true
 		for i, k := range keys {
 			s, ok := t.peeked[k]
-			out[i], all = s, all && ok
+			out[i], all = s, all && ok && (!forUpdate || t.locked[k])
 		}
 		if all {
 			return out, nil
@@ -99,12 +99,54 @@ func (t *txn) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*b
 		out[i] = found[k]
 	}
 	if len(partners) > 0 {
-		t.peeked = map[string]*backends.Slots{}
-		for _, p := range partners {
-			t.peeked[p] = found[p]
-		}
+		t.remember(keys, partners, found)
 	}
 	return out, nil
+}
+
+// remember caches records read ahead: locked ones and peeked ones.
+func (t *txn) remember(locked, peeked []string, found map[string]*backends.Slots) {
+	if t.peeked == nil {
+		t.peeked, t.locked = map[string]*backends.Slots{}, map[string]bool{}
+	}
+	for _, k := range locked {
+		t.peeked[k], t.locked[k] = found[k], true
+	}
+	for _, k := range peeked {
+		if !t.locked[k] {
+			t.peeked[k] = found[k]
+		}
+	}
+}
+
+// PrefetchSlots has the next read of rows lock the records locked and
+// read those peeked, in its round trip, after the chunk locks queued
+// before it (the lock order every transaction keeps).
+func (t *txn) PrefetchSlots(locked, peeked []string) {
+	t.slotsAhead = &[2][]string{slices.Clone(locked), slices.Clone(peeked)}
+}
+
+// sendSlotsAhead queues the statements PrefetchSlots asked for.
+func (t *txn) sendSlotsAhead() {
+	if t.slotsAhead == nil {
+		return
+	}
+	locked, peeked := t.slotsAhead[0], t.slotsAhead[1]
+	t.slotsAhead = nil
+	t.enqueue(ensureSlotsSQL, []any{locked}, nil)
+	t.enqueue(lockSlotsSQL, []any{locked, peeked}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return mapErr(err, "reading slot records")
+		}
+		defer rows.Close()
+		found, err := scanSlots(rows)
+		if err != nil {
+			return mapErr(err, "reading slot records")
+		}
+		t.remember(locked, peeked, found)
+		return nil
+	})
 }
 
 // partnerOf is the record read with key: "ended/<key>" for a slot record
