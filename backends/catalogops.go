@@ -61,6 +61,9 @@ func (e *engine) Datasets(ctx context.Context) ([]Dataset, error) {
 }
 
 func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
+	if err := e.checkConcurrency(ctx, j); err != nil {
+		return Job{}, err
+	}
 	var valid, stored Job
 	var enqueue, reschedule bool
 	var after *Catalog
@@ -115,6 +118,9 @@ func prepareJob(cat *Catalog, j Job) (Job, bool, error) {
 // ValidateJob checks j against the cached catalog, and against one read
 // afresh before it refuses j.
 func (e *engine) ValidateJob(ctx context.Context, j Job) (Job, error) {
+	if err := e.checkConcurrency(ctx, j); err != nil {
+		return Job{}, err
+	}
 	cat, err := e.loadCatalog(ctx, true)
 	if err != nil {
 		return Job{}, err

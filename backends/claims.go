@@ -54,12 +54,13 @@ func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, data
 	if err := checkExpected(cat, job, dataid); err != nil {
 		return nil, err
 	}
+	prefetchSlots(tx, slotKeys(job), false)
 	if mode != ModeForce {
 		st, err := lockClaimState(ctx, tx, cat, job, dataid)
 		if err != nil {
 			return nil, err
 		}
-		return e.claimState(ctx, tx, cat, st, executor, mode)
+		return e.claimGated(ctx, tx, cat, st, executor, mode)
 	}
 	if err := tx.LockChunks(ctx, dataid, cat.Downstream(job.Output), job.Inputs); err != nil {
 		return nil, err
@@ -72,15 +73,35 @@ func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, data
 	if _, err := invalidateDownstream(ctx, tx, cat, job.Output, dataid, reason, e.clock.Now()); err != nil {
 		return nil, err
 	}
-	return e.claimState(ctx, tx, cat, st, executor, mode)
+	return e.claimGated(ctx, tx, cat, st, executor, mode)
+}
+
+// claimGated makes the claim st describes with the job's slot records
+// read, checked (except by a force) and written in the same transaction.
+func (e *engine) claimGated(ctx context.Context, tx Tx, cat *Catalog, st ClaimState, executor string, mode ClaimMode) (*Claim, error) {
+	g, err := openGate(ctx, tx, cat, st.Job, e.clock.Now(), true)
+	if err != nil {
+		return nil, err
+	}
+	claim, err := e.claimState(ctx, tx, cat, st, executor, mode, g)
+	if err != nil {
+		return nil, err
+	}
+	return claim, g.flush(ctx, tx)
 }
 
 // claimState makes the claim st describes, if the rules allow it, inside
 // the transaction that locked and loaded st.
-func (e *engine) claimState(ctx context.Context, tx Tx, cat *Catalog, st ClaimState, executor string, mode ClaimMode) (*Claim, error) {
+// g is the job's slot gate (nil without limits): a claim other than a
+// force must fit, and every claim holds a slot.
+func (e *engine) claimState(ctx context.Context, tx Tx, cat *Catalog, st ClaimState, executor string, mode ClaimMode, g *slotGate) (*Claim, error) {
 	job, dataid := st.Job, st.DataID
 	st = withSchedule(st, cat, e.clock.Now())
-	if bs := st.Blockers(mode); len(bs) > 0 {
+	bs := st.Blockers(mode)
+	if mode != ModeForce {
+		bs = append(bs, g.blockers(dataid, statusOf(st.Output))...)
+	}
+	if len(bs) > 0 {
 		return nil, Locked(bs, "job %q cannot claim dataid %q now: %s", job.ID, dataid, describeBlockers(bs))
 	}
 	fence, err := tx.NextFence(ctx, job.Output, dataid)
@@ -104,6 +125,11 @@ func (e *engine) claimState(ctx context.Context, tx Tx, cat *Catalog, st ClaimSt
 			return nil, err
 		}
 	}
+	superseded := ""
+	if w.Superseded {
+		superseded = st.Output.Token
+	}
+	g.hold(w.Output, superseded)
 	withAccess(cat, job, &w.Claim)
 	return &w.Claim, nil
 }
@@ -206,6 +232,9 @@ func (e *engine) end(ctx context.Context, tx Tx, c liveClaim, how Ending, reason
 			continue
 		}
 		ins = append(ins, *in)
+	}
+	if c.slots != nil {
+		c.slots.add(c.job, c.out.Token)
 	}
 	newOut, newIns, keep := EndClaim(how, c.job, c.out, ins, reason, c.now)
 	for i, n := range newIns {

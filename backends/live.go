@@ -48,6 +48,9 @@ type liveClaim struct {
 	out    StatusRow    // the claim's OUTPUT row
 	inputs []*StatusRow // its INPUT rows, in job.Inputs order
 	now    time.Time
+	// slots gathers the slots that endings give back, for the whole
+	// transaction (slots.go).
+	slots slotReleases
 }
 
 // liveFn makes an operation's writes on a live claim. ctx carries the
@@ -124,7 +127,7 @@ func (e *engine) takeLive(_ string, queue []*liveOp) (batch, rest []*liveOp) {
 	used := 0
 	for _, op := range queue {
 		chunk := [2]string{op.key.Dataset, op.key.DataID}
-		keys := opKeys(e.jobInputs(op.key.Job))
+		keys := opKeys(e.jobInputs(op.key.Job)) + e.jobSlotKeys(op.key.Job)
 		if len(batch) == e.maxBatch || chunks[chunk] || !e.batchFits(used, keys) {
 			rest = append(rest, op)
 			continue
@@ -176,11 +179,24 @@ func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*live
 			keys = append(keys, RowKey{Dataset: in, DataID: op.key.DataID, Job: op.key.Job, Role: RoleInput})
 		}
 	}
+	var slots []string
+	for _, op := range ops {
+		if op.ending != "" || op.token == "" { // an ending, or the reaper's
+			for _, k := range slotKeys(jobs[op]) {
+				if !slices.Contains(slots, k) {
+					slots = append(slots, k)
+				}
+			}
+		}
+	}
+	slices.Sort(slots)
+	prefetchSlots(tx, slots, true)
 	rows, err := tx.GetRows(ctx, keys)
 	if err != nil {
 		return err
 	}
 	now := e.clock.Now()
+	released := slotReleases{}
 	for _, op := range ops {
 		job := jobs[op]
 		mine := rows[:1+len(job.Inputs)]
@@ -189,10 +205,10 @@ func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*live
 		if op.err, op.acted = err, act; !act {
 			continue
 		}
-		c := liveClaim{cat: cat, job: job, out: *mine[0], inputs: mine[1:], now: now}
+		c := liveClaim{cat: cat, job: job, out: *mine[0], inputs: mine[1:], now: now, slots: released}
 		if err := op.fn(WithActor(ctx, ActorFrom(op.ctx)), tx, c); err != nil {
 			return err
 		}
 	}
-	return nil
+	return released.flush(ctx, tx)
 }

@@ -30,13 +30,27 @@ func (b *batching) Update(ctx context.Context, fn func(backends.Tx) error) error
 	if b.gate != nil {
 		<-b.gate
 	}
-	return b.versioned.Update(ctx, func(tx backends.Tx) error { return fn(batchingTx{tx}) })
+	return b.versioned.Update(ctx, func(tx backends.Tx) error {
+		bt := batchingTx{Tx: tx, kept: map[any]backends.Candidate{}}
+		if err := fn(bt); err != nil {
+			return err
+		}
+		for _, c := range bt.kept { // reserved, and neither claimed nor dropped: back in the queue
+			if err := tx.AddCandidate(ctx, backends.Candidate{Job: c.Job, DataID: c.DataID, Resubmit: c.Resubmit}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // batchingTx reserves several candidates by taking the first one again
-// and again, dropping each: a batched findNext drops every candidate it
-// reserves anyway (claimed, stale or requeued).
-type batchingTx struct{ backends.Tx }
+// and again, dropping each; those the engine keeps (a job at its
+// concurrency limit keeps its candidates) go back at commit.
+type batchingTx struct {
+	backends.Tx
+	kept map[any]backends.Candidate // reserved and not dropped by the engine, by handle
+}
 
 func (t batchingTx) NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]backends.Candidate, error) {
 	var out []backends.Candidate
@@ -45,12 +59,21 @@ func (t batchingTx) NextCandidates(ctx context.Context, job string, n int, now t
 		if err != nil || !ok {
 			return out, err
 		}
-		if err := t.DropCandidate(ctx, c); err != nil {
+		if err := t.Tx.DropCandidate(ctx, c); err != nil {
 			return nil, err
 		}
+		t.kept[c.Handle] = c
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+func (t batchingTx) DropCandidate(ctx context.Context, c backends.Candidate) error {
+	if _, ok := t.kept[c.Handle]; ok {
+		delete(t.kept, c.Handle)
+		return nil // dropped when it was reserved
+	}
+	return t.Tx.DropCandidate(ctx, c)
 }
 
 func (t batchingTx) CatalogVersion(ctx context.Context) (int64, error) {

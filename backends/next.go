@@ -55,7 +55,7 @@ func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*Claim, 
 func (e *engine) takeNext(job string, queue []*nextOp) (batch, rest []*nextOp) {
 	n := e.maxBatch
 	if keys := opKeys(e.jobInputs(job)); e.maxKeys > 0 {
-		n = max(1, min(n, e.maxKeys/keys))
+		n = max(1, min(n, (e.maxKeys-e.roundSlotKeys(job))/keys))
 	}
 	n = min(n, len(queue))
 	batch = slices.Clone(queue[:n])
@@ -101,14 +101,27 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 	if err != nil {
 		return err
 	}
+	prefetchSlots(tx, slotKeys(job), false)
 	states, err := lockCandidates(ctx, tx, cat, job, cands)
+	if err != nil {
+		return err
+	}
+	g, err := openGate(ctx, tx, cat, job, e.clock.Now(), true)
 	if err != nil {
 		return err
 	}
 	next := 0 // the next call to serve
 	for _, c := range cands {
+		if g != nil && g.full() {
+			// At the job's limit: the calls left get nil, and the
+			// candidates left stay queued for a claim once a slot is free.
+			for _, op := range ops[next:] {
+				op.pending = false
+			}
+			break
+		}
 		st := states[c.DataID]
-		claimed, err := e.takeCandidate(ctx, tx, cat, c, st, ops[min(next, len(ops)-1)], next < len(ops))
+		claimed, err := e.takeCandidate(ctx, tx, cat, c, st, ops[min(next, len(ops)-1)], next < len(ops), g)
 		if err != nil {
 			return err
 		}
@@ -121,19 +134,19 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 			}
 		}
 	}
-	return nil
+	return g.flush(ctx, tx)
 }
 
 // takeCandidate claims candidate c (its chunk in st) for op, when serve is
 // true and the rules allow it, and tells whether it did; it drops c or
 // puts it back in its true place.
-func (e *engine) takeCandidate(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState, op *nextOp, serve bool) (bool, error) {
+func (e *engine) takeCandidate(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState, op *nextOp, serve bool, g *slotGate) (bool, error) {
 	if requeued, err := requeueStale(ctx, tx, c, st); err != nil || requeued {
 		return false, err
 	}
 	claimed := false
 	if serve && checkExpected(cat, st.Job, c.DataID) == nil {
-		claim, err := e.claimState(WithActor(ctx, ActorFrom(op.ctx)), tx, cat, st, op.executor, ModeNext)
+		claim, err := e.claimState(WithActor(ctx, ActorFrom(op.ctx)), tx, cat, st, op.executor, ModeNext, g)
 		if err != nil && !errors.Is(err, ErrLocked) {
 			return false, err
 		}

@@ -160,3 +160,20 @@ func (c *chunkTx) NextCandidate(context.Context, string, time.Time) (Candidate, 
 }
 
 func (c *chunkTx) DropCandidate(context.Context, Candidate) error { return errNotInRange }
+
+// A range's single-chunk operations never claim nor end a claim, so they
+// never touch slot records.
+
+func (c *chunkTx) GetSlots(context.Context, []string, bool) ([]*Slots, error) {
+	return nil, errNotInRange
+}
+
+func (c *chunkTx) PutSlots(context.Context, Slots) error { return errNotInRange }
+
+func (c *chunkTx) CheckHolders(context.Context, []RowKey) ([]*StatusRow, []bool, error) {
+	return nil, nil, errNotInRange
+}
+
+func (c *chunkTx) RunningOutputs(context.Context, string, string) ([]StatusRow, error) {
+	return nil, errNotInRange
+}

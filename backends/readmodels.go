@@ -137,7 +137,12 @@ func (e *engine) Blockers(ctx context.Context, jobID, dataid string) ([]Blocker,
 				return err
 			}
 			st, err := loadClaimState(ctx, tx, cat.Catalog, job, dataid)
+			if err != nil {
+				return err
+			}
 			bs = withSchedule(st, cat.Catalog, e.clock.Now()).Blockers(ModeClaim)
+			g, err := openGate(ctx, tx, cat.Catalog, job, e.clock.Now(), false)
+			bs = append(bs, g.blockers(dataid, statusOf(st.Output))...)
 			return err
 		})
 	})

@@ -152,6 +152,15 @@ type Store interface {
 	// ResourceLocks lists unexpired resource locks.
 	ResourceLocks(ctx context.Context, f ResourceLockFilter) ([]ResourceLock, error)
 
+	// UpsertPool creates or replaces a pool (SPEC §1 Pool): id a slug,
+	// slots at least 1. Lowering slots below the pool's live claims takes
+	// nothing away: no claim is made until they are fewer than its slots.
+	UpsertPool(ctx context.Context, p Pool) (Pool, error)
+	// Pools lists every pool by id.
+	Pools(ctx context.Context) ([]Pool, error)
+	// Pool returns one pool, or NOT_FOUND.
+	Pool(ctx context.Context, id string) (Pool, error)
+
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
@@ -213,6 +222,10 @@ type Backend interface {
 	DropResourceLock(ctx context.Context, id, client string, now time.Time) error
 	ListResourceLocks(ctx context.Context, f ResourceLockFilter, now time.Time) ([]ResourceLock, error)
 
+	// ListPools returns every defined pool (slot records of pools with
+	// Slots >= 1), by id.
+	ListPools(ctx context.Context) ([]Pool, error)
+
 	Ping(ctx context.Context) error
 	Close() error
 }
@@ -256,6 +269,28 @@ type Tx interface {
 	// DropCandidate removes the candidate NextCandidate returned (only that
 	// entry, not duplicates added since).
 	DropCandidate(ctx context.Context, c Candidate) error
+
+	// GetSlots reads slot records (slots.go) by key, given in ascending
+	// order; nil for a record never written. With forUpdate the records
+	// are locked until the transaction ends, exclusively (backends that
+	// validate reads at commit track them instead): a transaction calls it
+	// so at most once, after all its LockChunks calls. Without, the
+	// records are read as committed at the transaction's start or later,
+	// neither locked nor tracked: the caller accepts a stale answer.
+	GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*Slots, error)
+	// PutSlots writes a slot record read with forUpdate in this
+	// transaction.
+	PutSlots(ctx context.Context, s Slots) error
+	// CheckHolders reads the OUTPUT rows of claims that hold slots, to
+	// tell whether they are still live, as GetRows does, except that it
+	// never waits: known[i] is false when the row cannot be read
+	// consistently without waiting (another transaction is changing it),
+	// and the caller then counts the holder as live.
+	CheckHolders(ctx context.Context, keys []RowKey) (rows []*StatusRow, known []bool, err error)
+	// RunningOutputs returns the OUTPUT rows of job on dataset output in
+	// RUNNING (whatever their lease), as committed when the slot records
+	// of this transaction were locked.
+	RunningOutputs(ctx context.Context, job, output string) ([]StatusRow, error)
 }
 
 // Candidate is a hint that Job may be able to claim DataID. Handle is the

@@ -274,6 +274,9 @@ type Blocker struct {
 	// Until is when the blocker lifts by itself (NOT_DUE: the due time;
 	// BACKOFF: the retry time); zero when no time is known.
 	Until time.Time
+	// Pool names the pool without a free slot (CONCURRENCY); empty when
+	// the job's own maxConcurrent is reached.
+	Pool string
 }
 
 // ChunkDetail is one chunk with every status row on it and its derived locks.

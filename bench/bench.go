@@ -49,13 +49,32 @@ type Pipeline struct {
 // Setup creates a fresh pipeline named after prefix and publishes chunks
 // chunks into its source, reporting progress to w.
 func Setup(ctx context.Context, s backends.Store, prefix string, chunks int, w io.Writer) (Pipeline, error) {
+	return SetupLimited(ctx, s, prefix, chunks, Limits{}, w)
+}
+
+// Limits are the concurrency limits of the benchmark job: its
+// maxConcurrent, and the slots of a pool of its own (0: none).
+type Limits struct {
+	MaxConcurrent int
+	PoolSlots     int
+}
+
+// SetupLimited is Setup with the job's concurrency limits.
+func SetupLimited(ctx context.Context, s backends.Store, prefix string, chunks int, lim Limits, w io.Writer) (Pipeline, error) {
 	src, out, job := prefix+"-src", prefix+"-out", prefix+"-job"
 	for _, d := range []string{src, out} {
 		if _, err := s.UpsertDataset(ctx, backends.Dataset{ID: d, Location: "/bench/" + d + "/{dataid}"}); err != nil {
 			return Pipeline{}, err
 		}
 	}
-	if _, err := s.UpsertJob(ctx, backends.Job{ID: job, Inputs: []string{src}, Output: out, LeaseSeconds: 600}); err != nil {
+	j := backends.Job{ID: job, Inputs: []string{src}, Output: out, LeaseSeconds: 600, MaxConcurrent: lim.MaxConcurrent}
+	if lim.PoolSlots > 0 {
+		j.Pool = prefix + "-pool"
+		if _, err := s.UpsertPool(ctx, backends.Pool{ID: j.Pool, Slots: lim.PoolSlots}); err != nil {
+			return Pipeline{}, err
+		}
+	}
+	if _, err := s.UpsertJob(ctx, j); err != nil {
 		return Pipeline{}, err
 	}
 	// Publishing is setup, not measured; do it with a few workers.

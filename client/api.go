@@ -165,6 +165,9 @@ type Blocker struct {
 	// Until is when the blocker lifts by itself (NOT_DUE, BACKOFF); nil
 	// when no time is known.
 	Until *time.Time `json:"until"`
+	// Pool names the pool without a free slot (CONCURRENCY); nil when the
+	// job's own maxConcurrent is reached.
+	Pool *string `json:"pool"`
 }
 
 // LockGraph is the graph of jobs, datasets and chunks and who reads and
@@ -554,7 +557,7 @@ func (c *Client) LockGraph(ctx context.Context, job, dataset, dataid string) (Lo
 // Blockers tells why job cannot claim dataid now; empty when it can.
 func (c *Client) Blockers(ctx context.Context, job, dataid string) ([]Blocker, error) {
 	var out struct{ Blockers []Blocker }
-	err := c.Do(ctx, `query($job: String!, $dataid: String!) { blockers(job: $job, dataid: $dataid) { dataset dataid job kind status until } }`,
+	err := c.Do(ctx, `query($job: String!, $dataid: String!) { blockers(job: $job, dataid: $dataid) { dataset dataid job kind status until pool } }`,
 		map[string]any{"job": job, "dataid": dataid}, &out)
 	return out.Blockers, err
 }

@@ -44,6 +44,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Partition() PartitionResolver
 	PartitionSummary() PartitionSummaryResolver
+	Pool() PoolResolver
 	Query() QueryResolver
 	RangeSkip() RangeSkipResolver
 	StatusRow() StatusRowResolver
@@ -59,6 +60,7 @@ type ComplexityRoot struct {
 		Dataset func(childComplexity int) int
 		Job     func(childComplexity int) int
 		Kind    func(childComplexity int) int
+		Pool    func(childComplexity int) int
 		Status  func(childComplexity int) int
 		Until   func(childComplexity int) int
 	}
@@ -231,6 +233,7 @@ type ComplexityRoot struct {
 		UnlockResource func(childComplexity int, id string, client string) int
 		UpsertDataset  func(childComplexity int, input DatasetInput) int
 		UpsertJob      func(childComplexity int, input JobInput) int
+		UpsertPool     func(childComplexity int, input PoolInput) int
 	}
 
 	PageInfo struct {
@@ -279,6 +282,16 @@ type ComplexityRoot struct {
 		Truncated     func(childComplexity int) int
 	}
 
+	Pool struct {
+		CreatedAt   func(childComplexity int) int
+		Description func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Jobs        func(childComplexity int) int
+		Slots       func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+		Used        func(childComplexity int) int
+	}
+
 	Query struct {
 		Blockers      func(childComplexity int, job string, dataid string) int
 		Chunk         func(childComplexity int, dataset string, dataid string) int
@@ -292,6 +305,8 @@ type ComplexityRoot struct {
 		LockGraph     func(childComplexity int, job *string, dataset *string, dataid *string) int
 		Locks         func(childComplexity int, dataset *string, job *string) int
 		Partitions    func(childComplexity int, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) int
+		Pool          func(childComplexity int, id string) int
+		Pools         func(childComplexity int) int
 		ResourceLocks func(childComplexity int, resource *string, client *string, mode *backends.LockMode) int
 	}
 
@@ -352,6 +367,7 @@ type BlockerResolver interface {
 	Job(ctx context.Context, obj *backends.Blocker) (*string, error)
 
 	Until(ctx context.Context, obj *backends.Blocker) (*time.Time, error)
+	Pool(ctx context.Context, obj *backends.Blocker) (*string, error)
 }
 type ChunkDetailResolver interface {
 	Location(ctx context.Context, obj *backends.ChunkDetail) (string, error)
@@ -417,6 +433,7 @@ type MutationResolver interface {
 	LockResource(ctx context.Context, client string, resource string, mode backends.LockMode, ttlSeconds *int) (backends.ResourceLock, error)
 	RenewResource(ctx context.Context, id string, client string, ttlSeconds *int) (backends.ResourceLock, error)
 	UnlockResource(ctx context.Context, id string, client string) (bool, error)
+	UpsertPool(ctx context.Context, input PoolInput) (backends.Pool, error)
 	PublishRange(ctx context.Context, dataset string, from string, to string) (backends.RangeResult, error)
 	ResubmitRange(ctx context.Context, dataset string, from string, to string, cascade *bool) (backends.RangeResult, error)
 	HoldRange(ctx context.Context, dataset string, from string, to string, reason *string) (backends.RangeResult, error)
@@ -429,6 +446,10 @@ type PartitionResolver interface {
 type PartitionSummaryResolver interface {
 	OldestMissing(ctx context.Context, obj *backends.PartitionCount) (*string, error)
 	OldestLate(ctx context.Context, obj *backends.PartitionCount) (*string, error)
+}
+type PoolResolver interface {
+	Used(ctx context.Context, obj *backends.Pool) (int, error)
+	Jobs(ctx context.Context, obj *backends.Pool) ([]backends.Job, error)
 }
 type QueryResolver interface {
 	Datasets(ctx context.Context) ([]backends.Dataset, error)
@@ -444,6 +465,8 @@ type QueryResolver interface {
 	LockGraph(ctx context.Context, job *string, dataset *string, dataid *string) (backends.LockGraph, error)
 	ResourceLocks(ctx context.Context, resource *string, client *string, mode *backends.LockMode) ([]backends.ResourceLock, error)
 	Partitions(ctx context.Context, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) (PartitionConnection, error)
+	Pools(ctx context.Context) ([]backends.Pool, error)
+	Pool(ctx context.Context, id string) (*backends.Pool, error)
 }
 type RangeSkipResolver interface {
 	Code(ctx context.Context, obj *backends.RangeSkip) (string, error)
@@ -504,6 +527,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Blocker.Kind(childComplexity), true
+	case "Blocker.pool":
+		if e.ComplexityRoot.Blocker.Pool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Blocker.Pool(childComplexity), true
 	case "Blocker.status":
 		if e.ComplexityRoot.Blocker.Status == nil {
 			break
@@ -1325,6 +1354,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpsertJob(childComplexity, args["input"].(JobInput)), true
+	case "Mutation.upsertPool":
+		if e.ComplexityRoot.Mutation.UpsertPool == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_upsertPool_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpsertPool(childComplexity, args["input"].(PoolInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1500,6 +1540,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PartitionSummary.Truncated(childComplexity), true
 
+	case "Pool.createdAt":
+		if e.ComplexityRoot.Pool.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Pool.CreatedAt(childComplexity), true
+	case "Pool.description":
+		if e.ComplexityRoot.Pool.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Pool.Description(childComplexity), true
+	case "Pool.id":
+		if e.ComplexityRoot.Pool.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Pool.ID(childComplexity), true
+	case "Pool.jobs":
+		if e.ComplexityRoot.Pool.Jobs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Pool.Jobs(childComplexity), true
+	case "Pool.slots":
+		if e.ComplexityRoot.Pool.Slots == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Pool.Slots(childComplexity), true
+	case "Pool.updatedAt":
+		if e.ComplexityRoot.Pool.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Pool.UpdatedAt(childComplexity), true
+	case "Pool.used":
+		if e.ComplexityRoot.Pool.Used == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Pool.Used(childComplexity), true
+
 	case "Query.blockers":
 		if e.ComplexityRoot.Query.Blockers == nil {
 			break
@@ -1623,6 +1706,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Partitions(childComplexity, args["dataset"].(string), args["from"].(*string), args["to"].(*string), args["status"].(*backends.Status), args["late"].(*bool), args["first"].(*int), args["after"].(*string)), true
+	case "Query.pool":
+		if e.ComplexityRoot.Query.Pool == nil {
+			break
+		}
+
+		args, err := ec.field_Query_pool_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Pool(childComplexity, args["id"].(string)), true
+	case "Query.pools":
+		if e.ComplexityRoot.Query.Pools == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Pools(childComplexity), true
 	case "Query.resourceLocks":
 		if e.ComplexityRoot.Query.ResourceLocks == nil {
 			break
@@ -1838,6 +1938,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputEnvVarInput,
 		ec.unmarshalInputJobInput,
 		ec.unmarshalInputPartitionDefinitionInput,
+		ec.unmarshalInputPoolInput,
 	)
 	first := true
 
@@ -2809,6 +2910,54 @@ extend type Dataset {
   partitionSummary: PartitionSummary
 }
 `, BuiltIn: false},
+	{Name: "../schema/pools.graphqls", Input: `"""
+A pool: a named set of slots shared by the jobs naming it (Airflow pools). A
+live claim of such a job holds one slot; a claim past its lease holds none,
+even before the reaper fails it. findNext of a job whose pool has no free
+slot answers null, and claim is LOCKED with a CONCURRENCY blocker naming
+the pool. force ignores pools and a job's maxConcurrent, but its claim
+holds a slot too.
+"""
+type Pool {
+  "The pool id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit."
+  id: String!
+  "What the pool stands for (a warehouse, an API quota), for people."
+  description: String!
+  "How many live claims the jobs naming the pool may hold together (at least 1)."
+  slots: Int!
+  "How many live claims hold a slot now; above slots after slots were lowered, until enough claims end."
+  used: Int!
+  "The jobs naming this pool, by id."
+  jobs: [Job!]!
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+input PoolInput {
+  "The pool id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit."
+  id: String!
+  "At least 1. Lowering it below the claims live now takes nothing away: no new claim is made until fewer are live than slots."
+  slots: Int!
+  description: String = ""
+}
+
+extend type Blocker {
+  "For CONCURRENCY: the pool without a free slot; null when the job's own maxConcurrent is reached."
+  pool: String
+}
+
+extend type Query {
+  "Every pool, by id."
+  pools: [Pool!]!
+  "One pool; NOT_FOUND when there is none with this id."
+  pool(id: String!): Pool
+}
+
+extend type Mutation {
+  "Creates or replaces a pool; a job may name it once it exists. Pools are never removed. Admin only."
+  upsertPool(input: PoolInput!): Pool!
+}
+`, BuiltIn: false},
 	{Name: "../schema/ranges.graphqls", Input: `# Ranges: publish, resubmit and hold every chunk of a dataid range.
 
 "A chunk a range operation left as it was, and why."
@@ -2896,6 +3045,8 @@ func (ec *executionContext) childFields_Blocker(ctx context.Context, field graph
 		return ec.fieldContext_Blocker_status(ctx, field)
 	case "until":
 		return ec.fieldContext_Blocker_until(ctx, field)
+	case "pool":
+		return ec.fieldContext_Blocker_pool(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Blocker", field.Name)
 }
@@ -3286,6 +3437,26 @@ func (ec *executionContext) childFields_PartitionSummary(ctx context.Context, fi
 		return ec.fieldContext_PartitionSummary_truncated(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PartitionSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_Pool(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Pool_id(ctx, field)
+	case "description":
+		return ec.fieldContext_Pool_description(ctx, field)
+	case "slots":
+		return ec.fieldContext_Pool_slots(ctx, field)
+	case "used":
+		return ec.fieldContext_Pool_used(ctx, field)
+	case "jobs":
+		return ec.fieldContext_Pool_jobs(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Pool_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Pool_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Pool", field.Name)
 }
 
 func (ec *executionContext) childFields_RangeResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3974,6 +4145,20 @@ func (ec *executionContext) field_Mutation_upsertJob_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_upsertPool_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (PoolInput, error) {
+			return ec.unmarshalNPoolInput2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPoolInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4304,6 +4489,20 @@ func (ec *executionContext) field_Query_partitions_args(ctx context.Context, raw
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_pool_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_resourceLocks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4560,6 +4759,29 @@ func (ec *executionContext) _Blocker_until(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Blocker_until(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Blocker", field, true, true, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Blocker_pool(ctx context.Context, field graphql.CollectedField, obj *backends.Blocker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Blocker_pool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Blocker().Pool(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Blocker_pool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Blocker", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ChunkConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ChunkConnection) (ret graphql.Marshaler) {
@@ -7704,6 +7926,50 @@ func (ec *executionContext) fieldContext_Mutation_unlockResource(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_upsertPool(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_upsertPool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpsertPool(ctx, fc.Args["input"].(PoolInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.Pool) graphql.Marshaler {
+			return ec.marshalNPool2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_upsertPool(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Pool(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_upsertPool_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_publishRange(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8507,6 +8773,176 @@ func (ec *executionContext) fieldContext_PartitionSummary_truncated(_ context.Co
 	return graphql.NewScalarFieldContext("PartitionSummary", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Pool_id(ctx context.Context, field graphql.CollectedField, obj *backends.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Pool_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Pool_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Pool", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Pool_description(ctx context.Context, field graphql.CollectedField, obj *backends.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Pool_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Pool_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Pool", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Pool_slots(ctx context.Context, field graphql.CollectedField, obj *backends.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Pool_slots(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slots, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Pool_slots(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Pool", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Pool_used(ctx context.Context, field graphql.CollectedField, obj *backends.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Pool_used(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Pool().Used(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Pool_used(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Pool", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Pool_jobs(ctx context.Context, field graphql.CollectedField, obj *backends.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Pool_jobs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Pool().Jobs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐJobᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Pool_jobs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Pool",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Pool_createdAt(ctx context.Context, field graphql.CollectedField, obj *backends.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Pool_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Pool_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Pool", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Pool_updatedAt(ctx context.Context, field graphql.CollectedField, obj *backends.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Pool_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Pool_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Pool", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Query_datasets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9049,6 +9485,82 @@ func (ec *executionContext) fieldContext_Query_partitions(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_partitions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_pools(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_pools(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Pools(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.Pool) graphql.Marshaler {
+			return ec.marshalNPool2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPoolᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_pools(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Pool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_pool(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_pool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Pool(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *backends.Pool) graphql.Marshaler {
+			return ec.marshalOPool2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_pool(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Pool(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_pool_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11230,6 +11742,54 @@ func (ec *executionContext) unmarshalInputPartitionDefinitionInput(ctx context.C
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputPoolInput(ctx context.Context, obj any) (PoolInput, error) {
+	var it PoolInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["description"]; !present {
+		asMap["description"] = ""
+	}
+
+	fieldsInOrder := [...]string{"id", "slots", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "slots":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slots"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slots = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -11318,6 +11878,44 @@ func (ec *executionContext) _Blocker(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Blocker_until(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pool":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Blocker_pool(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -13370,6 +13968,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "upsertPool":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_upsertPool(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "publishRange":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_publishRange(ctx, field)
@@ -13915,6 +14520,140 @@ func (ec *executionContext) _PartitionSummary(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var poolImplementors = []string{"Pool"}
+
+func (ec *executionContext) _Pool(ctx context.Context, sel ast.SelectionSet, obj *backends.Pool) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, poolImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Pool")
+		case "id":
+			out.Values[i] = ec._Pool_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._Pool_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "slots":
+			out.Values[i] = ec._Pool_slots(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "used":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Pool_used(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "jobs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Pool_jobs(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Pool_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Pool_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -14210,6 +14949,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_partitions(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "pools":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_pools(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "pool":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_pool(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -15802,6 +16585,31 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNPool2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPool(ctx context.Context, sel ast.SelectionSet, v backends.Pool) graphql.Marshaler {
+	return ec._Pool(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPool2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPoolᚄ(ctx context.Context, sel ast.SelectionSet, v []backends.Pool) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPool2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPool(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNPoolInput2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPoolInput(ctx context.Context, v any) (PoolInput, error) {
+	res, err := ec.unmarshalInputPoolInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNRangeResult2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx context.Context, sel ast.SelectionSet, v backends.RangeResult) graphql.Marshaler {
 	return ec._RangeResult(ctx, sel, &v)
 }
@@ -16282,6 +17090,13 @@ func (ec *executionContext) marshalOPartitionSummary2ᚖgithubᚗcomᚋchunklock
 		return graphql.Null
 	}
 	return ec._PartitionSummary(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPool2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPool(ctx context.Context, sel ast.SelectionSet, v *backends.Pool) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Pool(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRole(ctx context.Context, v any) (*backends.Role, error) {

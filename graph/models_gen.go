@@ -147,6 +147,14 @@ type PartitionEdge struct {
 	Node   backends.Partition `json:"node"`
 }
 
+type PoolInput struct {
+	// The pool id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit.
+	ID string `json:"id"`
+	// At least 1. Lowering it below the claims live now takes nothing away: no new claim is made until fewer are live than slots.
+	Slots       int     `json:"slots"`
+	Description *string `json:"description,omitempty"`
+}
+
 // What `upsertJob` did.
 type UpsertJobPayload struct {
 	// The job as stored.

@@ -43,6 +43,8 @@ import (
 type Pipeline struct {
 	Datasets []Dataset `yaml:"datasets"`
 	Jobs     []Job     `yaml:"jobs"`
+	// Pools declares named pools of slots that jobs share (pools.go).
+	Pools []Pool `yaml:"pools"`
 }
 
 // Dataset declares a dataset.
@@ -178,6 +180,7 @@ func (p *Pipeline) Validate() error {
 		}
 		cat = cat.WithJob(bj)
 	}
+	errs = append(errs, p.validatePools()...)
 	return errors.Join(errs...)
 }
 

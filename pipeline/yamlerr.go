@@ -161,6 +161,7 @@ var fieldsOf = map[string]struct {
 	"Pipeline": {"at the top level", yamlFields(Pipeline{})},
 	"Dataset":  {"in a dataset", yamlFields(Dataset{})},
 	"Job":      {"in a job", yamlFields(Job{})},
+	"Pool":     {"in a pool", yamlFields(Pool{})},
 }
 
 // unknownField rewrites yaml.v3's "field x not found in type pipeline.Job"

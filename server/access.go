@@ -71,6 +71,7 @@ func mayOperate(p auth.Principal, job string) error {
 var mutationAccess = map[string]access{
 	"upsertDataset":  adminOnly,
 	"upsertJob":      adminOnly,
+	"upsertPool":     adminOnly,
 	"setCredential":  adminOnly,
 	"publish":        adminOnly,
 	"resubmit":       adminOnly,

@@ -55,6 +55,14 @@ func RunSharedCatalog(t *testing.T, open SharedFactory) {
 		_, stores := setup(t)
 		catalogProducerRace(t, stores...)
 	})
+	t.Run("MaxConcurrentRace", func(t *testing.T) {
+		clock, stores := setup(t)
+		maxConcurrentRace(t, clock, stores...)
+	})
+	t.Run("PoolRace", func(t *testing.T) {
+		clock, stores := setup(t)
+		poolRace(t, clock, stores...)
+	})
 }
 
 // catalogCycleRace: for each of many pairs of datasets x, y, one goroutine

@@ -240,6 +240,7 @@ func normBlockers(bs []backends.Blocker) []backends.Blocker {
 		if b.Kind == backends.BlockerInputNotReady && b.Status == none {
 			b.Job = ""
 		}
+		b.Pool = "" // the pool a CONCURRENCY blocker names is checked in pools.go
 		out = append(out, b)
 	}
 	slices.SortFunc(out, func(a, b backends.Blocker) int {

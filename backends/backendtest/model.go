@@ -29,6 +29,10 @@ type mJob struct {
 	retryDelay, retryMax time.Duration
 	def                  *partition.Def
 	ids                  []string
+	// maxConcurrent bounds the job's live claims (0: none); pool names the
+	// pool whose slots it shares ("": none).
+	maxConcurrent int
+	pool          string
 }
 
 type mKey struct {
@@ -68,13 +72,14 @@ type model struct {
 	rows     map[mKey]*mRow
 	claims   int
 	now      time.Time
+	pools    map[string]int // pool -> slots
 	// expected holds the expected dataids of the datasets with a
 	// partition definition (SPEC §8), sorted.
 	expected map[string][]string
 }
 
 func newModel(datasets []string, jobs []*mJob, dataids []string, now time.Time) *model {
-	m := &model{datasets: datasets, jobs: jobs, dataids: slices.Clone(dataids), rows: map[mKey]*mRow{}, now: now}
+	m := &model{datasets: datasets, jobs: jobs, dataids: slices.Clone(dataids), rows: map[mKey]*mRow{}, now: now, pools: map[string]int{}}
 	slices.SortFunc(m.dataids, backends.CompareDataID)
 	slices.SortFunc(m.jobs, func(a, b *mJob) int { return cmp.Compare(a.id, b.id) })
 	return m
@@ -150,7 +155,26 @@ func (m *model) blockers(j *mJob, dataid string) []bk {
 			bs = append(bs, bk{backends.BlockerLocalRead, in, j.id, local})
 		}
 	}
+	// SPEC §4 guarantee 7: a claim past its lease is not live.
+	if j.maxConcurrent > 0 && m.liveClaims(func(o *mJob) bool { return o == j }) >= j.maxConcurrent {
+		bs = append(bs, bk{backends.BlockerConcurrency, j.output, j.id, out})
+	}
+	if j.pool != "" && m.liveClaims(func(o *mJob) bool { return o.pool == j.pool }) >= m.pools[j.pool] {
+		bs = append(bs, bk{backends.BlockerConcurrency, j.output, j.id, out})
+	}
 	return bs
+}
+
+// liveClaims counts the live claims (OUTPUT rows RUNNING before their
+// lease) of the jobs that match.
+func (m *model) liveClaims(match func(*mJob) bool) int {
+	n := 0
+	for k, r := range m.rows {
+		if k.role == backends.RoleOutput && r.status == running && m.now.Before(r.lease) && k.job != "" && match(m.job(k.job)) {
+			n++
+		}
+	}
+	return n
 }
 
 // take writes a claim: OUTPUT RUNNING with attempt+1 and a lease, INPUT

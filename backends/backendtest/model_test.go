@@ -12,7 +12,38 @@ import (
 // so that a disagreement in the model test points at the store.
 
 func newTestModel() *model {
-	return newModel(modelDatasets, modelJobs(), modelDataIDs, epoch)
+	m := newModel(modelDatasets, modelJobs(), modelDataIDs, epoch)
+	m.pools[modelPool] = 2
+	return m
+}
+
+// TestModelConcurrency: jb's maxConcurrent 1 and the pool ja and jm share
+// count live claims only: ended and expired claims hold no slot.
+func TestModelConcurrency(t *testing.T) {
+	m := newTestModel()
+	for _, d := range modelDataIDs {
+		require.Equal(t, backends.Code(""), m.publish("src", d))
+		require.Equal(t, backends.Code(""), m.publish("src2", d))
+	}
+	a1 := m.mustClaim(t, "ja", "1")
+	a2 := m.mustClaim(t, "ja", "2")
+	_, code, bs := m.claim("ja", "10", false)
+	require.Equal(t, backends.CodeLocked, code)
+	require.Equal(t, []bk{{backends.BlockerConcurrency, "a", "ja", none}}, bs)
+	require.Equal(t, backends.Code(""), m.end(a1, endComplete))
+	m.mustClaim(t, "ja", "10")
+	require.Nil(t, m.findNext("jm"), "the pool is full")
+	m.pools[modelPool] = 3
+	jm := m.findNext("jm")
+	require.NotNil(t, jm, "one more slot")
+	require.Equal(t, "1", jm.dataid)
+	require.Equal(t, backends.Code(""), m.end(a2, endComplete))
+	b1 := m.mustClaim(t, "jb", "2")
+	_, code, _ = m.claim("jb", "1", false)
+	require.Equal(t, backends.CodeLocked, code, "jb is at maxConcurrent 1")
+	m.now = m.now.Add(time.Hour)
+	require.False(t, m.live(b1))
+	m.mustClaim(t, "jb", "1")
 }
 
 func (m *model) mustClaim(t *testing.T, job, dataid string) mClaim {

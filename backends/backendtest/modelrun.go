@@ -44,13 +44,16 @@ var (
 	modelExpected   = map[string][]string{"src2": {"1", "2"}}
 )
 
+// modelPool is the pool ja and jm share; it starts with 2 slots.
+const modelPool = "mp"
+
 func modelJobs() []*mJob {
 	return []*mJob{
 		{id: "ja", inputs: []string{"src"}, output: "a", maxAttempts: 2, lease: 30 * time.Second,
-			retryDelay: 20 * time.Second, retryMax: 50 * time.Second},
-		{id: "jb", inputs: []string{"a"}, output: "b", maxAttempts: 3, lease: 60 * time.Second},
+			retryDelay: 20 * time.Second, retryMax: 50 * time.Second, pool: modelPool},
+		{id: "jb", inputs: []string{"a"}, output: "b", maxAttempts: 3, lease: 60 * time.Second, maxConcurrent: 1},
 		{id: "jm", inputs: []string{"a", "src2"}, output: "m", maxAttempts: 2, lease: 45 * time.Second,
-			retryDelay: 10 * time.Second, retryMax: 15 * time.Second},
+			retryDelay: 10 * time.Second, retryMax: 15 * time.Second, pool: modelPool},
 		{id: "jn", output: "n", maxAttempts: 2, lease: 30 * time.Second},
 		{id: "js", output: "s", maxAttempts: 3, lease: 30 * time.Second, retryDelay: 30 * time.Second,
 			retryMax: time.Hour, def: &modelScheduleDef, ids: modelScheduleIDs},
@@ -61,7 +64,8 @@ func modelJobs() []*mJob {
 func storeJob(j *mJob) backends.Job {
 	return backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output, MaxAttempts: j.maxAttempts,
 		LeaseSeconds: int(j.lease / time.Second), Paused: j.paused,
-		RetryDelaySeconds: int(j.retryDelay / time.Second), RetryMaxDelaySeconds: int(j.retryMax / time.Second)}
+		RetryDelaySeconds: int(j.retryDelay / time.Second), RetryMaxDelaySeconds: int(j.retryMax / time.Second),
+		MaxConcurrent: j.maxConcurrent, Pool: j.pool}
 }
 
 func (s *suite) testModel(t *testing.T) {
@@ -120,6 +124,9 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 	h := &harness{t: t, b: b, rng: rand.New(rand.NewPCG(seed, 0x636c6b)), seed: seed, fences: map[string]int64{}}
 	b.datasets(modelDatasets...)
 	b.partitioned("s", modelScheduleDef)
+	if _, err := b.s.UpsertPool(b.ctx, backends.Pool{ID: modelPool, Slots: 2}); err != nil {
+		t.Fatalf("upsert pool: %v", err)
+	}
 	jobs := modelJobs()
 	for _, j := range jobs {
 		b.upsertJob(storeJob(j))
@@ -128,6 +135,7 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 		b.definedDataset(id, def)
 	}
 	h.m = newModel(modelDatasets, jobs, modelDataIDs, b.clock.Now())
+	h.m.pools[modelPool] = 2
 	h.m.expected = modelExpected
 	for h.step = 1; h.step <= steps; h.step++ {
 		h.apply(h.randomOp())
@@ -168,6 +176,7 @@ type op struct {
 	tok     int // index in tokens; -1: a garbage token
 	from    string
 	to      string
+	limit   int // limit: the job's maxConcurrent; slots: the pool's slots
 }
 
 func (o op) String() string {
@@ -190,6 +199,10 @@ func (o op) String() string {
 		return fmt.Sprintf("upsertJob(%s, paused=%v)", o.job, o.paused)
 	case "expire":
 		return "expireLeases()"
+	case "limit":
+		return fmt.Sprintf("upsertJob(%s, maxConcurrent=%d)", o.job, o.limit)
+	case "slots":
+		return fmt.Sprintf("upsertPool(%s, slots=%d)", modelPool, o.limit)
 	case "partitions":
 		return "partitions(src2)"
 	}
@@ -219,7 +232,7 @@ func (h *harness) randomOp() op {
 		{"publish", 10}, {"publishAny", 1}, {"findNext", 18}, {"claim", 10}, {"force", 3},
 		{"heartbeat", 5}, {"complete", 14}, {"fail", 6}, {"release", 4}, {"advance", 6}, {"expire", 2},
 		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3}, {"partitions", 2},
-		{"advanceLong", 1},
+		{"advanceLong", 1}, {"limit", 2}, {"slots", 2},
 		{"resubmitRange", 3}, {"holdRange", 2}, {"publishRange", 1},
 	}
 	total := 0
@@ -277,6 +290,10 @@ func (h *harness) randomOp() op {
 		}
 	case "pause":
 		o.paused = !h.m.job(o.job).paused
+	case "limit":
+		o.limit = r.IntN(3) // 0: no limit
+	case "slots":
+		o.limit = 1 + r.IntN(3)
 	case "garbage":
 		o.kind = pick(r, []string{"heartbeat", "complete", "fail", "release"})
 	}
@@ -371,13 +388,20 @@ func (h *harness) apply(o op) {
 			got = append(got, p.DataID+"="+string(p.Status))
 		}
 		h.equal("partitions(src2)", m.partitions("src2"), got)
-	case "pause":
-		j := m.job(o.job)
-		nj := storeJob(j)
-		nj.Paused = o.paused
-		_, err := b.s.UpsertJob(ctx, nj)
+	case "pause", "limit":
+		j := *m.job(o.job)
+		if o.kind == "pause" {
+			j.paused = o.paused
+		} else {
+			j.maxConcurrent = o.limit
+		}
+		_, err := b.s.UpsertJob(ctx, storeJob(&j))
 		h.code("upsertJob", "", err)
-		j.paused = o.paused
+		*m.job(o.job) = j
+	case "slots":
+		_, err := b.s.UpsertPool(ctx, backends.Pool{ID: modelPool, Slots: o.limit})
+		h.code("upsertPool", "", err)
+		m.pools[modelPool] = o.limit
 	default:
 		h.fatalf("unknown operation %q", o.kind)
 	}

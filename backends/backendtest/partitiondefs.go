@@ -93,6 +93,8 @@ func (s *suite) testJobLimits(t *testing.T) {
 	require.Equal(t, 0, j.MaxConcurrent, "no limit by default")
 	require.Equal(t, "", j.Pool)
 
+	_, err := b.s.UpsertPool(b.ctx, backends.Pool{ID: "warehouse", Slots: 2})
+	require.NoError(t, err)
 	j = b.upsertJob(backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out",
 		RetryDelaySeconds: 30, RetryMaxDelaySeconds: 600, MaxConcurrent: 4, Pool: "warehouse"})
 	got, err := b.s.Job(b.ctx, "j")

@@ -31,6 +31,7 @@ type tx struct {
 	racers     *atomic.Int64       // transactions reading candJob's candidates now
 	prefetched map[string]prefetch // values read ahead at the snapshot, not yet tracked
 	reserved   reservedSet         // candidates this attempt holds (batch.go)
+	aheadNext  []string            // keys the next read fetches ahead (PrefetchSlots)
 }
 
 // prefetch is a value read at the snapshot before anyone asked for it.
@@ -258,6 +259,8 @@ func (t *tx) read(ctx context.Context, keys []string, extra ...string) ([][]byte
 	// The engine asks every transaction for the catalog version after its
 	// reads (CatalogVersion): fetch it with the first of them.
 	extra = append(extra, t.b.catalogVersionKey())
+	extra = append(extra, t.aheadNext...)
+	t.aheadNext = nil
 	for _, k := range extra {
 		_, w := t.writes[k]
 		_, r := t.reads[k]

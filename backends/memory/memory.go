@@ -37,6 +37,7 @@ type Backend struct {
 	events   []backends.Event
 	locks    map[string]backends.ResourceLock
 	lockSeq  int64
+	slots    map[string]backends.Slots
 	watchers map[*watcher]struct{}
 	closed   bool
 }
@@ -59,6 +60,7 @@ func New() *Backend {
 		fences:   map[[2]string]int64{},
 		cands:    map[int64]backends.Candidate{},
 		locks:    map[string]backends.ResourceLock{},
+		slots:    map[string]backends.Slots{},
 		watchers: map[*watcher]struct{}{},
 	}
 }
@@ -71,6 +73,7 @@ type tx struct {
 	addCands []backends.Candidate
 	dropped  map[int64]bool
 	events   []backends.Event
+	slots    map[string]backends.Slots
 }
 
 func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error {
@@ -95,6 +98,9 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 	}
 	for k, f := range t.fences {
 		b.fences[k] = f
+	}
+	for k, s := range t.slots {
+		b.slots[k] = s
 	}
 	for id := range t.dropped {
 		delete(b.cands, id)

@@ -82,6 +82,13 @@ type txn struct {
 	dropCands    []int64
 	events       []backends.Event
 	eventsStored bool
+	// peeked holds slot records read unlocked ahead of time (slots.go),
+	// nil for a missing one.
+	peeked map[string]*backends.Slots
+	locked map[string]bool // slot records this transaction locked
+	// slotsAhead are the slot records to lock and read with the next read
+	// of rows (PrefetchSlots).
+	slotsAhead *[2][]string
 }
 
 // queued is a statement sent ahead of the next one, in the same round trip;
@@ -309,6 +316,7 @@ func (t *txn) GetRows(ctx context.Context, keys []backends.RowKey) ([]*backends.
 	if len(p.Datasets) == 0 {
 		return t.fromBuffer(keys, out), nil
 	}
+	t.sendSlotsAhead()
 	rows, err := t.q.GetRows(ctx, p)
 	if err != nil {
 		return nil, mapErr(err, "reading status rows")

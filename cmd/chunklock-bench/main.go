@@ -53,6 +53,7 @@ type config struct {
 	serverBin   string
 	keepWorkdir bool
 	cpuProfile  string
+	limits      bench.Limits
 }
 
 func main() {
@@ -68,6 +69,8 @@ func main() {
 	flag.StringVar(&c.riverDir, "river-dir", "bench/river", "directory of the River benchmark module")
 	flag.StringVar(&c.serverBin, "server-bin", "", "chunklock binary for -api graphql (default: built from ./cmd/chunklock)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the runners and, with -api direct, the store) to this file")
+	flag.IntVar(&c.limits.MaxConcurrent, "max-concurrent", 0, "maxConcurrent of the benchmark job (0: no limit); set above the runners to measure what counting live claims costs")
+	flag.IntVar(&c.limits.PoolSlots, "pool-slots", 0, "put the benchmark job in a pool of its own with this many slots (0: no pool)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: chunklock-bench [flags]\n\n%s\n\nflags:\n", strings.TrimSpace(usage))
 		flag.PrintDefaults()
@@ -257,7 +260,7 @@ func run(ctx context.Context, c config) error {
 			}
 			prefix := fmt.Sprintf("b%d-%s-r%d", time.Now().Unix()%100000, api, r)
 			fmt.Fprintf(os.Stderr, "%s R=%d: publishing %d chunks...\n", api, r, c.chunks)
-			p, err := bench.Setup(ctx, t.store, prefix, c.chunks, os.Stderr)
+			p, err := bench.SetupLimited(ctx, t.store, prefix, c.chunks, c.limits, os.Stderr)
 			if err != nil {
 				return err
 			}
@@ -280,7 +283,7 @@ func run(ctx context.Context, c config) error {
 			rows = append(rows, rw)
 		}
 	}
-	fmt.Printf("\nbackend=%s chunks/run=%d\n", c.backend, c.chunks)
+	fmt.Printf("\nbackend=%s chunks/run=%d maxConcurrent=%d poolSlots=%d\n", c.backend, c.chunks, c.limits.MaxConcurrent, c.limits.PoolSlots)
 	fmt.Printf("%-8s %4s %10s %12s %12s %12s %12s %12s %7s %10s %9s %9s %9s %9s %6s %6s\n",
 		"api", "R", "cycles/s", "find p50", "find p99", "compl p50", "compl p99", "limit/2", "ratio", "river/s", "rss MB", "cpu ms/c", "srv ms/c", "db ms/c", "idle%", "steal%")
 	for _, rw := range rows {

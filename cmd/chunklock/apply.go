@@ -19,9 +19,9 @@ func applyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "apply",
 		Category:  catPipeline,
-		Usage:     "make the server's datasets and jobs match a pipeline YAML file",
+		Usage:     "make the server's pools, datasets and jobs match a pipeline YAML file",
 		UsageText: "chunklock apply -f pipeline.yaml [--dry-run] [--keys-dir DIR]",
-		Description: "Creates or updates every dataset and job the file declares (it never deletes) and\n" +
+		Description: "Creates or updates every pool, dataset and job the file declares (it never deletes) and\n" +
 			"stores the datasets' secrets for the jobs that read or write them. Applying the same file\n" +
 			"again changes nothing. The whole file is checked first, against the server's current\n" +
 			"pipeline too (references, one producer per dataset, no cycle, secrets readable): if\n" +
@@ -78,6 +78,10 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err := p.ValidateAgainst(haveDS, haveJobs); err != nil {
 		return fmt.Errorf("%s: %w\nnothing was applied", cmd.String("file"), err)
 	}
+	havePools, err := serverPools(ctx, c, p, cmd.String("file"))
+	if err != nil {
+		return err
+	}
 	// Read every secret before changing anything.
 	secrets := map[string]string{}
 	var serr []error
@@ -100,6 +104,7 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err != nil {
 		return err
 	}
+	plan = append(p.PlanPools(havePools), plan...) // pools first: jobs name them
 	out := stdout(cmd)
 	if cmd.Bool("dry-run") {
 		changes := 0
@@ -139,6 +144,8 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 			continue
 		}
 		switch ch.Kind {
+		case "pool":
+			err = c.UpsertPool(ctx, p.Pool(ch.ID).Backend())
 		case "dataset":
 			err = c.UpsertDataset(ctx, datasets[ch.ID].Backend())
 		case "job":
@@ -188,6 +195,23 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		}
 	}
 	return nil
+}
+
+// serverPools reads the server's pools and checks that every pool a job
+// of p names is declared in p or exists there.
+func serverPools(ctx context.Context, c *client.Client, p *pipeline.Pipeline, file string) ([]backends.Pool, error) {
+	list, err := c.Pools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pools := make([]backends.Pool, len(list))
+	for i, pl := range list {
+		pools[i] = pl.Backend()
+	}
+	if err := p.ValidatePoolsAgainst(pools); err != nil {
+		return nil, fmt.Errorf("%s: %w\nnothing was applied", file, err)
+	}
+	return pools, nil
 }
 
 // resent tells how many existing secrets the plan sends again.

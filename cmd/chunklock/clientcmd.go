@@ -44,6 +44,7 @@ func clientCommands() []*cli.Command {
 		holdCommand(),
 		forceCommand(),
 		blockersCommand(),
+		poolsCommand(),
 		lockCommand(),
 		unlockCommand(),
 		renewCommand(),

@@ -344,7 +344,10 @@ func describeBlocker(b client.Blocker) string {
 	case "BACKOFF":
 		return fmt.Sprintf("BACKOFF          output chunk %s failed and backs off%s before it is retried (resubmit it to retry now)", chunk, untilText(b.Until))
 	case "CONCURRENCY":
-		return fmt.Sprintf("CONCURRENCY      job %s is at its maxConcurrent live claims, or its pool has no free slot; a slot frees when a claim ends or its lease passes", b.Job)
+		if b.Pool != nil {
+			return fmt.Sprintf("CONCURRENCY      pool %s of job %s has no free slot: live claims hold all its slots (`chunklock pools`); a slot frees when a claim ends or its lease passes", *b.Pool, b.Job)
+		}
+		return fmt.Sprintf("CONCURRENCY      job %s is at its maxConcurrent live claims (`chunklock status`); a slot frees when a claim ends or its lease passes", b.Job)
 	}
 	return fmt.Sprintf("%-16s %s %s %s", b.Kind, chunk, b.Job, b.Status)
 }

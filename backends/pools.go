@@ -1,0 +1,90 @@
+package backends
+
+import (
+	"context"
+	"slices"
+)
+
+// Pools are kept in their slot records (slots.go), beside the live claims
+// holding their slots, rather than in the versioned catalog: a claim reads
+// a pool's size in the transaction that takes one of its slots, and an
+// upsert changes it under the record's lock. A pool is never removed, so
+// a job that named an existing pool at its upsert names one for good.
+
+// ValidatePool checks a pool definition.
+func ValidatePool(p Pool) error {
+	if err := ValidateID("pool", p.ID); err != nil {
+		return err
+	}
+	if p.Slots < 1 {
+		return InvalidArgument("pool %q: slots must be at least 1, got %d", p.ID, p.Slots)
+	}
+	if err := ValidText("description", p.Description, MaxDescriptionBytes); err != nil {
+		return InvalidArgument("pool %q: %s", p.ID, err.Error())
+	}
+	return nil
+}
+
+func (e *engine) UpsertPool(ctx context.Context, p Pool) (Pool, error) {
+	if err := ValidatePool(p); err != nil {
+		return Pool{}, err
+	}
+	var stored Pool
+	err := e.b.Update(ctx, func(tx Tx) error {
+		recs, err := readSlots(ctx, tx, []string{PoolSlotsKey(p.ID)}, true)
+		if err != nil {
+			return err
+		}
+		rec := recs[0]
+		now := e.clock.Now()
+		stored = p
+		stored.CreatedAt, stored.UpdatedAt = now, now
+		if rec.Pool.Slots > 0 {
+			stored.CreatedAt = rec.Pool.CreatedAt
+		}
+		rec.Pool = stored
+		return tx.PutSlots(ctx, *rec)
+	})
+	if err != nil {
+		return Pool{}, err
+	}
+	return stored, nil
+}
+
+func (e *engine) Pools(ctx context.Context) ([]Pool, error) {
+	ps, err := e.b.ListPools(ctx)
+	if ps == nil {
+		ps = []Pool{}
+	}
+	return ps, err
+}
+
+func (e *engine) Pool(ctx context.Context, id string) (Pool, error) {
+	if err := ValidateID("pool", id); err != nil {
+		return Pool{}, err
+	}
+	ps, err := e.b.ListPools(ctx)
+	if err != nil {
+		return Pool{}, err
+	}
+	i := slices.IndexFunc(ps, func(p Pool) bool { return p.ID == id })
+	if i < 0 {
+		return Pool{}, NotFound("pool %q does not exist", id)
+	}
+	return ps[i], nil
+}
+
+// checkConcurrency checks that the pool a job names exists (NOT_FOUND);
+// the form of maxConcurrent and pool is checked with the rest of the job.
+func (e *engine) checkConcurrency(ctx context.Context, j Job) error {
+	if j.Pool == "" || ValidateID("pool", j.Pool) != nil {
+		return nil
+	}
+	if _, err := e.Pool(ctx, j.Pool); err != nil {
+		if CodeOf(err) == CodeNotFound {
+			return NotFound("job %q names pool %q, which does not exist; define it first (upsertPool, or pools: in the pipeline file)", j.ID, j.Pool)
+		}
+		return err
+	}
+	return nil
+}
