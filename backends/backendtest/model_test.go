@@ -29,7 +29,7 @@ func TestModelConcurrency(t *testing.T) {
 	a2 := m.mustClaim(t, "ja", "2")
 	_, code, bs := m.claim("ja", "10", false)
 	require.Equal(t, backends.CodeLocked, code)
-	require.Equal(t, []bk{{backends.BlockerConcurrency, "a", "ja", none}}, bs)
+	require.Equal(t, wantBlockers("10", []bk{{backends.BlockerConcurrency, "a", "ja", none}}), normBlockers(bs))
 	require.Equal(t, backends.Code(""), m.end(a1, endComplete))
 	m.mustClaim(t, "ja", "10")
 	require.Nil(t, m.findNext("jm"), "the pool is full")
