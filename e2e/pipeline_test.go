@@ -59,14 +59,21 @@ func copyExample(t *testing.T, dir, dataRoot string) {
 }
 
 var produced = map[string][]string{ // dataset -> its producer's inputs
-	"orders":         {"orders-raw"},
+	"orders":         {}, // extract is a root job on the daily schedule of orders
 	"orders-clean":   {"orders"},
 	"daily-report":   {"orders-clean"},
-	"reconciliation": {"orders", "orders-clean"},
+	"reconciliation": {"orders", "orders-clean", "payments"},
 }
 
+// allDatasets are the example's datasets, in the order `chunklock status`
+// and `chunklock chunks` show them.
+var allDatasets = []string{"payments", "orders", "orders-clean", "daily-report", "reconciliation"}
+
 // TestDailyPipeline runs the example pipeline over 30 days with four
-// runners, one of which is killed (SIGKILL) in the middle of a chunk.
+// runners, one of which is killed (SIGKILL) in the middle of a chunk. The
+// root job extract claims each due day of its schedule by itself; the source
+// payments is published with one day left out, whose reconciliation waits,
+// shown late, until that day is published and one more runner finishes it.
 func TestDailyPipeline(t *testing.T) {
 	s := startServer(t)
 	root := t.TempDir()
@@ -85,13 +92,13 @@ func TestDailyPipeline(t *testing.T) {
 	// apply: a dry run changes nothing; the first apply creates everything
 	// and writes the keys; the second changes nothing.
 	r := inExample("apply", "-f", "pipeline.yaml", "--dry-run")
-	require.Contains(t, r.stdout, "dry run: 10 change(s) would be applied")
+	require.Contains(t, r.stdout, "dry run: 12 change(s) would be applied")
 	ds, err := s.api.Datasets(t.Context())
 	require.NoError(t, err)
 	require.Empty(t, ds, "a dry run creates nothing")
 
 	r = inExample("apply", "-f", "pipeline.yaml", "--keys-dir", keys)
-	require.Contains(t, r.stdout, "applied 10 change(s)")
+	require.Contains(t, r.stdout, "applied 12 change(s)")
 	require.NotContains(t, r.stdout, "AGE-SECRET-KEY", "with --keys-dir keys go to files, not to the output")
 	for _, job := range []string{"extract", "transform", "report", "reconcile"} {
 		st, err := os.Stat(filepath.Join(keys, job+".key"))
@@ -99,12 +106,18 @@ func TestDailyPipeline(t *testing.T) {
 		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 	}
 	r = inExample("apply", "-f", "pipeline.yaml", "--keys-dir", keys)
-	require.Contains(t, r.stdout, "applied 0 change(s) and re-sent 1 existing secret(s)")
+	require.Contains(t, r.stdout, "applied 0 change(s) and re-sent 3 existing secret(s)")
 
-	mk := startProgram(t, append(append([]string{}, s.env...), env...), example, filepath.Join(example, "make-raw.sh"), "2026-01-01..2026-01-30")
-	require.Equal(t, 0, mk.wait(t, time.Minute), "make-raw.sh:\n%s", mk.stderr)
-	r = result{stdout: mk.stdout.String()}
-	require.Contains(t, r.stdout, "published 30 chunk(s) of orders-raw")
+	script := func(name string, args ...string) string {
+		t.Helper()
+		p := startProgram(t, append(append([]string{}, s.env...), env...), example, filepath.Join(example, name), args...)
+		require.Equal(t, 0, p.wait(t, time.Minute), "%s:\n%s", name, p.stderr)
+		return p.stdout.String()
+	}
+	require.Contains(t, script("make-raw.sh", "2026-01-01..2026-01-30"), "exported 30 day(s)")
+	out := script("make-payments.sh", "2026-01-01..2026-01-16", "2026-01-18..2026-01-30")
+	require.Contains(t, out, "published 16 chunk(s) of payments")
+	require.Contains(t, out, "published 13 chunk(s) of payments")
 
 	// Four runners serving every job.
 	var runners []*proc
@@ -146,6 +159,28 @@ func TestDailyPipeline(t *testing.T) {
 		require.Contains(t, p.stderr.String(), "nothing left to do")
 	}
 
+	// Everything is done but the reconciliation of the day whose payments
+	// never arrived: that day is missing and late, and reconcile waits.
+	r = s.ok(t, "status")
+	require.Regexp(t, `(?m)^reconciliation\s+reconcile\s+29\s+29\s+0\s+0\s+0\s+0\s+2026-01-30$`, r.stdout)
+	require.Regexp(t, `(?m)^payments\s+1\s+1\s+2026-01-17\s+2026-01-17$`, r.stdout)
+	require.Regexp(t, `(?m)^orders\s+0\s+0\s+-\s+-$`, r.stdout)
+	r = s.ok(t, "chunks", "--dataset", "payments", "--late")
+	require.Regexp(t, `(?m)^payments\s+2026-01-17\s+NONE\s+\S+\s+late$`, r.stdout)
+	require.Equal(t, 2, strings.Count(r.stdout, "\n"), "header and the one late day:\n%s", r.stdout)
+	r = s.ok(t, "blockers", "--job", "reconcile", "--dataid", "2026-01-17")
+	require.Contains(t, r.stdout, "INPUT_NOT_READY  input chunk payments 2026-01-17 is NONE")
+	_, err = os.Stat(filepath.Join(data, "reconciliation", "2026-01-17.txt"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+
+	// The settlement arrives: one more runner finishes the day.
+	require.Contains(t, script("make-payments.sh", "2026-01-17..2026-01-17"), "published 1 chunk(s) of payments")
+	last := start(t, append(append([]string{}, s.env...), env...), example,
+		"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile",
+		"--loop", "--idle-wait", "2s", "--", "sh", filepath.Join(mustAbs(t, "testdata"), "pause.sh"))
+	require.Equal(t, 0, last.wait(t, 60*time.Second), "runner:\n%s", last.stderr)
+	require.Contains(t, last.stderr.String(), "nothing left to do: 1 completed")
+
 	// Every chunk was produced exactly once, in dependency order.
 	evs := s.events(t, client.EventFilter{})
 	readyAt := map[string]int{} // dataset/dataid -> index of its READY event
@@ -160,7 +195,7 @@ func TestDailyPipeline(t *testing.T) {
 	}
 	days := dates("2026-01-01", 30)
 	for _, d := range days {
-		for _, ds := range []string{"orders-raw", "orders", "orders-clean", "daily-report", "reconciliation"} {
+		for _, ds := range allDatasets {
 			require.Contains(t, readyAt, ds+"/"+d, "%s %s was never produced", ds, d)
 		}
 	}
@@ -204,7 +239,7 @@ func TestDailyPipeline(t *testing.T) {
 
 	// The outputs are there and right.
 	for _, d := range days {
-		sum, n := rawTotals(t, filepath.Join(data, "raw", "orders-"+d+".csv"))
+		sum, n := rawTotals(t, filepath.Join(data, "shop", "orders-"+d+".csv"))
 		got, err := os.ReadFile(filepath.Join(data, "reconciliation", d+".txt"))
 		require.NoError(t, err)
 		require.Equal(t, fmt.Sprintf("OK %s %d\n", d, sum), string(got))
@@ -215,16 +250,17 @@ func TestDailyPipeline(t *testing.T) {
 
 	// The views agree.
 	r = s.ok(t, "status")
-	for _, ds := range []string{"orders-raw", "orders", "orders-clean", "daily-report", "reconciliation"} {
+	for _, ds := range allDatasets {
 		require.Regexp(t, `(?m)^`+ds+`\s+\S+\s+30\s+30\s+0\s+0\s+0\s+0\s+2026-01-30$`, r.stdout)
 	}
+	require.Regexp(t, `(?m)^payments\s+0\s+0\s+-\s+-$`, r.stdout)
 	require.Contains(t, r.stdout, "no live claims")
 	r = s.ok(t, "status", "--dataset", "orders")
 	require.Regexp(t, `(?m)^orders\s+extract\s+30\s+30\s`, r.stdout)
 	require.NotContains(t, r.stdout, "orders-clean", "only the dataset asked for")
 	r = s.ok(t, "chunks", "--limit", "0")
 	require.Equal(t, 32, strings.Count(r.stdout, "\n"), "header, 30 dataids, legend:\n%s", r.stdout)
-	require.Contains(t, r.stdout, "2026-01-15  #           #       #             #             #")
+	require.Contains(t, r.stdout, "2026-01-15  #         #       #             #             #")
 	r = s.ok(t, "graph", "--dataid", "2026-01-15")
 	require.Contains(t, r.stdout, `"job:reconcile" -> "chunk:reconciliation/2026-01-15"`)
 	r = s.ok(t, "graph", "--format", "mermaid")
