@@ -13,11 +13,7 @@ func (e *engine) UpsertDataset(ctx context.Context, d Dataset) (Dataset, error) 
 		return Dataset{}, err
 	}
 	if p := d.Partitions; p != nil {
-		def := *p
-		if def.Kind.IsTime() && def.Timezone == "" {
-			def.Timezone = "UTC"
-		}
-		def.Values = slices.Clone(def.Values)
+		def := p.Normalized()
 		d.Partitions = &def
 	}
 	now := e.clock.Now()

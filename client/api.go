@@ -28,43 +28,7 @@ func (d Dataset) Backend() backends.Dataset {
 
 // Partitions is a dataset's partition definition as the API carries it
 // (PartitionDefinition, PartitionDefinitionInput).
-type Partitions struct {
-	Kind            partition.Kind `json:"kind"`
-	Start           string         `json:"start,omitempty"`
-	End             string         `json:"end,omitempty"`
-	Timezone        string         `json:"timezone,omitempty"`
-	Values          []string       `json:"values,omitempty"`
-	LagSeconds      int            `json:"lagSeconds"`
-	DeadlineSeconds *int           `json:"deadlineSeconds,omitempty"`
-}
-
-// PartitionsOf is the API form of a definition; nil for none.
-func PartitionsOf(d *partition.Def) *Partitions {
-	if d == nil {
-		return nil
-	}
-	p := &Partitions{Kind: d.Kind, Start: d.Start, End: d.End, Timezone: d.Timezone, Values: d.Values,
-		LagSeconds: int(d.Lag / time.Second)}
-	if d.Deadline != nil {
-		s := int(*d.Deadline / time.Second)
-		p.DeadlineSeconds = &s
-	}
-	return p
-}
-
-// Def is the definition p describes; nil for none.
-func (p *Partitions) Def() *partition.Def {
-	if p == nil {
-		return nil
-	}
-	d := &partition.Def{Kind: p.Kind, Start: p.Start, End: p.End, Timezone: p.Timezone, Values: p.Values,
-		Lag: time.Duration(p.LagSeconds) * time.Second}
-	if p.DeadlineSeconds != nil {
-		deadline := time.Duration(*p.DeadlineSeconds) * time.Second
-		d.Deadline = &deadline
-	}
-	return d
-}
+type Partitions = partition.Spec
 
 // Job is a job as the server describes it.
 type Job struct {
@@ -249,7 +213,7 @@ func (c *Client) Job(ctx context.Context, id string) (Job, error) {
 func (c *Client) UpsertDataset(ctx context.Context, d backends.Dataset) error {
 	in := map[string]any{"id": d.ID, "description": d.Description, "url": d.URL, "connection": d.Connection, "location": d.Location}
 	if d.Partitions != nil {
-		in["partitions"] = PartitionsOf(d.Partitions)
+		in["partitions"] = partition.SpecOf(d.Partitions)
 	}
 	return c.Do(ctx, `mutation($in: DatasetInput!) { upsertDataset(input: $in) { id } }`, map[string]any{"in": in}, nil)
 }

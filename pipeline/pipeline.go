@@ -30,7 +30,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -232,29 +231,10 @@ func (p *Pipeline) ValidateAgainst(datasets []backends.Dataset, jobs []backends.
 // Partitions is a dataset's partition definition in a pipeline file:
 //
 //	partitions: {kind: DAILY, start: 2026-01-01, timezone: Europe/Berlin, lagSeconds: 3600, deadlineSeconds: 21600}
-type Partitions struct {
-	Kind            partition.Kind `yaml:"kind"`
-	Start           string         `yaml:"start"`
-	End             string         `yaml:"end"`
-	Timezone        string         `yaml:"timezone"`
-	Values          []string       `yaml:"values"`
-	LagSeconds      int            `yaml:"lagSeconds"`
-	DeadlineSeconds *int           `yaml:"deadlineSeconds"`
-}
+type Partitions partition.Spec
 
 // Def is the definition p declares; nil for none.
-func (p *Partitions) Def() *partition.Def {
-	if p == nil {
-		return nil
-	}
-	d := &partition.Def{Kind: p.Kind, Start: p.Start, End: p.End, Timezone: p.Timezone, Values: p.Values,
-		Lag: time.Duration(p.LagSeconds) * time.Second}
-	if p.DeadlineSeconds != nil {
-		deadline := time.Duration(*p.DeadlineSeconds) * time.Second
-		d.Deadline = &deadline
-	}
-	return d
-}
+func (p *Partitions) Def() *partition.Def { return (*partition.Spec)(p).Def() }
 
 // Backend converts a dataset declaration.
 func (d Dataset) Backend() backends.Dataset {
@@ -523,20 +503,10 @@ func (p *Pipeline) OrderedJobs() []Job {
 }
 
 // samePartitions tells whether two definitions are the same once the
-// server's defaults are applied (a time kind's time zone is UTC by default).
+// server's defaults are applied (partition.Def.Normalized).
 func samePartitions(a, b *partition.Def) bool {
-	norm := func(d *partition.Def) *partition.Def {
-		if d == nil {
-			return nil
-		}
-		c := *d
-		if c.Kind.IsTime() && c.Timezone == "" {
-			c.Timezone = "UTC"
-		}
-		if len(c.Values) == 0 {
-			c.Values = nil
-		}
-		return &c
+	if a == nil || b == nil {
+		return a == b
 	}
-	return reflect.DeepEqual(norm(a), norm(b))
+	return reflect.DeepEqual(a.Normalized(), b.Normalized())
 }
