@@ -171,3 +171,25 @@ feed:
 	}
 	return err
 }
+
+// privateBackend starts an etcd member of the benchmark's own in a
+// temporary directory, and returns a client of it and a backend on that
+// client; they are closed when the benchmark ends.
+func privateBackend(b *testing.B) (*clientv3.Client, *Backend) {
+	ctx := context.Background()
+	srv, err := embedded.Start(ctx, embedded.Config{Dir: b.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	cli, err := srv.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cli.Close() })
+	be, err := NewBackend(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cli, be
+}

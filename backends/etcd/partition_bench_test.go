@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/backendtest"
-	"github.com/chunklock/chunklock/backends/etcd/embedded"
 )
 
 // BenchmarkPartitions: pages of 500 partitions of a DAILY dataset with ten
@@ -21,21 +19,7 @@ import (
 //	go test ./backends/etcd/ -run '^$' -bench Partitions -benchtime 500x
 func BenchmarkPartitions(b *testing.B) {
 	ctx := context.Background()
-	dir := b.TempDir()
-	srv, err := embedded.Start(ctx, embedded.Config{Dir: dir, ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	cli, err := srv.Client()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cli.Close()
-	be, err := NewBackend(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, be := privateBackend(b)
 	s := backends.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
 	defer s.Close()
 	t0 := time.Now()
@@ -59,5 +43,4 @@ func BenchmarkPartitions(b *testing.B) {
 	b.Logf("seeded %d status rows in %s", n, time.Since(t0).Round(time.Millisecond))
 	b.ResetTimer()
 	backendtest.BenchPartitions(b, s)
-	_ = os.RemoveAll(dir)
 }

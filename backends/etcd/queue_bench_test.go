@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/etcd/embedded"
 )
 
 // BenchmarkFindNextQueue measures findNext (p50, p90) on a job whose
@@ -36,25 +34,7 @@ func BenchmarkFindNextQueue(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
-			dir, err := os.MkdirTemp("", "chunklock-etcd-bench-")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer os.RemoveAll(dir)
-			srv, err := embedded.Start(ctx, embedded.Config{Dir: dir, ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer srv.Close()
-			cli, err := srv.Client()
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cli.Close()
-			be, err := NewBackend(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
-			if err != nil {
-				b.Fatal(err)
-			}
+			cli, be := privateBackend(b)
 			s := backends.New(be, nil)
 			defer s.Close()
 			if err := c.seed(ctx, s, be, cli); err != nil {
