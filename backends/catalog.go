@@ -239,6 +239,11 @@ func (c *Catalog) ValidateJob(j Job) (Job, error) {
 	if j.Inputs == nil {
 		j.Inputs = []string{}
 	}
+	ms, err := c.validMappings(j)
+	if err != nil {
+		return Job{}, err
+	}
+	j.InputMappings = ms
 	return j, nil
 }
 

@@ -21,7 +21,7 @@ func (e *engine) UpsertDataset(ctx context.Context, d Dataset) (Dataset, error) 
 	var stored Dataset
 	var after *Catalog
 	var reschedule bool
-	err := e.changeCatalog(ctx, func(*Catalog) error { return nil }, func(cat *Catalog, version int64) (*Catalog, int64, error) {
+	err := e.changeCatalog(ctx, func(cat *Catalog) error { return cat.checkMappingsOf(d) }, func(cat *Catalog, version int64) (*Catalog, int64, error) {
 		var err error
 		stored, version, err = e.b.PutDataset(ctx, d, version)
 		if err != nil {
@@ -108,7 +108,7 @@ func prepareJob(cat *Catalog, j Job) (Job, bool, error) {
 	if existed && j.Key == (JobKey{}) {
 		j.Key = old.Key
 	}
-	return j, !existed || !slices.Equal(old.Inputs, j.Inputs), nil
+	return j, !existed || !slices.Equal(old.Inputs, j.Inputs) || !slices.Equal(old.InputMappings, j.InputMappings), nil
 }
 
 // ValidateJob checks j against the cached catalog, and against one read

@@ -96,11 +96,45 @@ type Job struct {
 	MaxConcurrent int
 	// Pool names the pool of slots the job's live claims share; "" for none.
 	Pool string
+	// InputMappings says, for inputs whose dataids differ from the output's,
+	// which input dataids each output dataid reads (SPEC §9), in Inputs
+	// order, at most one per input. An input without one is IDENTITY: the
+	// output dataid reads the input chunk of the same dataid.
+	InputMappings []InputMapping
 	// Key is the job's public key material: enough to encrypt secrets to the
 	// job, never enough to decrypt them. Set by the keys layer.
 	Key       JobKey
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+// InputMapping maps the output dataids of a job to the dataids of one of
+// its inputs, Dataset, that each reads.
+type InputMapping struct {
+	Dataset           string `json:"dataset" yaml:"dataset"`
+	partition.Mapping `yaml:",inline"`
+}
+
+// Mapping is the mapping of input dataset in: IDENTITY unless the job
+// names another.
+func (j Job) Mapping(in string) partition.Mapping {
+	for _, m := range j.InputMappings {
+		if m.Dataset == in {
+			return m.Mapping
+		}
+	}
+	return partition.Mapping{Kind: partition.Identity}
+}
+
+// Mapped tells whether some input of the job is read through a mapping
+// other than IDENTITY: only such jobs pay for mappings.
+func (j Job) Mapped() bool {
+	for _, m := range j.InputMappings {
+		if m.Kind != partition.Identity && m.Kind != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Lease is how long a claim of the job lives without a heartbeat.

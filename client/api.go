@@ -45,11 +45,18 @@ type Job struct {
 	RetryMaxDelaySeconds int     `json:"retryMaxDelaySeconds"`
 	MaxConcurrent        *int    `json:"maxConcurrent"`
 	Pool                 *string `json:"pool"`
+	// InputMappings are the job's mappings of inputs read other than one
+	// to one (SPEC §9), in input order.
+	InputMappings []InputMapping `json:"inputMappings"`
 
 	Credentials []struct {
 		Dataset string `json:"dataset"`
 	} `json:"credentials"`
 }
+
+// InputMapping is the mapping of one input of a job, as the API carries it
+// (InputMapping, InputMappingInput).
+type InputMapping = backends.InputMapping
 
 // EnvVar is one entry of a job's environment.
 type EnvVar struct {
@@ -66,6 +73,9 @@ func (j Job) Backend() backends.Job {
 	bj := backends.Job{ID: j.ID, Description: j.Description, Inputs: j.Inputs, Output: j.Output, Env: env,
 		MaxAttempts: j.MaxAttempts, LeaseSeconds: j.LeaseSeconds, Paused: j.Paused,
 		RetryDelaySeconds: j.RetryDelaySeconds, RetryMaxDelaySeconds: j.RetryMaxDelaySeconds}
+	if len(j.InputMappings) > 0 {
+		bj.InputMappings = append([]backends.InputMapping{}, j.InputMappings...)
+	}
 	if j.MaxConcurrent != nil {
 		bj.MaxConcurrent = *j.MaxConcurrent
 	}
@@ -172,7 +182,7 @@ type ResourceLock struct {
 
 const (
 	datasetFields = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds }`
-	jobFields     = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool credentials { dataset }`
+	jobFields     = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset }`
 	accessFields  = `dataset dataid url connection location secret`
 	// ClaimFields selects every field of a Claim.
 	ClaimFields = `token job dataid attempt executor fence leaseExpiresAt
@@ -245,6 +255,17 @@ func (c *Client) UpsertJob(ctx context.Context, j backends.Job) (jobKey string, 
 	}
 	if j.Pool != "" {
 		in["pool"] = j.Pool
+	}
+	if len(j.InputMappings) > 0 { // omitted: none (the schema's default)
+		ms := make([]map[string]any, len(j.InputMappings))
+		for i, m := range j.InputMappings {
+			kind := m.Kind
+			if kind == "" {
+				kind = partition.Identity
+			}
+			ms[i] = map[string]any{"dataset": m.Dataset, "kind": kind, "startOffset": m.StartOffset, "endOffset": m.EndOffset}
+		}
+		in["inputMappings"] = ms
 	}
 	var out struct {
 		UpsertJob struct {

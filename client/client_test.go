@@ -366,3 +366,30 @@ func requireCode(t *testing.T, err error, code backends.Code, msgAndArgs ...any)
 	require.ErrorAs(t, err, &ce, msgAndArgs...)
 	require.Equal(t, code, ce.Code, msgAndArgs...)
 }
+
+func TestInputMappingsRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	c := newClient(t, b.url, client.WithToken(b.token))
+	daily := &partition.Def{Kind: partition.Daily, Start: "2026-01-01"}
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "src", Location: "/d/{dataid}", Partitions: daily}))
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "week", Partitions: &partition.Def{Kind: partition.Weekly, Start: "2026-W01"}}))
+	want := []backends.InputMapping{{Dataset: "src", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -1, EndOffset: 1}}}
+	_, err := c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "week", InputMappings: want})
+	require.NoError(t, err)
+	j, err := c.Job(ctx, "j")
+	require.NoError(t, err)
+	require.Equal(t, want, j.Backend().InputMappings)
+
+	err = c.Do(ctx, `mutation { upsertJob(input: {id: "j", inputs: ["src"], output: "week", inputMappings: [{dataset: "src", kind: ALL}]}) { job { id } } }`, nil, nil)
+	requireCode(t, err, backends.CodeInvalidArgument)
+	require.Contains(t, err.Error(), "ALL reads every expected dataid")
+
+	// Without mappings the job reads one to one again.
+	_, err = c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "week"})
+	require.NoError(t, err)
+	j, err = c.Job(ctx, "j")
+	require.NoError(t, err)
+	require.Empty(t, j.Backend().InputMappings)
+}

@@ -174,6 +174,13 @@ type ComplexityRoot struct {
 		Status  func(childComplexity int) int
 	}
 
+	InputMapping struct {
+		Dataset     func(childComplexity int) int
+		EndOffset   func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		StartOffset func(childComplexity int) int
+	}
+
 	Job struct {
 		CreatedAt            func(childComplexity int) int
 		Credentials          func(childComplexity int) int
@@ -181,6 +188,7 @@ type ComplexityRoot struct {
 		Env                  func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		InputDatasets        func(childComplexity int) int
+		InputMappings        func(childComplexity int) int
 		Inputs               func(childComplexity int) int
 		Key                  func(childComplexity int) int
 		LeaseSeconds         func(childComplexity int) int
@@ -410,6 +418,7 @@ type JobResolver interface {
 
 	MaxConcurrent(ctx context.Context, obj *backends.Job) (*int, error)
 	Pool(ctx context.Context, obj *backends.Job) (*string, error)
+
 	Key(ctx context.Context, obj *backends.Job) (*backends.JobKey, error)
 	Credentials(ctx context.Context, obj *backends.Job) ([]backends.Credential, error)
 }
@@ -979,6 +988,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.GraphNode.Status(childComplexity), true
 
+	case "InputMapping.dataset":
+		if e.ComplexityRoot.InputMapping.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InputMapping.Dataset(childComplexity), true
+	case "InputMapping.endOffset":
+		if e.ComplexityRoot.InputMapping.EndOffset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InputMapping.EndOffset(childComplexity), true
+	case "InputMapping.kind":
+		if e.ComplexityRoot.InputMapping.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InputMapping.Kind(childComplexity), true
+	case "InputMapping.startOffset":
+		if e.ComplexityRoot.InputMapping.StartOffset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InputMapping.StartOffset(childComplexity), true
+
 	case "Job.createdAt":
 		if e.ComplexityRoot.Job.CreatedAt == nil {
 			break
@@ -1015,6 +1049,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.InputDatasets(childComplexity), true
+	case "Job.inputMappings":
+		if e.ComplexityRoot.Job.InputMappings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.InputMappings(childComplexity), true
 	case "Job.inputs":
 		if e.ComplexityRoot.Job.Inputs == nil {
 			break
@@ -1936,6 +1976,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputDatasetInput,
 		ec.unmarshalInputEnvVarInput,
+		ec.unmarshalInputInputMappingInput,
 		ec.unmarshalInputJobInput,
 		ec.unmarshalInputPartitionDefinitionInput,
 		ec.unmarshalInputPoolInput,
@@ -2237,6 +2278,8 @@ type Job {
   maxConcurrent: Int
   "The pool whose slots the job's live claims share; null: none."
   pool: String
+  "How output dataids map to the dataids of inputs read other than one to one, in input order; an input not listed is IDENTITY."
+  inputMappings: [InputMapping!]!
   "The public part of the job's key (it can encrypt secrets to the job, never decrypt them); null until the job has a key."
   key: JobKey
   "The datasets this job has a credential for (never the secret itself)."
@@ -2366,6 +2409,42 @@ input JobInput {
   maxConcurrent: Int
   "The pool whose slots the job's live claims share (it must exist); omit or null for none."
   pool: String
+  "Which input dataids each output dataid reads, for inputs not read one to one (at most one per input); an input not listed is IDENTITY."
+  inputMappings: [InputMappingInput!] = []
+}
+
+"How an output dataid maps to the dataids of an input it reads."
+enum MappingKind {
+  "The input dataid equal to the output dataid (the default)."
+  IDENTITY
+  "Both datasets have time partitions: the input windows that overlap the output window, widened by ` + "`" + `startOffset` + "`" + ` and ` + "`" + `endOffset` + "`" + ` input windows (a 7-day lookback of a daily input is ` + "`" + `startOffset: -6` + "`" + `; a weekly output reads every day of its week; an hourly output reads the day that holds the hour)."
+  TIME_WINDOW
+  "The newest READY input dataid not after the output dataid, chosen when the chunk is claimed (a dimension snapshot)."
+  LATEST
+  "Every expected dataid of the input, which needs a bounded partition definition (STATIC, or an end)."
+  ALL
+}
+
+"The mapping of one input of a job."
+type InputMapping {
+  "The input dataset."
+  dataset: String!
+  kind: MappingKind!
+  "TIME_WINDOW only: input windows to move the first overlapping window by (negative: earlier)."
+  startOffset: Int!
+  "TIME_WINDOW only: input windows to move the last overlapping window by."
+  endOffset: Int!
+}
+
+"The mapping of one input of a job."
+input InputMappingInput {
+  "The input dataset: one of the job's inputs."
+  dataset: String!
+  kind: MappingKind!
+  "TIME_WINDOW only: input windows to move the first overlapping window by (negative: earlier); default 0."
+  startOffset: Int = 0
+  "TIME_WINDOW only: input windows to move the last overlapping window by; default 0, not below startOffset."
+  endOffset: Int = 0
 }
 
 "One environment variable of a job."
@@ -3269,6 +3348,20 @@ func (ec *executionContext) childFields_GraphNode(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type GraphNode", field.Name)
 }
 
+func (ec *executionContext) childFields_InputMapping(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "dataset":
+		return ec.fieldContext_InputMapping_dataset(ctx, field)
+	case "kind":
+		return ec.fieldContext_InputMapping_kind(ctx, field)
+	case "startOffset":
+		return ec.fieldContext_InputMapping_startOffset(ctx, field)
+	case "endOffset":
+		return ec.fieldContext_InputMapping_endOffset(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type InputMapping", field.Name)
+}
+
 func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3299,6 +3392,8 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_maxConcurrent(ctx, field)
 	case "pool":
 		return ec.fieldContext_Job_pool(ctx, field)
+	case "inputMappings":
+		return ec.fieldContext_Job_inputMappings(ctx, field)
 	case "key":
 		return ec.fieldContext_Job_key(ctx, field)
 	case "credentials":
@@ -6538,6 +6633,98 @@ func (ec *executionContext) fieldContext_GraphNode_status(_ context.Context, fie
 	return graphql.NewScalarFieldContext("GraphNode", field, true, true, errors.New("field of type Status does not have child fields"))
 }
 
+func (ec *executionContext) _InputMapping_dataset(ctx context.Context, field graphql.CollectedField, obj *backends.InputMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InputMapping_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InputMapping_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InputMapping", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _InputMapping_kind(ctx context.Context, field graphql.CollectedField, obj *backends.InputMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InputMapping_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v partition.MappingKind) graphql.Marshaler {
+			return ec.marshalNMappingKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐMappingKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InputMapping_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InputMapping", field, false, false, errors.New("field of type MappingKind does not have child fields"))
+}
+
+func (ec *executionContext) _InputMapping_startOffset(ctx context.Context, field graphql.CollectedField, obj *backends.InputMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InputMapping_startOffset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartOffset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InputMapping_startOffset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InputMapping", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _InputMapping_endOffset(ctx context.Context, field graphql.CollectedField, obj *backends.InputMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InputMapping_endOffset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndOffset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InputMapping_endOffset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InputMapping", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Job_id(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6885,6 +7072,38 @@ func (ec *executionContext) _Job_pool(ctx context.Context, field graphql.Collect
 }
 func (ec *executionContext) fieldContext_Job_pool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Job", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Job_inputMappings(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_inputMappings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InputMappings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.InputMapping) graphql.Marshaler {
+			return ec.marshalNInputMapping2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐInputMappingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_inputMappings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Job",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InputMapping(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Job_key(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
@@ -11546,6 +11765,64 @@ func (ec *executionContext) unmarshalInputEnvVarInput(ctx context.Context, obj a
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputInputMappingInput(ctx context.Context, obj any) (InputMappingInput, error) {
+	var it InputMappingInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["startOffset"]; !present {
+		asMap["startOffset"] = 0
+	}
+	if _, present := asMap["endOffset"]; !present {
+		asMap["endOffset"] = 0
+	}
+
+	fieldsInOrder := [...]string{"dataset", "kind", "startOffset", "endOffset"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "dataset":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dataset"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dataset = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNMappingKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐMappingKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "startOffset":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startOffset"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartOffset = data
+		case "endOffset":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endOffset"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndOffset = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputJobInput(ctx context.Context, obj any) (JobInput, error) {
 	var it JobInput
 	if obj == nil {
@@ -11569,8 +11846,11 @@ func (ec *executionContext) unmarshalInputJobInput(ctx context.Context, obj any)
 	if _, present := asMap["paused"]; !present {
 		asMap["paused"] = false
 	}
+	if _, present := asMap["inputMappings"]; !present {
+		asMap["inputMappings"] = []any{}
+	}
 
-	fieldsInOrder := [...]string{"id", "description", "inputs", "output", "env", "maxAttempts", "leaseSeconds", "paused", "retryDelaySeconds", "retryMaxDelaySeconds", "maxConcurrent", "pool"}
+	fieldsInOrder := [...]string{"id", "description", "inputs", "output", "env", "maxAttempts", "leaseSeconds", "paused", "retryDelaySeconds", "retryMaxDelaySeconds", "maxConcurrent", "pool", "inputMappings"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11661,6 +11941,13 @@ func (ec *executionContext) unmarshalInputJobInput(ctx context.Context, obj any)
 				return it, err
 			}
 			it.Pool = data
+		case "inputMappings":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inputMappings"))
+			data, err := ec.unmarshalOInputMappingInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐInputMappingInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InputMappings = data
 		}
 	}
 	return it, nil
@@ -13338,6 +13625,59 @@ func (ec *executionContext) _GraphNode(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var inputMappingImplementors = []string{"InputMapping"}
+
+func (ec *executionContext) _InputMapping(ctx context.Context, sel ast.SelectionSet, obj *backends.InputMapping) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, inputMappingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InputMapping")
+		case "dataset":
+			out.Values[i] = ec._InputMapping_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._InputMapping_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startOffset":
+			out.Values[i] = ec._InputMapping_startOffset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endOffset":
+			out.Values[i] = ec._InputMapping_endOffset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var jobImplementors = []string{"Job"}
 
 func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj *backends.Job) graphql.Marshaler {
@@ -13552,6 +13892,11 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "inputMappings":
+			out.Values[i] = ec._Job_inputMappings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "key":
 			field := field
 
@@ -16348,6 +16693,31 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) marshalNInputMapping2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐInputMapping(ctx context.Context, sel ast.SelectionSet, v backends.InputMapping) graphql.Marshaler {
+	return ec._InputMapping(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNInputMapping2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐInputMappingᚄ(ctx context.Context, sel ast.SelectionSet, v []backends.InputMapping) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInputMapping2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐInputMapping(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNInputMappingInput2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐInputMappingInput(ctx context.Context, v any) (InputMappingInput, error) {
+	res, err := ec.unmarshalInputInputMappingInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -16514,6 +16884,38 @@ var (
 	marshalNLockMode2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐLockMode = map[backends.LockMode]string{
 		backends.LockRead:  "READ",
 		backends.LockWrite: "WRITE",
+	}
+)
+
+func (ec *executionContext) unmarshalNMappingKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐMappingKind(ctx context.Context, v any) (partition.MappingKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNMappingKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐMappingKind[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMappingKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐMappingKind(ctx context.Context, sel ast.SelectionSet, v partition.MappingKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNMappingKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐMappingKind[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNMappingKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐMappingKind = map[string]partition.MappingKind{
+		"IDENTITY":    partition.Identity,
+		"TIME_WINDOW": partition.TimeWindow,
+		"LATEST":      partition.Latest,
+		"ALL":         partition.All,
+	}
+	marshalNMappingKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐMappingKind = map[partition.MappingKind]string{
+		partition.Identity:   "IDENTITY",
+		partition.TimeWindow: "TIME_WINDOW",
+		partition.Latest:     "LATEST",
+		partition.All:        "ALL",
 	}
 )
 
@@ -17001,6 +17403,23 @@ func (ec *executionContext) unmarshalOEnvVarInput2ᚕgithubᚗcomᚋchunklockᚋ
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
 		res[i], err = ec.unmarshalNEnvVarInput2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐEnvVarInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOInputMappingInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐInputMappingInputᚄ(ctx context.Context, v any) ([]InputMappingInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]InputMappingInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNInputMappingInput2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐInputMappingInput(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}

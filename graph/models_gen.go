@@ -54,6 +54,17 @@ type EventEdge struct {
 	Node   backends.Event `json:"node"`
 }
 
+// The mapping of one input of a job.
+type InputMappingInput struct {
+	// The input dataset: one of the job's inputs.
+	Dataset string                `json:"dataset"`
+	Kind    partition.MappingKind `json:"kind"`
+	// TIME_WINDOW only: input windows to move the first overlapping window by (negative: earlier); default 0.
+	StartOffset *int `json:"startOffset,omitempty"`
+	// TIME_WINDOW only: input windows to move the last overlapping window by; default 0, not below startOffset.
+	EndOffset *int `json:"endOffset,omitempty"`
+}
+
 // A job definition to create or replace.
 type JobInput struct {
 	// The job id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit.
@@ -79,6 +90,8 @@ type JobInput struct {
 	MaxConcurrent *int `json:"maxConcurrent,omitempty"`
 	// The pool whose slots the job's live claims share (it must exist); omit or null for none.
 	Pool *string `json:"pool,omitempty"`
+	// Which input dataids each output dataid reads, for inputs not read one to one (at most one per input); an input not listed is IDENTITY.
+	InputMappings []InputMappingInput `json:"inputMappings,omitempty"`
 }
 
 // Relay page information. chunklock pages forward only (`first`/`after`).

@@ -80,6 +80,10 @@ type Job struct {
 	RetryMaxDelaySeconds int    `yaml:"retryMaxDelaySeconds"`
 	MaxConcurrent        int    `yaml:"maxConcurrent"`
 	Pool                 string `yaml:"pool"`
+	// InputMappings maps output dataids to the dataids of inputs read
+	// other than one to one (SPEC §9): each {dataset, kind, startOffset,
+	// endOffset}.
+	InputMappings []backends.InputMapping `yaml:"inputMappings"`
 }
 
 // Parse reads and validates a pipeline. Unknown fields are errors, so a
@@ -253,6 +257,7 @@ func (j Job) Backend() (backends.Job, error) {
 		MaxAttempts: j.MaxAttempts, LeaseSeconds: j.LeaseSeconds, Paused: j.Paused,
 		RetryDelaySeconds: j.RetryDelaySeconds, RetryMaxDelaySeconds: j.RetryMaxDelaySeconds,
 		MaxConcurrent: j.MaxConcurrent, Pool: j.Pool,
+		InputMappings: backends.NormalizedMappings(j.Inputs, j.InputMappings),
 	}, nil
 }
 
@@ -416,6 +421,7 @@ func (p *Pipeline) Plan(current []backends.Dataset, currentJobs []backends.Job, 
 			{"retryMaxDelaySeconds", have.RetryMaxDelaySeconds, want.RetryMaxDelaySeconds},
 			{"maxConcurrent", have.MaxConcurrent, want.MaxConcurrent},
 			{"pool", have.Pool, want.Pool},
+			{"inputMappings", fmt.Sprint(backends.NormalizedMappings(have.Inputs, have.InputMappings)), fmt.Sprint(want.InputMappings)},
 		} {
 			if f.have != f.want {
 				fields = append(fields, f.name)

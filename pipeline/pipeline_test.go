@@ -180,7 +180,7 @@ func TestParseErrorsPointAtTheLine(t *testing.T) {
 		"indent-deeper.yaml":  "5: mapping values are not allowed in this context (check this line's indentation against the lines above)",
 		"tab.yaml":            "7:1: a tab where YAML expects indentation: indent with spaces only",
 		"unclosed-quote.yaml": "3:15: could not find end character of double-quoted text",
-		"unknown-field.yaml":  `9: unknown field "outptu" in a job (the fields are id, description, inputs, output, env, maxAttempts, leaseSeconds, paused, retryDelaySeconds, retryMaxDelaySeconds, maxConcurrent, pool)`,
+		"unknown-field.yaml":  `9: unknown field "outptu" in a job (the fields are id, description, inputs, output, env, maxAttempts, leaseSeconds, paused, retryDelaySeconds, retryMaxDelaySeconds, maxConcurrent, pool, inputMappings)`,
 		"duplicate-key.yaml":  `6: mapping key "id" already defined at line 4`,
 		"wrong-type.yaml":     "8: cannot unmarshal !!str `many` into int",
 		"secret-field.yaml":   `4:27: secret has no field "value"; use {env: VARIABLE} or {file: PATH}`,

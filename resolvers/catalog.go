@@ -96,7 +96,19 @@ func jobFromInput(in graph.JobInput) backends.Job {
 		RetryMaxDelaySeconds: deref(in.RetryMaxDelaySeconds),
 		MaxConcurrent:        deref(in.MaxConcurrent),
 		Pool:                 deref(in.Pool),
+		InputMappings:        mappingsFromInput(in.InputMappings),
 	}
+}
+
+// mappingsFromInput is the input mappings a job input asks for; the store
+// validates them.
+func mappingsFromInput(in []graph.InputMappingInput) []backends.InputMapping {
+	ms := make([]backends.InputMapping, len(in))
+	for i, m := range in {
+		ms[i] = backends.InputMapping{Dataset: m.Dataset, Mapping: partition.Mapping{
+			Kind: m.Kind, StartOffset: deref(m.StartOffset), EndOffset: deref(m.EndOffset)}}
+	}
+	return ms
 }
 
 // checkJobInput refuses what the store cannot tell from a default: an

@@ -59,6 +59,9 @@ func (b *Backend) VersionedCatalog(ctx context.Context) ([]backends.Dataset, []b
 		if err := json.Unmarshal(kv.Value, &j); err != nil {
 			return nil, nil, 0, fmt.Errorf("etcd: job at %s is corrupt: %w", kv.Key, err)
 		}
+		if j.InputMappings == nil { // stored before mappings existed
+			j.InputMappings = []backends.InputMapping{}
+		}
 		js = append(js, j)
 	}
 	var version int64

@@ -245,6 +245,7 @@ func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool, versio
 	}
 	j.Inputs = slices.Clone(j.Inputs)
 	j.Env = slices.Clone(j.Env)
+	j.InputMappings = slices.Clone(j.InputMappings)
 	b.jobs[j.ID] = j
 	b.producer[j.Output] = j.ID
 	b.version++
@@ -289,6 +290,10 @@ func (b *Backend) catalog() ([]backends.Dataset, []backends.Job) {
 	for _, j := range b.jobs {
 		j.Inputs = slices.Clone(j.Inputs)
 		j.Env = slices.Clone(j.Env)
+		j.InputMappings = slices.Clone(j.InputMappings)
+		if j.InputMappings == nil {
+			j.InputMappings = []backends.InputMapping{}
+		}
 		js = append(js, j)
 	}
 	slices.SortFunc(ds, func(a, b backends.Dataset) int { return cmp.Compare(a.ID, b.ID) })

@@ -30,11 +30,12 @@ var ErrClaimTime = errors.New("LATEST is resolved at claim time from the stored 
 
 // Mapping maps the dataids of a job's output to those of one of its inputs.
 type Mapping struct {
-	Kind MappingKind
+	Kind MappingKind `json:"kind" yaml:"kind"`
 	// StartOffset and EndOffset widen a TIME_WINDOW mapping by whole input
 	// windows: the first overlapping input window moves by StartOffset, the
 	// last by EndOffset (a 7-day daily lookback is StartOffset -6).
-	StartOffset, EndOffset int
+	StartOffset int `json:"startOffset" yaml:"startOffset"`
+	EndOffset   int `json:"endOffset" yaml:"endOffset"`
 }
 
 // Span is a contiguous run of dataids of one dataset, in shortlex order:

@@ -100,6 +100,14 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, vers
 		RetryDelaySeconds: int32(j.RetryDelaySeconds), RetryMaxDelaySeconds: int32(j.RetryMaxDelaySeconds),
 		MaxConcurrent: int32(j.MaxConcurrent), Pool: j.Pool,
 	}
+	ms := j.InputMappings
+	if ms == nil {
+		ms = []backends.InputMapping{}
+	}
+	var err error
+	if p.InputMappings, err = json.Marshal(ms); err != nil {
+		return backends.Job{}, 0, fmt.Errorf("encoding the input mappings of job %s: %w", j.ID, err)
+	}
 	if p.Inputs == nil {
 		p.Inputs = []string{}
 	}
@@ -107,7 +115,7 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, vers
 		p.EnvNames[i], p.EnvValues[i] = e.Name, e.Value
 	}
 	var stored sqldb.Job
-	err := b.changeCatalog(ctx, &version, func(q *sqldb.Queries) error {
+	err = b.changeCatalog(ctx, &version, func(q *sqldb.Queries) error {
 		var err error
 		if stored, err = q.PutJob(ctx, p); err != nil {
 			return err
@@ -125,7 +133,8 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, vers
 	if err != nil {
 		return backends.Job{}, 0, mapCatalogErr(err, "storing job "+j.ID)
 	}
-	return jobFromDB(stored), version, nil
+	job, err := jobFromDB(stored)
+	return job, version, err
 }
 
 // Catalog returns every dataset and job by id. Jobs are read first: a job
@@ -157,7 +166,9 @@ func readCatalog(ctx context.Context, q *sqldb.Queries) ([]backends.Dataset, []b
 	}
 	js := make([]backends.Job, len(jrows))
 	for i, r := range jrows {
-		js[i] = jobFromDB(r)
+		if js[i], err = jobFromDB(r); err != nil {
+			return nil, nil, err
+		}
 	}
 	return ds, js, nil
 }
@@ -243,7 +254,7 @@ func datasetFromDB(r sqldb.Dataset) (backends.Dataset, error) {
 	return d, nil
 }
 
-func jobFromDB(r sqldb.Job) backends.Job {
+func jobFromDB(r sqldb.Job) (backends.Job, error) {
 	j := backends.Job{
 		ID: r.ID, Description: r.Description, Inputs: r.Inputs, Output: r.Output,
 		MaxAttempts: int(r.MaxAttempts), LeaseSeconds: int(r.LeaseSeconds), Paused: r.Paused,
@@ -262,5 +273,11 @@ func jobFromDB(r sqldb.Job) backends.Job {
 		}
 		j.Env = append(j.Env, backends.EnvVar{Name: name, Value: value})
 	}
-	return j
+	j.InputMappings = []backends.InputMapping{}
+	if len(r.InputMappings) > 0 {
+		if err := json.Unmarshal(r.InputMappings, &j.InputMappings); err != nil {
+			return backends.Job{}, fmt.Errorf("reading the input mappings of job %s: %w", r.ID, err)
+		}
+	}
+	return j, nil
 }

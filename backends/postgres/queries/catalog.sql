@@ -27,10 +27,10 @@ SELECT * FROM datasets ORDER BY id;
 -- unique constraint on output refuses a second producer of a dataset.
 INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
                   lease_seconds, paused, key_kind, key_public, retry_delay_seconds,
-                  retry_max_delay_seconds, max_concurrent, pool, created_at, updated_at)
+                  retry_max_delay_seconds, max_concurrent, pool, input_mappings, created_at, updated_at)
 VALUES (@id, @description, @inputs, @output, @env_names, @env_values, @max_attempts,
         @lease_seconds, @paused, @key_kind, @key_public, @retry_delay_seconds,
-        @retry_max_delay_seconds, @max_concurrent, @pool, @created_at, @updated_at)
+        @retry_max_delay_seconds, @max_concurrent, @pool, @input_mappings, @created_at, @updated_at)
 ON CONFLICT (id) DO UPDATE SET
     description   = excluded.description,
     inputs        = excluded.inputs,
@@ -46,6 +46,7 @@ ON CONFLICT (id) DO UPDATE SET
     retry_max_delay_seconds = excluded.retry_max_delay_seconds,
     max_concurrent          = excluded.max_concurrent,
     pool                    = excluded.pool,
+    input_mappings          = excluded.input_mappings,
     updated_at    = excluded.updated_at
 RETURNING *;
 

@@ -116,7 +116,7 @@ func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
 }
 
 const ListJobs = `-- name: ListJobs :many
-SELECT id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at, retry_delay_seconds, retry_max_delay_seconds, max_concurrent, pool FROM jobs ORDER BY id
+SELECT id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at, retry_delay_seconds, retry_max_delay_seconds, max_concurrent, pool, input_mappings FROM jobs ORDER BY id
 `
 
 func (q *Queries) ListJobs(ctx context.Context) ([]Job, error) {
@@ -146,6 +146,7 @@ func (q *Queries) ListJobs(ctx context.Context) ([]Job, error) {
 			&i.RetryMaxDelaySeconds,
 			&i.MaxConcurrent,
 			&i.Pool,
+			&i.InputMappings,
 		); err != nil {
 			return nil, err
 		}
@@ -238,10 +239,10 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 const PutJob = `-- name: PutJob :one
 INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
                   lease_seconds, paused, key_kind, key_public, retry_delay_seconds,
-                  retry_max_delay_seconds, max_concurrent, pool, created_at, updated_at)
+                  retry_max_delay_seconds, max_concurrent, pool, input_mappings, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, $9, $10, $11, $12,
-        $13, $14, $15, $16, $17)
+        $13, $14, $15, $16, $17, $18)
 ON CONFLICT (id) DO UPDATE SET
     description   = excluded.description,
     inputs        = excluded.inputs,
@@ -257,8 +258,9 @@ ON CONFLICT (id) DO UPDATE SET
     retry_max_delay_seconds = excluded.retry_max_delay_seconds,
     max_concurrent          = excluded.max_concurrent,
     pool                    = excluded.pool,
+    input_mappings          = excluded.input_mappings,
     updated_at    = excluded.updated_at
-RETURNING id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at, retry_delay_seconds, retry_max_delay_seconds, max_concurrent, pool
+RETURNING id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at, retry_delay_seconds, retry_max_delay_seconds, max_concurrent, pool, input_mappings
 `
 
 type PutJobParams struct {
@@ -277,6 +279,7 @@ type PutJobParams struct {
 	RetryMaxDelaySeconds int32
 	MaxConcurrent        int32
 	Pool                 string
+	InputMappings        []byte
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
 }
@@ -300,6 +303,7 @@ func (q *Queries) PutJob(ctx context.Context, arg PutJobParams) (Job, error) {
 		arg.RetryMaxDelaySeconds,
 		arg.MaxConcurrent,
 		arg.Pool,
+		arg.InputMappings,
 		arg.CreatedAt,
 		arg.UpdatedAt,
 	)
@@ -322,6 +326,7 @@ func (q *Queries) PutJob(ctx context.Context, arg PutJobParams) (Job, error) {
 		&i.RetryMaxDelaySeconds,
 		&i.MaxConcurrent,
 		&i.Pool,
+		&i.InputMappings,
 	)
 	return i, err
 }

@@ -77,6 +77,7 @@ type Job struct {
 	RetryMaxDelaySeconds int32
 	MaxConcurrent        int32
 	Pool                 string
+	InputMappings        []byte
 }
 
 type ResourceLock struct {
@@ -86,6 +87,11 @@ type ResourceLock struct {
 	Mode      string
 	CreatedAt time.Time
 	ExpiresAt time.Time
+}
+
+type Slot struct {
+	Key    string
+	Record []byte
 }
 
 type StatusRow struct {

@@ -1,0 +1,74 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/stretchr/testify/require"
+)
+
+func TestInputMappings(t *testing.T) {
+	src := `datasets:
+  - id: orders
+    partitions: {kind: DAILY, start: 2026-01-01}
+  - id: rolling
+    partitions: {kind: DAILY, start: 2026-01-01}
+  - id: weekly
+    partitions: {kind: WEEKLY, start: 2026-W01}
+jobs:
+  - id: roll
+    inputs: [orders]
+    output: rolling
+    inputMappings:
+      - {dataset: orders, kind: TIME_WINDOW, startOffset: -6}
+  - id: week
+    inputs: [orders]
+    output: weekly
+    inputMappings:
+      - {dataset: orders, kind: TIME_WINDOW}
+`
+	p, err := Parse(strings.NewReader(src), "p.yaml")
+	require.NoError(t, err)
+	roll, err := p.Jobs[0].Backend()
+	require.NoError(t, err)
+	want := []backends.InputMapping{{Dataset: "orders", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -6}}}
+	require.Equal(t, want, roll.InputMappings)
+
+	// The server's copy plans as unchanged; another offset as an update.
+	have := []backends.Dataset{}
+	for _, d := range p.Datasets {
+		have = append(have, d.Backend())
+	}
+	var haveJobs []backends.Job
+	for _, j := range p.Jobs {
+		bj, err := j.Backend()
+		require.NoError(t, err)
+		bj.MaxAttempts, bj.LeaseSeconds, bj.RetryMaxDelaySeconds = backends.DefaultMaxAttempts, backends.DefaultLeaseSeconds, backends.DefaultRetryMaxDelaySeconds
+		haveJobs = append(haveJobs, bj)
+	}
+	changes, err := p.Plan(have, haveJobs, nil)
+	require.NoError(t, err)
+	for _, c := range changes {
+		require.Equal(t, Unchanged, c.Action, "%+v", c)
+	}
+	haveJobs[0].InputMappings = []backends.InputMapping{{Dataset: "orders", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -5}}}
+	haveJobs[1].InputMappings = nil
+	changes, err = p.Plan(have, haveJobs, nil)
+	require.NoError(t, err)
+	for _, c := range changes {
+		if c.Kind == "job" {
+			require.Equal(t, []string{"inputMappings"}, c.Fields, c.ID)
+		}
+	}
+
+	for name, bad := range map[string]string{
+		"unknown field":       "datasets:\n  - id: a\n  - id: b\njobs:\n  - {id: j, inputs: [a], output: b, inputMappings: [{dataset: a, kind: ALL, width: 3}]}\n",
+		"not an input":        "datasets:\n  - id: a\n  - id: b\njobs:\n  - {id: j, inputs: [a], output: b, inputMappings: [{dataset: b, kind: ALL}]}\n",
+		"no time definitions": "datasets:\n  - id: a\n  - id: b\njobs:\n  - {id: j, inputs: [a], output: b, inputMappings: [{dataset: a, kind: TIME_WINDOW}]}\n",
+	} {
+		_, err := Parse(strings.NewReader(bad), "bad.yaml")
+		require.Error(t, err, name)
+	}
+}
