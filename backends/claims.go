@@ -9,41 +9,61 @@ import (
 // Claims: findNext, claim and force make them; heartbeat, complete, fail
 // and release act on a live one; the reaper ends those past their lease.
 
-// claimKeys are the rows the rules need about job at dataid: its OUTPUT
-// row, then the OUTPUT row of each input chunk, then its INPUT rows.
-func claimKeys(cat *Catalog, job Job, dataid string) []RowKey {
-	keys := []RowKey{outputKey(job, dataid)}
-	for _, in := range job.Inputs {
-		keys = append(keys, chunkOutputKey(cat, in, dataid))
+// claimKeys are the rows the rules need about job at dataid reading reads:
+// its OUTPUT row, then the OUTPUT row of each input chunk it reads, then
+// its INPUT rows on them.
+func claimKeys(cat *Catalog, job Job, dataid string, reads []Read) []RowKey {
+	keys := make([]RowKey, 0, 1+2*len(reads))
+	keys = append(keys, outputKey(job, dataid))
+	for _, r := range reads {
+		keys = append(keys, chunkOutputKey(cat, r.Dataset, r.DataID))
 	}
-	for _, in := range job.Inputs {
-		keys = append(keys, RowKey{Dataset: in, DataID: dataid, Job: job.ID, Role: RoleInput})
+	for _, r := range reads {
+		keys = append(keys, ReadKey(job.ID, r, dataid))
 	}
 	return keys
 }
 
 // claimStateOf builds the claim state from the rows of claimKeys.
-func claimStateOf(job Job, dataid string, rows []*StatusRow) ClaimState {
-	n := len(job.Inputs)
-	return ClaimState{Job: job, DataID: dataid, Output: rows[0], Upstream: rows[1 : 1+n], Local: rows[1+n:]}
+func claimStateOf(job Job, dataid string, reads []Read, rows []*StatusRow) ClaimState {
+	n := len(reads)
+	return ClaimState{Job: job, DataID: dataid, Output: rows[0], Reads: reads, Upstream: rows[1 : 1+n], Local: rows[1+n:]}
 }
 
-// loadClaimState reads what the rules need about job at dataid.
-func loadClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string) (ClaimState, error) {
-	rows, err := tx.GetRows(ctx, claimKeys(cat, job, dataid))
+// loadClaimState reads what the rules need about job at dataid reading
+// reads.
+func loadClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string, reads []Read) (ClaimState, error) {
+	rows, err := tx.GetRows(ctx, claimKeys(cat, job, dataid, reads))
 	if err != nil {
 		return ClaimState{}, err
 	}
-	return claimStateOf(job, dataid, rows), nil
+	return claimStateOf(job, dataid, reads, rows), nil
 }
 
-// lockClaimState locks the chunks a claim of job at dataid touches and
-// reads what the rules need about them.
-func lockClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string) (ClaimState, error) {
-	if err := tx.LockChunks(ctx, dataid, []string{job.Output}, job.Inputs); err != nil {
+// lockClaimState locks the chunks a claim of job at dataid touches (the
+// output chunk, or with exclusive those datasets at dataid, exclusively;
+// the input chunks it reads shared) and reads what the rules need about
+// them. A job without mappings locks one dataid in one call, as it always
+// did.
+func lockClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string, exclusive []string) (ClaimState, error) {
+	reads, err := claimReads(ctx, tx, cat, job, dataid)
+	if err != nil {
 		return ClaimState{}, err
 	}
-	return loadClaimState(ctx, tx, cat, job, dataid)
+	if !job.Mapped() {
+		if exclusive == nil {
+			exclusive = []string{job.Output}
+		}
+		err = tx.LockChunks(ctx, dataid, exclusive, job.Inputs)
+	} else {
+		plan := lockPlan{}
+		plan.addClaim(job, dataid, reads, exclusive)
+		err = plan.lock(ctx, tx)
+	}
+	if err != nil {
+		return ClaimState{}, err
+	}
+	return loadClaimState(ctx, tx, cat, job, dataid, reads)
 }
 
 // claimIn evaluates and, when allowed, makes a claim inside tx. A force
@@ -56,16 +76,13 @@ func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, data
 	}
 	prefetchSlots(tx, slotKeys(job), false)
 	if mode != ModeForce {
-		st, err := lockClaimState(ctx, tx, cat, job, dataid)
+		st, err := lockClaimState(ctx, tx, cat, job, dataid, nil)
 		if err != nil {
 			return nil, err
 		}
 		return e.claimGated(ctx, tx, cat, st, executor, mode)
 	}
-	if err := tx.LockChunks(ctx, dataid, cat.Downstream(job.Output), job.Inputs); err != nil {
-		return nil, err
-	}
-	st, err := loadClaimState(ctx, tx, cat, job, dataid)
+	st, err := lockClaimState(ctx, tx, cat, job, dataid, cat.Downstream(job.Output))
 	if err != nil {
 		return nil, err
 	}

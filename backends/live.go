@@ -5,6 +5,8 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Operations on a live claim (heartbeat, complete, fail, release, and the
@@ -34,6 +36,12 @@ func (e *engine) batchFits(used, keys int) bool {
 func (e *engine) jobInputs(job string) int {
 	if c := e.cat.Load(); c != nil {
 		if j, ok := c.cat.Jobs.Lookup(job); ok {
+			if j.Mapped() {
+				// A mapped claim reads as many chunks as its mappings
+				// say: it takes a transaction of its own on a backend
+				// with a key budget.
+				return partition.MaxMapped
+			}
 			return len(j.Inputs)
 		}
 	}
@@ -175,8 +183,10 @@ func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*live
 			return err
 		}
 		keys = append(keys, op.key)
-		for _, in := range jobs[op].Inputs {
-			keys = append(keys, RowKey{Dataset: in, DataID: op.key.DataID, Job: op.key.Job, Role: RoleInput})
+		if job := jobs[op]; !job.Mapped() {
+			for _, in := range job.Inputs {
+				keys = append(keys, RowKey{Dataset: in, DataID: op.key.DataID, Job: op.key.Job, Role: RoleInput})
+			}
 		}
 	}
 	var slots []string
@@ -195,12 +205,19 @@ func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*live
 	if err != nil {
 		return err
 	}
+	if rows, err = readMappedInputs(ctx, tx, ops, jobs, rows); err != nil {
+		return err
+	}
 	now := e.clock.Now()
 	released := slotReleases{}
 	for _, op := range ops {
 		job := jobs[op]
-		mine := rows[:1+len(job.Inputs)]
-		rows = rows[len(mine):]
+		n := 1 + len(job.Inputs)
+		if rows[0] != nil && rows[0].Reads != nil {
+			n = 1 + len(rows[0].Reads)
+		}
+		mine := rows[:n]
+		rows = rows[n:]
 		act, err := op.acts(mine[0], now)
 		if op.err, op.acted = err, act; !act {
 			continue
@@ -211,4 +228,62 @@ func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*live
 		}
 	}
 	return released.flush(ctx, tx)
+}
+
+// readMappedInputs completes rows, read by serveLive (each op's OUTPUT row,
+// followed by its INPUT rows for a job without mappings), with the INPUT
+// rows of the claims that record their reads (StatusRow.Reads: a job with
+// mappings), read in one more call, and returns, for each op, its OUTPUT
+// row followed by the INPUT rows of its reads: the recorded ones, or one
+// per input at the claim's dataid.
+func readMappedInputs(ctx context.Context, tx Tx, ops []*liveOp, jobs map[*liveOp]Job, rows []*StatusRow) ([]*StatusRow, error) {
+	var extra []RowKey
+	at := rows
+	for _, op := range ops {
+		job := jobs[op]
+		out := at[0]
+		at = at[1:]
+		if !job.Mapped() {
+			at = at[len(job.Inputs):]
+		}
+		reads := IdentityReads(job, op.key.DataID)
+		if out != nil && out.Reads != nil {
+			reads = out.Reads
+		} else if !job.Mapped() {
+			continue
+		}
+		for _, r := range reads {
+			extra = append(extra, ReadKey(op.key.Job, r, op.key.DataID))
+		}
+	}
+	if len(extra) == 0 {
+		return rows, nil
+	}
+	more, err := tx.GetRows(ctx, extra)
+	if err != nil {
+		return nil, err
+	}
+	all := make([]*StatusRow, 0, len(rows)+len(more))
+	for _, op := range ops {
+		job := jobs[op]
+		out := rows[0]
+		rows = rows[1:]
+		all = append(all, out)
+		var own []*StatusRow
+		if !job.Mapped() {
+			own, rows = rows[:len(job.Inputs)], rows[len(job.Inputs):]
+		}
+		n := len(job.Inputs)
+		recorded := out != nil && out.Reads != nil
+		if recorded {
+			n = len(out.Reads)
+		}
+		if !recorded && !job.Mapped() {
+			all = append(all, own...)
+			continue
+		}
+		all = append(all, more[:n]...)
+		more = more[n:]
+	}
+	return all, nil
 }

@@ -210,21 +210,34 @@ func distinctCandidates(ctx context.Context, tx Tx, cands []Candidate) ([]Candid
 func lockCandidates(ctx context.Context, tx Tx, cat *Catalog, job Job, cands []Candidate) (map[string]ClaimState, error) {
 	byID := slices.Clone(cands)
 	slices.SortFunc(byID, func(a, b Candidate) int { return cmp.Compare(a.DataID, b.DataID) })
-	var keys []RowKey
-	for _, c := range byID {
-		if err := tx.LockChunks(ctx, c.DataID, []string{job.Output}, job.Inputs); err != nil {
+	reads := make([][]Read, len(byID))
+	plan := lockPlan{}
+	for i, c := range byID {
+		var err error
+		if reads[i], err = claimReads(ctx, tx, cat, job, c.DataID); err != nil {
 			return nil, err
 		}
-		keys = append(keys, claimKeys(cat, job, c.DataID)...)
+		if job.Mapped() {
+			plan.addClaim(job, c.DataID, reads[i], nil)
+		} else if err := tx.LockChunks(ctx, c.DataID, []string{job.Output}, job.Inputs); err != nil {
+			return nil, err
+		}
+	}
+	if err := plan.lock(ctx, tx); err != nil {
+		return nil, err
+	}
+	var keys []RowKey
+	for i, c := range byID {
+		keys = append(keys, claimKeys(cat, job, c.DataID, reads[i])...)
 	}
 	rows, err := tx.GetRows(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
 	states := make(map[string]ClaimState, len(byID))
-	for _, c := range byID {
-		n := 1 + 2*len(job.Inputs)
-		states[c.DataID] = claimStateOf(job, c.DataID, rows[:n])
+	for i, c := range byID {
+		n := 1 + 2*len(reads[i])
+		states[c.DataID] = claimStateOf(job, c.DataID, reads[i], rows[:n])
 		rows = rows[n:]
 	}
 	return states, nil

@@ -129,6 +129,14 @@ func (c *chunkTx) GetRows(ctx context.Context, keys []RowKey) ([]*StatusRow, err
 	return out, nil
 }
 
+func (c *chunkTx) ListReads(ctx context.Context, dataset, dataid, job string) ([]StatusRow, error) {
+	rows, err := c.base.ListReads(ctx, dataset, dataid, job)
+	if err != nil {
+		return nil, err
+	}
+	return overlayReads(rows, c.rows, dataset, dataid, job), nil
+}
+
 func (c *chunkTx) PutRow(_ context.Context, r StatusRow) error {
 	c.rows[r.RowKey] = &r
 	c.writes = append(c.writes, func(ctx context.Context, tx Tx) error { return tx.PutRow(ctx, r) })

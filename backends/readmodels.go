@@ -46,12 +46,30 @@ func (e *engine) Chunk(ctx context.Context, dataset, dataid string) (ChunkDetail
 			return err
 		}
 		keys := []RowKey{chunkOutputKey(cat.Catalog, dataset, dataid)}
+		var mapped []string
 		for _, j := range cat.Consumers(dataset) {
 			keys = append(keys, RowKey{Dataset: dataset, DataID: dataid, Job: j, Role: RoleInput})
+			if cat.Jobs.Get(j).Mapped() {
+				mapped = append(mapped, j)
+			}
 		}
-		var err error
-		rows, err = e.readRows(ctx, cat, keys)
-		return err
+		return e.update(ctx, cat, func(tx Tx) error {
+			var err error
+			if rows, err = tx.GetRows(ctx, keys); err != nil {
+				return err
+			}
+			// A mapped consumer reads the chunk for other output dataids too.
+			for _, j := range mapped {
+				reads, err := tx.ListReads(ctx, dataset, dataid, j)
+				if err != nil {
+					return err
+				}
+				for i := range reads {
+					rows = append(rows, &reads[i])
+				}
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return ChunkDetail{}, err
@@ -136,7 +154,11 @@ func (e *engine) Blockers(ctx context.Context, jobID, dataid string) ([]Blocker,
 			if err := checkExpected(cat.Catalog, job, dataid); err != nil {
 				return err
 			}
-			st, err := loadClaimState(ctx, tx, cat.Catalog, job, dataid)
+			reads, err := claimReads(ctx, tx, cat.Catalog, job, dataid)
+			if err != nil {
+				return err
+			}
+			st, err := loadClaimState(ctx, tx, cat.Catalog, job, dataid, reads)
 			if err != nil {
 				return err
 			}

@@ -60,7 +60,11 @@ func DeriveLocks(rows []StatusRow) []Lock {
 	var out []Lock
 	for _, r := range rows {
 		for _, k := range LocksOf(r) {
-			out = append(out, Lock{Dataset: r.Dataset, DataID: r.DataID, Kind: k, Job: r.Job, Status: r.Status})
+			l := Lock{Dataset: r.Dataset, DataID: r.DataID, Kind: k, Job: r.Job, Status: r.Status}
+			if k == LockLocalRead {
+				l.ReadFor = r.ReadForOf()
+			}
+			out = append(out, l)
 		}
 	}
 	return out
@@ -86,13 +90,15 @@ const (
 )
 
 // ClaimState is everything the rules need to decide whether Job may claim
-// DataID: the job's OUTPUT row on its output chunk and, for each input (in
-// Job.Inputs order), the input chunk's OUTPUT row and the job's INPUT row on
-// it. A nil row means "no row".
+// DataID: the job's OUTPUT row on its output chunk and, for each input
+// chunk the claim reads (Reads: one per input at DataID for a job without
+// mappings, the mapped sets otherwise), the input chunk's OUTPUT row and
+// the job's INPUT row on it for DataID. A nil row means "no row".
 type ClaimState struct {
 	Job      Job
 	DataID   string
 	Output   *StatusRow
+	Reads    []Read
 	Upstream []*StatusRow
 	Local    []*StatusRow
 	// Now is the time of the claim: a FAILED output before its RetryAt
@@ -124,19 +130,19 @@ func (s ClaimState) Blockers(mode ClaimMode) []Blocker {
 	if !FreeForProducers(out) {
 		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerOutputLocked, Status: out})
 	}
-	for i, in := range s.Job.Inputs {
+	for i, r := range s.Reads {
 		up := s.Upstream[i]
 		if st := statusOf(up); !ReadableByConsumers(st) {
 			job := ""
 			if up != nil {
 				job = up.Job
 			}
-			bs = append(bs, Blocker{Dataset: in, DataID: s.DataID, Job: job, Kind: BlockerInputNotReady, Status: st})
+			bs = append(bs, Blocker{Dataset: r.Dataset, DataID: r.DataID, Job: job, Kind: BlockerInputNotReady, Status: st})
 		}
 		// A resubmitted output may re-read inputs it consumed before.
 		if out != StatusResubmit {
 			if st := statusOf(s.Local[i]); HoldsLocalRead(st) {
-				bs = append(bs, Blocker{Dataset: in, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerLocalRead, Status: st})
+				bs = append(bs, Blocker{Dataset: r.Dataset, DataID: r.DataID, Job: s.Job.ID, Kind: BlockerLocalRead, Status: st})
 			}
 		}
 	}
@@ -206,9 +212,12 @@ func (s ClaimState) Apply(executor, token string, fence int64, now time.Time) Cl
 			PrevStatus:     prevOf(s.Output),
 		},
 	}
-	for i, in := range s.Job.Inputs {
+	if s.Job.Mapped() {
+		w.Output.Reads = s.Reads
+	}
+	for i, r := range s.Reads {
 		w.Inputs = append(w.Inputs, StatusRow{
-			RowKey:     RowKey{Dataset: in, DataID: s.DataID, Job: s.Job.ID, Role: RoleInput},
+			RowKey:     ReadKey(s.Job.ID, r, s.DataID),
 			Status:     StatusRunning,
 			Attempt:    attempt,
 			Executor:   executor,
@@ -224,12 +233,17 @@ func (s ClaimState) Apply(executor, token string, fence int64, now time.Time) Cl
 
 // ClaimOf builds the claim an OUTPUT row in RUNNING stands for.
 func ClaimOf(job Job, out StatusRow) Claim {
+	reads := out.Reads
+	if reads == nil {
+		reads = IdentityReads(job, out.DataID)
+	}
 	return Claim{
 		Token:          out.Token,
 		Fence:          out.Fence,
 		Job:            job.ID,
 		Output:         out.Dataset,
 		Inputs:         append([]string(nil), job.Inputs...),
+		Reads:          append([]Read(nil), reads...),
 		DataID:         out.DataID,
 		Attempt:        out.Attempt,
 		Executor:       out.Executor,
@@ -277,6 +291,7 @@ func EndClaim(how Ending, job Job, out StatusRow, inputs []StatusRow, reason str
 		r.PrevStatus = StatusNone
 		r.Ended = ""
 		r.RetryAt = time.Time{}
+		r.Reads = nil
 		return &r
 	}
 	var outStatus, inStatus Status

@@ -47,11 +47,13 @@ func TestDeriveLocks(t *testing.T) {
 		{RowKey: RowKey{Dataset: "a", DataID: "1", Job: "ja", Role: RoleOutput}, Status: StatusRunning},
 		{RowKey: RowKey{Dataset: "a", DataID: "1", Job: "jb", Role: RoleInput}, Status: StatusError},
 		{RowKey: RowKey{Dataset: "a", DataID: "1", Job: "jc", Role: RoleInput}, Status: StatusDone},
+		{RowKey: RowKey{Dataset: "a", DataID: "1", Job: "jc", Role: RoleInput, ReadFor: "3"}, Status: StatusRunning},
 	}
 	require.Equal(t, []Lock{
 		{Dataset: "a", DataID: "1", Kind: LockGlobalWrite, Job: "ja", Status: StatusRunning},
 		{Dataset: "a", DataID: "1", Kind: LockGlobalRead, Job: "ja", Status: StatusRunning},
-		{Dataset: "a", DataID: "1", Kind: LockLocalRead, Job: "jc", Status: StatusDone},
+		{Dataset: "a", DataID: "1", Kind: LockLocalRead, Job: "jc", Status: StatusDone, ReadFor: "1"},
+		{Dataset: "a", DataID: "1", Kind: LockLocalRead, Job: "jc", Status: StatusRunning, ReadFor: "3"},
 	}, DeriveLocks(rows))
 	require.Empty(t, DeriveLocks(nil))
 }
@@ -71,7 +73,7 @@ func kinds(bs []Blocker) []string {
 func TestBlockers(t *testing.T) {
 	job := Job{ID: "jm", Inputs: []string{"x", "y"}, Output: "m", MaxAttempts: 3, LeaseSeconds: 60}
 	state := func(out Status, x, y Status, lx, ly Status) ClaimState {
-		s := ClaimState{Job: job, DataID: "7", Upstream: make([]*StatusRow, 2), Local: make([]*StatusRow, 2)}
+		s := ClaimState{Job: job, DataID: "7", Reads: IdentityReads(job, "7"), Upstream: make([]*StatusRow, 2), Local: make([]*StatusRow, 2)}
 		if out != StatusNone {
 			s.Output = row("m", "jm", RoleOutput, out)
 		}
@@ -130,7 +132,7 @@ func TestBlockers(t *testing.T) {
 
 func TestApply(t *testing.T) {
 	job := Job{ID: "jb", Inputs: []string{"a"}, Output: "b", MaxAttempts: 3, LeaseSeconds: 90}
-	s := ClaimState{Job: job, DataID: "7", Upstream: []*StatusRow{row("a", "ja", RoleOutput, StatusReady)}, Local: []*StatusRow{nil}}
+	s := ClaimState{Job: job, DataID: "7", Reads: IdentityReads(job, "7"), Upstream: []*StatusRow{row("a", "ja", RoleOutput, StatusReady)}, Local: []*StatusRow{nil}}
 	w := s.Apply("exec", "tok1", 5, t0)
 	require.False(t, w.Superseded)
 	require.Equal(t, RowKey{Dataset: "b", DataID: "7", Job: "jb", Role: RoleOutput}, w.Output.RowKey)
@@ -142,7 +144,7 @@ func TestApply(t *testing.T) {
 	require.Len(t, w.Inputs, 1)
 	require.Equal(t, RowKey{Dataset: "a", DataID: "7", Job: "jb", Role: RoleInput}, w.Inputs[0].RowKey)
 	require.Equal(t, StatusRunning, w.Inputs[0].Status)
-	require.Equal(t, Claim{Token: "tok1", Fence: 5, Job: "jb", Output: "b", Inputs: []string{"a"}, DataID: "7",
+	require.Equal(t, Claim{Token: "tok1", Fence: 5, Job: "jb", Output: "b", Inputs: []string{"a"}, Reads: []Read{{Dataset: "a", DataID: "7"}}, DataID: "7",
 		Attempt: 1, Executor: "exec", LeaseExpiresAt: t0.Add(90 * time.Second)}, w.Claim)
 
 	// From FAILED with an ERROR input row.

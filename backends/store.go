@@ -235,15 +235,26 @@ type Backend interface {
 type Tx interface {
 	// LockChunks serialises this transaction with every other transaction
 	// writing the chunks (dataset, dataid) it names: exclusive for chunks
-	// this transaction may write, shared for chunks it only reads. Every
-	// operation touches a single dataid and calls it once, before reading
-	// those chunks. Backends that lock must take the locks in ascending
-	// dataset order (no deadlocks); backends that validate reads at commit
-	// may do nothing.
+	// this transaction may write, shared for chunks it only reads. An
+	// operation calls it once per dataid it touches, before reading those
+	// chunks; one that touches several (a findNext round, a batch of live
+	// claims, a claim of a job whose mappings read other dataids, SPEC §9)
+	// calls it in ascending byte order of dataid. Backends that lock must
+	// take the locks of one call in ascending dataset order, after those
+	// of the calls before (no deadlocks); backends that validate reads at
+	// commit may do nothing.
 	LockChunks(ctx context.Context, dataid string, exclusive, shared []string) error
 	// GetRows reads status rows; the result is aligned with keys, nil for a
 	// missing row.
 	GetRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error)
+	// ListReads returns job's INPUT rows on chunk (dataset, dataid) that
+	// are read for another output dataid (RowKey.ReadFor set: mapped
+	// reads, SPEC §9), in shortlex ReadFor order, as this transaction sees
+	// them, its own writes included. Backends that validate reads at
+	// commit guard the whole set: a row added to it or changed since makes
+	// the commit fail. Backends that lock read it after the locks of the
+	// transaction's chunks are taken.
+	ListReads(ctx context.Context, dataset, dataid, job string) ([]StatusRow, error)
 	// PutRow inserts or replaces a row.
 	PutRow(ctx context.Context, r StatusRow) error
 	// DeleteRow removes a row if it exists.

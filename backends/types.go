@@ -164,11 +164,48 @@ type Credential struct {
 
 // RowKey identifies a status row. Job is empty for chunks published into a
 // source dataset.
+//
+// ReadFor is set on the INPUT row of a mapped read only (SPEC §9): the
+// output dataid the job reads the chunk for, when it differs from the
+// chunk's own dataid. A 7-day lookback reads one daily chunk for seven
+// output chunks, and each of those reads is a job-local read lock of its
+// own, taken by its own claim, made DONE or ERROR by that claim's ending and
+// invalidated by a cascade on its own: the key (dataset, dataid, job) would
+// merge them, so the output dataid joins the key. It stays empty when the
+// output dataid equals the input dataid (every IDENTITY read), so that the
+// rows of jobs without mappings keep the key they always had: they pay
+// nothing for mappings, and stores written before mappings need no change
+// of their rows.
 type RowKey struct {
 	Dataset string
 	DataID  string
 	Job     string
 	Role    Role
+	ReadFor string
+}
+
+// Read is one input chunk a claim reads: an input dataset and one of its
+// dataids, which a mapping may make differ from the output dataid.
+type Read struct {
+	Dataset string
+	DataID  string
+}
+
+// ReadKey is the INPUT row of job's read r for the output dataid dataid.
+func ReadKey(job string, r Read, dataid string) RowKey {
+	k := RowKey{Dataset: r.Dataset, DataID: r.DataID, Job: job, Role: RoleInput}
+	if r.DataID != dataid {
+		k.ReadFor = dataid
+	}
+	return k
+}
+
+// ReadForOf is the output dataid an INPUT row is read for.
+func (k RowKey) ReadForOf() string {
+	if k.ReadFor != "" {
+		return k.ReadFor
+	}
+	return k.DataID
 }
 
 // StatusRow is one row of the status table, which is the lock table too:
@@ -195,15 +232,24 @@ type StatusRow struct {
 	// claim, publish, resubmit, hold). A repeated complete, fail or release
 	// reads it to answer as the first call did (SPEC §3 "Retries are safe").
 	Ended Ending
+	// Reads lists, on the RUNNING OUTPUT row of a claim of a job with
+	// mappings, every input chunk the claim reads: its ending finds the
+	// claim's INPUT rows there (a LATEST read cannot be computed again).
+	// Nil on every other row.
+	Reads []Read
 }
 
 // Claim is one executor's right to produce one output chunk.
 type Claim struct {
-	Token          string
-	Fence          int64
-	Job            string
-	Output         string // output dataset
-	Inputs         []string
+	Token  string
+	Fence  int64
+	Job    string
+	Output string // output dataset
+	Inputs []string
+	// Reads lists every input chunk the claim reads, in input order and,
+	// within an input, in dataid order: one per input at DataID for a job
+	// without mappings, the mapped set of each input otherwise (SPEC §9).
+	Reads          []Read
 	DataID         string
 	Attempt        int
 	Executor       string
@@ -271,6 +317,10 @@ type Lock struct {
 	Kind    LockKind
 	Job     string
 	Status  Status
+	// ReadFor is, on a LOCAL_READ lock, the output dataid the holder reads
+	// the chunk for: the chunk's own dataid, unless a mapping (SPEC §9)
+	// reads it for another. Empty on global locks.
+	ReadFor string
 }
 
 // BlockerKind says why a chunk cannot be claimed.

@@ -25,6 +25,7 @@ type rowVal struct {
 	P backends.Status `json:"p,omitempty"`
 	N backends.Ending `json:"n,omitempty"` // how the claim of T ended
 	Y int64           `json:"y,omitempty"` // retry at, Unix microseconds
+	M []string        `json:"m,omitempty"` // a mapped claim's reads, each dataset/dataid
 }
 
 func micros(t time.Time) int64 {
@@ -45,9 +46,34 @@ func encodeRow(r backends.StatusRow) []byte {
 	v, _ := json.Marshal(rowVal{
 		S: r.Status, A: r.Attempt, E: r.Executor, T: r.Token, F: r.Fence, N: r.Ended,
 		L: micros(r.LeaseExpiresAt), U: micros(r.UpdatedAt), R: r.Reason, P: r.PrevStatus,
-		Y: micros(r.RetryAt),
+		Y: micros(r.RetryAt), M: encodeReads(r.Reads),
 	})
 	return v
+}
+
+// encodeReads is a claim's reads as stored: dataset/dataid each (neither
+// holds a '/'); nil for none.
+func encodeReads(reads []backends.Read) []string {
+	if reads == nil {
+		return nil
+	}
+	out := make([]string, len(reads))
+	for i, r := range reads {
+		out[i] = r.Dataset + "/" + r.DataID
+	}
+	return out
+}
+
+func decodeReads(stored []string) []backends.Read {
+	if stored == nil {
+		return nil
+	}
+	reads := make([]backends.Read, len(stored))
+	for i, s := range stored {
+		d, id, _ := strings.Cut(s, "/")
+		reads[i] = backends.Read{Dataset: d, DataID: id}
+	}
+	return reads
 }
 
 func decodeRow(k backends.RowKey, val []byte) (backends.StatusRow, error) {
@@ -58,14 +84,20 @@ func decodeRow(k backends.RowKey, val []byte) (backends.StatusRow, error) {
 	return backends.StatusRow{
 		RowKey: k, Status: v.S, Attempt: v.A, Executor: v.E, Token: v.T, Fence: v.F, Ended: v.N,
 		LeaseExpiresAt: fromMicros(v.L), UpdatedAt: fromMicros(v.U), Reason: v.R, PrevStatus: v.P,
-		RetryAt: fromMicros(v.Y),
+		RetryAt: fromMicros(v.Y), Reads: decodeReads(v.M),
 	}, nil
 }
 
-// rowKey is rows/<dataset>/<sk>/<role>/<job>.
+// rowKey is rows/<dataset>/<sk>/<role>/<job>, and for the INPUT row of a
+// mapped read whose output dataid differs, rows/<dataset>/<sk>/<role>/<job>,<sk
+// of the output dataid>: ',' sorts below every character of a job id, so
+// the rows of one job stay together and in (job, shortlex read-for) order.
 func (b *Backend) rowKey(k backends.RowKey) string {
-	return b.key("rows", k.Dataset, backends.SortKey(k.DataID), string(k.Role), k.Job)
+	return b.key("rows", cursorOf(k))
 }
+
+// readForSep separates a job from the read-for dataid in a row key.
+const readForSep = ","
 
 // runningKey is running/<dataset>/<sk>/<job>, the live-claim index entry of
 // an OUTPUT row.
@@ -75,7 +107,11 @@ func (b *Backend) runningKey(k backends.RowKey) string {
 
 // cursorOf is the listing cursor of a row: its key below rows/.
 func cursorOf(k backends.RowKey) string {
-	return k.Dataset + "/" + backends.SortKey(k.DataID) + "/" + string(k.Role) + "/" + k.Job
+	c := k.Dataset + "/" + backends.SortKey(k.DataID) + "/" + string(k.Role) + "/" + k.Job
+	if k.ReadFor != "" {
+		c += readForSep + backends.SortKey(k.ReadFor)
+	}
+	return c
 }
 
 // parseCursor inverts cursorOf.
@@ -88,7 +124,15 @@ func parseCursor(c string) (backends.RowKey, bool) {
 	if err != nil || (parts[2] != string(backends.RoleInput) && parts[2] != string(backends.RoleOutput)) {
 		return backends.RowKey{}, false
 	}
-	return backends.RowKey{Dataset: parts[0], DataID: id, Role: backends.Role(parts[2]), Job: parts[3]}, true
+	k := backends.RowKey{Dataset: parts[0], DataID: id, Role: backends.Role(parts[2]), Job: parts[3]}
+	if job, sk, ok := strings.Cut(parts[3], readForSep); ok {
+		readFor, err := backends.DataIDFromSortKey(sk)
+		if err != nil {
+			return backends.RowKey{}, false
+		}
+		k.Job, k.ReadFor = job, readFor
+	}
+	return k, true
 }
 
 // parseRowKey reads a full rows/ key.

@@ -32,6 +32,7 @@ type tx struct {
 	prefetched map[string]prefetch // values read ahead at the snapshot, not yet tracked
 	reserved   reservedSet         // candidates this attempt holds (batch.go)
 	aheadNext  []string            // keys the next read fetches ahead (PrefetchSlots)
+	ranges     []string            // key prefixes listed (ListReads): no key below them may change
 }
 
 // prefetch is a value read at the snapshot before anyone asked for it.
@@ -136,6 +137,11 @@ func (b *Backend) commit(ctx context.Context, t *tx) (bool, error) {
 		} else {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", rev))
 		}
+	}
+	for _, p := range t.ranges {
+		// Every key below p is older than the snapshot: none was added or
+		// changed since it was listed (a deleted one fails its own guard).
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(p).WithPrefix(), "<", t.rev+1))
 	}
 	writeKeys := make([]string, 0, len(t.writes))
 	for k := range t.writes {
@@ -314,6 +320,60 @@ func (t *tx) CatalogVersion(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return t.reads[key], nil
+}
+
+// ListReads lists the job's mapped reads of the chunk at the snapshot,
+// guards each key read and the whole prefix at commit, and applies this
+// transaction's own writes.
+func (t *tx) ListReads(ctx context.Context, dataset, dataid, job string) ([]backends.StatusRow, error) {
+	prefix := t.b.rowKey(backends.RowKey{Dataset: dataset, DataID: dataid, Role: backends.RoleInput, Job: job}) + readForSep
+	opts := []clientv3.OpOption{clientv3.WithPrefix()}
+	if t.rev != 0 {
+		opts = append(opts, clientv3.WithRev(t.rev))
+	}
+	resp, err := t.b.txn(ctx, nil, []clientv3.Op{clientv3.OpGet(prefix, opts...)}, nil)
+	if err != nil {
+		return nil, mapErr(err, "list mapped reads")
+	}
+	if t.rev == 0 {
+		t.rev = resp.Header.Revision
+	}
+	byKey := map[backends.RowKey]*backends.StatusRow{}
+	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
+		key := string(kv.Key)
+		k, ok := t.b.parseRowKey(key)
+		if !ok {
+			return nil, errors.New("etcd: status row key " + key + " is corrupt")
+		}
+		if _, read := t.reads[key]; !read {
+			t.reads[key] = kv.ModRevision
+		}
+		r, err := decodeRow(k, kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		byKey[k] = &r
+	}
+	for key, v := range t.writes {
+		if len(key) <= len(prefix) || key[:len(prefix)] != prefix {
+			continue
+		}
+		k, ok := t.b.parseRowKey(key)
+		if !ok {
+			continue
+		}
+		if v == nil {
+			byKey[k] = nil
+			continue
+		}
+		r, err := decodeRow(k, *v)
+		if err != nil {
+			return nil, err
+		}
+		byKey[k] = &r
+	}
+	t.ranges = append(t.ranges, prefix)
+	return backends.SortedReads(byKey), nil
 }
 
 // LockChunks does nothing: every read is validated at commit.

@@ -144,6 +144,21 @@ func (t *tx) GetRows(_ context.Context, keys []backends.RowKey) ([]*backends.Sta
 	return out, nil
 }
 
+func (t *tx) ListReads(_ context.Context, dataset, dataid, job string) ([]backends.StatusRow, error) {
+	byKey := map[backends.RowKey]*backends.StatusRow{}
+	for k, r := range t.b.rows {
+		if k.Dataset == dataset && k.DataID == dataid && k.Job == job && k.Role == backends.RoleInput && k.ReadFor != "" {
+			byKey[k] = &r
+		}
+	}
+	for k, r := range t.rows {
+		if k.Dataset == dataset && k.DataID == dataid && k.Job == job && k.Role == backends.RoleInput && k.ReadFor != "" {
+			byKey[k] = r
+		}
+	}
+	return backends.SortedReads(byKey), nil
+}
+
 func (t *tx) PutRow(_ context.Context, r backends.StatusRow) error {
 	t.rows[r.RowKey] = &r
 	return nil
@@ -337,7 +352,11 @@ func (b *Backend) Credentials(_ context.Context, job string) ([]backends.Credent
 
 // rowCursor is the position of a row in listing order.
 func rowCursor(k backends.RowKey) string {
-	return k.Dataset + "\x00" + backends.SortKey(k.DataID) + "\x00" + string(k.Role) + "\x00" + k.Job
+	c := k.Dataset + "\x00" + backends.SortKey(k.DataID) + "\x00" + string(k.Role) + "\x00" + k.Job
+	if k.ReadFor != "" {
+		c += "\x00" + backends.SortKey(k.ReadFor)
+	}
+	return c
 }
 
 func (b *Backend) ListRows(_ context.Context, f backends.ChunkFilter) (backends.ChunkPage, error) {

@@ -11,9 +11,10 @@ import (
 )
 
 // rowCursor is the position of a row in listing order: dataset, sort key,
-// role and job separated by NUL bytes (none of them can contain one).
+// role, job and read-for dataid separated by NUL bytes (none of them can
+// contain one).
 func rowCursor(k backends.RowKey) string {
-	return k.Dataset + "\x00" + backends.SortKey(k.DataID) + "\x00" + string(k.Role) + "\x00" + k.Job
+	return k.Dataset + "\x00" + backends.SortKey(k.DataID) + "\x00" + string(k.Role) + "\x00" + k.Job + "\x00" + k.ReadFor
 }
 
 // textOrNull maps an empty filter to NULL ("do not filter").
@@ -40,11 +41,14 @@ func (b *Backend) ListRows(ctx context.Context, f backends.ChunkFilter) (backend
 	}
 	if f.After != "" {
 		parts := strings.Split(f.After, "\x00")
-		if len(parts) != 4 {
+		if len(parts) == 4 { // a cursor made before rows had a read-for dataid
+			parts = append(parts, "")
+		}
+		if len(parts) != 5 {
 			return backends.ChunkPage{}, backends.InvalidArgument("cursor %q is not valid: pass a cursor returned by a previous page", f.After)
 		}
 		p.HasAfter = true
-		p.AfterDataset, p.AfterSortkey, p.AfterRole, p.AfterJob = parts[0], parts[1], parts[2], parts[3]
+		p.AfterDataset, p.AfterSortkey, p.AfterRole, p.AfterJob, p.AfterReadFor = parts[0], parts[1], parts[2], parts[3], parts[4]
 	}
 	rows, err := b.listQ.ListRows(ctx, p)
 	if err != nil {

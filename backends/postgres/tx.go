@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -178,6 +179,7 @@ func (t *txn) writes(withEvents bool) (*sqldb.ApplyWritesParams, error) {
 			p.DelSortkeys = append(p.DelSortkeys, backends.SortKey(k.DataID))
 			p.DelJobs = append(p.DelJobs, k.Job)
 			p.DelRoles = append(p.DelRoles, string(k.Role))
+			p.DelReadFors = append(p.DelReadFors, k.ReadFor)
 			continue
 		}
 		r := op.row
@@ -199,6 +201,8 @@ func (t *txn) writes(withEvents bool) (*sqldb.ApplyWritesParams, error) {
 		p.RowEndings = append(p.RowEndings, string(r.Ended))
 		p.RowHasRetry = append(p.RowHasRetry, !r.RetryAt.IsZero())
 		p.RowRetryAts = append(p.RowRetryAts, r.RetryAt)
+		p.RowReadFors = append(p.RowReadFors, k.ReadFor)
+		p.RowReads = append(p.RowReads, encodeReads(r.Reads))
 	}
 	for _, c := range t.addCands {
 		p.CandJobs = append(p.CandJobs, c.Job)
@@ -312,6 +316,7 @@ func (t *txn) GetRows(ctx context.Context, keys []backends.RowKey) ([]*backends.
 		p.Sortkeys = append(p.Sortkeys, backends.SortKey(k.DataID))
 		p.Jobs = append(p.Jobs, k.Job)
 		p.Roles = append(p.Roles, string(k.Role))
+		p.ReadFors = append(p.ReadFors, k.ReadFor)
 	}
 	if len(p.Datasets) == 0 {
 		return t.fromBuffer(keys, out), nil
@@ -364,6 +369,23 @@ func (t *txn) DeleteRow(_ context.Context, k backends.RowKey) error {
 // NextFence takes the next value of one global sequence. The caller holds
 // the chunk's exclusive lock, so fences strictly increase per chunk. A
 // value drawn ahead with the lock (see LockChunks) is used once.
+// ListReads flushes the buffered writes, so that the query sees them,
+// and reads the job's mapped reads of the chunk.
+func (t *txn) ListReads(ctx context.Context, dataset, dataid, job string) ([]backends.StatusRow, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := t.q.ListReads(ctx, sqldb.ListReadsParams{Dataset: dataset, Dataid: dataid, Job: job})
+	if err != nil {
+		return nil, mapErr(err, "reading mapped reads")
+	}
+	out := make([]backends.StatusRow, len(rows))
+	for i, r := range rows {
+		out[i] = rowFromDB(r)
+	}
+	return out, nil
+}
+
 func (t *txn) NextFence(ctx context.Context, dataset, dataid string) (int64, error) {
 	chunk := dataset + "/" + dataid
 	if f, ok := t.fences[chunk]; ok {
@@ -464,7 +486,7 @@ func candFromDB(job string, id int64, dataid string, resubmit bool, notBefore pg
 // rowFromDB converts a stored status row.
 func rowFromDB(r sqldb.StatusRow) backends.StatusRow {
 	out := backends.StatusRow{
-		RowKey:     backends.RowKey{Dataset: r.Dataset, DataID: r.Dataid, Job: r.Job, Role: backends.Role(r.Role)},
+		RowKey:     backends.RowKey{Dataset: r.Dataset, DataID: r.Dataid, Job: r.Job, Role: backends.Role(r.Role), ReadFor: r.ReadFor},
 		Status:     backends.Status(r.Status),
 		Attempt:    int(r.Attempt),
 		Executor:   r.Executor,
@@ -481,7 +503,35 @@ func rowFromDB(r sqldb.StatusRow) backends.StatusRow {
 	if r.RetryAt.Valid {
 		out.RetryAt = r.RetryAt.Time.UTC()
 	}
+	out.Reads = decodeReads(r.Reads)
 	return out
+}
+
+// encodeReads is a claim's reads as ApplyWrites takes them: the
+// 'dataset/dataid' of each, separated by spaces (neither a dataset id nor
+// a dataid holds a space or a '/'); "" for none.
+func encodeReads(reads []backends.Read) string {
+	if reads == nil {
+		return ""
+	}
+	parts := make([]string, len(reads))
+	for i, r := range reads {
+		parts[i] = r.Dataset + "/" + r.DataID
+	}
+	return strings.Join(parts, " ")
+}
+
+// decodeReads inverts the stored form of a claim's reads; nil for none.
+func decodeReads(stored []string) []backends.Read {
+	if stored == nil {
+		return nil
+	}
+	reads := make([]backends.Read, 0, len(stored))
+	for _, s := range stored {
+		d, id, _ := strings.Cut(s, "/")
+		reads = append(reads, backends.Read{Dataset: d, DataID: id})
+	}
+	return reads
 }
 
 // maxBatch is how many operations one transaction may serve

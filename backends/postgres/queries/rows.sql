@@ -20,12 +20,12 @@ FROM (
 SELECT s.*
 FROM (SELECT unnest(@datasets::text[]) AS dataset, unnest(@dataids::text[]) AS dataid,
              unnest(@sortkeys::text[]) AS sortkey, unnest(@jobs::text[]) AS job,
-             unnest(@roles::text[]) AS role) AS k
+             unnest(@roles::text[]) AS role, unnest(@read_fors::text[]) AS read_for) AS k
 CROSS JOIN LATERAL (
     SELECT *
     FROM status_rows r
     WHERE r.dataset = k.dataset AND r.dataid = k.dataid AND r.sortkey = k.sortkey
-      AND r.job = k.job AND r.role = k.role
+      AND r.job = k.job AND r.role = k.role AND r.read_for = k.read_for
     LIMIT 1
 ) AS s;
 
@@ -54,8 +54,9 @@ LIMIT @max_rows
 FOR UPDATE SKIP LOCKED;
 
 -- name: ListRows :many
--- A page of status rows in (dataset, shortlex dataid, role, job) order.
--- Null filters do not filter; the after_* values are the last row seen.
+-- A page of status rows in (dataset, shortlex dataid, role, job, shortlex
+-- read_for) order. Null filters do not filter; the after_* values are the
+-- last row seen.
 SELECT *
 FROM status_rows
 WHERE (sqlc.narg('dataset')::text IS NULL OR dataset = sqlc.narg('dataset'))
@@ -65,8 +66,10 @@ WHERE (sqlc.narg('dataset')::text IS NULL OR dataset = sqlc.narg('dataset'))
   AND (sqlc.narg('from_key')::text IS NULL OR sortkey >= sqlc.narg('from_key'))
   AND (sqlc.narg('to_key')::text IS NULL OR sortkey <= sqlc.narg('to_key'))
   AND (NOT @has_after::boolean
-       OR (dataset, sortkey, role, job) > (@after_dataset::text, @after_sortkey::text, @after_role::text, @after_job::text))
-ORDER BY dataset, sortkey, role, job
+       OR (dataset, sortkey, role, job, length(read_for), read_for)
+          > (@after_dataset::text, @after_sortkey::text, @after_role::text, @after_job::text,
+             length(@after_read_for::text), @after_read_for::text))
+ORDER BY dataset, sortkey, role, job, length(read_for), read_for
 LIMIT @max_rows;
 
 -- name: ExpiredClaims :many
@@ -80,3 +83,11 @@ LIMIT @max_rows;
 -- name: CountCandidates :one
 -- How many candidates job has, hidden ones included.
 SELECT count(*)::bigint FROM candidates WHERE job = @job;
+
+-- name: ListReads :many
+-- A job's INPUT rows on one chunk read for other output dataids (mapped
+-- reads), in shortlex read_for order: a prefix of the primary key.
+SELECT *
+FROM status_rows
+WHERE dataset = @dataset AND dataid = @dataid AND job = @job AND role = 'INPUT' AND read_for <> ''
+ORDER BY length(read_for), read_for;

@@ -11,7 +11,8 @@
 -- change: no lock, no notification in the commit path.
 WITH put_rows AS (
     INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
-                             fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at)
+                             fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at,
+                             read_for, reads)
     SELECT (@row_datasets::text[])[i], (@row_dataids::text[])[i], (@row_jobs::text[])[i],
            (@row_roles::text[])[i], (@row_sortkeys::text[])[i], (@row_statuses::text[])[i],
            (@row_attempts::integer[])[i], (@row_executors::text[])[i], (@row_tokens::text[])[i],
@@ -19,9 +20,11 @@ WITH put_rows AS (
            CASE WHEN (@row_has_lease::boolean[])[i] THEN (@row_leases::timestamptz[])[i] END,
            (@row_updated::timestamptz[])[i], (@row_reasons::text[])[i], (@row_prev_statuses::text[])[i],
            (@row_endings::text[])[i],
-           CASE WHEN (@row_has_retry::boolean[])[i] THEN (@row_retry_ats::timestamptz[])[i] END
+           CASE WHEN (@row_has_retry::boolean[])[i] THEN (@row_retry_ats::timestamptz[])[i] END,
+           (@row_read_fors::text[])[i],
+           CASE WHEN (@row_reads::text[])[i] <> '' THEN string_to_array((@row_reads::text[])[i], ' ') END
     FROM generate_subscripts(@row_datasets::text[], 1) AS i
-    ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
+    ON CONFLICT (dataset, dataid, job, role, read_for) DO UPDATE SET
         status           = excluded.status,
         attempt          = excluded.attempt,
         executor         = excluded.executor,
@@ -32,15 +35,16 @@ WITH put_rows AS (
         reason           = excluded.reason,
         prev_status      = excluded.prev_status,
         ended            = excluded.ended,
-        retry_at         = excluded.retry_at
+        retry_at         = excluded.retry_at,
+        reads            = excluded.reads
 ), del_rows AS (
     -- The sort key makes every index a point lookup (see GetRows).
     DELETE FROM status_rows s
     USING (SELECT unnest(@del_datasets::text[]) AS dataset, unnest(@del_dataids::text[]) AS dataid,
                   unnest(@del_sortkeys::text[]) AS sortkey, unnest(@del_jobs::text[]) AS job,
-                  unnest(@del_roles::text[]) AS role) AS d
+                  unnest(@del_roles::text[]) AS role, unnest(@del_read_fors::text[]) AS read_for) AS d
     WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.sortkey = d.sortkey
-      AND s.job = d.job AND s.role = d.role
+      AND s.job = d.job AND s.role = d.role AND s.read_for = d.read_for
 ), add_candidates AS (
     INSERT INTO candidates (job, resubmit, sortkey, dataid, not_before, frontier)
     SELECT (@cand_jobs::text[])[i], (@cand_resubmits::boolean[])[i],

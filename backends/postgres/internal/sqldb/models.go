@@ -111,4 +111,6 @@ type StatusRow struct {
 	PrevStatus     string
 	Ended          string
 	RetryAt        pgtype.Timestamptz
+	ReadFor        string
+	Reads          []string
 }

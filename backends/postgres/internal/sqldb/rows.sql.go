@@ -71,15 +71,15 @@ func (q *Queries) ExpiredClaims(ctx context.Context, arg ExpiredClaimsParams) ([
 }
 
 const GetRows = `-- name: GetRows :many
-SELECT s.dataset, s.dataid, s.job, s.role, s.sortkey, s.status, s.attempt, s.executor, s.token, s.fence, s.lease_expires_at, s.updated_at, s.reason, s.prev_status, s.ended, s.retry_at
+SELECT s.dataset, s.dataid, s.job, s.role, s.sortkey, s.status, s.attempt, s.executor, s.token, s.fence, s.lease_expires_at, s.updated_at, s.reason, s.prev_status, s.ended, s.retry_at, s.read_for, s.reads
 FROM (SELECT unnest($1::text[]) AS dataset, unnest($2::text[]) AS dataid,
              unnest($3::text[]) AS sortkey, unnest($4::text[]) AS job,
-             unnest($5::text[]) AS role) AS k
+             unnest($5::text[]) AS role, unnest($6::text[]) AS read_for) AS k
 CROSS JOIN LATERAL (
-    SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at
+    SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at, read_for, reads
     FROM status_rows r
     WHERE r.dataset = k.dataset AND r.dataid = k.dataid AND r.sortkey = k.sortkey
-      AND r.job = k.job AND r.role = k.role
+      AND r.job = k.job AND r.role = k.role AND r.read_for = k.read_for
     LIMIT 1
 ) AS s
 `
@@ -90,6 +90,7 @@ type GetRowsParams struct {
 	Sortkeys []string
 	Jobs     []string
 	Roles    []string
+	ReadFors []string
 }
 
 // The rows with the given keys, each looked up on its own: the LIMIT keeps
@@ -103,6 +104,7 @@ func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, 
 		arg.Sortkeys,
 		arg.Jobs,
 		arg.Roles,
+		arg.ReadFors,
 	)
 	if err != nil {
 		return nil, err
@@ -128,6 +130,62 @@ func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, 
 			&i.PrevStatus,
 			&i.Ended,
 			&i.RetryAt,
+			&i.ReadFor,
+			&i.Reads,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ListReads = `-- name: ListReads :many
+SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at, read_for, reads
+FROM status_rows
+WHERE dataset = $1 AND dataid = $2 AND job = $3 AND role = 'INPUT' AND read_for <> ''
+ORDER BY length(read_for), read_for
+`
+
+type ListReadsParams struct {
+	Dataset string
+	Dataid  string
+	Job     string
+}
+
+// A job's INPUT rows on one chunk read for other output dataids (mapped
+// reads), in shortlex read_for order: a prefix of the primary key.
+func (q *Queries) ListReads(ctx context.Context, arg ListReadsParams) ([]StatusRow, error) {
+	rows, err := q.db.Query(ctx, ListReads, arg.Dataset, arg.Dataid, arg.Job)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []StatusRow
+	for rows.Next() {
+		var i StatusRow
+		if err := rows.Scan(
+			&i.Dataset,
+			&i.Dataid,
+			&i.Job,
+			&i.Role,
+			&i.Sortkey,
+			&i.Status,
+			&i.Attempt,
+			&i.Executor,
+			&i.Token,
+			&i.Fence,
+			&i.LeaseExpiresAt,
+			&i.UpdatedAt,
+			&i.Reason,
+			&i.PrevStatus,
+			&i.Ended,
+			&i.RetryAt,
+			&i.ReadFor,
+			&i.Reads,
 		); err != nil {
 			return nil, err
 		}
@@ -140,7 +198,7 @@ func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, 
 }
 
 const ListRows = `-- name: ListRows :many
-SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at
+SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at, read_for, reads
 FROM status_rows
 WHERE ($1::text IS NULL OR dataset = $1)
   AND ($2::text IS NULL OR job = $2)
@@ -149,9 +207,11 @@ WHERE ($1::text IS NULL OR dataset = $1)
   AND ($5::text IS NULL OR sortkey >= $5)
   AND ($6::text IS NULL OR sortkey <= $6)
   AND (NOT $7::boolean
-       OR (dataset, sortkey, role, job) > ($8::text, $9::text, $10::text, $11::text))
-ORDER BY dataset, sortkey, role, job
-LIMIT $12
+       OR (dataset, sortkey, role, job, length(read_for), read_for)
+          > ($8::text, $9::text, $10::text, $11::text,
+             length($12::text), $12::text))
+ORDER BY dataset, sortkey, role, job, length(read_for), read_for
+LIMIT $13
 `
 
 type ListRowsParams struct {
@@ -166,11 +226,13 @@ type ListRowsParams struct {
 	AfterSortkey string
 	AfterRole    string
 	AfterJob     string
+	AfterReadFor string
 	MaxRows      int32
 }
 
-// A page of status rows in (dataset, shortlex dataid, role, job) order.
-// Null filters do not filter; the after_* values are the last row seen.
+// A page of status rows in (dataset, shortlex dataid, role, job, shortlex
+// read_for) order. Null filters do not filter; the after_* values are the
+// last row seen.
 func (q *Queries) ListRows(ctx context.Context, arg ListRowsParams) ([]StatusRow, error) {
 	rows, err := q.db.Query(ctx, ListRows,
 		arg.Dataset,
@@ -184,6 +246,7 @@ func (q *Queries) ListRows(ctx context.Context, arg ListRowsParams) ([]StatusRow
 		arg.AfterSortkey,
 		arg.AfterRole,
 		arg.AfterJob,
+		arg.AfterReadFor,
 		arg.MaxRows,
 	)
 	if err != nil {
@@ -210,6 +273,8 @@ func (q *Queries) ListRows(ctx context.Context, arg ListRowsParams) ([]StatusRow
 			&i.PrevStatus,
 			&i.Ended,
 			&i.RetryAt,
+			&i.ReadFor,
+			&i.Reads,
 		); err != nil {
 			return nil, err
 		}

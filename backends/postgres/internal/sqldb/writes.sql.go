@@ -13,7 +13,8 @@ import (
 const ApplyWrites = `-- name: ApplyWrites :exec
 WITH put_rows AS (
     INSERT INTO status_rows (dataset, dataid, job, role, sortkey, status, attempt, executor, token,
-                             fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at)
+                             fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at,
+                             read_for, reads)
     SELECT ($1::text[])[i], ($2::text[])[i], ($3::text[])[i],
            ($4::text[])[i], ($5::text[])[i], ($6::text[])[i],
            ($7::integer[])[i], ($8::text[])[i], ($9::text[])[i],
@@ -21,9 +22,11 @@ WITH put_rows AS (
            CASE WHEN ($11::boolean[])[i] THEN ($12::timestamptz[])[i] END,
            ($13::timestamptz[])[i], ($14::text[])[i], ($15::text[])[i],
            ($16::text[])[i],
-           CASE WHEN ($17::boolean[])[i] THEN ($18::timestamptz[])[i] END
+           CASE WHEN ($17::boolean[])[i] THEN ($18::timestamptz[])[i] END,
+           ($19::text[])[i],
+           CASE WHEN ($20::text[])[i] <> '' THEN string_to_array(($20::text[])[i], ' ') END
     FROM generate_subscripts($1::text[], 1) AS i
-    ON CONFLICT (dataset, dataid, job, role) DO UPDATE SET
+    ON CONFLICT (dataset, dataid, job, role, read_for) DO UPDATE SET
         status           = excluded.status,
         attempt          = excluded.attempt,
         executor         = excluded.executor,
@@ -34,32 +37,33 @@ WITH put_rows AS (
         reason           = excluded.reason,
         prev_status      = excluded.prev_status,
         ended            = excluded.ended,
-        retry_at         = excluded.retry_at
+        retry_at         = excluded.retry_at,
+        reads            = excluded.reads
 ), del_rows AS (
     -- The sort key makes every index a point lookup (see GetRows).
     DELETE FROM status_rows s
-    USING (SELECT unnest($19::text[]) AS dataset, unnest($20::text[]) AS dataid,
-                  unnest($21::text[]) AS sortkey, unnest($22::text[]) AS job,
-                  unnest($23::text[]) AS role) AS d
+    USING (SELECT unnest($21::text[]) AS dataset, unnest($22::text[]) AS dataid,
+                  unnest($23::text[]) AS sortkey, unnest($24::text[]) AS job,
+                  unnest($25::text[]) AS role, unnest($26::text[]) AS read_for) AS d
     WHERE s.dataset = d.dataset AND s.dataid = d.dataid AND s.sortkey = d.sortkey
-      AND s.job = d.job AND s.role = d.role
+      AND s.job = d.job AND s.role = d.role AND s.read_for = d.read_for
 ), add_candidates AS (
     INSERT INTO candidates (job, resubmit, sortkey, dataid, not_before, frontier)
-    SELECT ($24::text[])[i], ($25::boolean[])[i],
-           ($26::text[])[i], ($27::text[])[i],
-           CASE WHEN ($28::boolean[])[i] THEN ($29::timestamptz[])[i] END,
-           ($30::boolean[])[i]
-    FROM generate_subscripts($24::text[], 1) AS i
+    SELECT ($27::text[])[i], ($28::boolean[])[i],
+           ($29::text[])[i], ($30::text[])[i],
+           CASE WHEN ($31::boolean[])[i] THEN ($32::timestamptz[])[i] END,
+           ($33::boolean[])[i]
+    FROM generate_subscripts($27::text[], 1) AS i
 ), drop_candidates AS (
-    DELETE FROM candidates WHERE id = ANY($31::bigint[])
+    DELETE FROM candidates WHERE id = ANY($34::bigint[])
 ), inserted_events AS (
     INSERT INTO events (seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
     SELECT (pg_current_xact_id()::text::bigint << 20) | i,
-           ($32::timestamptz[])[i], ($33::text[])[i], ($34::text[])[i],
-           ($35::text[])[i], ($36::text[])[i], ($37::text[])[i],
-           ($38::text[])[i], ($39::text[])[i], ($40::integer[])[i],
-           ($41::text[])[i], ($42::text[])[i]
-    FROM generate_subscripts($32::timestamptz[], 1) AS i
+           ($35::timestamptz[])[i], ($36::text[])[i], ($37::text[])[i],
+           ($38::text[])[i], ($39::text[])[i], ($40::text[])[i],
+           ($41::text[])[i], ($42::text[])[i], ($43::integer[])[i],
+           ($44::text[])[i], ($45::text[])[i]
+    FROM generate_subscripts($35::timestamptz[], 1) AS i
 )
 SELECT 1
 `
@@ -83,11 +87,14 @@ type ApplyWritesParams struct {
 	RowEndings       []string
 	RowHasRetry      []bool
 	RowRetryAts      []time.Time
+	RowReadFors      []string
+	RowReads         []string
 	DelDatasets      []string
 	DelDataids       []string
 	DelSortkeys      []string
 	DelJobs          []string
 	DelRoles         []string
+	DelReadFors      []string
 	CandJobs         []string
 	CandResubmits    []bool
 	CandSortkeys     []string
@@ -139,11 +146,14 @@ func (q *Queries) ApplyWrites(ctx context.Context, arg ApplyWritesParams) error 
 		arg.RowEndings,
 		arg.RowHasRetry,
 		arg.RowRetryAts,
+		arg.RowReadFors,
+		arg.RowReads,
 		arg.DelDatasets,
 		arg.DelDataids,
 		arg.DelSortkeys,
 		arg.DelJobs,
 		arg.DelRoles,
+		arg.DelReadFors,
 		arg.CandJobs,
 		arg.CandResubmits,
 		arg.CandSortkeys,
