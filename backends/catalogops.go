@@ -74,7 +74,9 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		now := e.clock.Now()
 		valid.CreatedAt, valid.UpdatedAt = now, now
 		var err error
-		stored, version, err = e.b.PutJob(ctx, valid, enqueue, version)
+		// The store backfills a job without mappings itself; the engine
+		// backfills one with mappings below (backfillMapped).
+		stored, version, err = e.b.PutJob(ctx, valid, enqueue && !valid.Mapped(), version)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -83,6 +85,11 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 	})
 	if err != nil {
 		return stored, err
+	}
+	if enqueue && stored.Mapped() {
+		if err := e.backfillMapped(ctx, after, stored); err != nil {
+			return stored, err
+		}
 	}
 	if !reschedule && scheduleDef(after, stored) != nil {
 		// A frontier lost (its seeding failed after the job was stored) is

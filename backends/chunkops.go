@@ -73,7 +73,7 @@ func publishChunk(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid stri
 	if err := put(ctx, tx, old, row); err != nil {
 		return StatusRow{}, err
 	}
-	return row, enqueueConsumers(ctx, tx, cat, dataset, dataid)
+	return row, enqueueConsumers(ctx, tx, cat, dataset, dataid, now)
 }
 
 func (e *engine) Resubmit(ctx context.Context, dataset, dataid string, cascade bool) ([]StatusRow, error) {

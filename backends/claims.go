@@ -276,7 +276,7 @@ func (e *engine) end(ctx context.Context, tx Tx, c liveClaim, how Ending, reason
 	}
 	switch {
 	case st == StatusReady:
-		return enqueueConsumers(ctx, tx, c.cat, c.out.Dataset, c.out.DataID)
+		return enqueueConsumers(ctx, tx, c.cat, c.out.Dataset, c.out.DataID, c.now)
 	case FreeForProducers(st):
 		return tx.AddCandidate(ctx, Candidate{Job: c.job.ID, DataID: c.out.DataID, Resubmit: st == StatusResubmit, NotBefore: newOut.RetryAt})
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // engine implements Store on a Backend. Every operation is written here
@@ -96,20 +98,36 @@ func del(ctx context.Context, tx Tx, old StatusRow, now time.Time, reason string
 
 // enqueueConsumers adds candidates for every job reading (dataset, dataid)
 // whose output there is free for producers: the chunk just became READY.
-func enqueueConsumers(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid string) error {
+// A consumer that reads the dataset through a mapping other than IDENTITY
+// gets candidates at the outputs whose mapped set holds the chunk (the
+// reverse mapping, enqueueMapped), so that findNext stays as cheap however
+// long the history and however wide the window.
+func enqueueConsumers(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid string, now time.Time) error {
 	consumers := cat.Consumers(dataset)
 	if len(consumers) == 0 {
 		return nil
 	}
-	keys := make([]RowKey, len(consumers))
-	for i, j := range consumers {
-		keys[i] = outputKey(cat.Jobs.Get(j), dataid)
+	keys := make([]RowKey, 0, len(consumers))
+	plain := make([]string, 0, len(consumers))
+	for _, j := range consumers {
+		job := cat.Jobs.Get(j)
+		if k := job.Mapping(dataset).Kind; k != partition.Identity && k != "" {
+			if err := enqueueMapped(ctx, tx, cat, job, dataset, dataid, now); err != nil {
+				return err
+			}
+			continue
+		}
+		plain = append(plain, j)
+		keys = append(keys, outputKey(job, dataid))
+	}
+	if len(keys) == 0 {
+		return nil
 	}
 	outs, err := tx.GetRows(ctx, keys)
 	if err != nil {
 		return err
 	}
-	for i, j := range consumers {
+	for i, j := range plain {
 		st := statusOf(outs[i])
 		if !FreeForProducers(st) {
 			continue

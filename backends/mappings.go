@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/chunklock/chunklock/backends/partition"
 )
@@ -340,4 +341,194 @@ func SortedReads(byKey map[RowKey]*StatusRow) []StatusRow {
 	}
 	slices.SortFunc(out, func(a, b StatusRow) int { return CompareDataID(a.ReadFor, b.ReadFor) })
 	return out
+}
+
+// maxReverseCandidates bounds the output dataids one input chunk becoming
+// READY makes candidates of through a LATEST or ALL mapping (whose reverse
+// is open-ended): the newest ones, whose windows have started.
+const maxReverseCandidates = 1000
+
+// mappedOutputs lists the output dataids of job whose mapped set of input
+// in holds inID (SPEC §9): those that may become claimable when the chunk
+// becomes READY. IDENTITY: inID; TIME_WINDOW: the outputs whose window,
+// widened by the offsets, overlaps the chunk's; LATEST and ALL: the
+// outputs of the reverse span whose windows have started at now, the
+// newest maxReverseCandidates of them (none when the output has no
+// partition definition to list them by).
+func mappedOutputs(cat *Catalog, job Job, in, inID string, now time.Time) ([]string, error) {
+	m := job.Mapping(in)
+	out, inDef := defOf(cat, job.Output), defOf(cat, in)
+	switch m.Kind {
+	case partition.Identity, "":
+		return []string{inID}, nil
+	case partition.TimeWindow:
+		ids, err := m.Outputs(out, inDef, inID)
+		if err != nil {
+			return nil, mappingError(job, in, inID, err)
+		}
+		return ids, nil
+	}
+	span, err := m.OutputSpan(out, inDef, inID)
+	if err != nil {
+		return nil, mappingError(job, in, inID, err)
+	}
+	if span.Empty || out.IsZero() {
+		return nil, nil
+	}
+	if last, ok := lastStarted(out, now); ok && (span.To == "" || CompareDataID(last, span.To) < 0) {
+		span.To = last
+	} else if !ok && span.To == "" {
+		return nil, nil
+	}
+	if span.From != "" && CompareDataID(span.From, span.To) > 0 {
+		return nil, nil
+	}
+	seq, err := out.Range(span.From, span.To)
+	if err != nil {
+		return nil, mappingError(job, in, inID, err)
+	}
+	var ids []string
+	for id := range seq {
+		ids = append(ids, id)
+		if len(ids) > 2*maxReverseCandidates {
+			ids = append(ids[:0], ids[len(ids)-maxReverseCandidates:]...)
+		}
+	}
+	if len(ids) > maxReverseCandidates {
+		ids = ids[len(ids)-maxReverseCandidates:]
+	}
+	return ids, nil
+}
+
+// lastStarted is the last dataid d expects whose window has started at now
+// (every expected dataid of a definition without windows).
+func lastStarted(d partition.Def, now time.Time) (string, bool) {
+	if !d.Kind.IsTime() {
+		return d.DueBefore(now)
+	}
+	d.Lag = 0
+	last, ok := d.DueBefore(now)
+	if !ok {
+		if d.Contains(d.Start) {
+			if start, _, err := d.Window(d.Start); err == nil && !now.Before(start) {
+				return d.Start, true
+			}
+		}
+		return "", false
+	}
+	if next, ok := d.Next(last); ok {
+		return next, true
+	}
+	return last, true
+}
+
+// enqueueMapped adds candidates for the outputs of mapped consumer job
+// whose mapped set of dataset holds dataid and that are free for
+// producers: the chunk just became READY.
+func enqueueMapped(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, dataid string, now time.Time) error {
+	outs, err := mappedOutputs(cat, job, dataset, dataid, now)
+	if err != nil || len(outs) == 0 {
+		return err
+	}
+	keys := make([]RowKey, len(outs))
+	for i, id := range outs {
+		keys[i] = outputKey(job, id)
+	}
+	rows, err := tx.GetRows(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for i, id := range outs {
+		st := statusOf(rows[i])
+		if !FreeForProducers(st) {
+			continue
+		}
+		if err := tx.AddCandidate(ctx, Candidate{Job: job.ID, DataID: id, Resubmit: st == StatusResubmit}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// backfillBatch bounds the output dataids one backfill transaction reads
+// and queues.
+const backfillBatch = 500
+
+// backfillMapped makes a job with mappings that is new, or whose inputs or
+// mappings changed, claim what it can already: for every READY chunk of
+// its driving input (the first read through IDENTITY or TIME_WINDOW, else
+// the first), the outputs whose mapped set holds it become candidates
+// (Backend.PutJob does the same for a job without mappings, in the store).
+func (e *engine) backfillMapped(ctx context.Context, cat *Catalog, job Job) error {
+	if len(job.Inputs) == 0 {
+		return nil
+	}
+	in := job.Inputs[0]
+	for _, i := range job.Inputs {
+		if k := job.Mapping(i).Kind; k == partition.Identity || k == partition.TimeWindow || k == "" {
+			in = i
+			break
+		}
+	}
+	producer := cat.Producer(in)
+	now := e.clock.Now()
+	f := ChunkFilter{Dataset: in, Role: RoleOutput, Status: StatusReady, First: MaxPageSize}
+	seen := map[string]bool{}
+	var pending []string
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		outs := pending
+		pending = nil
+		return e.b.Update(ctx, func(tx Tx) error {
+			keys := make([]RowKey, len(outs))
+			for i, id := range outs {
+				keys[i] = outputKey(job, id)
+			}
+			rows, err := tx.GetRows(ctx, keys)
+			if err != nil {
+				return err
+			}
+			for i, id := range outs {
+				if st := statusOf(rows[i]); FreeForProducers(st) {
+					if err := tx.AddCandidate(ctx, Candidate{Job: job.ID, DataID: id, Resubmit: st == StatusResubmit}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	for {
+		page, err := e.b.ListRows(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, r := range page.Rows {
+			if r.Job != producer {
+				continue
+			}
+			outs, err := mappedOutputs(cat, job, in, r.DataID, now)
+			if err != nil {
+				return err
+			}
+			for _, id := range outs {
+				if !seen[id] {
+					seen[id] = true
+					pending = append(pending, id)
+				}
+			}
+			if len(pending) >= backfillBatch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if !page.HasNextPage || len(page.Cursors) == 0 {
+			break
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+	return flush()
 }

@@ -26,6 +26,10 @@ var mappingTests = []testCase{
 	{"MappingLatest", (*suite).testMappingLatest},
 	{"MappingAll", (*suite).testMappingAll},
 	{"MappingLocks", (*suite).testMappingLocks},
+	{"MappingFindNextLookback", (*suite).testMappingFindNextLookback},
+	{"MappingFindNextRollUpAndFanOut", (*suite).testMappingFindNextRollUpAndFanOut},
+	{"MappingFindNextLatestAndAll", (*suite).testMappingFindNextLatestAndAll},
+	{"MappingBackfill", (*suite).testMappingBackfill},
 }
 
 var (
@@ -497,4 +501,82 @@ func (s *suite) testMappingLocks(t *testing.T) {
 		"2025-01-03/INPUT/roll/", "2025-01-03/OUTPUT//",
 	}, keys)
 	b.complete(c)
+}
+
+// testMappingFindNextLookback: findNext finds the outputs whose window is
+// complete, lowest first, and a late input makes exactly its seven outputs
+// claimable when it arrives.
+func (s *suite) testMappingFindNextLookback(t *testing.T) {
+	b := s.setup(t)
+	b.mappedDatasets()
+	b.lookbackJob()
+	all := dayRange("2025-01-01", "2025-01-20")
+	for _, i := range []int{5, 0, 19, 12, 3, 1, 2, 4, 6, 7, 9, 10, 11, 13, 14, 15, 16, 17, 18} { // every day but 2025-01-09
+		b.publish("raw", all[i])
+	}
+	require.Equal(t, append(dayRange("2025-01-01", "2025-01-08"), dayRange("2025-01-16", "2025-01-20")...), b.drain("roll"))
+	b.publish("raw", "2025-01-09")
+	require.Equal(t, dayRange("2025-01-09", "2025-01-15"), b.drain("roll"))
+	require.Empty(t, b.drain("roll"))
+	// A failed output comes back; the resubmitted one first.
+	_, err := b.s.Resubmit(b.ctx, "roll7", "2025-01-18", false)
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-01-18"}, b.drain("roll"))
+}
+
+// testMappingFindNextRollUpAndFanOut: the last day of a week makes the week
+// a candidate; a day makes each of its hours one.
+func (s *suite) testMappingFindNextRollUpAndFanOut(t *testing.T) {
+	b := s.setup(t)
+	b.mappedDatasets()
+	b.upsertJob(backends.Job{ID: "weekly", Output: "week", Inputs: []string{"raw"},
+		InputMappings: []backends.InputMapping{mapping("raw", partition.TimeWindow, 0, 0)}})
+	b.upsertJob(backends.Job{ID: "hourly", Output: "hour", Inputs: []string{"raw"},
+		InputMappings: []backends.InputMapping{mapping("raw", partition.TimeWindow, 0, 0)}})
+	b.publish("raw", dayRange("2026-12-21", "2027-01-02")...)
+	require.Equal(t, []string{"2026-W52"}, b.drain("weekly"))
+	b.publish("raw", "2027-01-03")
+	require.Equal(t, []string{"2026-W53"}, b.drain("weekly"))
+	hours := b.drain("hourly")
+	require.Len(t, hours, 14*24)
+	require.Equal(t, "2026-12-21T00", hours[0])
+	require.Equal(t, "2027-01-03T23", hours[len(hours)-1])
+}
+
+// testMappingFindNextLatestAndAll: a snapshot or a member of an ALL input
+// arriving makes the outputs waiting for it candidates.
+func (s *suite) testMappingFindNextLatestAndAll(t *testing.T) {
+	b := s.setup(t)
+	b.mappedDatasets()
+	b.upsertJob(backends.Job{ID: "enrich", Output: "roll7", Inputs: []string{"raw", "dim", "region"},
+		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0), mapping("region", partition.All, 0, 0)}})
+	b.publish("raw", dayRange("2025-02-01", "2025-02-03")...)
+	b.publish("region", "eu", "us")
+	require.Empty(t, b.drain("enrich"), "no snapshot yet")
+	b.publish("dim", "2025-01-20")
+	require.Equal(t, dayRange("2025-02-01", "2025-02-03"), b.drain("enrich"))
+	for _, d := range dayRange("2025-02-01", "2025-02-03") {
+		require.Equal(t, backends.StatusDone, b.readStatus("dim", "2025-01-20", "enrich", d))
+	}
+	// A region resubmitted and published again: every output waiting on it
+	// is a candidate once more.
+	b.publish("raw", "2025-02-04")
+	_, err := b.s.Resubmit(b.ctx, "region", "us", false)
+	require.NoError(t, err)
+	require.Empty(t, b.drain("enrich"))
+	b.publish("region", "us")
+	require.Equal(t, []string{"2025-02-04"}, b.drain("enrich"))
+}
+
+// testMappingBackfill: a job with mappings defined over data already READY
+// claims what it can at once.
+func (s *suite) testMappingBackfill(t *testing.T) {
+	b := s.setup(t)
+	b.mappedDatasets()
+	b.publish("raw", dayRange("2025-01-01", "2025-01-10")...)
+	b.lookbackJob()
+	require.Equal(t, dayRange("2025-01-01", "2025-01-10"), b.drain("roll"))
+	b.upsertJob(backends.Job{ID: "weekly", Output: "week", Inputs: []string{"raw"},
+		InputMappings: []backends.InputMapping{mapping("raw", partition.TimeWindow, 0, 0)}})
+	require.Equal(t, []string{"2025-W01"}, b.drain("weekly"), "2025-W01 runs from 2024-12-30, before raw's start: it reads 2025-01-01..05")
 }
