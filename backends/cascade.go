@@ -2,7 +2,11 @@ package backends
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
+
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // resubmitRow sets an OUTPUT row to RESUBMIT with its attempts counted
@@ -22,66 +26,230 @@ func resubmitRow(ctx context.Context, tx Tx, old StatusRow, reason string, now t
 
 // invalidateDownstream invalidates, transitively, what the consumers of
 // chunk (dataset, dataid) computed from it or failed on, as CascadeStepOf
-// plans for each: their INPUT rows on it become ERROR and their OUTPUT rows
-// RESUBMIT, all stamped now, the time of the operation that cascades. It
-// returns the OUTPUT rows it changed, or LOCKED, listing every consumer
-// that reads or writes at dataid right now; the caller then rolls back.
-// The caller holds the chunk locks of every dataset downstream of dataset.
+// plans for each read of it: the INPUT rows of those reads become ERROR
+// and the OUTPUT rows they were read for RESUBMIT, all stamped now, the
+// time of the operation that cascades. A consumer reading the dataset
+// through a mapping (SPEC §9) may have read the chunk for several output
+// dataids (a lookback, a roll-up): each of those outputs is invalidated,
+// and the walk goes on from each. It returns the OUTPUT rows it changed, or
+// LOCKED, listing every consumer that reads or writes, right now, a chunk
+// the walk reaches; the caller then rolls back. The caller holds the
+// chunk locks of every chunk the walk writes (lockCascade).
 func invalidateDownstream(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid, reason string, now time.Time) ([]StatusRow, error) {
-	var changed []StatusRow
-	var blockers []Blocker
-	queue := []string{dataset}
-	seen := map[string]bool{dataset: true}
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		consumers := cat.Consumers(d)
-		keys := make([]RowKey, 0, 2*len(consumers))
-		for _, jid := range consumers {
-			keys = append(keys, RowKey{Dataset: d, DataID: dataid, Job: jid, Role: RoleInput}, outputKey(cat.Jobs.Get(jid), dataid))
+	w := cascadeWalk{cat: cat, write: true, reason: reason, now: now}
+	if err := w.run(ctx, tx, Read{Dataset: dataset, DataID: dataid}); err != nil {
+		return nil, err
+	}
+	if len(w.blockers) > 0 {
+		return nil, Locked(w.blockers, "cannot invalidate what was computed from %s/%s while downstream claims are live: %s", dataset, dataid, describeBlockers(w.blockers))
+	}
+	return w.changed, nil
+}
+
+// cascadeWalk walks what was computed from a chunk, writing the
+// invalidation (write) or only finding the chunks it would write
+// (reached), for lockCascade.
+type cascadeWalk struct {
+	cat      *Catalog
+	write    bool
+	reason   string
+	now      time.Time
+	changed  []StatusRow
+	blockers []Blocker
+	reached  []Read // the output chunks the walk writes or is blocked on
+}
+
+// chunkRead is one consumer's read of a chunk: its INPUT row (nil: none)
+// under key, and the OUTPUT row (nil: none) of the output dataid it was
+// read for.
+type chunkRead struct {
+	job   Job
+	key   RowKey
+	in    *StatusRow
+	outID string
+	out   *StatusRow
+}
+
+// readsOf lists the reads of chunk c by its consumers: for each, its INPUT
+// row for the output of the same dataid and, for a consumer reading c's
+// dataset through a mapping, its reads of c for other output dataids.
+func (w *cascadeWalk) readsOf(ctx context.Context, tx Tx, c Read) ([]chunkRead, error) {
+	consumers := w.cat.Consumers(c.Dataset)
+	keys := make([]RowKey, 0, 2*len(consumers))
+	for _, jid := range consumers {
+		keys = append(keys, RowKey{Dataset: c.Dataset, DataID: c.DataID, Job: jid, Role: RoleInput}, outputKey(w.cat.Jobs.Get(jid), c.DataID))
+	}
+	rows, err := tx.GetRows(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]chunkRead, 0, len(consumers))
+	var mapped []chunkRead
+	for i, jid := range consumers {
+		job := w.cat.Jobs.Get(jid)
+		out = append(out, chunkRead{job: job, key: keys[2*i], in: rows[2*i], outID: c.DataID, out: rows[2*i+1]})
+		if k := job.Mapping(c.Dataset).Kind; k == partition.Identity || k == "" {
+			continue
 		}
-		rows, err := tx.GetRows(ctx, keys)
+		reads, err := tx.ListReads(ctx, c.Dataset, c.DataID, jid)
 		if err != nil {
 			return nil, err
 		}
-		for i, jid := range consumers {
-			job, in, out := cat.Jobs.Get(jid), rows[2*i], rows[2*i+1]
-			step := CascadeStepOf(in, out)
+		for _, r := range reads {
+			mapped = append(mapped, chunkRead{job: job, key: r.RowKey, in: &r, outID: r.ReadFor})
+		}
+	}
+	if len(mapped) == 0 {
+		return out, nil
+	}
+	keys = keys[:0]
+	for _, m := range mapped {
+		keys = append(keys, outputKey(m.job, m.outID))
+	}
+	if rows, err = tx.GetRows(ctx, keys); err != nil {
+		return nil, err
+	}
+	for i := range mapped {
+		mapped[i].out = rows[i]
+	}
+	return append(out, mapped...), nil
+}
+
+// run walks from chunk root.
+func (w *cascadeWalk) run(ctx context.Context, tx Tx, root Read) error {
+	queue := []Read{root}
+	seen := map[Read]bool{root: true}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		reads, err := w.readsOf(ctx, tx, c)
+		if err != nil {
+			return err
+		}
+		for _, r := range reads {
+			step := CascadeStepOf(r.in, r.out)
+			next := Read{Dataset: r.job.Output, DataID: r.outID}
 			switch step {
 			case CascadeSkip:
 				continue
 			case CascadeBlocked:
-				if statusOf(in) == StatusRunning {
-					blockers = append(blockers, Blocker{Dataset: d, DataID: dataid, Job: jid, Kind: BlockerLocalRead, Status: StatusRunning})
+				w.reached = append(w.reached, next)
+				if statusOf(r.in) == StatusRunning {
+					w.blockers = append(w.blockers, Blocker{Dataset: c.Dataset, DataID: c.DataID, Job: r.job.ID, Kind: BlockerLocalRead, Status: StatusRunning})
 				} else {
-					blockers = append(blockers, Blocker{Dataset: job.Output, DataID: dataid, Job: jid, Kind: BlockerOutputLocked, Status: StatusRunning})
+					w.blockers = append(w.blockers, Blocker{Dataset: r.job.Output, DataID: r.outID, Job: r.job.ID, Kind: BlockerOutputLocked, Status: StatusRunning})
 				}
 				continue
 			case CascadeInvalidate:
-				r := *in
-				r.Status, r.Reason, r.UpdatedAt = StatusError, reason, now
-				if err := put(ctx, tx, in, r); err != nil {
-					return nil, err
+				if w.write {
+					in := *r.in
+					in.Status, in.Reason, in.UpdatedAt = StatusError, w.reason, w.now
+					if err := put(ctx, tx, r.in, in); err != nil {
+						return err
+					}
 				}
 			}
-			// A job reading two invalidated chunks (a diamond) is reached
-			// twice: its output is resubmitted, and walked, only once.
-			if seen[job.Output] {
+			// A job reading two invalidated chunks (a diamond, or a window
+			// holding both) is reached twice: its output is resubmitted,
+			// and walked, only once.
+			if seen[next] {
 				continue
 			}
-			seen[job.Output] = true
-			queue = append(queue, job.Output)
-			if out != nil && ResubmitFrom(out.Status) {
-				r, err := resubmitRow(ctx, tx, *out, reason, now)
+			seen[next] = true
+			w.reached = append(w.reached, next)
+			queue = append(queue, next)
+			if w.write && r.out != nil && ResubmitFrom(r.out.Status) {
+				row, err := resubmitRow(ctx, tx, *r.out, w.reason, w.now)
 				if err != nil {
-					return nil, err
+					return err
 				}
-				changed = append(changed, r)
+				w.changed = append(w.changed, row)
 			}
 		}
 	}
-	if len(blockers) > 0 {
-		return nil, Locked(blockers, "cannot invalidate what was computed from %s/%s while downstream claims are live: %s", dataset, dataid, describeBlockers(blockers))
+	return nil
+}
+
+// mappedDownstream tells whether a job reads, through a mapping other than
+// IDENTITY, dataset or a dataset computed from it: an invalidation of one
+// of its chunks may then reach other dataids.
+func mappedDownstream(cat *Catalog, dataset string) bool {
+	for _, d := range cat.Downstream(dataset) {
+		for _, jid := range cat.Consumers(d) {
+			if k := cat.Jobs.Get(jid).Mapping(d).Kind; k != partition.Identity && k != "" {
+				return true
+			}
+		}
 	}
-	return changed, nil
+	return false
+}
+
+// errReplan asks for an invalidation to run again in a new transaction
+// that locks more chunks first: the walk found, once its locks were held,
+// chunks outside them (reads made in between).
+type errReplan struct{ chunks []Read }
+
+func (e *errReplan) Error() string {
+	return "backends: the invalidation reaches more chunks than it locked"
+}
+
+// maxReplans bounds how many times an invalidation runs again because
+// concurrent claims keep adding reads of the chunks it walks.
+const maxReplans = 8
+
+// lockCascade locks, for an operation that invalidates what was computed
+// from chunk (dataset, dataid), every chunk the invalidation may write,
+// together with the chunks in plan: exclusively the dataset's downstream
+// datasets at dataid (all that an invalidation writes without mappings)
+// and, when mappings are downstream, the output chunks the walk reaches
+// (found by walking without locks, then checked again with them held)
+// and those of hint. With more chunks to lock than it took, it answers
+// errReplan: the caller runs the operation again with them as hint.
+func lockCascade(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid string, plan lockPlan, hint []Read) error {
+	for _, d := range cat.Downstream(dataset) {
+		plan.add(dataid, d, true)
+	}
+	if !mappedDownstream(cat, dataset) {
+		return plan.lock(ctx, tx)
+	}
+	root := Read{Dataset: dataset, DataID: dataid}
+	find := cascadeWalk{cat: cat}
+	if err := find.run(ctx, tx, root); err != nil {
+		return err
+	}
+	for _, c := range append(find.reached, hint...) {
+		plan.add(c.DataID, c.Dataset, true)
+	}
+	if err := plan.lock(ctx, tx); err != nil {
+		return err
+	}
+	check := cascadeWalk{cat: cat}
+	if err := check.run(ctx, tx, root); err != nil {
+		return err
+	}
+	var missing []Read
+	for _, c := range check.reached {
+		if s := plan[c.DataID]; s == nil || !slices.Contains(s.exclusive, c.Dataset) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return &errReplan{chunks: append(append(missing, find.reached...), hint...)}
+	}
+	return nil
+}
+
+// withReplans runs op, a transaction that calls lockCascade with hint,
+// again with a wider hint while it answers errReplan.
+func withReplans(op func(hint []Read) error) error {
+	var hint []Read
+	for range maxReplans {
+		err := op(hint)
+		var re *errReplan
+		if !errors.As(err, &re) {
+			return err
+		}
+		hint = re.chunks
+	}
+	return Unavailable(nil, "an invalidation kept reaching more chunks than it locked while claims went on; retry")
 }

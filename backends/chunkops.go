@@ -85,13 +85,20 @@ func (e *engine) Resubmit(ctx context.Context, dataset, dataid string, cascade b
 		if _, err := cat.Dataset(dataset); err != nil {
 			return err
 		}
-		return e.update(ctx, cat, func(tx Tx) error {
-			if err := tx.LockChunks(ctx, dataid, resubmitLocks(cat.Catalog, dataset, cascade), nil); err != nil {
+		return withReplans(func(hint []Read) error {
+			return e.update(ctx, cat, func(tx Tx) error {
+				var err error
+				if cascade {
+					err = lockCascade(ctx, tx, cat.Catalog, dataset, dataid, lockPlan{}, hint)
+				} else {
+					err = tx.LockChunks(ctx, dataid, []string{dataset}, nil)
+				}
+				if err != nil {
+					return err
+				}
+				changed, err = resubmitChunk(ctx, tx, cat.Catalog, dataset, dataid, cascade, false, e.clock.Now())
 				return err
-			}
-			var err error
-			changed, err = resubmitChunk(ctx, tx, cat.Catalog, dataset, dataid, cascade, false, e.clock.Now())
-			return err
+			})
 		})
 	})
 	if err != nil {

@@ -41,23 +41,19 @@ func loadClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid st
 }
 
 // lockClaimState locks the chunks a claim of job at dataid touches (the
-// output chunk, or with exclusive those datasets at dataid, exclusively;
-// the input chunks it reads shared) and reads what the rules need about
-// them. A job without mappings locks one dataid in one call, as it always
-// did.
-func lockClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string, exclusive []string) (ClaimState, error) {
+// output chunk exclusively, the input chunks it reads shared) and reads
+// what the rules need about them. A job without mappings locks one dataid
+// in one call, as it always did.
+func lockClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string) (ClaimState, error) {
 	reads, err := claimReads(ctx, tx, cat, job, dataid)
 	if err != nil {
 		return ClaimState{}, err
 	}
 	if !job.Mapped() {
-		if exclusive == nil {
-			exclusive = []string{job.Output}
-		}
-		err = tx.LockChunks(ctx, dataid, exclusive, job.Inputs)
+		err = tx.LockChunks(ctx, dataid, []string{job.Output}, job.Inputs)
 	} else {
 		plan := lockPlan{}
-		plan.addClaim(job, dataid, reads, exclusive)
+		plan.addClaim(job, dataid, reads, nil)
 		err = plan.lock(ctx, tx)
 	}
 	if err != nil {
@@ -70,19 +66,30 @@ func lockClaimState(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid st
 // also invalidates what downstream jobs computed from the chunk it
 // rewrites, as resubmit with cascade does, and is refused while any of
 // them reads or writes at that dataid.
-func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid, executor string, mode ClaimMode) (*Claim, error) {
+//
+// hint lists chunks a force locks besides those it finds (lockCascade).
+func (e *engine) claimIn(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid, executor string, mode ClaimMode, hint []Read) (*Claim, error) {
 	if err := checkExpected(cat, job, dataid); err != nil {
 		return nil, err
 	}
 	prefetchSlots(tx, slotKeys(job), false)
 	if mode != ModeForce {
-		st, err := lockClaimState(ctx, tx, cat, job, dataid, nil)
+		st, err := lockClaimState(ctx, tx, cat, job, dataid)
 		if err != nil {
 			return nil, err
 		}
 		return e.claimGated(ctx, tx, cat, st, executor, mode)
 	}
-	st, err := lockClaimState(ctx, tx, cat, job, dataid, cat.Downstream(job.Output))
+	reads, err := claimReads(ctx, tx, cat, job, dataid)
+	if err != nil {
+		return nil, err
+	}
+	plan := lockPlan{}
+	plan.addClaim(job, dataid, reads, nil)
+	if err := lockCascade(ctx, tx, cat, job.Output, dataid, plan, hint); err != nil {
+		return nil, err
+	}
+	st, err := loadClaimState(ctx, tx, cat, job, dataid, reads)
 	if err != nil {
 		return nil, err
 	}
@@ -206,10 +213,12 @@ func (e *engine) claimOne(ctx context.Context, jobID, dataid, executor string, m
 		if err != nil {
 			return err
 		}
-		return e.update(ctx, cat, func(tx Tx) error {
-			var err error
-			claim, err = e.claimIn(ctx, tx, cat.Catalog, job, dataid, executor, mode)
-			return err
+		return withReplans(func(hint []Read) error {
+			return e.update(ctx, cat, func(tx Tx) error {
+				var err error
+				claim, err = e.claimIn(ctx, tx, cat.Catalog, job, dataid, executor, mode, hint)
+				return err
+			})
 		})
 	})
 	if err != nil {

@@ -56,6 +56,11 @@ type rangeOp struct {
 	apply   func(ctx context.Context, tx Tx, cat *Catalog, dataid string, now time.Time) error
 	check   func(cat *Catalog) error // refuses the whole call
 	needDef bool                     // no definition: INVALID_ARGUMENT
+	// cascades tells whether the operation invalidates through mappings
+	// (resubmit with cascade over a mapped consumer): each chunk then has
+	// a transaction of its own, which locks what the walk reaches
+	// (lockCascade).
+	cascades func(cat *Catalog) bool
 }
 
 func (e *engine) PublishRange(ctx context.Context, dataset, from, to string) (RangeResult, error) {
@@ -85,7 +90,8 @@ func (e *engine) ResubmitRange(ctx context.Context, dataset, from, to string, ca
 		apply: func(ctx context.Context, tx Tx, cat *Catalog, dataid string, now time.Time) error {
 			_, err := resubmitChunk(ctx, tx, cat, dataset, dataid, cascade, true, now)
 			return err
-		}}
+		},
+		cascades: func(cat *Catalog) bool { return cascade && mappedDownstream(cat, dataset) }}
 	return e.runRange(ctx, op, from, to)
 }
 
@@ -212,17 +218,27 @@ func (e *engine) rangeBatch(ctx context.Context, op rangeOp, ids []string, res *
 			return err
 		}
 		n = e.rangeBatchSize(cat.Catalog, op, len(ids))
-		return e.update(ctx, cat, func(tx Tx) error {
-			changed, unchanged, skipped = 0, 0, nil
-			return serveRange(ctx, tx, cat.Catalog, op, ids[:n], e.clock.Now(), func(id string, wrote bool, err error) {
-				switch {
-				case err != nil:
-					skipped = append(skipped, RangeSkip{DataID: id, Code: CodeOf(err), Reason: err.Error()})
-				case wrote:
-					changed++
-				default:
-					unchanged++
+		mapped := op.cascades != nil && op.cascades(cat.Catalog)
+		if mapped {
+			n = 1
+		}
+		return withReplans(func(hint []Read) error {
+			return e.update(ctx, cat, func(tx Tx) error {
+				changed, unchanged, skipped = 0, 0, nil
+				var lock func(string) error
+				if mapped {
+					lock = func(id string) error { return lockCascade(ctx, tx, cat.Catalog, op.dataset, id, lockPlan{}, hint) }
 				}
+				return serveRange(ctx, tx, cat.Catalog, op, ids[:n], e.clock.Now(), lock, func(id string, wrote bool, err error) {
+					switch {
+					case err != nil:
+						skipped = append(skipped, RangeSkip{DataID: id, Code: CodeOf(err), Reason: err.Error()})
+					case wrote:
+						changed++
+					default:
+						unchanged++
+					}
+				})
 			})
 		})
 	})
@@ -258,14 +274,21 @@ func (e *engine) rangeBatchSize(cat *Catalog, op rangeOp, left int) int {
 
 // serveRange locks the chunks of ids in ascending byte order (the order
 // of every batch, see Batcher), reads their OUTPUT rows in one call, and
-// applies op to each in shortlex order, telling done what happened.
-func serveRange(ctx context.Context, tx Tx, cat *Catalog, op rangeOp, ids []string, now time.Time, done func(string, bool, error)) error {
+// applies op to each in shortlex order, telling done what happened. With
+// lock, the one chunk of ids is locked by lock instead.
+func serveRange(ctx context.Context, tx Tx, cat *Catalog, op rangeOp, ids []string, now time.Time, lock func(string) error, done func(string, bool, error)) error {
 	locks := op.locks(cat)
 	byBytes := slices.Clone(ids)
 	slices.SortFunc(byBytes, func(a, b string) int { return cmp.Compare(a, b) })
 	keys := make([]RowKey, len(ids))
 	for i, id := range byBytes {
-		if err := tx.LockChunks(ctx, id, locks, nil); err != nil {
+		var err error
+		if lock != nil {
+			err = lock(id)
+		} else {
+			err = tx.LockChunks(ctx, id, locks, nil)
+		}
+		if err != nil {
 			return err
 		}
 		keys[i] = chunkOutputKey(cat, op.dataset, id)

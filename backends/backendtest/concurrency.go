@@ -17,6 +17,7 @@ var concurrencyTests = []testCase{
 	{"ClaimRace", (*suite).testClaimRace},
 	{"ForceRace", (*suite).testForceRace},
 	{"ExpireLeasesRace", (*suite).testExpireLeasesRace},
+	{"MappingRace", (*suite).testMappingRace},
 }
 
 // testFindNextRace: workers race FindNext on one job over many chunks,
