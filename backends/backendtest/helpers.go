@@ -244,7 +244,8 @@ func normBlockers(bs []backends.Blocker) []backends.Blocker {
 		out = append(out, b)
 	}
 	slices.SortFunc(out, func(a, b backends.Blocker) int {
-		return cmp.Compare(string(a.Kind)+"/"+a.Dataset+"/"+a.Job, string(b.Kind)+"/"+b.Dataset+"/"+b.Job)
+		return cmp.Or(cmp.Compare(string(a.Kind)+"/"+a.Dataset+"/"+a.Job, string(b.Kind)+"/"+b.Dataset+"/"+b.Job),
+			backends.CompareDataID(a.DataID, b.DataID))
 	})
 	return out
 }

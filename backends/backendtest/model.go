@@ -33,11 +33,46 @@ type mJob struct {
 	// pool whose slots it shares ("": none).
 	maxConcurrent int
 	pool          string
+	// all lists the inputs read through an ALL mapping (SPEC §9): an
+	// output dataid reads every expected dataid of such an input.
+	all []string
 }
 
+// mKey is a row's key; readFor is, on an INPUT row, the output dataid the
+// chunk was read for when that is not the chunk's own dataid (a mapped
+// read), "" otherwise.
 type mKey struct {
 	dataset, dataid, job string
 	role                 backends.Role
+	readFor              string
+}
+
+// mRead is one input chunk a claim reads.
+type mRead struct{ dataset, dataid string }
+
+// reads is what j reads for output dataid: each input's chunk of the same
+// dataid, or, for an input read through ALL, every expected dataid of it.
+func (m *model) reads(j *mJob, dataid string) []mRead {
+	var out []mRead
+	for _, in := range j.inputs {
+		if slices.Contains(j.all, in) {
+			for _, x := range m.expected[in] {
+				out = append(out, mRead{in, x})
+			}
+			continue
+		}
+		out = append(out, mRead{in, dataid})
+	}
+	return out
+}
+
+// readKey is j's INPUT row on r read for output dataid.
+func readKey(j *mJob, r mRead, dataid string) mKey {
+	k := inKey(r.dataset, r.dataid, j.id)
+	if r.dataid != dataid {
+		k.readFor = dataid
+	}
+	return k
 }
 
 type mRow struct {
@@ -116,11 +151,11 @@ func (m *model) consumers(dataset string) []*mJob {
 
 // outKey is the OUTPUT row of chunk (dataset, dataid).
 func (m *model) outKey(dataset, dataid string) mKey {
-	return mKey{dataset, dataid, m.producer(dataset), backends.RoleOutput}
+	return mKey{dataset: dataset, dataid: dataid, job: m.producer(dataset), role: backends.RoleOutput}
 }
 
 func inKey(dataset, dataid, job string) mKey {
-	return mKey{dataset, dataid, job, backends.RoleInput}
+	return mKey{dataset: dataset, dataid: dataid, job: job, role: backends.RoleInput}
 }
 
 func (m *model) status(k mKey) backends.Status {
@@ -145,6 +180,9 @@ func (m *model) blockers(j *mJob, dataid string) []bk {
 		bs = append(bs, bk{backends.BlockerOutputLocked, j.output, j.id, out})
 	}
 	for _, in := range j.inputs {
+		if slices.Contains(j.all, in) {
+			continue // readBlockers: other dataids than the claim's
+		}
 		if up := m.status(m.outKey(in, dataid)); up != ready {
 			bs = append(bs, bk{backends.BlockerInputNotReady, in, m.producer(in), up})
 		}
@@ -161,6 +199,29 @@ func (m *model) blockers(j *mJob, dataid string) []bk {
 	}
 	if j.pool != "" && m.liveClaims(func(o *mJob) bool { return o.pool == j.pool }) >= m.pools[j.pool] {
 		bs = append(bs, bk{backends.BlockerConcurrency, j.output, j.id, out})
+	}
+	return bs
+}
+
+// readBlockers are the blockers of j at dataid on the chunks it reads
+// through ALL mappings, each naming its own dataid: not READY, or (unless
+// the output is RESUBMIT) already read for dataid.
+func (m *model) readBlockers(j *mJob, dataid string) []backends.Blocker {
+	var bs []backends.Blocker
+	out := m.status(m.outKey(j.output, dataid))
+	for _, r := range m.reads(j, dataid) {
+		if !slices.Contains(j.all, r.dataset) {
+			continue
+		}
+		if up := m.status(m.outKey(r.dataset, r.dataid)); up != ready {
+			bs = append(bs, backends.Blocker{Dataset: r.dataset, DataID: r.dataid, Job: m.producer(r.dataset), Kind: backends.BlockerInputNotReady, Status: up})
+		}
+		if out == resubmit {
+			continue
+		}
+		if local := m.status(readKey(j, r, dataid)); local == running || local == done {
+			bs = append(bs, backends.Blocker{Dataset: r.dataset, DataID: r.dataid, Job: j.id, Kind: backends.BlockerLocalRead, Status: local})
+		}
 	}
 	return bs
 }
@@ -200,8 +261,8 @@ func (m *model) take(j *mJob, dataid string) mClaim {
 	}
 	lease := m.now.Add(j.lease)
 	m.rows[k] = &mRow{status: running, attempt: attempt, claim: id, before: beforeOf(old), lease: lease}
-	for _, in := range j.inputs {
-		ik := inKey(in, dataid, j.id)
+	for _, r := range m.reads(j, dataid) {
+		ik := readKey(j, r, dataid)
 		m.rows[ik] = &mRow{status: running, attempt: attempt, claim: id, before: beforeOf(m.rows[ik])}
 	}
 	return mClaim{id: id, job: j.id, dataid: dataid, attempt: attempt, lease: lease}
@@ -318,8 +379,8 @@ func (m *model) finish(j *mJob, dataid string, how ending) {
 		}
 		*r = mRow{status: r.before, attempt: r.attempt + attemptDelta, claim: id, ended: how}
 	}
-	for _, in := range j.inputs {
-		ik := inKey(in, dataid, j.id)
+	for _, rd := range m.reads(j, dataid) {
+		ik := readKey(j, rd, dataid)
 		r := m.rows[ik]
 		switch how {
 		case endComplete:
@@ -438,52 +499,71 @@ func (m *model) resubmit(dataset, dataid string, cascade bool) ([]string, backen
 
 // invalidate walks downstream from chunk (dataset, dataid): a consumer
 // whose INPUT row on an invalidated chunk is DONE (it computed from it)
-// gets that row ERROR and its OUTPUT row RESUBMIT; one whose INPUT row is
-// ERROR and whose OUTPUT row is FAILED or HOLD (it failed on it) gets its
-// OUTPUT row RESUBMIT; attempts start afresh, and the walk goes on below
-// both. A consumer reading the chunk, or writing its output there, right
-// now is a blocker. It returns the datasets whose OUTPUT row it set, or
-// the blockers (the rows are then half-written: the caller restores them).
+// gets that row ERROR and the OUTPUT row it was read for RESUBMIT; one
+// whose INPUT row is ERROR and whose OUTPUT row is FAILED or HOLD (it
+// failed on it) gets its OUTPUT row RESUBMIT; attempts start afresh, and
+// the walk goes on below both. A consumer reading a chunk through ALL has
+// read it for every output dataid it has a row for. A consumer reading
+// the chunk, or writing the output it was read for, right now is a
+// blocker. It returns the datasets whose OUTPUT row it set, one per chunk,
+// or the blockers (the rows are then half-written: the caller restores
+// them).
 func (m *model) invalidate(dataset, dataid string) ([]string, []bk) {
 	var changed []string
 	var bs []bk
-	queue := []string{dataset}
-	seen := map[string]bool{dataset: true}
+	queue := []mRead{{dataset, dataid}}
+	seen := map[mRead]bool{{dataset, dataid}: true}
 	for len(queue) > 0 {
 		x := queue[0]
 		queue = queue[1:]
-		for _, c := range m.consumers(x) {
-			in := m.rows[inKey(x, dataid, c.id)]
-			out := m.rows[m.outKey(c.output, dataid)]
-			outSt := none
-			if out != nil {
-				outSt = out.status
+		for _, c := range m.consumers(x.dataset) {
+			// The reads of x by c, each with the output dataid it is for.
+			type read struct {
+				key   mKey
+				outID string
 			}
-			switch {
-			case in == nil:
-				continue
-			case in.status == running:
-				bs = append(bs, bk{backends.BlockerLocalRead, x, c.id, running})
-				continue
-			case in.status == done && outSt == running:
-				bs = append(bs, bk{backends.BlockerOutputLocked, c.output, c.id, running})
-				continue
-			case in.status == done:
-				in.status = errored
-			case in.status == errored && (outSt == failed || (outSt == hold && (out.ended == endFail || out.ended == endExpire))):
-				// c failed on this chunk, until its attempts ran out; a HOLD
-				// an operator set stays
-			default:
-				continue // c neither computed from this chunk nor failed on it
+			var reads []read
+			for _, k := range slices.SortedFunc(maps.Keys(m.rows), func(a, b mKey) int { return cmp.Compare(a.readFor, b.readFor) }) {
+				if k.dataset == x.dataset && k.dataid == x.dataid && k.job == c.id && k.role == backends.RoleInput {
+					outID := x.dataid
+					if k.readFor != "" {
+						outID = k.readFor
+					}
+					reads = append(reads, read{k, outID})
+				}
 			}
-			if seen[c.output] {
-				continue
-			}
-			seen[c.output] = true
-			queue = append(queue, c.output)
-			if out != nil {
-				*out = mRow{status: resubmit}
-				changed = append(changed, c.output)
+			for _, rd := range reads {
+				in := m.rows[rd.key]
+				out := m.rows[m.outKey(c.output, rd.outID)]
+				outSt := none
+				if out != nil {
+					outSt = out.status
+				}
+				switch {
+				case in.status == running:
+					bs = append(bs, bk{backends.BlockerLocalRead, x.dataset, c.id, running})
+					continue
+				case in.status == done && outSt == running:
+					bs = append(bs, bk{backends.BlockerOutputLocked, c.output, c.id, running})
+					continue
+				case in.status == done:
+					in.status = errored
+				case in.status == errored && (outSt == failed || (outSt == hold && (out.ended == endFail || out.ended == endExpire))):
+					// c failed on this chunk, until its attempts ran out; a
+					// HOLD an operator set stays
+				default:
+					continue // c neither computed from this chunk nor failed on it
+				}
+				next := mRead{c.output, rd.outID}
+				if seen[next] {
+					continue
+				}
+				seen[next] = true
+				queue = append(queue, next)
+				if out != nil {
+					*out = mRow{status: resubmit}
+					changed = append(changed, c.output)
+				}
 			}
 		}
 	}

@@ -31,17 +31,23 @@ const (
 )
 
 // The model pipeline: two sources, a chain src → ja → a → jb → b, a
-// two-input job jm reading a and src2, jn with no inputs, and js with no
-// inputs, scheduled by the hourly definition of its output s. ja, jm and
-// js back off after a failure.
+// two-input job jm reading a and src2, jn with no inputs, js with no
+// inputs, scheduled by the hourly definition of its output s, and jw
+// reading src one to one and every chunk of src2 (an ALL mapping, SPEC §9)
+// for each of its outputs. ja, jm and js back off after a failure.
 var (
-	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s"}
+	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w"}
 	modelSources  = []string{"src", "src2"}
 	modelDataIDs  = []string{"1", "2", "10"}
 	// modelPartitions: src2 expects dataids 1 and 2 only (SPEC §8), so
-	// publishing src2/10 is refused.
-	modelPartitions = map[string]partition.Def{"src2": {Kind: partition.Integer, Start: "1", End: "2"}}
-	modelExpected   = map[string][]string{"src2": {"1", "2"}}
+	// publishing src2/10 is refused; w expects the model's dataids (a
+	// STATIC set: its jw is scheduled by the chunks of src2 it reads all
+	// of, whose reverse mapping lists w's expected dataids).
+	modelPartitions = map[string]partition.Def{
+		"src2": {Kind: partition.Integer, Start: "1", End: "2"},
+		"w":    {Kind: partition.Static, Values: []string{"1", "2", "10"}},
+	}
+	modelExpected = map[string][]string{"src2": {"1", "2"}, "w": {"1", "2", "10"}}
 )
 
 // modelPool is the pool ja and jm share; it starts with 2 slots.
@@ -57,15 +63,21 @@ func modelJobs() []*mJob {
 		{id: "jn", output: "n", maxAttempts: 2, lease: 30 * time.Second},
 		{id: "js", output: "s", maxAttempts: 3, lease: 30 * time.Second, retryDelay: 30 * time.Second,
 			retryMax: time.Hour, def: &modelScheduleDef, ids: modelScheduleIDs},
+		{id: "jw", inputs: []string{"src", "src2"}, output: "w", maxAttempts: 2, lease: 30 * time.Second,
+			all: []string{"src2"}},
 	}
 }
 
 // storeJob is the job the store is given for the model's job j.
 func storeJob(j *mJob) backends.Job {
-	return backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output, MaxAttempts: j.maxAttempts,
+	bj := backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output, MaxAttempts: j.maxAttempts,
 		LeaseSeconds: int(j.lease / time.Second), Paused: j.paused,
 		RetryDelaySeconds: int(j.retryDelay / time.Second), RetryMaxDelaySeconds: int(j.retryMax / time.Second),
 		MaxConcurrent: j.maxConcurrent, Pool: j.pool}
+	for _, in := range j.all {
+		bj.InputMappings = append(bj.InputMappings, backends.InputMapping{Dataset: in, Mapping: partition.Mapping{Kind: partition.All}})
+	}
+	return bj
 }
 
 func (s *suite) testModel(t *testing.T) {
@@ -127,12 +139,12 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 	if _, err := b.s.UpsertPool(b.ctx, backends.Pool{ID: modelPool, Slots: 2}); err != nil {
 		t.Fatalf("upsert pool: %v", err)
 	}
+	for id, def := range modelPartitions {
+		b.definedDataset(id, def) // before the jobs: an ALL mapping needs its input's definition
+	}
 	jobs := modelJobs()
 	for _, j := range jobs {
 		b.upsertJob(storeJob(j))
-	}
-	for id, def := range modelPartitions {
-		b.definedDataset(id, def)
 	}
 	h.m = newModel(modelDatasets, jobs, modelDataIDs, b.clock.Now())
 	h.m.pools[modelPool] = 2
@@ -214,7 +226,7 @@ func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 // randomOp draws the next operation; weights favour the claim lifecycle.
 func (h *harness) randomOp() op {
 	r := h.rng
-	jobs := []string{"ja", "jb", "jm", "jn", "js"}
+	jobs := []string{"ja", "jb", "jm", "jn", "js", "jw"}
 	o := op{job: pick(r, jobs), dataset: pick(r, modelDatasets), dataid: pick(r, modelDataIDs), tok: -1}
 	// Locality: operations often go on with the job and dataid of the one
 	// before, so that sequences reach deep states of a few chunks.
@@ -527,7 +539,7 @@ func (h *harness) compareAll() {
 				v.Lease = r.lease
 			}
 		}
-		want[fmt.Sprintf("%s/%s %s %s", k.dataset, k.dataid, k.role, k.job)] = v
+		want[fmt.Sprintf("%s/%s %s %s %s", k.dataset, k.dataid, k.role, k.job, k.readFor)] = v
 	}
 	got := map[string]rowView{}
 	for _, r := range listRows(h.t, b, backends.ChunkFilter{First: backends.MaxPageSize}) {
@@ -541,7 +553,7 @@ func (h *harness) compareAll() {
 				v.Lease = r.LeaseExpiresAt.UTC()
 			}
 		}
-		got[fmt.Sprintf("%s/%s %s %s", r.Dataset, r.DataID, r.Role, r.Job)] = v
+		got[fmt.Sprintf("%s/%s %s %s %s", r.Dataset, r.DataID, r.Role, r.Job, r.ReadFor)] = v
 	}
 	if !reflect.DeepEqual(want, got) {
 		h.fatalf("status rows differ:\n%s", diffRows(want, got))
@@ -575,11 +587,11 @@ func (h *harness) compareAll() {
 	var wantRows, gotRows []string
 	for k, r := range m.rows {
 		if k.dataset == ds && k.dataid == d {
-			wantRows = append(wantRows, fmt.Sprintf("%s %s %s", k.role, k.job, r.status))
+			wantRows = append(wantRows, fmt.Sprintf("%s %s %s %s", k.role, k.job, k.readFor, r.status))
 		}
 	}
 	for _, r := range detail.Rows {
-		gotRows = append(gotRows, fmt.Sprintf("%s %s %s", r.Role, r.Job, r.Status))
+		gotRows = append(gotRows, fmt.Sprintf("%s %s %s %s", r.Role, r.Job, r.ReadFor, r.Status))
 	}
 	slices.Sort(wantRows)
 	slices.Sort(gotRows)

@@ -61,7 +61,7 @@ func (m *model) due(j *mJob, dataid string) time.Time {
 // allBlockers are the blockers of j at dataid, time blockers included,
 // as the store lists them.
 func (m *model) allBlockers(j *mJob, dataid string) []backends.Blocker {
-	bs := wantBlockers(dataid, m.blockers(j, dataid))
+	bs := append(wantBlockers(dataid, m.blockers(j, dataid)), m.readBlockers(j, dataid)...)
 	out := m.status(m.outKey(j.output, dataid))
 	at := func(kind backends.BlockerKind, until time.Time) backends.Blocker {
 		return backends.Blocker{Dataset: j.output, DataID: dataid, Job: j.id, Kind: kind, Status: out, Until: until}
