@@ -3,6 +3,8 @@ package backends
 import (
 	"context"
 	"slices"
+
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // LockGraph builds the graph around f: job and dataset nodes with READS and
@@ -94,7 +96,11 @@ func catalogGraph(cat *Catalog, jobIDs, dsIDs []string) LockGraph {
 	for _, id := range jobIDs {
 		j := cat.Jobs.Get(id)
 		for _, in := range j.Inputs {
-			g.Edges = append(g.Edges, GraphEdge{From: "job:" + id, To: "dataset:" + in, Kind: EdgeReads})
+			e := GraphEdge{From: "job:" + id, To: "dataset:" + in, Kind: EdgeReads}
+			if m := j.Mapping(in); m.Kind != partition.Identity && m.Kind != "" {
+				e.Mapping = &InputMapping{Dataset: in, Mapping: m}
+			}
+			g.Edges = append(g.Edges, e)
 		}
 		g.Edges = append(g.Edges, GraphEdge{From: "job:" + id, To: "dataset:" + j.Output, Kind: EdgeWrites})
 	}
@@ -102,37 +108,67 @@ func catalogGraph(cat *Catalog, jobIDs, dsIDs []string) LockGraph {
 }
 
 // addChunks adds to g the chunk nodes at dataid: the OUTPUT row of every
-// dataset's chunk, and every job's rows on the chunks it touches.
+// dataset's chunk, and every job's rows on the chunks it touches for its
+// output at dataid. A job with mappings (SPEC §9) reads other dataids of
+// its inputs for that output: each chunk of its mapped set is a node of
+// its own, read by the job with the status of its INPUT row read for
+// dataid.
 func (e *engine) addChunks(ctx context.Context, cat *opCatalog, g *LockGraph, dataid string, jobIDs, dsIDs []string) error {
-	var keys []RowKey
-	for _, d := range dsIDs {
-		keys = append(keys, chunkOutputKey(cat.Catalog, d, dataid))
-	}
 	type edgeAt struct {
-		job, dataset string
-		kind         GraphEdgeKind
+		job  string
+		at   Read
+		kind GraphEdgeKind
 	}
+	var chunks []Read // the chunk nodes, dsIDs at dataid first
+	for _, d := range dsIDs {
+		chunks = append(chunks, Read{Dataset: d, DataID: dataid})
+	}
+	var keys []RowKey
 	var edges []edgeAt
-	for _, id := range jobIDs {
-		j := cat.Jobs.Get(id)
-		for _, in := range j.Inputs {
-			keys = append(keys, RowKey{Dataset: in, DataID: dataid, Job: id, Role: RoleInput})
-			edges = append(edges, edgeAt{id, in, EdgeReads})
+	var rows []*StatusRow
+	err := e.update(ctx, cat, func(tx Tx) error {
+		chunks, keys, edges = chunks[:len(dsIDs)], nil, nil
+		known := map[Read]bool{}
+		for _, c := range chunks {
+			known[c] = true
 		}
-		keys = append(keys, outputKey(j, dataid))
-		edges = append(edges, edgeAt{id, j.Output, EdgeWrites})
-	}
-	rows, err := e.readRows(ctx, cat, keys)
+		for _, id := range jobIDs {
+			j := cat.Jobs.Get(id)
+			reads, err := claimReads(ctx, tx, cat.Catalog, j, dataid)
+			if CodeOf(err) == CodeInvalidArgument {
+				reads = nil // dataid is not one of the job's output dataids: it reads nothing for it
+			} else if err != nil {
+				return err
+			}
+			for _, r := range reads {
+				keys = append(keys, ReadKey(id, r, dataid))
+				edges = append(edges, edgeAt{id, r, EdgeReads})
+				if !known[r] {
+					known[r] = true
+					chunks = append(chunks, r)
+				}
+			}
+			keys = append(keys, outputKey(j, dataid))
+			edges = append(edges, edgeAt{id, Read{Dataset: j.Output, DataID: dataid}, EdgeWrites})
+		}
+		all := make([]RowKey, 0, len(chunks)+len(keys))
+		for _, c := range chunks {
+			all = append(all, chunkOutputKey(cat.Catalog, c.Dataset, c.DataID))
+		}
+		var err error
+		rows, err = tx.GetRows(ctx, append(all, keys...))
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	chunkID := func(d string) string { return "chunk:" + d + "/" + dataid }
-	for i, d := range dsIDs {
-		g.Nodes = append(g.Nodes, GraphNode{ID: chunkID(d), Kind: NodeChunk, Dataset: d, DataID: dataid, Status: statusOf(rows[i])})
+	chunkID := func(c Read) string { return "chunk:" + c.Dataset + "/" + c.DataID }
+	for i, c := range chunks {
+		g.Nodes = append(g.Nodes, GraphNode{ID: chunkID(c), Kind: NodeChunk, Dataset: c.Dataset, DataID: c.DataID, Status: statusOf(rows[i])})
 	}
 	for i, ea := range edges {
-		r := rows[len(dsIDs)+i]
-		edge := GraphEdge{From: "job:" + ea.job, To: chunkID(ea.dataset), Kind: ea.kind, Status: statusOf(r)}
+		r := rows[len(chunks)+i]
+		edge := GraphEdge{From: "job:" + ea.job, To: chunkID(ea.at), Kind: ea.kind, Status: statusOf(r)}
 		if r != nil {
 			edge.Locks = LocksOf(*r)
 		}

@@ -480,6 +480,9 @@ type GraphEdge struct {
 	Kind   GraphEdgeKind
 	Locks  []LockKind
 	Status Status
+	// Mapping is, on a READS edge from a job to a dataset, the mapping the
+	// job reads it through; nil when it reads one to one (IDENTITY).
+	Mapping *InputMapping
 }
 
 // LockGraph is the subgraph of jobs, datasets and chunks around a filter.

@@ -168,6 +168,9 @@ type GraphEdge struct {
 	Kind   string   `json:"kind"`
 	Locks  []string `json:"locks"`
 	Status string   `json:"status"`
+	// Mapping is the mapping of a READS edge to a dataset read other than
+	// one to one; nil otherwise.
+	Mapping *InputMapping `json:"mapping"`
 }
 
 // ResourceLock is a named lock on a resource URI.
@@ -535,7 +538,7 @@ func (c *Client) LockGraph(ctx context.Context, job, dataset, dataid string) (Lo
 		LockGraph LockGraph `json:"lockGraph"`
 	}
 	err := c.Do(ctx, `query($job: String, $dataset: String, $dataid: String) { lockGraph(job: $job, dataset: $dataset, dataid: $dataid) {
-		nodes { id kind job dataset dataid status } edges { from to kind locks status } } }`, vars, &out)
+		nodes { id kind job dataset dataid status } edges { from to kind locks status mapping { dataset kind startOffset endOffset } } } }`, vars, &out)
 	return out.LockGraph, err
 }
 

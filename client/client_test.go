@@ -386,6 +386,59 @@ func TestInputMappingsRoundTrip(t *testing.T) {
 	requireCode(t, err, backends.CodeInvalidArgument)
 	require.Contains(t, err.Error(), "ALL reads every expected dataid")
 
+	// A claim lists every chunk of the mapped set, each with its own
+	// dataid, location and secret; the lock graph and the chunk show the
+	// mapped reads.
+	key, err := c.UpsertJob(ctx, backends.Job{ID: "roll", Inputs: []string{"src"}, Output: "rolling",
+		InputMappings: []backends.InputMapping{{Dataset: "src", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -2}}}})
+	requireCode(t, err, backends.CodeNotFound, "rolling does not exist yet")
+	require.Empty(t, key)
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "rolling", Location: "/r/{dataid}", Partitions: daily}))
+	key, err = c.UpsertJob(ctx, backends.Job{ID: "roll", Inputs: []string{"src"}, Output: "rolling",
+		InputMappings: []backends.InputMapping{{Dataset: "src", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -2}}}})
+	require.NoError(t, err)
+	require.NoError(t, c.SetCredential(ctx, "roll", "src", "s3cret"))
+	require.NoError(t, c.Publish(ctx, "src", []string{"2026-03-01", "2026-03-02", "2026-03-03"}))
+	runner := newClient(t, b.url, client.WithToken(b.token), client.WithJobKey(key))
+	claim, err := runner.Claim(ctx, "roll", "2026-03-03", "exec")
+	require.NoError(t, err)
+	var got []string
+	for _, in := range claim.Inputs {
+		require.NotNil(t, in.Secret)
+		got = append(got, in.Dataset+" "+in.DataID+" "+in.Location+" "+*in.Secret)
+	}
+	require.Equal(t, []string{"src 2026-03-01 /d/2026-03-01 s3cret", "src 2026-03-02 /d/2026-03-02 s3cret", "src 2026-03-03 /d/2026-03-03 s3cret"}, got)
+	g, err := c.LockGraph(ctx, "roll", "", "2026-03-03")
+	require.NoError(t, err)
+	var mapped, reads []string
+	for _, e := range g.Edges {
+		if e.Mapping != nil {
+			mapped = append(mapped, e.To+" "+string(e.Mapping.Kind))
+		}
+		if e.Kind == "READS" && e.Status != "" {
+			reads = append(reads, e.To+" "+e.Status)
+		}
+	}
+	require.Equal(t, []string{"dataset:src TIME_WINDOW"}, mapped)
+	require.Equal(t, []string{"chunk:src/2026-03-01 RUNNING", "chunk:src/2026-03-02 RUNNING", "chunk:src/2026-03-03 RUNNING"}, reads)
+	var out struct {
+		Chunk struct {
+			Rows  []struct{ Job, Role, ReadFor *string }
+			Locks []struct{ Kind, ReadFor *string }
+		}
+	}
+	require.NoError(t, c.Do(ctx, `{ chunk(dataset: "src", dataid: "2026-03-02") { rows { job role readFor } locks { kind readFor } } }`, nil, &out))
+	var rows []string
+	for _, r := range out.Chunk.Rows {
+		if *r.Role == "INPUT" {
+			rows = append(rows, *r.Job+" for "+*r.ReadFor)
+		} else {
+			require.Nil(t, r.ReadFor)
+		}
+	}
+	require.Equal(t, []string{"roll for 2026-03-03"}, rows, "only output 2026-03-03 was claimed: it reads 2026-03-02")
+	require.NoError(t, runner.Complete(ctx, claim.Token))
+
 	// Without mappings the job reads one to one again.
 	_, err = c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "week"})
 	require.NoError(t, err)

@@ -158,11 +158,12 @@ type ComplexityRoot struct {
 	}
 
 	GraphEdge struct {
-		From   func(childComplexity int) int
-		Kind   func(childComplexity int) int
-		Locks  func(childComplexity int) int
-		Status func(childComplexity int) int
-		To     func(childComplexity int) int
+		From    func(childComplexity int) int
+		Kind    func(childComplexity int) int
+		Locks   func(childComplexity int) int
+		Mapping func(childComplexity int) int
+		Status  func(childComplexity int) int
+		To      func(childComplexity int) int
 	}
 
 	GraphNode struct {
@@ -213,6 +214,7 @@ type ComplexityRoot struct {
 		Dataset func(childComplexity int) int
 		Job     func(childComplexity int) int
 		Kind    func(childComplexity int) int
+		ReadFor func(childComplexity int) int
 		Status  func(childComplexity int) int
 	}
 
@@ -349,6 +351,7 @@ type ComplexityRoot struct {
 		LeaseExpiresAt func(childComplexity int) int
 		Location       func(childComplexity int) int
 		Locks          func(childComplexity int) int
+		ReadFor        func(childComplexity int) int
 		Reason         func(childComplexity int) int
 		RetryAt        func(childComplexity int) int
 		Role           func(childComplexity int) int
@@ -424,6 +427,8 @@ type JobResolver interface {
 }
 type LockResolver interface {
 	Job(ctx context.Context, obj *backends.Lock) (*string, error)
+
+	ReadFor(ctx context.Context, obj *backends.Lock) (*string, error)
 }
 type MutationResolver interface {
 	UpsertDataset(ctx context.Context, input DatasetInput) (backends.Dataset, error)
@@ -488,6 +493,7 @@ type StatusRowResolver interface {
 
 	Locks(ctx context.Context, obj *backends.StatusRow) ([]backends.LockKind, error)
 	Location(ctx context.Context, obj *backends.StatusRow) (string, error)
+	ReadFor(ctx context.Context, obj *backends.StatusRow) (*string, error)
 	RetryAt(ctx context.Context, obj *backends.StatusRow) (*time.Time, error)
 }
 type SubscriptionResolver interface {
@@ -938,6 +944,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GraphEdge.Locks(childComplexity), true
+	case "GraphEdge.mapping":
+		if e.ComplexityRoot.GraphEdge.Mapping == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GraphEdge.Mapping(childComplexity), true
 	case "GraphEdge.status":
 		if e.ComplexityRoot.GraphEdge.Status == nil {
 			break
@@ -1165,6 +1177,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Lock.Kind(childComplexity), true
+	case "Lock.readFor":
+		if e.ComplexityRoot.Lock.ReadFor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Lock.ReadFor(childComplexity), true
 	case "Lock.status":
 		if e.ComplexityRoot.Lock.Status == nil {
 			break
@@ -1904,6 +1922,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StatusRow.Locks(childComplexity), true
+	case "StatusRow.readFor":
+		if e.ComplexityRoot.StatusRow.ReadFor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusRow.ReadFor(childComplexity), true
 	case "StatusRow.reason":
 		if e.ComplexityRoot.StatusRow.Reason == nil {
 			break
@@ -2536,6 +2560,13 @@ type StatusRow {
   locks: [LockKind!]!
   "The chunk's location: its dataset's location template with the dataid substituted."
   location: String!
+  """
+  On an INPUT row: the dataid of the output chunk the job read this chunk
+  for. It is the row's own dataid unless a mapping (` + "`" + `Job.inputMappings` + "`" + `) reads
+  the chunk for other output chunks, each with a row of its own (a 7-day
+  lookback reads one day for seven outputs). Null on OUTPUT rows.
+  """
+  readFor: String
 }
 
 "A page of status rows, ordered by dataset, dataid (shortlex), role and job."
@@ -2578,6 +2609,8 @@ type Lock {
   job: String
   "The status of the row that implies the lock."
   status: Status!
+  "On a LOCAL_READ lock: the dataid of the output chunk the holder reads this chunk for (see ` + "`" + `StatusRow.readFor` + "`" + `). Null on global locks."
+  readFor: String
 }
 
 extend type Query {
@@ -2638,7 +2671,7 @@ type Claim {
   token: String
   "The id of the job the claim is for."
   job: String!
-  "The dataid of the output chunk, equal to the dataid of every input chunk."
+  "The dataid of the output chunk; every input chunk read one to one has the same dataid (` + "`" + `inputs` + "`" + ` gives each chunk's own)."
   dataid: String!
   "1 for the first attempt at this chunk, 2 for the first retry, ..."
   attempt: Int!
@@ -2650,7 +2683,13 @@ type Claim {
   leaseExpiresAt: Time!
   "Where to write: the output chunk."
   output: DatasetAccess!
-  "Where to read: one input chunk per input dataset, in the job's input order."
+  """
+  Where to read: every input chunk the claim reads, in the job's input order:
+  one per input dataset at the claim's dataid, or, for an input read through a
+  mapping (` + "`" + `Job.inputMappings` + "`" + `), each chunk of its mapped set in dataid order
+  (seven for a 7-day lookback, none when the set is empty), each with its own
+  dataid and location.
+  """
   inputs: [DatasetAccess!]!
   "The job's environment variables."
   env: [EnvVar!]!
@@ -2845,6 +2884,8 @@ type GraphEdge {
   locks: [LockKind!]!
   "The status of the job's row on the chunk (NONE: no row); null for dataset edges."
   status: Status
+  "On a READS edge from a job to a dataset: the mapping the job reads it through (` + "`" + `Job.inputMappings` + "`" + `); null when it reads one to one."
+  mapping: InputMapping
 }
 
 "The jobs, datasets and chunks around a job, a dataset or a dataid, and who reads and writes what."
@@ -3326,6 +3367,8 @@ func (ec *executionContext) childFields_GraphEdge(ctx context.Context, field gra
 		return ec.fieldContext_GraphEdge_locks(ctx, field)
 	case "status":
 		return ec.fieldContext_GraphEdge_status(ctx, field)
+	case "mapping":
+		return ec.fieldContext_GraphEdge_mapping(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type GraphEdge", field.Name)
 }
@@ -3428,6 +3471,8 @@ func (ec *executionContext) childFields_Lock(ctx context.Context, field graphql.
 		return ec.fieldContext_Lock_job(ctx, field)
 	case "status":
 		return ec.fieldContext_Lock_status(ctx, field)
+	case "readFor":
+		return ec.fieldContext_Lock_readFor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Lock", field.Name)
 }
@@ -3626,6 +3671,8 @@ func (ec *executionContext) childFields_StatusRow(ctx context.Context, field gra
 		return ec.fieldContext_StatusRow_locks(ctx, field)
 	case "location":
 		return ec.fieldContext_StatusRow_location(ctx, field)
+	case "readFor":
+		return ec.fieldContext_StatusRow_readFor(ctx, field)
 	case "retryAt":
 		return ec.fieldContext_StatusRow_retryAt(ctx, field)
 	}
@@ -6495,6 +6542,38 @@ func (ec *executionContext) fieldContext_GraphEdge_status(_ context.Context, fie
 	return graphql.NewScalarFieldContext("GraphEdge", field, true, true, errors.New("field of type Status does not have child fields"))
 }
 
+func (ec *executionContext) _GraphEdge_mapping(ctx context.Context, field graphql.CollectedField, obj *backends.GraphEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GraphEdge_mapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mapping, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *backends.InputMapping) graphql.Marshaler {
+			return ec.marshalOInputMapping2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐInputMapping(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GraphEdge_mapping(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GraphEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InputMapping(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _GraphNode_id(ctx context.Context, field graphql.CollectedField, obj *backends.GraphNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7375,6 +7454,29 @@ func (ec *executionContext) _Lock_status(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Lock_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Lock", field, false, false, errors.New("field of type Status does not have child fields"))
+}
+
+func (ec *executionContext) _Lock_readFor(ctx context.Context, field graphql.CollectedField, obj *backends.Lock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Lock_readFor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Lock().ReadFor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Lock_readFor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Lock", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _LockGraph_nodes(ctx context.Context, field graphql.CollectedField, obj *backends.LockGraph) (ret graphql.Marshaler) {
@@ -10469,6 +10571,29 @@ func (ec *executionContext) fieldContext_StatusRow_location(_ context.Context, f
 	return graphql.NewScalarFieldContext("StatusRow", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _StatusRow_readFor(ctx context.Context, field graphql.CollectedField, obj *backends.StatusRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatusRow_readFor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.StatusRow().ReadFor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StatusRow_readFor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatusRow", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _StatusRow_retryAt(ctx context.Context, field graphql.CollectedField, obj *backends.StatusRow) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13409,6 +13534,11 @@ func (ec *executionContext) _GraphEdge(ctx context.Context, sel ast.SelectionSet
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "mapping":
+			out.Values[i] = ec._GraphEdge_mapping(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14117,6 +14247,44 @@ func (ec *executionContext) _Lock(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "readFor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Lock_readFor(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15823,6 +15991,44 @@ func (ec *executionContext) _StatusRow(ctx context.Context, sel ast.SelectionSet
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "readFor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._StatusRow_readFor(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "retryAt":
 			field := field
 
@@ -17408,6 +17614,13 @@ func (ec *executionContext) unmarshalOEnvVarInput2ᚕgithubᚗcomᚋchunklockᚋ
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) marshalOInputMapping2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐInputMapping(ctx context.Context, sel ast.SelectionSet, v *backends.InputMapping) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._InputMapping(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOInputMappingInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐInputMappingInputᚄ(ctx context.Context, v any) ([]InputMappingInput, error) {

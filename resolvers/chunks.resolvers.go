@@ -35,6 +35,14 @@ func (r *lockResolver) Job(ctx context.Context, obj *backends.Lock) (*string, er
 	return nullIfEmpty(obj.Job), nil
 }
 
+// ReadFor is the resolver for the readFor field.
+func (r *lockResolver) ReadFor(ctx context.Context, obj *backends.Lock) (*string, error) {
+	if obj.ReadFor == "" {
+		return nil, nil
+	}
+	return &obj.ReadFor, nil
+}
+
 // Publish is the resolver for the publish field.
 func (r *mutationResolver) Publish(ctx context.Context, dataset string, dataid string) (backends.StatusRow, error) {
 	return r.store.Publish(ctx, dataset, dataid)
@@ -102,6 +110,15 @@ func (r *statusRowResolver) Location(ctx context.Context, obj *backends.StatusRo
 		return "", err
 	}
 	return chunkLocation(d, obj.DataID), nil
+}
+
+// ReadFor is the resolver for the readFor field.
+func (r *statusRowResolver) ReadFor(ctx context.Context, obj *backends.StatusRow) (*string, error) {
+	if obj.Role != backends.RoleInput {
+		return nil, nil
+	}
+	readFor := obj.ReadForOf()
+	return &readFor, nil
 }
 
 // ChunkDetail returns graph.ChunkDetailResolver implementation.

@@ -31,14 +31,45 @@ func tokenJob(token string) string {
 
 // access locates the claim's chunk of dataset d.
 func access(d backends.Dataset, c *backends.Claim) model.DatasetAccess {
+	return accessAt(d, c, c.DataID)
+}
+
+// accessAt locates chunk dataid of dataset d, which claim c reads or writes.
+func accessAt(d backends.Dataset, c *backends.Claim, dataid string) model.DatasetAccess {
 	return model.DatasetAccess{
 		Dataset:    d.ID,
-		DataID:     c.DataID,
+		DataID:     dataid,
 		URL:        d.URL,
 		Connection: d.Connection,
-		Location:   chunkLocation(d, c.DataID),
+		Location:   chunkLocation(d, dataid),
 		ClaimToken: c.Token,
 	}
+}
+
+// claimInputs locates every input chunk claim c reads (Claim.Reads, or
+// one per input at its dataid for a claim that lists none), given the
+// definitions of its input datasets in input order.
+func claimInputs(inputs []backends.Dataset, c *backends.Claim) []model.DatasetAccess {
+	if c.Reads == nil {
+		out := make([]model.DatasetAccess, 0, len(inputs))
+		for _, d := range inputs {
+			out = append(out, access(d, c))
+		}
+		return out
+	}
+	byID := make(map[string]backends.Dataset, len(inputs))
+	for _, d := range inputs {
+		byID[d.ID] = d
+	}
+	out := make([]model.DatasetAccess, 0, len(c.Reads))
+	for _, r := range c.Reads {
+		d, ok := byID[r.Dataset]
+		if !ok {
+			d = backends.Dataset{ID: r.Dataset}
+		}
+		out = append(out, accessAt(d, c, r.DataID))
+	}
+	return out
 }
 
 // claimDatasets returns the definitions of a claim's output and inputs, in

@@ -33,11 +33,7 @@ func (r *claimResolver) Inputs(ctx context.Context, obj *backends.Claim) ([]mode
 	if err != nil {
 		return nil, err
 	}
-	out := make([]model.DatasetAccess, 0, len(ds)-1)
-	for _, d := range ds[1:] {
-		out = append(out, access(d, obj))
-	}
-	return out, nil
+	return claimInputs(ds[1:], obj), nil
 }
 
 // Env is the resolver for the env field.

@@ -38,6 +38,14 @@ func EnvName(id string) string {
 //	CHUNKLOCK_INPUTS                      input dataset ids, comma-separated
 //	CHUNKLOCK_INPUT_<n>_{DATASET,URL,CONNECTION,LOCATION,SECRET}   n from 0, in job order
 //	CHUNKLOCK_INPUT_<DATASET>_{URL,CONNECTION,LOCATION,SECRET}     the same, by dataset id
+//	CHUNKLOCK_INPUT_<n>_{LOCATIONS,DATAIDS}, CHUNKLOCK_INPUT_<DATASET>_{LOCATIONS,DATAIDS}
+//	                                      every chunk the claim reads of the input, one per
+//	                                      line, in dataid order
+//
+// An input read through a mapping (a lookback, a roll-up, ALL: SPEC §9)
+// may have several chunks: LOCATIONS and DATAIDS list them all, and the
+// single-chunk variables (LOCATION) name the last of them, the newest.
+// An input one to one has one chunk, at CHUNKLOCK_DATAID.
 //
 // followed by the job's own env entries, but for those envname.Check refuses
 // (CHUNKLOCK_* among them, so that the job's env never overrides the
@@ -68,11 +76,31 @@ func Environ(c client.Claim) []string {
 		}
 	}
 	access("CHUNKLOCK_OUTPUT", c.Output, true)
-	ids := make([]string, len(c.Inputs))
-	for i, in := range c.Inputs {
-		ids[i] = in.Dataset
-		access(fmt.Sprintf("CHUNKLOCK_INPUT_%d", i), in, true)
-		access("CHUNKLOCK_INPUT_"+EnvName(in.Dataset), in, false)
+	// The chunks of each input dataset, in the order of the first of them
+	// (inputs come in job order, each input's chunks in dataid order).
+	var ids []string
+	chunks := map[string][]client.DatasetAccess{}
+	for _, in := range c.Inputs {
+		if _, ok := chunks[in.Dataset]; !ok {
+			ids = append(ids, in.Dataset)
+		}
+		chunks[in.Dataset] = append(chunks[in.Dataset], in)
+	}
+	for i, id := range ids {
+		cs := chunks[id]
+		locations := make([]string, len(cs))
+		dataids := make([]string, len(cs))
+		for j, a := range cs {
+			locations[j], dataids[j] = a.Location, a.DataID
+		}
+		for _, v := range []struct {
+			prefix      string
+			withDataset bool
+		}{{fmt.Sprintf("CHUNKLOCK_INPUT_%d", i), true}, {"CHUNKLOCK_INPUT_" + EnvName(id), false}} {
+			access(v.prefix, cs[len(cs)-1], v.withDataset)
+			set(v.prefix+"_LOCATIONS", strings.Join(locations, "\n"))
+			set(v.prefix+"_DATAIDS", strings.Join(dataids, "\n"))
+		}
 	}
 	set("CHUNKLOCK_INPUTS", strings.Join(ids, ","))
 	for _, e := range c.Env {

@@ -208,3 +208,31 @@ func TestEnvironAndExports(t *testing.T) {
 	require.NoError(t, CheckEnv(c))
 	require.Contains(t, ShellExports(c), `export CHUNKLOCK_OUTPUT_SECRET='p'\''w'`)
 }
+
+// TestEnvironMappedInputs: an input read through a mapping has several
+// chunks; LOCATIONS and DATAIDS list them, the single-chunk variables name
+// the newest, and inputs keep their numbers.
+func TestEnvironMappedInputs(t *testing.T) {
+	t.Parallel()
+	c := client.Claim{Job: "roll", DataID: "2026-11-22",
+		Output: client.DatasetAccess{Dataset: "rolling", Location: "s3://lake/rolling/2026-11-22/"},
+		Inputs: []client.DatasetAccess{
+			{Dataset: "orders", DataID: "2026-11-20", Location: "s3://lake/orders/2026-11-20/"},
+			{Dataset: "orders", DataID: "2026-11-21", Location: "s3://lake/orders/2026-11-21/"},
+			{Dataset: "orders", DataID: "2026-11-22", Location: "s3://lake/orders/2026-11-22/"},
+			{Dataset: "fx", DataID: "2026-11-22", Location: "fx/2026-11-22"},
+		}}
+	env := Environ(c)
+	require.Contains(t, env, "CHUNKLOCK_INPUTS=orders,fx")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_ORDERS_LOCATIONS=s3://lake/orders/2026-11-20/\ns3://lake/orders/2026-11-21/\ns3://lake/orders/2026-11-22/")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_ORDERS_DATAIDS=2026-11-20\n2026-11-21\n2026-11-22")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_0_DATAIDS=2026-11-20\n2026-11-21\n2026-11-22")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_ORDERS_LOCATION=s3://lake/orders/2026-11-22/")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_1_DATASET=fx")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_FX_LOCATIONS=fx/2026-11-22")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_FX_DATAIDS=2026-11-22")
+	require.Contains(t, ShellExports(c), "export CHUNKLOCK_INPUT_ORDERS_DATAIDS='2026-11-20\n2026-11-21\n2026-11-22'")
+	for _, kv := range env {
+		require.NotContains(t, kv, "CHUNKLOCK_INPUT_2", "two input datasets, numbered 0 and 1")
+	}
+}

@@ -504,7 +504,43 @@ func (s *suite) testMappingLocks(t *testing.T) {
 		"2025-01-02/INPUT/roll/", "2025-01-02/INPUT/roll/2025-01-03", "2025-01-02/OUTPUT//",
 		"2025-01-03/INPUT/roll/", "2025-01-03/OUTPUT//",
 	}, keys)
+	// The lock graph at an output dataid shows the job reading each chunk
+	// of its window.
+	g, err := b.s.LockGraph(b.ctx, backends.GraphFilter{Job: "roll", DataID: "2025-01-03"})
+	require.NoError(t, err)
+	var edges []string
+	for _, e := range g.Edges {
+		if e.From == "job:roll" && e.Kind == backends.EdgeReads && e.To != "dataset:raw" {
+			edges = append(edges, e.To+" "+string(e.Status))
+		}
+	}
+	require.Equal(t, []string{"chunk:raw/2025-01-01 RUNNING", "chunk:raw/2025-01-02 RUNNING", "chunk:raw/2025-01-03 RUNNING"}, edges)
+	var nodes []string
+	for _, n := range g.Nodes {
+		if n.Kind == backends.NodeChunk {
+			nodes = append(nodes, n.ID+" "+string(n.Status))
+		}
+	}
+	require.ElementsMatch(t, []string{"chunk:raw/2025-01-03 READY", "chunk:roll7/2025-01-03 RUNNING", "chunk:raw/2025-01-01 READY", "chunk:raw/2025-01-02 READY"}, nodes)
 	b.complete(c)
+	// A graph at a dataid that is not one of a mapped job's output dataids
+	// shows no chunk it reads for it.
+	b.upsertJob(backends.Job{ID: "weekly", Output: "week", Inputs: []string{"raw"},
+		InputMappings: []backends.InputMapping{mapping("raw", partition.TimeWindow, 0, 0)}})
+	g, err = b.s.LockGraph(b.ctx, backends.GraphFilter{DataID: "2025-01-03"})
+	require.NoError(t, err)
+	for _, e := range g.Edges {
+		require.False(t, e.From == "job:weekly" && e.Kind == backends.EdgeReads && e.To != "dataset:raw", "weekly reads %s for 2025-01-03", e.To)
+	}
+	g, err = b.s.LockGraph(b.ctx, backends.GraphFilter{Job: "weekly", DataID: "2025-W01"})
+	require.NoError(t, err)
+	n := 0
+	for _, e := range g.Edges {
+		if e.From == "job:weekly" && e.Kind == backends.EdgeReads && e.To != "dataset:raw" {
+			n++
+		}
+	}
+	require.Equal(t, 5, n, "2025-W01 reads 2025-01-01..05, the days of raw there are")
 }
 
 // testMappingFindNextLookback: findNext finds the outputs whose window is

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/client"
 )
 
@@ -63,6 +64,9 @@ func nodeLabel(n client.GraphNode) string {
 // and its locks.
 func edgeLabel(e client.GraphEdge) string {
 	parts := []string{e.Kind}
+	if e.Mapping != nil {
+		parts = append(parts, mappingLabel(e.Mapping.Mapping))
+	}
 	if e.Status != "" {
 		parts = append(parts, e.Status)
 	}
@@ -70,6 +74,16 @@ func edgeLabel(e client.GraphEdge) string {
 		parts = append(parts, strings.Join(e.Locks, "+"))
 	}
 	return strings.Join(parts, " ")
+}
+
+// mappingLabel describes a mapping: its kind, and a TIME_WINDOW's offsets
+// in input windows when it has any ("TIME_WINDOW -6..0" for a 7-day
+// lookback).
+func mappingLabel(m partition.Mapping) string {
+	if m.Kind == partition.TimeWindow && (m.StartOffset != 0 || m.EndOffset != 0) {
+		return fmt.Sprintf("%s %d..%d", m.Kind, m.StartOffset, m.EndOffset)
+	}
+	return string(m.Kind)
 }
 
 // flow orients an edge along the data: dataset -> job for READS.

@@ -30,7 +30,10 @@ func runCommand() *cli.Command {
 			"   CHUNKLOCK_INPUTS (input dataset ids, comma-separated),\n" +
 			"   CHUNKLOCK_INPUT_<DATASET>_{URL,CONNECTION,LOCATION,SECRET} (DATASET upper-cased, other\n" +
 			"   characters as _), CHUNKLOCK_INPUT_<n>_{DATASET,...} (n from 0, in input order),\n" +
-			"   and the job's env. SECRET variables need the job key (CHUNKLOCK_JOB_KEY or --job-key-file).\n\n" +
+			"   CHUNKLOCK_INPUT_<DATASET>_{LOCATIONS,DATAIDS} (every chunk read of the input, one per\n" +
+			"   line: several for an input read through a mapping, such as a 7-day lookback; LOCATION\n" +
+			"   is then the newest), and the job's env. SECRET variables need the job key\n" +
+			"   (CHUNKLOCK_JOB_KEY or --job-key-file).\n\n" +
 			"While CMD runs the claim is heartbeaten every third of the job's leaseSeconds. Exit 0\n" +
 			"completes the claim (the output chunk becomes READY); any other exit fails it with the\n" +
 			"tail of CMD's stderr as the reason (it is retried, up to the job's maxAttempts). If the\n" +
