@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,7 +53,7 @@ func copyExample(t *testing.T, dir, dataRoot string) {
 	require.NoError(t, err)
 	yaml := string(raw)
 	require.Contains(t, yaml, "/tmp/chunklock-daily")
-	require.Equal(t, 4, strings.Count(yaml, "leaseSeconds: 30"), "the test shortens every job's lease")
+	require.Equal(t, 6, strings.Count(yaml, "leaseSeconds: 30"), "the test shortens every job's lease")
 	yaml = strings.ReplaceAll(yaml, "/tmp/chunklock-daily", dataRoot)
 	yaml = strings.ReplaceAll(yaml, "leaseSeconds: 30", "leaseSeconds: 2")
 	require.NoError(t, os.WriteFile(path, []byte(yaml), 0o644))
@@ -65,9 +66,39 @@ var produced = map[string][]string{ // dataset -> its producer's inputs
 	"reconciliation": {"orders", "orders-clean", "payments"},
 }
 
-// allDatasets are the example's datasets, in the order `chunklock status`
-// and `chunklock chunks` show them.
-var allDatasets = []string{"payments", "orders", "orders-clean", "daily-report", "reconciliation"}
+// allDatasets are the example's daily datasets, in the order `chunklock
+// status` and `chunklock chunks` show them.
+var allDatasets = []string{"payments", "orders", "orders-clean", "daily-report", "reconciliation", "revenue-7d"}
+
+// weeks are the ISO weeks of the example's weekly-report: 2026-01-01 is a
+// Thursday of 2026-W01, 2026-01-30 the Friday of 2026-W05.
+var weeks = []string{"2026-W01", "2026-W02", "2026-W03", "2026-W04", "2026-W05"}
+
+// mappedReads are the days of orders-clean that the rolling and weekly jobs
+// read for an output dataid (SPEC §9), within 2026-01-01..2026-01-30.
+func mappedReads(dataset, dataid string) []string {
+	switch dataset {
+	case "revenue-7d":
+		d, _ := time.Parse(time.DateOnly, dataid)
+		var out []string
+		for i := -6; i <= 0; i++ {
+			if day := d.AddDate(0, 0, i).Format(time.DateOnly); day >= "2026-01-01" {
+				out = append(out, day)
+			}
+		}
+		return out
+	case "weekly-report":
+		var out []string
+		for _, day := range dates("2026-01-01", 30) {
+			t, _ := time.Parse(time.DateOnly, day)
+			if y, w := t.ISOWeek(); fmt.Sprintf("%d-W%02d", y, w) == dataid {
+				out = append(out, day)
+			}
+		}
+		return out
+	}
+	return nil
+}
 
 // TestDailyPipeline runs the example pipeline over 30 days with four
 // runners, one of which is killed (SIGKILL) in the middle of a chunk. The
@@ -92,15 +123,15 @@ func TestDailyPipeline(t *testing.T) {
 	// apply: a dry run changes nothing; the first apply creates everything
 	// and writes the keys; the second changes nothing.
 	r := inExample("apply", "-f", "pipeline.yaml", "--dry-run")
-	require.Contains(t, r.stdout, "dry run: 12 change(s) would be applied")
+	require.Contains(t, r.stdout, "dry run: 16 change(s) would be applied")
 	ds, err := s.api.Datasets(t.Context())
 	require.NoError(t, err)
 	require.Empty(t, ds, "a dry run creates nothing")
 
 	r = inExample("apply", "-f", "pipeline.yaml", "--keys-dir", keys)
-	require.Contains(t, r.stdout, "applied 12 change(s)")
+	require.Contains(t, r.stdout, "applied 16 change(s)")
 	require.NotContains(t, r.stdout, "AGE-SECRET-KEY", "with --keys-dir keys go to files, not to the output")
-	for _, job := range []string{"extract", "transform", "report", "reconcile"} {
+	for _, job := range []string{"extract", "transform", "report", "reconcile", "rolling", "weekly"} {
 		st, err := os.Stat(filepath.Join(keys, job+".key"))
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
@@ -123,7 +154,7 @@ func TestDailyPipeline(t *testing.T) {
 	var runners []*proc
 	for range 4 {
 		runners = append(runners, start(t, append(append([]string{}, s.env...), env...), example,
-			"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile",
+			"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly",
 			"--loop", "--idle-wait", "8s", "--kill-grace", "2s", "--", "sh", filepath.Join(mustAbs(t, "testdata"), "pause.sh")))
 	}
 
@@ -176,7 +207,7 @@ func TestDailyPipeline(t *testing.T) {
 	// The settlement arrives: one more runner finishes the day.
 	require.Contains(t, script("make-payments.sh", "2026-01-17..2026-01-17"), "published 1 chunk(s) of payments")
 	last := start(t, append(append([]string{}, s.env...), env...), example,
-		"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile",
+		"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly",
 		"--loop", "--idle-wait", "2s", "--", "sh", filepath.Join(mustAbs(t, "testdata"), "pause.sh"))
 	require.Equal(t, 0, last.wait(t, 60*time.Second), "runner:\n%s", last.stderr)
 	require.Contains(t, last.stderr.String(), "nothing left to do: 1 completed")
@@ -199,11 +230,25 @@ func TestDailyPipeline(t *testing.T) {
 			require.Contains(t, readyAt, ds+"/"+d, "%s %s was never produced", ds, d)
 		}
 	}
-	require.Len(t, readyAt, 5*30)
+	for _, w := range weeks {
+		require.Contains(t, readyAt, "weekly-report/"+w, "week %s was never produced", w)
+	}
+	require.Len(t, readyAt, 6*30+5)
 	claims := 0
 	for i, e := range evs {
+		if e.Role != "OUTPUT" || e.To != "RUNNING" {
+			continue
+		}
+		if reads := mappedReads(e.Dataset, e.DataID); reads != nil {
+			// A mapped job claims its output once every day it reads is READY.
+			claims++
+			for _, day := range reads {
+				require.Less(t, readyAt["orders-clean/"+day], i, "%s %s claimed before orders-clean %s was READY", e.Dataset, e.DataID, day)
+			}
+			continue
+		}
 		inputs, ok := produced[e.Dataset]
-		if !ok || e.Role != "OUTPUT" || e.To != "RUNNING" {
+		if !ok {
 			continue
 		}
 		claims++
@@ -211,7 +256,7 @@ func TestDailyPipeline(t *testing.T) {
 			require.Less(t, readyAt[in+"/"+e.DataID], i, "%s %s claimed before its input %s was READY", e.Dataset, e.DataID, in)
 		}
 	}
-	require.GreaterOrEqual(t, claims, 4*30+1, "the killed chunk was claimed twice")
+	require.GreaterOrEqual(t, claims, 5*30+5+1, "the killed chunk was claimed twice")
 
 	// The killed chunk: claimed by the killed runner, failed by the reaper
 	// once its lease passed, redone by another runner, completed once.
@@ -246,6 +291,26 @@ func TestDailyPipeline(t *testing.T) {
 		got, err = os.ReadFile(filepath.Join(data, "reports", d+".txt"))
 		require.NoError(t, err)
 		require.Contains(t, string(got), fmt.Sprintf("day %s: %d orders, revenue %d.%02d EUR", d, n, sum/100, sum%100))
+		reads := mappedReads("revenue-7d", d)
+		sum, n = 0, 0
+		for _, day := range reads {
+			s, k := rawTotals(t, filepath.Join(data, "shop", "orders-"+day+".csv"))
+			sum, n = sum+s, n+k
+		}
+		got, err = os.ReadFile(filepath.Join(data, "revenue-7d", d+".txt"))
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("7 days to %s: %d orders, revenue %d.%02d EUR over %d day(s)\n", d, n, sum/100, sum%100, len(reads)), string(got))
+	}
+	for _, w := range weeks {
+		reads := mappedReads("weekly-report", w)
+		sum, n := 0, 0
+		for _, day := range reads {
+			s, k := rawTotals(t, filepath.Join(data, "shop", "orders-"+day+".csv"))
+			sum, n = sum+s, n+k
+		}
+		got, err := os.ReadFile(filepath.Join(data, "weekly", w+".txt"))
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("week %s (%s..%s): %d orders, revenue %d.%02d EUR\n", w, reads[0], reads[len(reads)-1], n, sum/100, sum%100), string(got))
 	}
 
 	// The views agree.
@@ -259,14 +324,48 @@ func TestDailyPipeline(t *testing.T) {
 	require.Regexp(t, `(?m)^orders\s+extract\s+30\s+30\s`, r.stdout)
 	require.NotContains(t, r.stdout, "orders-clean", "only the dataset asked for")
 	r = s.ok(t, "chunks", "--limit", "0")
-	require.Equal(t, 32, strings.Count(r.stdout, "\n"), "header, 30 dataids, legend:\n%s", r.stdout)
-	require.Contains(t, r.stdout, "2026-01-15  #         #       #             #             #")
+	require.Equal(t, 37, strings.Count(r.stdout, "\n"), "header, 5 weeks, 30 days, legend:\n%s", r.stdout)
+	require.Contains(t, r.stdout, "2026-01-15  #         #       #             #             #               #           .")
+	require.Contains(t, r.stdout, "2026-W03    .         .       .             .             .               .           #")
 	r = s.ok(t, "graph", "--dataid", "2026-01-15")
 	require.Contains(t, r.stdout, `"job:reconcile" -> "chunk:reconciliation/2026-01-15"`)
+	r = s.ok(t, "graph", "--job", "rolling")
+	require.Contains(t, r.stdout, `"dataset:orders-clean" -> "job:rolling" [label="READS TIME_WINDOW -6..0"]`)
+	r = s.ok(t, "graph", "--job", "weekly", "--dataid", "2026-W03")
+	for _, day := range mappedReads("weekly-report", "2026-W03") {
+		require.Contains(t, r.stdout, `"chunk:orders-clean/`+day+`" -> "job:weekly" [label="READS DONE LOCAL_READ"]`)
+	}
 	r = s.ok(t, "graph", "--format", "mermaid")
 	require.Contains(t, r.stdout, "flowchart LR")
 	r = s.ok(t, "events", "--dataset", "orders-clean", "--dataid", "2026-01-15")
 	require.Contains(t, r.stdout, `reason="lease expired"`)
+
+	// A day's export was wrong: resubmitting it with cascade invalidates
+	// what was computed from it, through the mappings too (the seven
+	// rolling days and the one week that read it), and one runner re-runs
+	// exactly that.
+	before := len(s.events(t, client.EventFilter{}))
+	r = s.ok(t, "resubmit", "--dataset", "orders", "--dataid", "2026-01-15", "--cascade")
+	require.Regexp(t, `(?m)^weekly-report\s+2026-W03\s+weekly\s+RESUBMIT\s+upstream orders/2026-01-15 resubmitted$`, r.stdout)
+	require.Equal(t, 12, strings.Count(r.stdout, "RESUBMIT"), "orders, reconciliation, orders-clean, daily-report, 7 rolling days, 1 week:\n%s", r.stdout)
+	rerun := start(t, append(append([]string{}, s.env...), env...), example,
+		"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly",
+		"--loop", "--idle-wait", "2s", "--", "sh", filepath.Join(mustAbs(t, "testdata"), "pause.sh"))
+	require.Equal(t, 0, rerun.wait(t, 60*time.Second), "runner:\n%s", rerun.stderr)
+	var again []string
+	for _, e := range s.events(t, client.EventFilter{})[before:] {
+		if e.Role == "OUTPUT" && e.To == "READY" {
+			again = append(again, e.Dataset+"/"+e.DataID)
+		}
+	}
+	slices.Sort(again)
+	want := []string{"daily-report/2026-01-15", "orders-clean/2026-01-15", "orders/2026-01-15", "reconciliation/2026-01-15"}
+	for _, d := range dates("2026-01-15", 7) {
+		want = append(want, "revenue-7d/"+d)
+	}
+	want = append(want, "weekly-report/2026-W03")
+	slices.Sort(want)
+	require.Equal(t, want, again)
 }
 
 func mustAbs(t *testing.T, p string) string {

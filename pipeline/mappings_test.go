@@ -72,3 +72,19 @@ jobs:
 		require.Error(t, err, name)
 	}
 }
+
+// TestExamplePipelineMappings: the quick start's pipeline parses, with its
+// 7-day lookback and its weekly roll-up.
+func TestExamplePipelineMappings(t *testing.T) {
+	p, err := ParseFile("../examples/daily-pipeline/pipeline.yaml")
+	require.NoError(t, err)
+	got := map[string][]backends.InputMapping{}
+	for _, j := range p.Jobs {
+		bj, err := j.Backend()
+		require.NoError(t, err)
+		got[j.ID] = bj.InputMappings
+	}
+	require.Equal(t, []backends.InputMapping{{Dataset: "orders-clean", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -6}}}, got["rolling"])
+	require.Equal(t, []backends.InputMapping{{Dataset: "orders-clean", Mapping: partition.Mapping{Kind: partition.TimeWindow}}}, got["weekly"])
+	require.Empty(t, got["report"])
+}
