@@ -21,7 +21,7 @@ func (e *engine) Publish(ctx context.Context, dataset, dataid string) (StatusRow
 			return err
 		}
 		return e.update(ctx, cat, func(tx Tx) error {
-			if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
+			if err := lockReady(ctx, tx, cat.Catalog, dataset, dataid); err != nil {
 				return err
 			}
 			var err error

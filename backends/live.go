@@ -176,12 +176,12 @@ func (e *engine) runLive(ctx context.Context, ops []*liveOp) error {
 // serveLive locks and reads the claims of ops, and makes the writes of
 // those still live, inside tx.
 func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*liveOp, jobs map[*liveOp]Job) error {
+	if err := lockLive(ctx, tx, cat, ops); err != nil {
+		return err
+	}
 	var keys []RowKey
 	for _, op := range ops {
 		op.err, op.acted = nil, false
-		if err := tx.LockChunks(ctx, op.key.DataID, []string{op.key.Dataset}, nil); err != nil {
-			return err
-		}
 		keys = append(keys, op.key)
 		if job := jobs[op]; !job.Mapped() {
 			for _, in := range job.Inputs {
@@ -228,6 +228,30 @@ func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*live
 		}
 	}
 	return released.flush(ctx, tx)
+}
+
+// lockLive locks the output chunks of ops, in ascending (dataid, dataset)
+// order, one call per op; when a job reads one of their datasets through
+// a window (SPEC §9), with the other chunks of the windows each completes
+// shared (windowLocks: a completion makes the chunk READY), all in one
+// ordered pass.
+func lockLive(ctx context.Context, tx Tx, cat *Catalog, ops []*liveOp) error {
+	windows := slices.ContainsFunc(ops, func(op *liveOp) bool { return windowConsumers(cat, op.key.Dataset) })
+	if !windows {
+		for _, op := range ops {
+			if err := tx.LockChunks(ctx, op.key.DataID, []string{op.key.Dataset}, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	plan := lockPlan{}
+	for _, op := range ops {
+		if _, err := windowLocks(cat, plan, op.key.Dataset, op.key.DataID); err != nil {
+			return err
+		}
+	}
+	return plan.lock(ctx, tx)
 }
 
 // readMappedInputs completes rows, read by serveLive (each op's OUTPUT row,

@@ -424,7 +424,13 @@ func lastStarted(d partition.Def, now time.Time) (string, bool) {
 
 // enqueueMapped adds candidates for the outputs of mapped consumer job
 // whose mapped set of dataset holds dataid and that are free for
-// producers: the chunk just became READY.
+// producers: the chunk just became READY. Through a TIME_WINDOW, only
+// the outputs whose every chunk of the window is READY now: a day of a
+// 7-day lookback is in seven windows, but only those it completes can be
+// claimed, and the last chunk of each window to become READY makes it a
+// candidate (the caller holds the shared locks of the other chunks of the
+// windows, windowLocks, so that two of them becoming READY at once cannot
+// both miss it). Through LATEST and ALL, every output of the reverse span.
 func enqueueMapped(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, dataid string, now time.Time) error {
 	outs, err := mappedOutputs(cat, job, dataset, dataid, now)
 	if err != nil || len(outs) == 0 {
@@ -434,20 +440,102 @@ func enqueueMapped(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, d
 	for i, id := range outs {
 		keys[i] = outputKey(job, id)
 	}
+	m := job.Mapping(dataset)
+	var windows [][]string // TIME_WINDOW: each output's window
+	if m.Kind == partition.TimeWindow {
+		out, in := defOf(cat, job.Output), defOf(cat, dataset)
+		windows = make([][]string, len(outs))
+		for i, o := range outs {
+			if windows[i], err = m.Inputs(out, in, o); err != nil {
+				return mappingError(job, dataset, o, err)
+			}
+			for _, id := range windows[i] {
+				keys = append(keys, chunkOutputKey(cat, dataset, id))
+			}
+		}
+	}
 	rows, err := tx.GetRows(ctx, keys)
 	if err != nil {
 		return err
+	}
+	ready := map[string]bool{}
+	for i, k := range keys[len(outs):] {
+		ready[k.DataID] = statusOf(rows[len(outs)+i]) == StatusReady
 	}
 	for i, id := range outs {
 		st := statusOf(rows[i])
 		if !FreeForProducers(st) {
 			continue
 		}
+		if windows != nil && slices.ContainsFunc(windows[i], func(in string) bool { return !ready[in] }) {
+			continue // the window's last chunk to become READY queues it
+		}
 		if err := tx.AddCandidate(ctx, Candidate{Job: job.ID, DataID: id, Resubmit: st == StatusResubmit}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// windowLocks adds to plan what making chunk (dataset, dataid) READY locks:
+// the chunk exclusively and, shared, the other chunks of the windows it
+// completes for consumers reading dataset through TIME_WINDOW (see
+// enqueueMapped). It tells whether it added shared locks: without, one
+// LockChunks call on the chunk does.
+func windowLocks(cat *Catalog, plan lockPlan, dataset, dataid string) (bool, error) {
+	plan.add(dataid, dataset, true)
+	added := false
+	for _, jid := range cat.Consumers(dataset) {
+		job := cat.Jobs.Get(jid)
+		m := job.Mapping(dataset)
+		if m.Kind != partition.TimeWindow {
+			continue
+		}
+		out, in := defOf(cat, job.Output), defOf(cat, dataset)
+		outs, err := m.Outputs(out, in, dataid)
+		if err != nil {
+			return false, mappingError(job, dataset, dataid, err)
+		}
+		for _, o := range outs {
+			ids, err := m.Inputs(out, in, o)
+			if err != nil {
+				return false, mappingError(job, dataset, o, err)
+			}
+			for _, id := range ids {
+				if id != dataid {
+					plan.add(id, dataset, false)
+					added = true
+				}
+			}
+		}
+	}
+	return added, nil
+}
+
+// windowConsumers tells whether a job reads dataset through TIME_WINDOW:
+// making one of its chunks READY then locks its windows (windowLocks).
+func windowConsumers(cat *Catalog, dataset string) bool {
+	for _, jid := range cat.Consumers(dataset) {
+		if cat.Jobs.Get(jid).Mapping(dataset).Kind == partition.TimeWindow {
+			return true
+		}
+	}
+	return false
+}
+
+// lockReady locks what making chunk (dataset, dataid) READY needs: the
+// chunk exclusively, in one call as always when no consumer reads its
+// dataset through a window, else with the windows' other chunks shared
+// (windowLocks), in ascending dataid order.
+func lockReady(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid string) error {
+	if !windowConsumers(cat, dataset) {
+		return tx.LockChunks(ctx, dataid, []string{dataset}, nil)
+	}
+	plan := lockPlan{}
+	if _, err := windowLocks(cat, plan, dataset, dataid); err != nil {
+		return err
+	}
+	return plan.lock(ctx, tx)
 }
 
 // backfillBatch bounds the output dataids one backfill transaction reads

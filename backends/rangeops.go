@@ -61,6 +61,10 @@ type rangeOp struct {
 	// a transaction of its own, which locks what the walk reaches
 	// (lockCascade).
 	cascades func(cat *Catalog) bool
+	// windows tells whether the chunks the operation makes READY complete
+	// windows of mapped consumers: each chunk then has a transaction of
+	// its own, which locks them (lockReady).
+	windows func(cat *Catalog) bool
 }
 
 func (e *engine) PublishRange(ctx context.Context, dataset, from, to string) (RangeResult, error) {
@@ -71,7 +75,8 @@ func (e *engine) PublishRange(ctx context.Context, dataset, from, to string) (Ra
 		apply: func(ctx context.Context, tx Tx, cat *Catalog, dataid string, now time.Time) error {
 			_, err := publishChunk(ctx, tx, cat, dataset, dataid, now)
 			return err
-		}}
+		},
+		windows: func(cat *Catalog) bool { return windowConsumers(cat, dataset) }}
 	return e.runRange(ctx, op, from, to)
 }
 
@@ -219,15 +224,19 @@ func (e *engine) rangeBatch(ctx context.Context, op rangeOp, ids []string, res *
 		}
 		n = e.rangeBatchSize(cat.Catalog, op, len(ids))
 		mapped := op.cascades != nil && op.cascades(cat.Catalog)
-		if mapped {
+		windows := op.windows != nil && op.windows(cat.Catalog)
+		if mapped || windows {
 			n = 1
 		}
 		return withReplans(func(hint []Read) error {
 			return e.update(ctx, cat, func(tx Tx) error {
 				changed, unchanged, skipped = 0, 0, nil
 				var lock func(string) error
-				if mapped {
+				switch {
+				case mapped:
 					lock = func(id string) error { return lockCascade(ctx, tx, cat.Catalog, op.dataset, id, lockPlan{}, hint) }
+				case windows:
+					lock = func(id string) error { return lockReady(ctx, tx, cat.Catalog, op.dataset, id) }
 				}
 				return serveRange(ctx, tx, cat.Catalog, op, ids[:n], e.clock.Now(), lock, func(id string, wrote bool, err error) {
 					switch {

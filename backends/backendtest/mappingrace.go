@@ -90,9 +90,20 @@ func (s *suite) testMappingRace(t *testing.T) {
 	for w := range s.cfg.workers {
 		wg.Go(func() { r.run(b, fmt.Sprintf("runner-%d", w), &stop) })
 	}
-	for _, i := range order {
-		b.publish("raw", all[i])
+	// Eight publishers at once: two days of one window arriving together
+	// must not both leave the window's output unqueued.
+	var pub sync.WaitGroup
+	next := atomic.Int64{}
+	for range 8 {
+		pub.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(order)); i = next.Add(1) - 1 {
+				if _, err := b.s.Publish(b.ctx, "raw", all[order[i]]); err != nil {
+					r.fail("publish %s: %v", all[order[i]], err)
+				}
+			}
+		})
 	}
+	pub.Wait()
 	stop.Store(true)
 	wg.Wait()
 	require.Empty(t, r.failures)

@@ -30,6 +30,7 @@ var mappingTests = []testCase{
 	{"MappingFindNextRollUpAndFanOut", (*suite).testMappingFindNextRollUpAndFanOut},
 	{"MappingFindNextLatestAndAll", (*suite).testMappingFindNextLatestAndAll},
 	{"MappingBackfill", (*suite).testMappingBackfill},
+	{"MappingPublishRange", (*suite).testMappingPublishRange},
 	{"MappingCascade", (*suite).testMappingCascade},
 	{"MappingCascadeBlocked", (*suite).testMappingCascadeBlocked},
 	{"MappingForceCascade", (*suite).testMappingForceCascade},
@@ -554,14 +555,34 @@ func (s *suite) testMappingFindNextLookback(t *testing.T) {
 	for _, i := range []int{5, 0, 19, 12, 3, 1, 2, 4, 6, 7, 9, 10, 11, 13, 14, 15, 16, 17, 18} { // every day but 2025-01-09
 		b.publish("raw", all[i])
 	}
+	// Each output claimable is queued once: a day is in seven windows, but
+	// only the windows it completes queue their output.
+	n, err := backends.QueueLength(b.ctx, b.s, "roll")
+	require.NoError(t, err)
+	require.Equal(t, 8+5, n)
 	require.Equal(t, append(dayRange("2025-01-01", "2025-01-08"), dayRange("2025-01-16", "2025-01-20")...), b.drain("roll"))
 	b.publish("raw", "2025-01-09")
 	require.Equal(t, dayRange("2025-01-09", "2025-01-15"), b.drain("roll"))
 	require.Empty(t, b.drain("roll"))
 	// A failed output comes back; the resubmitted one first.
-	_, err := b.s.Resubmit(b.ctx, "roll7", "2025-01-18", false)
+	_, err = b.s.Resubmit(b.ctx, "roll7", "2025-01-18", false)
 	require.NoError(t, err)
 	require.Equal(t, []string{"2025-01-18"}, b.drain("roll"))
+}
+
+// testMappingPublishRange: publishRange over a dataset read through a
+// window queues each output once its window is complete.
+func (s *suite) testMappingPublishRange(t *testing.T) {
+	b := s.setup(t)
+	b.mappedDatasets()
+	b.lookbackJob()
+	b.upsertJob(backends.Job{ID: "weekly", Output: "week", Inputs: []string{"raw"},
+		InputMappings: []backends.InputMapping{mapping("raw", partition.TimeWindow, 0, 0)}})
+	res, err := b.s.PublishRange(b.ctx, "raw", "2025-01-01", "2025-01-12")
+	require.NoError(t, err)
+	require.Equal(t, 12, res.Changed)
+	require.Equal(t, dayRange("2025-01-01", "2025-01-12"), b.drain("roll"))
+	require.Equal(t, []string{"2025-W01", "2025-W02"}, b.drain("weekly"))
 }
 
 // testMappingFindNextRollUpAndFanOut: the last day of a week makes the week
