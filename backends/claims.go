@@ -2,7 +2,9 @@ package backends
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -140,6 +142,9 @@ func (e *engine) claimState(ctx context.Context, tx Tx, cat *Catalog, st ClaimSt
 		if err := tx.AppendEvent(ctx, ev); err != nil {
 			return nil, err
 		}
+		if err := releaseDropped(ctx, tx, st, now); err != nil {
+			return nil, err
+		}
 	}
 	if err := put(ctx, tx, st.Output, w.Output); err != nil {
 		return nil, err
@@ -156,6 +161,47 @@ func (e *engine) claimState(ctx context.Context, tx Tx, cat *Catalog, st ClaimSt
 	g.hold(w.Output, superseded)
 	withAccess(cat, job, &w.Claim)
 	return &w.Claim, nil
+}
+
+// releaseDropped gives back, when a force supersedes a live claim, the
+// reads of the superseded claim that the new one does not make (a LATEST
+// input whose newest READY snapshot changed in between): each INPUT row
+// goes back to what it was before that claim, as a release does, so that
+// no read lock is left behind that no claim will ever end.
+func releaseDropped(ctx context.Context, tx Tx, st ClaimState, now time.Time) error {
+	if st.Output == nil || st.Output.Reads == nil {
+		return nil
+	}
+	var keys []RowKey
+	for _, r := range st.Output.Reads {
+		if !slices.Contains(st.Reads, r) {
+			keys = append(keys, ReadKey(st.Job.ID, r, st.DataID))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	rows, err := tx.GetRows(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r == nil || r.Status != StatusRunning || r.Token != st.Output.Token {
+			continue
+		}
+		if r.PrevStatus == StatusNone {
+			if err := del(ctx, tx, *r, now, "superseded by force"); err != nil {
+				return err
+			}
+			continue
+		}
+		back := *r
+		back.Status, back.Attempt, back.UpdatedAt, back.Reason, back.PrevStatus = r.PrevStatus, r.Attempt-1, now, "superseded by force", StatusNone
+		if err := put(ctx, tx, r, back); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // withAccess adds to a claim what its answer carries besides its rows:

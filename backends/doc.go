@@ -8,6 +8,13 @@
 //     which locks a status row implies, when a job may claim a chunk, and
 //     what each transition writes. Plain functions, no I/O.
 //   - dataid.go: dataid validation and shortlex ordering.
+//   - mappings.go, cascade.go: partition mappings (SPEC §9): which input
+//     chunks a claim reads (IdentityReads for a job without mappings, the
+//     fast path), the locks a mapped claim takes across dataids, the
+//     candidates an input chunk becoming READY queues (the reverse
+//     mapping), and the invalidation that follows every read of a chunk.
+//     The INPUT row of a mapped read is keyed by the output dataid it is
+//     read for too (RowKey.ReadFor, which says why).
 //   - errors.go: the error codes every layer speaks (NOT_FOUND, LOCKED, ...).
 //   - engine.go: the operations (findNext, claim, complete, resubmit, ...)
 //     written once against the small Tx interface, so that every backend

@@ -444,6 +444,20 @@ func (s *suite) testMappingLatest(t *testing.T) {
 	// Before the first snapshot there is nothing to read.
 	b.publish("raw", "2025-01-10")
 	b.requireMappedBlocked("enrich", "2025-01-10", mb{backends.BlockerInputNotReady, "dim", "2025-01-10", none})
+	// A force that supersedes a live claim after a newer snapshot arrived
+	// reads the newer one and gives the older read back: no read lock is
+	// left that no claim would ever end.
+	c = b.claim("enrich", "2025-02-09") // reads dim/2025-02-07
+	require.Equal(t, backends.Read{Dataset: "dim", DataID: "2025-02-07"}, c.Reads[1])
+	b.publish("dim", "2025-02-08")
+	f := b.force("enrich", "2025-02-09")
+	require.Equal(t, backends.Read{Dataset: "dim", DataID: "2025-02-08"}, f.Reads[1])
+	require.Equal(t, none, b.readStatus("dim", "2025-02-07", "enrich", "2025-02-09"))
+	require.Equal(t, backends.StatusRunning, b.readStatus("dim", "2025-02-08", "enrich", "2025-02-09"))
+	requireCode(t, b.s.Complete(b.ctx, c.Token), backends.CodeStaleClaim)
+	b.complete(f)
+	_, err = b.s.Resubmit(b.ctx, "dim", "2025-02-07", true)
+	require.NoError(t, err, "nothing reads dim/2025-02-07 any more")
 }
 
 // testMappingAll: ALL reads every expected dataid of a bounded input.

@@ -1,0 +1,45 @@
+package etcd
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/backendtest"
+)
+
+// BenchmarkFindNextMapped: findNext of a 7-day lookback job and of a
+// weekly roll-up against that of a job reading one to one, over 100,000
+// consumed days (backendtest.BenchFindNextMapped; rows seeded with bulk
+// Txn puts, not through the API), on an embedded member of its own.
+//
+//	go test ./backends/etcd/ -run '^$' -bench FindNextMapped -benchtime 2000x -timeout 30m
+func BenchmarkFindNextMapped(b *testing.B) {
+	ctx := context.Background()
+	_, be := privateBackend(b)
+	s := backends.New(be, nil)
+	defer s.Close()
+	t0 := time.Now()
+	n, next, err := backendtest.SeedMappingBench(ctx, s, backendtest.MappingBenchHistory, func(ctx context.Context, rows []backends.StatusRow) error {
+		for len(rows) > 0 {
+			batch := rows[:min(len(rows), be.cfg.MaxTxnOps)]
+			rows = rows[len(batch):]
+			ops := make([]clientv3.Op, len(batch))
+			for i, r := range batch {
+				ops[i] = clientv3.OpPut(be.rowKey(r.RowKey), string(encodeRow(r)))
+			}
+			if _, err := be.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("seeded %d status rows in %s", n, time.Since(t0).Round(time.Millisecond))
+	b.Run("history=100000", func(b *testing.B) { backendtest.BenchFindNextMapped(b, s, &next) })
+}

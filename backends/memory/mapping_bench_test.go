@@ -1,0 +1,35 @@
+package memory_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/memory"
+)
+
+// BenchmarkFindNextMapped: see backendtest.BenchFindNextMapped.
+//
+//	go test ./backends/memory/ -run '^$' -bench FindNextMapped -benchtime 2000x
+func BenchmarkFindNextMapped(b *testing.B) {
+	be := memory.New()
+	s := backends.New(be, nil)
+	defer s.Close()
+	ctx := context.Background()
+	n, next, err := backendtest.SeedMappingBench(ctx, s, backendtest.MappingBenchHistory, func(ctx context.Context, rows []backends.StatusRow) error {
+		return be.Update(ctx, func(tx backends.Tx) error {
+			for _, r := range rows {
+				if err := tx.PutRow(ctx, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("seeded %d status rows", n)
+	b.Run("history=100000", func(b *testing.B) { backendtest.BenchFindNextMapped(b, s, &next) })
+}
