@@ -52,6 +52,7 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 		return err
 	}
 	committed = true
+	t.slotRowsCommitted()
 	if hadEvents {
 		b.eventsCommitted()
 	}
@@ -89,6 +90,9 @@ type txn struct {
 	// slotsAhead are the slot records to lock and read with the next read
 	// of rows (PrefetchSlots).
 	slotsAhead *[2][]string
+	// slotsCreated are the slot records this transaction may have
+	// created: known to exist once it commits (ensureSlots).
+	slotsCreated []string
 }
 
 // queued is a statement sent ahead of the next one, in the same round trip;
