@@ -182,16 +182,19 @@ type Backend interface {
 	// PutDataset creates or updates a dataset, keeping CreatedAt of an
 	// existing one, if the catalog version is still version, and returns
 	// what was stored and the new catalog version; ErrCatalogChanged, and
-	// nothing stored, when the version is another.
-	PutDataset(ctx context.Context, d Dataset, version int64) (Dataset, int64, error)
+	// nothing stored, when the version is another. A frontier, when not
+	// nil, is added as a candidate in the same transaction (the producer's
+	// frontier after a change of definition: schedule.go).
+	PutDataset(ctx context.Context, d Dataset, frontier *Candidate, version int64) (Dataset, int64, error)
 	// PutJob creates or updates a job (already validated against the
 	// catalog at version), keeping CreatedAt, if the catalog version is
 	// still version (ErrCatalogChanged otherwise), and returns what was
 	// stored and the new catalog version. When enqueue is true (the engine
 	// decided the job is new or its inputs changed) it also adds a candidate
 	// for the job at every dataid at which its first input's OUTPUT row is
-	// READY; for a job with no inputs, nothing.
-	PutJob(ctx context.Context, j Job, enqueue bool, version int64) (Job, int64, error)
+	// READY; for a job with no inputs, nothing. A frontier, when not nil,
+	// is added as a candidate in the same transaction (schedule.go).
+	PutJob(ctx context.Context, j Job, enqueue bool, frontier *Candidate, version int64) (Job, int64, error)
 	// Catalog returns every dataset and job, sorted by id.
 	Catalog(ctx context.Context) ([]Dataset, []Job, error)
 	PutCredential(ctx context.Context, c Credential) error

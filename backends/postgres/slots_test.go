@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/backendtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,4 +60,11 @@ func TestSlotRecordsKnownOnlyOnceCommitted(t *testing.T) {
 		require.Equal(t, "1", got[0].Holders[0].DataID)
 		return nil
 	}))
+}
+
+func TestFrontierStoredWithCatalog(t *testing.T) {
+	b, err := openBackend(context.Background(), Config{DSN: testDSN(t), Schema: freshSchema(t)})
+	require.NoError(t, err)
+	defer b.Close()
+	backendtest.FrontierStoredWithCatalog(t, b)
 }

@@ -440,8 +440,18 @@ func (t *txn) DropCandidate(_ context.Context, c backends.Candidate) error {
 		return fmt.Errorf("postgres: candidate handle %v (%T) did not come from NextCandidate", c.Handle, c.Handle)
 	}
 	t.dropCands = append(t.dropCands, id)
+	if c.Frontier {
+		// Other frontiers of the job at the same dataid merge into this
+		// one; those another transaction holds are left to it.
+		t.enqueue(dropFrontierTwinsSQL, []any{c.Job, backends.SortKey(c.DataID), id}, nil)
+	}
 	return nil
 }
+
+// dropFrontierTwinsSQL deletes the frontier candidates of job $1 at sort
+// key $2 other than $3 that no other transaction holds.
+const dropFrontierTwinsSQL = `DELETE FROM candidates WHERE id IN (
+    SELECT id FROM candidates WHERE job = $1 AND sortkey = $2 AND frontier AND id <> $3 FOR UPDATE SKIP LOCKED)`
 
 // CatalogVersion returns the catalog version this transaction read with
 // its first statement (backends.CatalogVersionTx).

@@ -88,6 +88,11 @@ type ResourceLock struct {
 	ExpiresAt time.Time
 }
 
+type Slot struct {
+	Key    string
+	Record string
+}
+
 type StatusRow struct {
 	Dataset        string
 	Dataid         string
