@@ -125,3 +125,104 @@ func TestGridShowsSeededStatuses(t *testing.T) {
 	require.Contains(t, eval[string](t, tb, `document.querySelector('#claims').innerText`), "test-runner-1")
 	tb.screenshot(t, "grid")
 }
+
+// TestCompleteRecoloursLive: a runner's complete turns its cell READY in
+// a grid that stays loaded (no reload: a marker set on the page survives),
+// through the events subscription.
+func TestCompleteRecoloursLive(t *testing.T) {
+	s := newStack(t, false, "report")
+	p := seedPipeline(t, s, "admin")
+	tb := newTab(t)
+	signIn(t, tb, s, s.tokens["reader"])
+	tb.poll(t, `document.getElementById('live').textContent === 'live'`)
+	require.Equal(t, "NONE", cellStatus(t, tb, "summary", p.d[1]))
+	eval[bool](t, tb, `window.__sameLoad = true`)
+
+	tok := s.findNext(t, "runner", "report") // summary d1: cleaned d1 is READY
+	waitCell(t, tb, "summary", p.d[1], "RUNNING")
+	s.must(t, "runner", `mutation($t: String!) { complete(token: $t) }`, map[string]any{"t": tok})
+	waitCell(t, tb, "summary", p.d[1], "READY")
+	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
+}
+
+// TestResubmitCascadeFromChunkPage: an admin resubmits cleaned d0 with
+// cascade from its chunk page (confirming the dialog); the grid then shows
+// cleaned d0 and the summary d0 computed from it RESUBMIT.
+func TestResubmitCascadeFromChunkPage(t *testing.T) {
+	s := newStack(t, false, "report")
+	p := seedPipeline(t, s, "admin")
+	tb := newTab(t)
+	signIn(t, tb, s, s.tokens["admin"])
+	tb.poll(t, `document.getElementById('live').textContent === 'live'`)
+	require.Equal(t, "READY", cellStatus(t, tb, "summary", p.d[0]))
+	eval[bool](t, tb, `window.__sameLoad = true`)
+
+	tb.do(t, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#grid i.c[data-ds="cleaned"][data-id=%q]`, p.d[0]))))
+	tb.poll(t, `document.querySelector('section.chunk') && document.querySelector('#events') && true`)
+	page := eval[string](t, tb, `document.querySelector('section.chunk').innerText`)
+	require.Contains(t, page, "Status rows")
+	require.Contains(t, page, "GLOBAL_WRITE") // READY: producers may not write it
+	require.Contains(t, page, "RUNNING → READY")
+	require.Equal(t, 1, eval[int](t, tb, `document.querySelectorAll('#lockgraph').length`))
+	tb.screenshot(t, "chunk")
+
+	tb.do(t,
+		chromedp.Click(chromedp.CSS(`#actions button[data-action="resubmit-cascade"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#confirm-ok`)),
+		chromedp.Click(chromedp.CSS(`#confirm-ok`)),
+	)
+	tb.poll(t, `document.getElementById('chunk-status') && document.getElementById('chunk-status').textContent === 'RESUBMIT'`)
+	tb.do(t, chromedp.Click(chromedp.CSS(`a[href="#/"]`)))
+	waitCell(t, tb, "cleaned", p.d[0], "RESUBMIT")
+	waitCell(t, tb, "summary", p.d[0], "RESUBMIT")
+	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
+
+	// The server agrees.
+	data := s.must(t, "reader", `query($d: String!) { chunk(dataset: "summary", dataid: $d) { status } }`, map[string]any{"d": p.d[0]})
+	require.Equal(t, "RESUBMIT", data["chunk"].(map[string]any)["status"])
+}
+
+// TestReaderSeesNoActions: a reader's pages carry no action button, and
+// an action forged from the reader's page is refused by the server.
+func TestReaderSeesNoActions(t *testing.T) {
+	s := newStack(t, false, "report")
+	p := seedPipeline(t, s, "admin")
+	tb := newTab(t)
+	signIn(t, tb, s, s.tokens["reader"])
+	require.Equal(t, "reader", eval[string](t, tb, `document.getElementById('role').textContent`))
+	buttons := `document.querySelectorAll('[data-action], #actions, #range-op').length`
+	require.Equal(t, 0, eval[int](t, tb, buttons))
+
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/chunk/cleaned/"+p.d[0]))
+	tb.poll(t, `document.querySelector('section.chunk') && true`)
+	require.Equal(t, 0, eval[int](t, tb, buttons))
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/job/clean"))
+	tb.poll(t, `document.querySelector('#failures') && true`)
+	require.Contains(t, eval[string](t, tb, `document.querySelector('#failures').innerText`), "bad rows: 17 of 2000 lack an id")
+	require.Equal(t, 0, eval[int](t, tb, buttons))
+
+	// The same request the admin's button sends, with the reader's token.
+	code := tb.poll(t, fmt.Sprintf(`fetch('/graphql', {method: 'POST',
+		headers: {'Content-Type': 'application/json', 'Authorization': 'Bearer ' + localStorage.getItem('chunklock.token')},
+		body: JSON.stringify({query: 'mutation { resubmit(dataset: "cleaned", dataid: %q, cascade: true) { status } }'})})
+		.then(r => r.json()).then(b => b.errors ? b.errors[0].extensions.code : 'ACCEPTED')`, p.d[0]))
+	require.Equal(t, "FORBIDDEN", code)
+	data := s.must(t, "reader", `query($d: String!) { chunk(dataset: "cleaned", dataid: $d) { status } }`, map[string]any{"d": p.d[0]})
+	require.Equal(t, "READY", data["chunk"].(map[string]any)["status"])
+}
+
+// TestViewer: the viewer query names the caller and its role.
+func TestViewer(t *testing.T) {
+	s := newStack(t, false, "report")
+	for _, role := range []string{"admin", "reader", "runner"} {
+		data := s.must(t, role, `{ viewer { name role jobs } }`, nil)
+		v := data["viewer"].(map[string]any)
+		require.Equal(t, role, v["name"])
+		require.Equal(t, role, v["role"])
+	}
+	data := s.must(t, "runner", `{ viewer { jobs } }`, nil)
+	require.Equal(t, []any{"report"}, data["viewer"].(map[string]any)["jobs"])
+	open := newStack(t, true)
+	data = open.must(t, "", `{ viewer { name role } }`, nil)
+	require.Equal(t, map[string]any{"name": "anonymous", "role": "admin"}, data["viewer"])
+}

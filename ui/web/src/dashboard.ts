@@ -727,7 +727,7 @@ function lockGraphSvg(g: any): string {
   // Reads point from the chunk to the job, writes from the job to the chunk.
   const flow: [string, string][] = g.edges.map((e: any) => (e.kind === "READS" ? [e.to, e.from] : [e.from, e.to]));
   const pos = layers(ids, flow);
-  const W = 190, H = 44, GX = 120, GY = 16;
+  const W = 190, H = 44, GX = 180, GY = 16;
   const xy = (id: string) => {
     const p = pos.get(id)!;
     return { x: 10 + p.col * (W + GX), y: 10 + p.row * (H + GY) };
@@ -744,7 +744,7 @@ function lockGraphSvg(g: any): string {
     if (!pos.has(a) || !pos.has(b)) return;
     const p = xy(a), q = xy(b);
     const x1 = p.x + W, y1 = p.y + H / 2, x2 = q.x, y2 = q.y + H / 2, m = (x1 + x2) / 2;
-    const label = [e.kind.toLowerCase(), e.status && e.status !== "NONE" ? e.status : "", e.locks.length ? e.locks.join("+") : ""].filter(Boolean).join(" · ");
+    const label = e.status ? [e.status, ...e.locks].join(" · ") : e.kind.toLowerCase();
     out.push(`<path class="edge ${e.kind}" d="M${x1},${y1} C${m},${y1} ${m},${y2} ${x2},${y2}" marker-end="url(#arrow2)"/>
       <text class="edge-label" x="${m}" y="${(y1 + y2) / 2 - 4}" text-anchor="middle">${esc(label)}</text>`);
   });
