@@ -3,7 +3,9 @@
 // the GraphiQL playground, health and readiness probes, Prometheus metrics,
 // and the lease reaper that runs beside them.
 //
-//	/          GraphiQL playground
+//	/          GraphiQL playground (package ui: embedded, no CDN)
+//	/ui        dashboard (package ui)
+//	/assets/   the pages' scripts and stylesheets
 //	/graphql   GraphQL: POST (queries and mutations), GET (queries), websocket
 //	           graphql-transport-ws (any operation; subscriptions need it)
 //	/healthz   the process is up
@@ -42,7 +44,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -53,6 +54,7 @@ import (
 	"github.com/chunklock/chunklock/keys"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/resolvers"
+	"github.com/chunklock/chunklock/ui"
 )
 
 // Config configures a Server.
@@ -200,7 +202,7 @@ func New(cfg Config) (*Server, error) {
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.graphqlEndpoint(s.graphql(res)))
-	mux.Handle("GET /{$}", s.playground())
+	ui.Register(mux) // GET / (playground), /ui (dashboard), /assets/
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
@@ -321,14 +323,6 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
-}
-
-func (s *Server) playground() http.Handler {
-	var opts []playground.GraphiqlConfigOption
-	if !s.Open() {
-		opts = append(opts, playground.WithGraphiqlUiHeaders(map[string]string{"Authorization": "Bearer <your token>"}))
-	}
-	return playground.Handler("chunklock", "/graphql", opts...)
 }
 
 // Serve serves on ln and runs the lease reaper until ctx ends, then shuts
