@@ -79,6 +79,12 @@ type Job struct {
 	Pool                 string
 }
 
+type Record struct {
+	Key     string
+	Value   []byte
+	Version int64
+}
+
 type ResourceLock struct {
 	ID        int64
 	Client    string
@@ -86,6 +92,11 @@ type ResourceLock struct {
 	Mode      string
 	CreatedAt time.Time
 	ExpiresAt time.Time
+}
+
+type Slot struct {
+	Key    string
+	Record []byte
 }
 
 type StatusRow struct {
