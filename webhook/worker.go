@@ -144,8 +144,10 @@ func (w *worker) take(ctx context.Context, rec backends.Record, st state) error 
 	if err != nil {
 		return err
 	}
+	wctx, cancel := w.detached(ctx)
+	defer cancel()
 	start := time.Now()
-	got, ok, err := w.d.cfg.Store.SwapRecord(ctx, w.key, val, rec.Version)
+	got, ok, err := w.d.cfg.Store.SwapRecord(wctx, w.key, val, rec.Version)
 	if err != nil {
 		return err
 	}
@@ -169,8 +171,10 @@ func (w *worker) save(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	wctx, cancel := w.detached(ctx)
+	defer cancel()
 	start := time.Now()
-	got, ok, err := w.d.cfg.Store.SwapRecord(ctx, w.key, val, w.rec.Version)
+	got, ok, err := w.d.cfg.Store.SwapRecord(wctx, w.key, val, w.rec.Version)
 	if err != nil {
 		w.held = false
 		return err
@@ -182,6 +186,13 @@ func (w *worker) save(ctx context.Context) error {
 	}
 	w.rec, w.wroteAt = got, start
 	return nil
+}
+
+// detached bounds a write by Timeout but not by ctx: a stop lets the
+// write in flight (a request, the cursor after it) finish, rather than
+// leave it undecided and the alert to be sent again.
+func (w *worker) detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), w.d.cfg.Timeout)
 }
 
 // keep renews the lease when a third of it has passed since the last
@@ -197,20 +208,38 @@ func (w *worker) keep(ctx context.Context) error {
 }
 
 // handBack frees the record as the process stops, so that another replica
-// or the restarted server goes on at once.
+// or the restarted server goes on at once. It reads the record first: a
+// write cut short by the stop may have made this replica the holder
+// without its knowing.
 func (w *worker) handBack() {
-	if !w.held {
-		return
-	}
+	defer func() {
+		w.held = false
+		w.d.metrics.delivering.WithLabelValues(w.name).Set(0)
+		w.d.metrics.lag.DeleteLabelValues(w.name)
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), w.d.cfg.Timeout)
 	defer cancel()
-	w.st.Holder = ""
-	if err := w.save(ctx); err != nil {
+	rec, err := w.d.cfg.Store.Record(ctx, w.key)
+	var st state
+	if err == nil && rec.Version > 0 {
+		err = json.Unmarshal(rec.Value, &st)
+	}
+	if err == nil && (rec.Version == 0 || st.Holder != w.d.cfg.Replica) {
+		return
+	}
+	if err == nil {
+		if w.held && rec.Version == w.rec.Version {
+			st = w.st // the cursor as written
+		}
+		st.Holder = ""
+		var val []byte
+		if val, err = json.Marshal(st); err == nil {
+			_, _, err = w.d.cfg.Store.SwapRecord(ctx, w.key, val, rec.Version)
+		}
+	}
+	if err != nil {
 		w.d.log.Warn("webhook: handing delivery back failed; another replica takes over after the lease", "webhook", w.name, "err", err)
 	}
-	w.held = false
-	w.d.metrics.delivering.WithLabelValues(w.name).Set(0)
-	w.d.metrics.lag.DeleteLabelValues(w.name)
 }
 
 // deliver sends the alerts of the event log after the cursor, in order,
@@ -294,6 +323,8 @@ func (w *worker) send(ctx context.Context, a Alert) error {
 
 // post makes one HTTP request.
 func (w *worker) post(ctx context.Context, a Alert, body []byte, sig string) error {
+	ctx, cancel := w.detached(ctx)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("building the request: %w", redactErr(err))
