@@ -339,7 +339,8 @@ func (s *Server) playground() http.Handler {
 	return playground.Handler("chunklock", "/graphql", opts...)
 }
 
-// Serve serves on ln and runs the lease reaper until ctx ends, then shuts
+// Serve serves on ln and runs the lease reaper (and the webhook alerts,
+// when configured) until ctx ends, then shuts
 // down gracefully: it stops accepting, lets requests in flight finish (up to
 // ShutdownTimeout), ends subscriptions and stops the reaper. The store is the
 // caller's to close. An open server (no tokens) refuses a listener that is
