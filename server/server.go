@@ -340,9 +340,9 @@ func (s *Server) playground() http.Handler {
 }
 
 // Serve serves on ln and runs the lease reaper (and the webhook alerts,
-// when configured) until ctx ends, then shuts
-// down gracefully: it stops accepting, lets requests in flight finish (up to
-// ShutdownTimeout), ends subscriptions and stops the reaper. The store is the
+// when configured) until ctx ends, then shuts down gracefully: it stops
+// accepting, lets requests in flight finish (up to ShutdownTimeout), ends
+// subscriptions and stops the reaper and the alerts. The store is the
 // caller's to close. An open server (no tokens) refuses a listener that is
 // not on a loopback address.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
