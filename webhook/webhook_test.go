@@ -54,7 +54,7 @@ func TestAlertKinds(t *testing.T) {
 	// a claim lost to lease expiry
 	_, err = s.Publish(ctx, "src", "3")
 	require.NoError(t, err)
-	c, err := s.Claim(ctx, "j", "3", "exec-2")
+	_, err = s.Claim(ctx, "j", "3", "exec-2")
 	require.NoError(t, err)
 	clock.Advance(61 * time.Second)
 	n, err := s.ExpireLeases(ctx)
@@ -63,6 +63,8 @@ func TestAlertKinds(t *testing.T) {
 	// feed/2026-02-28 and 2026-03-01 were late before the first check;
 	// 2026-03-01 passes its deadline at 2026-03-02 01:00, while watched.
 	got := rcv.waitAccepted(t, 4)
+	require.Eventually(t, func() bool { _, ok := recordsOf(t, s, rcv.URL).Late["feed"]; return ok },
+		60*time.Second, 5*time.Millisecond, "waiting for the first check of deadlines")
 	clock.Advance(14 * time.Hour)
 	got = rcv.waitAccepted(t, 5)
 
@@ -92,7 +94,6 @@ func TestAlertKinds(t *testing.T) {
 	require.Equal(t, "late/feed/2026-03-01", got[4].ID)
 	require.Equal(t, time.Date(2026, 3, 2, 1, 0, 0, 0, time.UTC), got[4].Alert.Time)
 	require.Less(t, got[0].Alert.Seq, got[1].Alert.Seq)
-	_ = c
 
 	// A late chunk is alerted once: more checks, and a restarted
 	// dispatcher, send it again never.
