@@ -161,6 +161,15 @@ type Store interface {
 	// Pool returns one pool, or NOT_FOUND.
 	Pool(ctx context.Context, id string) (Pool, error)
 
+	// Record reads a record (records.go); one never written has Version 0
+	// and no value.
+	Record(ctx context.Context, key string) (Record, error)
+	// SwapRecord writes value under key if the record's version is still
+	// version (0: never written) and returns the record written and true.
+	// When the version is another it writes nothing and returns the record
+	// as stored and false.
+	SwapRecord(ctx context.Context, key string, value []byte, version int64) (Record, bool, error)
+
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
@@ -228,6 +237,11 @@ type Backend interface {
 	// ListPools returns every defined pool (slot records of pools with
 	// Slots >= 1), by id.
 	ListPools(ctx context.Context) ([]Pool, error)
+
+	// GetRecord and SwapRecord are Store.Record and Store.SwapRecord, the
+	// key and value already checked; the swap is atomic.
+	GetRecord(ctx context.Context, key string) (Record, error)
+	SwapRecord(ctx context.Context, key string, value []byte, version int64) (Record, bool, error)
 
 	Ping(ctx context.Context) error
 	Close() error

@@ -1,7 +1,8 @@
 // Package server is chunklock's HTTP surface: the GraphQL handler (with its
 // transports, limits, authentication, authorization and error presenter),
 // the GraphiQL playground, health and readiness probes, Prometheus metrics,
-// and the lease reaper that runs beside them.
+// and the lease reaper and webhook alerts (package webhook) that run beside
+// them.
 //
 //	/          GraphiQL playground (package ui: embedded, no CDN)
 //	/ui        dashboard (package ui)
@@ -55,6 +56,7 @@ import (
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/resolvers"
 	"github.com/chunklock/chunklock/ui"
+	"github.com/chunklock/chunklock/webhook"
 )
 
 // Config configures a Server.
@@ -94,6 +96,9 @@ type Config struct {
 	ReaperInterval time.Duration
 	// ShutdownTimeout bounds how long Serve waits for requests in flight.
 	ShutdownTimeout time.Duration
+	// Alerts, when set, delivers webhook alerts while Serve runs; its
+	// delivery metrics join /metrics.
+	Alerts *webhook.Dispatcher
 }
 
 // DefaultConfig returns the defaults of every limit; Store and Keyring
@@ -197,6 +202,9 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, registry: prometheus.NewRegistry()}
 	s.metrics = newMetrics(s.registry)
 	s.registry.MustRegister(newPartitionGauges(cfg.Store, cfg.Logger))
+	if cfg.Alerts != nil {
+		s.registry.MustRegister(cfg.Alerts)
+	}
 	res := resolvers.New(resolvers.Config{Store: cfg.Store, Keyring: cfg.Keyring, Keyrings: withAge(cfg.Keyring, cfg.Keyrings),
 		Logger: cfg.Logger, Metrics: s.metrics})
 
@@ -325,9 +333,10 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// Serve serves on ln and runs the lease reaper until ctx ends, then shuts
-// down gracefully: it stops accepting, lets requests in flight finish (up to
-// ShutdownTimeout), ends subscriptions and stops the reaper. The store is the
+// Serve serves on ln and runs the lease reaper (and the webhook alerts,
+// when configured) until ctx ends, then shuts down gracefully: it stops
+// accepting, lets requests in flight finish (up to ShutdownTimeout), ends
+// subscriptions and stops the reaper and the alerts. The store is the
 // caller's to close. An open server (no tokens) refuses a listener that is
 // not on a loopback address.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
@@ -349,6 +358,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer close(reaperDone)
 		s.runReaper(reaperCtx)
 	}()
+	alertsDone := make(chan struct{})
+	go func() {
+		defer close(alertsDone)
+		if s.cfg.Alerts != nil {
+			s.cfg.Alerts.Run(reaperCtx)
+		}
+	}()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
@@ -367,6 +383,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	endStreams()
 	stopReaper()
 	<-reaperDone
+	<-alertsDone
 	s.streams.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

@@ -38,6 +38,7 @@ type Backend struct {
 	locks    map[string]backends.ResourceLock
 	lockSeq  int64
 	slots    map[string]backends.Slots
+	records  recordTable // records.go
 	watchers map[*watcher]struct{}
 	closed   bool
 }

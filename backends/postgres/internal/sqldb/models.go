@@ -79,6 +79,12 @@ type Job struct {
 	Pool                 string
 }
 
+type Record struct {
+	Key     string
+	Value   []byte
+	Version int64
+}
+
 type ResourceLock struct {
 	ID        int64
 	Client    string
