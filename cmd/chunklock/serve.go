@@ -29,8 +29,8 @@ func serveCommand() *cli.Command {
 		Name:  "serve",
 		Usage: "run the chunklock GraphQL server",
 		Description: "Serves GraphQL at /graphql (POST; GET for queries; websocket graphql-transport-ws for\n" +
-			"subscriptions), the GraphiQL playground at /, /healthz, /readyz and /metrics, and fails\n" +
-			"expired claims every --reaper-interval; with --webhook, POSTs signed alerts.\n\n" +
+			"subscriptions), the GraphiQL playground at /, the dashboard at /ui, /healthz, /readyz and\n" +
+			"/metrics, and fails expired claims every --reaper-interval; with --webhook, POSTs signed alerts.\n\n" +
 			"Settings come from flags, then CHUNKLOCK_* environment variables, then the --config\n" +
 			"YAML file (flag names as keys), then the defaults.\n\n" +
 			"Without --tokens-file the server runs open (every request is an admin), which it allows\n" +
@@ -172,6 +172,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	fmt.Fprintf(stderr, "chunklock: GraphQL at %s/graphql\n", base)
 	fmt.Fprintf(stderr, "chunklock: playground at %s/\n", base)
+	fmt.Fprintf(stderr, "chunklock: dashboard at %s/ui\n", base)
 	for _, u := range cmd.StringSlice("webhook") {
 		fmt.Fprintf(stderr, "chunklock: alerts to webhook %s\n", webhook.Redact(u))
 	}
