@@ -2097,7 +2097,8 @@ readers may only query and subscribe. Send the job key in the HTTP header
 Errors carry ` + "`" + `extensions.code` + "`" + `: NOT_FOUND, ALREADY_EXISTS, INVALID_ARGUMENT,
 LOCKED, STALE_CLAIM, UNAUTHENTICATED, FORBIDDEN, UNAVAILABLE (retry later) or
 INTERNAL (details in the server log only). A LOCKED error from a claim lists
-` + "`" + `extensions.blockers` + "`" + `, each ` + "`" + `{dataset, dataid, job, kind, status}` + "`" + ` spelled as
+` + "`" + `extensions.blockers` + "`" + `, each ` + "`" + `{dataset, dataid, job, kind, status}` + "`" + ` (and ` + "`" + `until` + "`" + `,
+` + "`" + `pool` + "`" + ` when the blocker has them) spelled as
 in ` + "`" + `Blocker` + "`" + `; one from ` + "`" + `lockResource` + "`" + ` lists ` + "`" + `extensions.holders` + "`" + `, each shaped
 as a ` + "`" + `ResourceLock` + "`" + `.
 """

@@ -50,5 +50,10 @@ func TestPools(t *testing.T) {
 		require.Len(t, bs, 1)
 		require.Equal(t, "CONCURRENCY", bs[0].Kind)
 		require.Equal(t, "wh", *bs[0].Pool)
+		// A claim refused by the pool says which pool in its LOCKED error.
+		r := s.send(request{who: runnerA, query: claimQ, vars: vars("job", "ja", "id", "2026-03-02", "ex", "e2")})
+		require.Equal(t, "LOCKED", r.code(t))
+		require.Equal(t, []any{map[string]any{"dataset": "b", "dataid": "2026-03-02", "job": "ja", "kind": "CONCURRENCY", "status": "NONE", "pool": "wh"}},
+			r.Errors[0].Extensions["blockers"])
 	})
 }
