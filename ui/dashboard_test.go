@@ -321,3 +321,27 @@ func TestShiftClickRange(t *testing.T) {
 	require.Contains(t, tb.poll(t, `document.getElementById('range-result').textContent`), "3 changed")
 	require.Equal(t, "READY", cellStatus(t, tb, "raw", p.d[3]))
 }
+
+// TestLateMarkedLive: lateness comes with the clock, not with an event. The
+// grid times the next cell to turn late (raw's today, an hour after the
+// day ends), and a chunk held past its deadline shows late without a
+// reload.
+func TestLateMarkedLive(t *testing.T) {
+	s := newStack(t, false, "report")
+	p := seedPipeline(t, s, "admin")
+	tb := newTab(t)
+	signIn(t, tb, s, s.tokens["reader"])
+	tb.poll(t, `document.getElementById('live').textContent === 'live'`)
+	eval[bool](t, tb, `window.__sameLoad = true`)
+	today, err := time.Parse("2006-01-02", p.d[6])
+	require.NoError(t, err)
+	want := today.AddDate(0, 0, 1).Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
+	require.Equal(t, want, tb.poll(t, `document.getElementById('grid').dataset.nextLate`))
+
+	lateClass := fmt.Sprintf(`document.querySelector('#grid i.c[data-ds="raw"][data-id=%q]').classList.contains('late')`, p.d[1])
+	require.False(t, eval[bool](t, tb, lateClass))
+	s.must(t, "admin", `mutation($d: String!) { hold(dataset: "raw", dataid: $d, reason: "checksum mismatch") { status } }`, map[string]any{"d": p.d[1]})
+	waitCell(t, tb, "raw", p.d[1], "HOLD")
+	tb.poll(t, lateClass)
+	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
+}

@@ -227,7 +227,73 @@ async function overview(view: HTMLElement, from: string, to: string) {
   renderGrid();
   renderPipeline();
   renderClaims();
-  if (reload) loadSummaries();
+  if (reload) {
+    loadSummaries();
+    scheduleLate();
+  }
+}
+
+// scheduleLate sets one timer for the moment the next cell of the grid
+// turns late (a chunk becomes late by the clock, which writes no event):
+// for each dataset with a deadline, its first cell neither READY nor late
+// is due to be late at its window's end + the deadline. Then the grid's
+// cells are read again, and the next moment is taken.
+let lateTimer: any = null;
+const lateRead = new Set<string>();
+const scheduleLateSoon = debounce(() => state.loaded && scheduleLate(), 1000);
+async function scheduleLate() {
+  clearTimeout(lateTimer);
+  const grid = document.getElementById("grid");
+  if (grid) delete grid.dataset.nextLate;
+  const next: { d: Dataset; id: string }[] = [];
+  for (const d of state.datasets) {
+    if (!d.partitions || d.partitions.deadlineSeconds == null) continue;
+    const m = state.cells.get(d.id);
+    const id = state.columns.find((c) => {
+      const cell = m?.get(c);
+      return cell && cell.status !== "READY" && !cell.late;
+    });
+    if (id) next.push({ d, id });
+  }
+  if (!next.length) return;
+  let at = Infinity;
+  try {
+    const r: any = await gql(
+      `{ ${next.map((n, i) => `d${i}: partitions(dataset: ${JSON.stringify(n.d.id)}, from: ${JSON.stringify(n.id)}, to: ${JSON.stringify(n.id)}, first: 1) { edges { node { windowEnd } } }`).join("\n")} }`,
+    );
+    next.forEach((n, i) => {
+      const e = r["d" + i].edges[0];
+      if (!e || !e.node.windowEnd) return;
+      const t = Date.parse(e.node.windowEnd) + n.d.partitions!.deadlineSeconds! * 1000;
+      // A moment already past is read again once (the server's clock may
+      // lag this one's), not over and over.
+      const key = cellKey(n.d.id, n.id);
+      if (t <= Date.now()) {
+        if (lateRead.has(key)) return;
+        lateRead.add(key);
+      }
+      at = Math.min(at, t);
+    });
+  } catch (e) {
+    return toast((e as Error).message, true);
+  }
+  if (!isFinite(at)) return;
+  if (grid) grid.dataset.nextLate = new Date(at).toISOString();
+  // A second past the moment (the server decides with its own clock);
+  // timers longer than setTimeout's range are taken again later.
+  const wait = Math.min(Math.max(at - Date.now() + 1000, 1000), 2 ** 31 - 1);
+  lateTimer = setTimeout(async () => {
+    try {
+      await loadCells();
+      if (document.getElementById("grid")) {
+        renderGrid();
+        renderPipeline();
+      }
+    } catch (e) {
+      toast((e as Error).message, true);
+    }
+    scheduleLate();
+  }, wait);
 }
 
 // loadSummaries reads every dataset's missing and late count over all time,
@@ -585,6 +651,8 @@ function onEvent(ev: Event) {
           el.dataset.st = ev.to;
           el.title = "";
           schedulePipeline();
+          // A chunk that leaves READY may be late already, or later.
+          if (ev.to !== "READY" && state.datasets.find((d) => d.id === ev.dataset)?.partitions?.deadlineSeconds != null) scheduleLateSoon();
         } else if (document.getElementById("grid")) {
           computeColumns();
           scheduleGrid();
@@ -702,10 +770,24 @@ async function chunkPage(view: HTMLElement, ds: string, id: string) {
           locks { dataset dataid kind job status } }
         blockers(job: $job, dataid: $id) @include(if: $hasJob) { dataset dataid job kind status until }
         lockGraph(dataset: $ds, dataid: $id) { nodes { id kind job dataset dataid status } edges { from to kind locks status } }
-        events(dataset: $ds, dataid: $id, first: 1000) { edges { node { time actor job role from to attempt executor reason } } }
+        events(dataset: $ds, dataid: $id, first: 1000) { edges { node { time actor job role from to attempt executor reason } } pageInfo { hasNextPage endCursor } }
       }`,
       { ds, id, job: producer || "", hasJob: !!producer },
     );
+    // The log is read oldest first: a chunk with a longer history reads on
+    // (up to 20 pages) and shows its latest 1000 events.
+    let evs = d.events.edges.map((e: any) => e.node);
+    let page = d.events.pageInfo;
+    for (let n = 0; page.hasNextPage && n < 20; n++) {
+      const more: any = await gql(
+        `query($ds: String!, $id: String!, $after: String) { events(dataset: $ds, dataid: $id, first: 1000, after: $after) {
+          edges { node { time actor job role from to attempt executor reason } } pageInfo { hasNextPage endCursor } } }`,
+        { ds, id, after: page.endCursor },
+      );
+      evs = evs.concat(more.events.edges.map((e: any) => e.node)).slice(-1000);
+      page = more.events.pageInfo;
+    }
+    d.events = evs.reverse();
     render(d);
   };
   const render = (d: any) => {
@@ -729,7 +811,7 @@ async function chunkPage(view: HTMLElement, ds: string, id: string) {
       <h3>Locks</h3>${c.locks.length ? `<table><tr><th>kind</th><th>holder</th><th>status</th></tr>${c.locks.map((l: any) => `<tr><td>${esc(l.kind)}</td><td>${esc(l.job || "(source)")}</td><td>${esc(l.status)}</td></tr>`).join("")}</table>` : `<p class="muted">none</p>`}
       <h3>Blockers${producer ? ` of ${esc(producer)}` : ""}</h3>${blockersTable(d.blockers, producer)}
       <h3>Lock graph</h3><div class="scroll">${lockGraphSvg(d.lockGraph)}</div>
-      <h3>Events</h3>${eventsTable(d.events.edges.map((e: any) => e.node).reverse())}
+      <h3>Events</h3>${eventsTable(d.events)}
     </section>`;
     view.querySelectorAll<HTMLButtonElement>("#actions button").forEach((b) => b.addEventListener("click", () => chunkAction(b.dataset.action!, ds, id, out, load)));
   };
