@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rebuilds the web pages' bundles in ui/dist (embedded in the chunklock
 # binary) from the sources in ui/web/src, with the exact package versions of
-# ui/web/package-lock.json (`npm ci`). Commit ui/dist afterwards:
+# ui/web/package-lock.json (`npm ci`), after checking the sources' types
+# (`tsc --noEmit`: a type error fails the build). Commit ui/dist afterwards:
 # scripts/ui-check.sh (run by CI) fails when it differs from this build.
 #
 #   bash scripts/ui-build.sh
@@ -17,6 +18,8 @@ if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
 fi
 
 npm ci --no-audit --no-fund --loglevel=error
+# esbuild strips the types without reading them: check them first.
+node node_modules/typescript/bin/tsc -p tsconfig.json
 rm -rf ../dist
 node build.mjs
 cd ../dist

@@ -52,6 +52,15 @@ func seedPipeline(t *testing.T, s *stack, admin string) pipeline {
 	return p
 }
 
+// day is the date n days after d[0].
+func (p pipeline) day(n int) string {
+	d, err := time.Parse("2006-01-02", p.d[0])
+	if err != nil {
+		panic(err)
+	}
+	return d.AddDate(0, 0, n).Format("2006-01-02")
+}
+
 // claim claims one chunk of job and returns the claim's token.
 func (s *stack) claim(t *testing.T, role, job, dataid string) string {
 	t.Helper()
@@ -123,7 +132,26 @@ func TestGridShowsSeededStatuses(t *testing.T) {
 	require.Equal(t, "0", eval[string](t, tb, `document.querySelector('g.job[data-job="report"] .badge').dataset.live`))
 	// The live claims table lists the executor.
 	require.Contains(t, eval[string](t, tb, `document.querySelector('#claims').innerText`), "test-runner-1")
+	// Each dataset counts its missing and late chunks over all time (raw:
+	// d4 and d5, both late; today is not due), beside the grid range's
+	// counts by status, and says which is which.
+	allTime := func(ds string) string {
+		return tb.poll(t, fmt.Sprintf(`(() => { const e = document.querySelector('g.dataset[data-dataset=%q] .all-time'); return e && e.dataset.missing + '/' + e.dataset.late })()`, ds))
+	}
+	require.Equal(t, "2/2", allTime("raw"))
+	require.Equal(t, "2/0", allTime("cleaned"))
+	require.Equal(t, "5/0", allTime("summary"))
+	pills := `Array.from(document.querySelectorAll('g.dataset[data-dataset="raw"] .pill')).map(p => p.dataset.status + ':' + p.textContent.split(/\D/)[0]).join(' ')`
+	require.Equal(t, "READY:4 NONE:3", eval[string](t, tb, pills))
+	require.Contains(t, eval[string](t, tb, `document.getElementById('pipeline-note').textContent`), "from "+eval[string](t, tb, `document.querySelector('#range input[name=from]').value`))
 	tb.screenshot(t, "grid")
+
+	// A range before the pipeline's first day: no chunk is counted in it,
+	// the all-time counts stay.
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/?from="+p.day(-60)+"&to="+p.day(-31)))
+	tb.poll(t, fmt.Sprintf(`(document.querySelector('#range input[name=from]') || {}).value === %q`, p.day(-60)))
+	tb.poll(t, `document.querySelectorAll('g.dataset[data-dataset="raw"] .pill').length === 0`)
+	require.Equal(t, "2/2", allTime("raw"))
 }
 
 // TestCompleteRecoloursLive: a runner's complete turns its cell READY in
@@ -225,4 +253,95 @@ func TestViewer(t *testing.T) {
 	open := newStack(t, true)
 	data = open.must(t, "", `{ viewer { name role } }`, nil)
 	require.Equal(t, map[string]any{"name": "anonymous", "role": "admin"}, data["viewer"])
+}
+
+// TestJobFailuresFromEvents: a job's page lists its failures from the
+// event log with their reasons, newest first, including one whose chunk
+// has been produced since (so no status row shows it any more), and a new
+// one as it happens.
+func TestJobFailuresFromEvents(t *testing.T) {
+	s := newStack(t, false, "report")
+	p := seedPipeline(t, s, "admin")
+	// cleaned d2 failed (seed), is resubmitted and produced: READY now.
+	s.must(t, "admin", `mutation($d: String!) { resubmit(dataset: "cleaned", dataid: $d) { status } }`, map[string]any{"d": p.d[2]})
+	s.must(t, "admin", `mutation($t: String!) { complete(token: $t) }`, map[string]any{"t": s.claim(t, "admin", "clean", p.d[2])})
+
+	tb := newTab(t)
+	signIn(t, tb, s, s.tokens["reader"])
+	tb.poll(t, `document.getElementById('live').textContent === 'live'`)
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/job/clean"))
+	tb.poll(t, `document.querySelector('#failures') && true`)
+	failures := eval[string](t, tb, `document.querySelector('#failures').innerText`)
+	require.Contains(t, failures, "bad rows: 17 of 2000 lack an id")
+	require.Contains(t, failures, p.d[2])
+	require.Equal(t, 0, eval[int](t, tb, `document.querySelectorAll('#failing').length`), "no chunk of clean is FAILED or HOLD now")
+
+	// A hold while the page is open shows at the top, without a reload.
+	eval[bool](t, tb, `window.__sameLoad = true`)
+	s.must(t, "admin", `mutation($d: String!) { hold(dataset: "cleaned", dataid: $d, reason: "partner file truncated") { status } }`, map[string]any{"d": p.d[1]})
+	first := tb.poll(t, `(() => { const r = document.querySelectorAll('#failures tr')[1]; return r && r.innerText.includes('partner file truncated') && r.innerText })()`)
+	require.Contains(t, first, p.d[1])
+	require.Contains(t, first, "HOLD")
+	require.Contains(t, eval[string](t, tb, `document.querySelectorAll('#failures tr')[2].innerText`), "bad rows")
+	require.Contains(t, eval[string](t, tb, `document.querySelector('#failing').innerText`), "partner file truncated")
+	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
+}
+
+// TestShiftClickRange: an admin shift-clicks two cells of one row; the
+// range form takes that dataset and range, and a publish over it (once
+// confirmed) turns the cells READY.
+func TestShiftClickRange(t *testing.T) {
+	s := newStack(t, false, "report")
+	p := seedPipeline(t, s, "admin")
+	tb := newTab(t)
+	signIn(t, tb, s, s.tokens["admin"])
+	tb.poll(t, `document.getElementById('live').textContent === 'live'`)
+	shiftClick := func(ds, id string) {
+		eval[bool](t, tb, fmt.Sprintf(`document.querySelector('#grid i.c[data-ds=%q][data-id=%q]').dispatchEvent(new MouseEvent('click', {bubbles: true, shiftKey: true}))`, ds, id))
+	}
+	shiftClick("raw", p.d[6])
+	shiftClick("raw", p.d[4])
+	form := func(name string) string {
+		return eval[string](t, tb, fmt.Sprintf(`document.querySelector('#range-op [name=%q]').value`, name))
+	}
+	require.Equal(t, "raw", form("dataset"))
+	require.Equal(t, p.d[4], form("from"))
+	require.Equal(t, p.d[6], form("to"))
+	require.Equal(t, "raw "+p.d[4]+" raw "+p.d[5]+" raw "+p.d[6], eval[string](t, tb, `Array.from(document.querySelectorAll('#grid i.c.sel')).map(e => e.dataset.ds + ' ' + e.dataset.id).join(' ')`))
+	require.Equal(t, "#/", eval[string](t, tb, `location.hash || '#/'`), "a shift-click does not open the chunk")
+
+	tb.do(t,
+		chromedp.Click(chromedp.CSS(`#range-op button[data-action="range"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#confirm-ok`)),
+		chromedp.Click(chromedp.CSS(`#confirm-ok`)),
+	)
+	for _, d := range p.d[4:] {
+		waitCell(t, tb, "raw", d, "READY")
+	}
+	require.Contains(t, tb.poll(t, `document.getElementById('range-result').textContent`), "3 changed")
+	require.Equal(t, "READY", cellStatus(t, tb, "raw", p.d[3]))
+}
+
+// TestLateMarkedLive: lateness comes with the clock, not with an event. The
+// grid times the next cell to turn late (raw's today, an hour after the
+// day ends), and a chunk held past its deadline shows late without a
+// reload.
+func TestLateMarkedLive(t *testing.T) {
+	s := newStack(t, false, "report")
+	p := seedPipeline(t, s, "admin")
+	tb := newTab(t)
+	signIn(t, tb, s, s.tokens["reader"])
+	tb.poll(t, `document.getElementById('live').textContent === 'live'`)
+	eval[bool](t, tb, `window.__sameLoad = true`)
+	today, err := time.Parse("2006-01-02", p.d[6])
+	require.NoError(t, err)
+	want := today.AddDate(0, 0, 1).Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
+	require.Equal(t, want, tb.poll(t, `document.getElementById('grid').dataset.nextLate`))
+
+	lateClass := fmt.Sprintf(`document.querySelector('#grid i.c[data-ds="raw"][data-id=%q]').classList.contains('late')`, p.d[1])
+	require.False(t, eval[bool](t, tb, lateClass))
+	s.must(t, "admin", `mutation($d: String!) { hold(dataset: "raw", dataid: $d, reason: "checksum mismatch") { status } }`, map[string]any{"d": p.d[1]})
+	waitCell(t, tb, "raw", p.d[1], "HOLD")
+	tb.poll(t, lateClass)
+	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
 }

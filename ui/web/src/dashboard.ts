@@ -63,6 +63,9 @@ const state = {
   sub: null as Sub | null,
   cellIndex: new Map<string, HTMLElement>(),
   renderMs: 0,
+  // partitionSummary of each dataset with a definition: missing and late
+  // over all time (the grid's counts cover its range only).
+  summary: new Map<string, { missing: number; late: number; truncated: boolean }>(),
 };
 
 const isAdmin = () => state.viewer.role === "admin";
@@ -155,6 +158,7 @@ async function route() {
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const view = document.getElementById("view")!;
   chunkWatch = null;
+  jobWatch = null;
   try {
     if (parts[0] === "chunk" && parts.length === 3) return await chunkPage(view, parts[1], parts[2]);
     if (parts[0] === "job" && parts.length === 2) return await jobPage(view, parts[1]);
@@ -214,7 +218,7 @@ async function overview(view: HTMLElement, from: string, to: string) {
   }
   view.innerHTML = "";
   view.append(
-    h(`<section><h2>Pipeline</h2><div id="pipeline" class="scroll"></div></section>`),
+    h(`<section><h2>Pipeline <span class="muted note" id="pipeline-note"></span></h2><div id="pipeline" class="scroll"></div></section>`),
     h(`<section><h2>Partitions</h2><div id="grid-tools"></div><div id="grid" class="scroll"></div></section>`),
     h(`<section><h2>Live claims</h2><div id="claims"></div></section>`),
   );
@@ -223,6 +227,87 @@ async function overview(view: HTMLElement, from: string, to: string) {
   renderGrid();
   renderPipeline();
   renderClaims();
+  if (reload) {
+    loadSummaries();
+    scheduleLate();
+  }
+}
+
+// scheduleLate sets one timer for the moment the next cell of the grid
+// turns late (a chunk becomes late by the clock, which writes no event):
+// for each dataset with a deadline, its first cell neither READY nor late
+// is due to be late at its window's end + the deadline. Then the grid's
+// cells are read again, and the next moment is taken.
+let lateTimer: any = null;
+const lateRead = new Set<string>();
+const scheduleLateSoon = debounce(() => state.loaded && scheduleLate(), 1000);
+async function scheduleLate() {
+  clearTimeout(lateTimer);
+  const grid = document.getElementById("grid");
+  if (grid) delete grid.dataset.nextLate;
+  const next: { d: Dataset; id: string }[] = [];
+  for (const d of state.datasets) {
+    if (!d.partitions || d.partitions.deadlineSeconds == null) continue;
+    const m = state.cells.get(d.id);
+    const id = state.columns.find((c) => {
+      const cell = m?.get(c);
+      return cell && cell.status !== "READY" && !cell.late;
+    });
+    if (id) next.push({ d, id });
+  }
+  if (!next.length) return;
+  let at = Infinity;
+  try {
+    const r: any = await gql(
+      `{ ${next.map((n, i) => `d${i}: partitions(dataset: ${JSON.stringify(n.d.id)}, from: ${JSON.stringify(n.id)}, to: ${JSON.stringify(n.id)}, first: 1) { edges { node { windowEnd } } }`).join("\n")} }`,
+    );
+    next.forEach((n, i) => {
+      const e = r["d" + i].edges[0];
+      if (!e || !e.node.windowEnd) return;
+      const t = Date.parse(e.node.windowEnd) + n.d.partitions!.deadlineSeconds! * 1000;
+      // A moment already past is read again once (the server's clock may
+      // lag this one's), not over and over.
+      const key = cellKey(n.d.id, n.id);
+      if (t <= Date.now()) {
+        if (lateRead.has(key)) return;
+        lateRead.add(key);
+      }
+      at = Math.min(at, t);
+    });
+  } catch (e) {
+    return toast((e as Error).message, true);
+  }
+  if (!isFinite(at)) return;
+  if (grid) grid.dataset.nextLate = new Date(at).toISOString();
+  // A second past the moment (the server decides with its own clock);
+  // timers longer than setTimeout's range are taken again later.
+  const wait = Math.min(Math.max(at - Date.now() + 1000, 1000), 2 ** 31 - 1);
+  lateTimer = setTimeout(async () => {
+    try {
+      await loadCells();
+      if (document.getElementById("grid")) {
+        renderGrid();
+        renderPipeline();
+      }
+    } catch (e) {
+      toast((e as Error).message, true);
+    }
+    scheduleLate();
+  }, wait);
+}
+
+// loadSummaries reads every dataset's missing and late count over all time,
+// after the grid is drawn (it is not needed for it), and redraws the
+// pipeline with them.
+async function loadSummaries() {
+  try {
+    const d = await gql(`{ datasets { id partitionSummary { missing late truncated } } }`);
+    state.summary.clear();
+    for (const x of d.datasets) if (x.partitionSummary) state.summary.set(x.id, x.partitionSummary);
+    renderPipeline();
+  } catch (e) {
+    toast((e as Error).message, true);
+  }
 }
 
 // loadCells reads the grid's range of every dataset: partitions (with
@@ -307,11 +392,16 @@ function renderGrid() {
   const g = document.getElementById("grid")!;
   const cols = state.columns;
   const parts: string[] = [];
-  parts.push(`<div class="grid" style="grid-template-columns: max-content repeat(${cols.length}, 12px)">`);
+  // Cells as large as the range allows: a month fits the page with room to
+  // click, a year scrolls.
+  const [cw, ch] = cols.length <= 45 ? [22, 20] : cols.length <= 120 ? [16, 18] : [12, 14];
+  // Rotated labels need about 16px between them: label every step-th
+  // column, counted from the last (the most recent), so none overlap.
+  const step = Math.max(1, Math.ceil(16 / (cw + 2)));
+  parts.push(`<div class="grid" style="--cw: ${cw}px; --ch: ${ch}px; grid-template-columns: max-content repeat(${cols.length}, ${cw}px)">`);
   parts.push(`<div class="corner"></div>`);
   cols.forEach((c, i) => {
-    // Label every 7th column (and the last): the rest stay in the tooltip.
-    const label = i % 7 === 0 || i === cols.length - 1 ? esc(c) : "";
+    const label = (cols.length - 1 - i) % step === 0 ? esc(c) : "";
     parts.push(`<div class="colhead" title="${esc(c)}"><span>${label}</span></div>`);
   });
   for (const d of state.datasets) {
@@ -333,8 +423,11 @@ function renderGrid() {
   g.querySelectorAll<HTMLAnchorElement>(".rowhead a").forEach((a, i) => (a.href = datasetLink(state.datasets[i].id)));
   g.onclick = (ev) => {
     const el = ev.target as HTMLElement;
-    if (el.dataset.ds) location.hash = `#/chunk/${encodeURIComponent(el.dataset.ds)}/${encodeURIComponent(el.dataset.id!)}`;
+    if (!el.dataset.ds) return;
+    if (ev.shiftKey && document.getElementById("range-op")) return selectCell(el.dataset.ds, el.dataset.id!);
+    location.hash = `#/chunk/${encodeURIComponent(el.dataset.ds)}/${encodeURIComponent(el.dataset.id!)}`;
   };
+  markSelection();
   g.onmouseover = (ev) => {
     const el = ev.target as HTMLElement;
     if (el.dataset.ds && !el.title) {
@@ -350,6 +443,44 @@ function renderGrid() {
   // first ready since the page's navigation started.
   g.dataset.renderMs = state.renderMs.toFixed(1);
   if (!(window as any).gridReadyAt) (window as any).gridReadyAt = performance.now();
+}
+
+// Range selection (admins): a shift-click marks one end, a shift-click on
+// another cell of the same row the other, and the range form is filled with
+// the row's dataset and both ends.
+let anchor: { ds: string; id: string } | null = null;
+let selection: { ds: string; from: string; to: string } | null = null;
+
+function selectCell(ds: string, id: string) {
+  if (!anchor || anchor.ds !== ds) {
+    anchor = { ds, id };
+    selection = null;
+    markSelection();
+    toast(`Shift-click another cell of ${ds} to select the range.`);
+    return;
+  }
+  const [from, to] = shortlex(anchor.id, id) <= 0 ? [anchor.id, id] : [id, anchor.id];
+  anchor = null;
+  selection = { ds, from, to };
+  markSelection();
+  const f = document.getElementById("range-op") as HTMLFormElement | null;
+  if (!f) return;
+  (f.elements.namedItem("dataset") as HTMLSelectElement).value = ds;
+  (f.elements.namedItem("from") as HTMLInputElement).value = from;
+  (f.elements.namedItem("to") as HTMLInputElement).value = to;
+  f.scrollIntoView({ block: "nearest" });
+  toast(`Selected ${ds} from ${from} to ${to}: choose the operation below.`);
+}
+
+function markSelection() {
+  document.querySelectorAll("#grid i.c.sel, #grid i.c.anchor").forEach((el) => el.classList.remove("sel", "anchor"));
+  if (anchor) state.cellIndex.get(cellKey(anchor.ds, anchor.id))?.classList.add("anchor");
+  if (selection) {
+    const { ds, from, to } = selection;
+    for (const c of state.columns) {
+      if (shortlex(c, from) >= 0 && shortlex(c, to) <= 0) state.cellIndex.get(cellKey(ds, c))?.classList.add("sel");
+    }
+  }
 }
 
 function datasetLink(id: string): string {
@@ -380,7 +511,14 @@ function renderPipeline() {
     edges.push(["j:" + j.id, "d:" + j.output]);
   }
   const pos = layers(ids, edges);
-  const W = 200, H = 62, GX = 70, GY = 18;
+  const note = document.getElementById("pipeline-note");
+  if (note) {
+    note.textContent =
+      state.from || state.to
+        ? `chunks by status from ${state.from || "the first"} to ${state.to || "the last"} (the grid's range); missing and late over all time`
+        : "chunks by status; missing and late over all time";
+  }
+  const W = 210, H = 80, GX = 70, GY = 18;
   const xy = (id: string) => {
     const p = pos.get(id)!;
     return { x: 10 + p.col * (W + GX), y: 10 + p.row * (H + GY) };
@@ -409,22 +547,25 @@ function renderPipeline() {
       .filter((s) => n[s])
       .map((s) => {
         const w = 8 + String(n[s]).length * 7;
-        const r = `<g class="pill" data-status="${s}"><rect x="${cx}" y="${y + 36}" width="${w}" height="16" rx="3" class="s-${s}"/><text x="${cx + w / 2}" y="${y + 48}" text-anchor="middle">${n[s]}</text><title>${s === "NONE" ? "missing" : s}: ${n[s]}</title></g>`;
+        const r = `<g class="pill" data-status="${s}"><rect x="${cx}" y="${y + 38}" width="${w}" height="16" rx="3" class="s-${s}"/><text x="${cx + w / 2}" y="${y + 50}" text-anchor="middle">${n[s]}</text><title>${s === "NONE" ? "missing" : s}: ${n[s]} in the grid's range</title></g>`;
         cx += w + 3;
         return r;
       })
       .join("");
-    const late = n.late ? `<text x="${x + W - 8}" y="${y + 18}" text-anchor="end" class="late-count">${n.late} late</text>` : "";
+    const sum = state.summary.get(d.id);
+    const all = sum
+      ? `<text x="${x + 8}" y="${y + 70}" class="sub all-time${sum.late ? " has-late" : ""}" data-missing="${sum.missing}" data-late="${sum.late}">all time: ${sum.missing} missing · ${sum.late} late${sum.truncated ? " (recent only)" : ""}</text>`
+      : "";
     svg.push(`<g class="node dataset" data-dataset="${esc(d.id)}"><rect x="${x}" y="${y}" width="${W}" height="${H}" rx="4"/>
-      <text x="${x + 8}" y="${y + 18}" class="title">${esc(d.id)}</text>${late}
-      <text x="${x + 8}" y="${y + 31}" class="sub">${d.partitions ? esc(d.partitions.kind.toLowerCase()) : "no definition"}${d.producer ? "" : " · source"}</text>${pills}</g>`);
+      <text x="${x + 8}" y="${y + 18}" class="title">${esc(d.id)}</text>
+      <text x="${x + 8}" y="${y + 31}" class="sub">${d.partitions ? esc(d.partitions.kind.toLowerCase()) : "no definition"}${d.producer ? "" : " · source"}</text>${pills}${all}</g>`);
   }
   for (const j of state.jobs) {
     const { x, y } = xy("j:" + j.id);
     const nLive = live.get(j.id) || 0;
-    svg.push(`<a href="#/job/${encodeURIComponent(j.id)}"><g class="node job${j.paused ? " paused" : ""}" data-job="${esc(j.id)}"><rect x="${x}" y="${y + 8}" width="${W}" height="${H - 16}" rx="20"/>
-      <text x="${x + 16}" y="${y + 30}" class="title">${esc(j.id)}</text>
-      <text x="${x + 16}" y="${y + 44}" class="sub">job${j.paused ? " · paused" : ""}</text>
+    svg.push(`<a href="#/job/${encodeURIComponent(j.id)}"><g class="node job${j.paused ? " paused" : ""}" data-job="${esc(j.id)}"><rect x="${x}" y="${y + 14}" width="${W}" height="${H - 28}" rx="22"/>
+      <text x="${x + 16}" y="${y + 37}" class="title">${esc(j.id)}</text>
+      <text x="${x + 16}" y="${y + 51}" class="sub">job${j.paused ? " · paused" : ""}</text>
       <g class="badge${nLive ? " on" : ""}" data-live="${nLive}"><circle cx="${x + W - 22}" cy="${y + H / 2}" r="13"/><text x="${x + W - 22}" y="${y + H / 2 + 4}" text-anchor="middle">${nLive}</text><title>${nLive} live claims</title></g></g></a>`);
   }
   svg.push(`</svg>`);
@@ -504,10 +645,14 @@ function onEvent(ev: Event) {
         m.set(ev.dataid, { status: ev.to, late: ev.to === "READY" ? false : !!(old && old.late) });
         const el = state.cellIndex.get(cellKey(ev.dataset, ev.dataid));
         if (el) {
-          el.className = `c s-${ev.to}${m.get(ev.dataid)!.late ? " late" : ""}`;
+          for (const k of Array.from(el.classList)) if (k.startsWith("s-") || k === "blank" || k === "late") el.classList.remove(k);
+          el.classList.add(`s-${ev.to}`);
+          if (m.get(ev.dataid)!.late) el.classList.add("late");
           el.dataset.st = ev.to;
           el.title = "";
           schedulePipeline();
+          // A chunk that leaves READY may be late already, or later.
+          if (ev.to !== "READY" && state.datasets.find((d) => d.id === ev.dataset)?.partitions?.deadlineSeconds != null) scheduleLateSoon();
         } else if (document.getElementById("grid")) {
           computeColumns();
           scheduleGrid();
@@ -517,6 +662,8 @@ function onEvent(ev: Event) {
     if (ev.from === "RUNNING" || ev.to === "RUNNING") refreshClaims();
   }
   if (chunkWatch && ev.dataset === chunkWatch.ds && ev.dataid === chunkWatch.id) chunkWatch.refresh();
+  // A job's page follows its chunks' failures and claims.
+  if (jobWatch && ev.job === jobWatch.id && ev.role === "OUTPUT" && (ev.to === "FAILED" || ev.to === "HOLD" || ev.from === "RUNNING" || ev.to === "RUNNING")) jobWatch.refresh();
 }
 
 let pipeTimer: any = null;
@@ -581,7 +728,8 @@ function rangeForm(): HTMLElement {
     <label>to <input name="to" value="${esc(state.to)}" size="12" required></label>
     <label><input type="checkbox" name="cascade"> cascade (resubmit)</label>
     <label>reason (hold) <input name="reason" size="20"></label>
-    <button type="submit" data-action="range">Apply…</button></form><pre id="range-result" class="muted"></pre></section>`);
+    <button type="submit" data-action="range">Apply…</button></form>
+    <p class="muted">Shift-click two cells of one row in the grid to fill in its dataset and range.</p><pre id="range-result" class="muted"></pre></section>`);
   s.querySelector("form")!.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const f = new FormData(ev.target as HTMLFormElement);
@@ -589,6 +737,8 @@ function rangeForm(): HTMLElement {
     const cascade = f.get("cascade") === "on", reason = String(f.get("reason") || "");
     const what = op === "publishRange" ? "Publish" : op === "resubmitRange" ? `Resubmit${cascade ? " (with cascade)" : ""}` : "Hold";
     if (!(await confirmDialog(`${what} a range`, `${what} every chunk of <b>${esc(ds)}</b> from ${esc(from)} to ${esc(to)}?`))) return;
+    selection = null;
+    markSelection();
     const args = op === "resubmitRange" ? ", cascade: $cascade" : op === "holdRange" ? ", reason: $reason" : "";
     const decl = op === "resubmitRange" ? ", $cascade: Boolean" : op === "holdRange" ? ", $reason: String" : "";
     await act(what, async () => {
@@ -620,10 +770,24 @@ async function chunkPage(view: HTMLElement, ds: string, id: string) {
           locks { dataset dataid kind job status } }
         blockers(job: $job, dataid: $id) @include(if: $hasJob) { dataset dataid job kind status until }
         lockGraph(dataset: $ds, dataid: $id) { nodes { id kind job dataset dataid status } edges { from to kind locks status } }
-        events(dataset: $ds, dataid: $id, first: 1000) { edges { node { time actor job role from to attempt executor reason } } }
+        events(dataset: $ds, dataid: $id, first: 1000) { edges { node { time actor job role from to attempt executor reason } } pageInfo { hasNextPage endCursor } }
       }`,
       { ds, id, job: producer || "", hasJob: !!producer },
     );
+    // The log is read oldest first: a chunk with a longer history reads on
+    // (up to 20 pages) and shows its latest 1000 events.
+    let evs = d.events.edges.map((e: any) => e.node);
+    let page = d.events.pageInfo;
+    for (let n = 0; page.hasNextPage && n < 20; n++) {
+      const more: any = await gql(
+        `query($ds: String!, $id: String!, $after: String) { events(dataset: $ds, dataid: $id, first: 1000, after: $after) {
+          edges { node { time actor job role from to attempt executor reason } } pageInfo { hasNextPage endCursor } } }`,
+        { ds, id, after: page.endCursor },
+      );
+      evs = evs.concat(more.events.edges.map((e: any) => e.node)).slice(-1000);
+      page = more.events.pageInfo;
+    }
+    d.events = evs.reverse();
     render(d);
   };
   const render = (d: any) => {
@@ -641,17 +805,18 @@ async function chunkPage(view: HTMLElement, ds: string, id: string) {
       <p><a href="#/">&larr; pipeline</a></p>
       <h2><span class="c s-${esc(c.status)} big"></span> ${esc(ds)} <span class="muted">/</span> ${esc(id)}
         <span id="chunk-status" class="status s-${esc(c.status)}">${esc(c.status === "NONE" ? "missing" : c.status)}</span></h2>
-      <p class="muted">${esc(c.location)} · produced by ${producer ? `<a href="#/job/${encodeURIComponent(producer)}">${esc(producer)}</a>` : "outside (source)"}</p>
+      <p class="muted">${c.location ? esc(c.location) + " · " : ""}produced by ${producer ? `<a href="#/job/${encodeURIComponent(producer)}">${esc(producer)}</a>` : "outside (source)"}</p>
       ${actions}
       <h3>Status rows</h3>${rowsTable(c.rows)}
       <h3>Locks</h3>${c.locks.length ? `<table><tr><th>kind</th><th>holder</th><th>status</th></tr>${c.locks.map((l: any) => `<tr><td>${esc(l.kind)}</td><td>${esc(l.job || "(source)")}</td><td>${esc(l.status)}</td></tr>`).join("")}</table>` : `<p class="muted">none</p>`}
       <h3>Blockers${producer ? ` of ${esc(producer)}` : ""}</h3>${blockersTable(d.blockers, producer)}
       <h3>Lock graph</h3><div class="scroll">${lockGraphSvg(d.lockGraph)}</div>
-      <h3>Events</h3>${eventsTable(d.events.edges.map((e: any) => e.node).reverse())}
+      <h3>Events</h3>${eventsTable(d.events)}
     </section>`;
     view.querySelectorAll<HTMLButtonElement>("#actions button").forEach((b) => b.addEventListener("click", () => chunkAction(b.dataset.action!, ds, id, out, load)));
   };
-  chunkWatch = { ds, id, refresh: debounce(() => load().catch((e) => toast(e.message, true)), 200) };
+  const watch = { ds, id, refresh: debounce(() => chunkWatch === watch && load().catch((e) => toast(e.message, true)), 200) };
+  chunkWatch = watch;
   await load();
 }
 
@@ -733,7 +898,7 @@ function lockGraphSvg(g: any): string {
   // Reads point from the chunk to the job, writes from the job to the chunk.
   const flow: [string, string][] = g.edges.map((e: any) => (e.kind === "READS" ? [e.to, e.from] : [e.from, e.to]));
   const pos = layers(ids, flow);
-  const W = 190, H = 44, GX = 180, GY = 16;
+  const W = 170, H = 44, GX = 130, GY = 16;
   const xy = (id: string) => {
     const p = pos.get(id)!;
     return { x: 10 + p.col * (W + GX), y: 10 + p.row * (H + GY) };
@@ -744,7 +909,10 @@ function lockGraphSvg(g: any): string {
     mx = Math.max(mx, p.x + W + 10);
     my = Math.max(my, p.y + H + 10);
   }
-  const out: string[] = [`<svg id="lockgraph" width="${mx}" height="${my}" viewBox="0 0 ${mx} ${my}"><defs><marker id="arrow2" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker></defs>`];
+  // Shrunk to the page's width when that keeps its text legible; a larger
+  // graph scrolls in its box instead.
+  const fit = mx <= 2000 ? ` style="max-width: 100%; height: auto"` : "";
+  const out: string[] = [`<svg id="lockgraph" width="${mx}" height="${my}" viewBox="0 0 ${mx} ${my}"${fit}><defs><marker id="arrow2" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker></defs>`];
   g.edges.forEach((e: any, i: number) => {
     const [a, b] = flow[i];
     if (!pos.has(a) || !pos.has(b)) return;
@@ -769,17 +937,50 @@ function lockGraphSvg(g: any): string {
 
 // ---------------------------------------------------------------- job page
 
+// A job's failure events: its OUTPUT rows' transitions to FAILED (a fail,
+// or a lease that expired) and to HOLD (attempts used up, or an operator's
+// hold), with their reasons, newest first. The event log is read oldest
+// first, so this pages through the job's events (up to failureScanPages
+// pages of 1000) and keeps the last failureKeep.
+const failureScanPages = 50;
+const failureKeep = 100;
+
+async function failureEvents(job: string): Promise<{ events: Event[]; truncated: boolean }> {
+  const keep: Event[] = [];
+  let after: string | null = null;
+  for (let page = 0; page < failureScanPages; page++) {
+    const d: any = await gql(
+      `query($j: String!, $after: String) { events(job: $j, first: 1000, after: $after) {
+        edges { node { cursor time actor job dataset dataid role from to attempt executor reason } } pageInfo { hasNextPage endCursor } } }`,
+      { j: job, after },
+    );
+    for (const e of d.events.edges) {
+      const ev = e.node as Event;
+      if (ev.role === "OUTPUT" && (ev.to === "FAILED" || ev.to === "HOLD")) keep.push(ev);
+    }
+    if (keep.length > failureKeep) keep.splice(0, keep.length - failureKeep);
+    if (!d.events.pageInfo.hasNextPage) return { events: keep.reverse(), truncated: false };
+    after = d.events.pageInfo.endCursor;
+  }
+  return { events: keep.reverse(), truncated: true };
+}
+
+let jobWatch: { id: string; refresh: () => void } | null = null;
+
 async function jobPage(view: HTMLElement, id: string) {
   chunkWatch = null;
-  const d = await gql(
-    `query($j: String!) {
+  const [d, fe] = await Promise.all([
+    gql(
+      `query($j: String!) {
       job(id: $j) { id description inputs output paused maxAttempts leaseSeconds retryDelaySeconds maxConcurrent pool }
       claims(job: $j) { token job dataid attempt executor fence leaseExpiresAt }
       failed: chunks(job: $j, role: OUTPUT, status: FAILED, first: 200) { edges { node { dataid attempt reason updatedAt retryAt } } }
       held: chunks(job: $j, role: OUTPUT, status: HOLD, first: 200) { edges { node { dataid attempt reason updatedAt } } }
     }`,
-    { j: id },
-  );
+      { j: id },
+    ),
+    failureEvents(id),
+  ]);
   const j = d.job;
   const fails = [
     ...d.failed.edges.map((e: any) => ({ ...e.node, status: "FAILED" })),
@@ -797,13 +998,26 @@ async function jobPage(view: HTMLElement, id: string) {
             .join("")}</table>`
         : `<p class="muted">None.</p>`
     }
-    <h3>Failures</h3>${
+    <h3>Recent failures <span class="muted note">from the event log, newest first${fe.truncated ? `; only the first ${failureScanPages * 1000} events of the job were read` : ""}</span></h3>${
+      fe.events.length
+        ? `<table id="failures"><tr><th>time</th><th>dataid</th><th>transition</th><th>attempt</th><th>executor</th><th>by</th><th>reason</th></tr>${fe.events
+            .map(
+              (e) => `<tr><td title="${esc(e.time)}">${esc(e.time.replace("T", " ").slice(0, 19))}</td><td><a href="${chunkHref(j.output, e.dataid)}">${esc(e.dataid)}</a></td>
+              <td>${esc(e.from)} &rarr; <span class="status s-${esc(e.to)}">${esc(e.to)}</span></td><td>${e.attempt}/${j.maxAttempts}</td><td>${esc(e.executor)}</td><td>${esc(e.actor)}</td><td class="reason">${esc(e.reason)}</td></tr>`,
+            )
+            .join("")}</table>`
+        : `<p class="muted">No failure recorded.</p>`
+    }
+    <h3>Failed or held now</h3>${
       fails.length
-        ? `<table id="failures"><tr><th>dataid</th><th>status</th><th>attempt</th><th>reason</th><th>when</th><th>retry at</th></tr>${fails
+        ? `<table id="failing"><tr><th>dataid</th><th>status</th><th>attempt</th><th>reason</th><th>when</th><th>retry at</th></tr>${fails
             .map((f) => `<tr><td><a href="${chunkHref(j.output, f.dataid)}">${esc(f.dataid)}</a></td><td><span class="status s-${f.status}">${f.status}</span></td><td>${f.attempt}/${j.maxAttempts}</td><td class="reason">${esc(f.reason)}</td><td title="${esc(f.updatedAt)}">${ago(f.updatedAt)}</td><td>${esc(f.retryAt || "")}</td></tr>`)
             .join("")}</table>`
         : `<p class="muted">No failed or held chunks.</p>`
     }</section>`;
+  // (A refresh that fires after the page was left does nothing.)
+  const watch = { id, refresh: debounce(() => jobWatch === watch && jobPage(view, id).catch((e) => toast(e.message, true)), 300) };
+  jobWatch = watch;
 }
 
 start();

@@ -51,7 +51,7 @@ async function start() {
       defaultQuery,
       query,
       defaultHeaders: headers,
-      headerEditorEnabled: true,
+      isHeadersEditorEnabled: true,
       shouldPersistHeaders: false,
     }),
   );
