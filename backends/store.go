@@ -284,7 +284,10 @@ type Tx interface {
 	// Candidates not yet due stay where they are and block nothing.
 	NextCandidate(ctx context.Context, job string, now time.Time) (c Candidate, ok bool, err error)
 	// DropCandidate removes the candidate NextCandidate returned (only that
-	// entry, not duplicates added since).
+	// entry, not duplicates added since). Dropping a frontier also drops
+	// the job's other frontiers at the same dataid that no transaction,
+	// this one included, has reserved: two frontiers that meet merge, and
+	// the engine drops a reserved twin only when it takes the dataid.
 	DropCandidate(ctx context.Context, c Candidate) error
 
 	// GetSlots reads slot records (slots.go) by key, given in ascending

@@ -72,6 +72,7 @@ type tx struct {
 	rows     map[backends.RowKey]*backends.StatusRow // nil value: deleted
 	fences   map[[2]string]int64
 	addCands []backends.Candidate
+	reserved map[int64]bool // candidates NextCandidate returned, by handle
 	dropped  map[int64]bool
 	events   []backends.Event
 	slots    map[string]backends.Slots
@@ -187,6 +188,12 @@ func (t *tx) NextCandidate(_ context.Context, job string, now time.Time) (backen
 			best, found = c, true
 		}
 	}
+	if found {
+		if t.reserved == nil {
+			t.reserved = map[int64]bool{}
+		}
+		t.reserved[best.Handle.(int64)] = true
+	}
 	return best, found, nil
 }
 
@@ -216,9 +223,10 @@ func candLess(a, b backends.Candidate) bool {
 func (t *tx) DropCandidate(_ context.Context, c backends.Candidate) error {
 	t.dropped[c.Handle.(int64)] = true
 	if c.Frontier {
-		// Other frontiers of the job at the same dataid merge into this one.
+		// Other frontiers of the job at the same dataid merge into this
+		// one, but for those this transaction reserved (Tx.DropCandidate).
 		for id, o := range t.b.cands {
-			if o.Frontier && o.Job == c.Job && o.DataID == c.DataID {
+			if o.Frontier && o.Job == c.Job && o.DataID == c.DataID && !t.reserved[id] {
 				t.dropped[id] = true
 			}
 		}
