@@ -40,8 +40,8 @@ func TestSlotRecordsKnownOnlyOnceCommitted(t *testing.T) {
 	}))
 	require.True(t, known("job/a"), "a record created by a committed transaction is not known")
 
-	// A record found committed is known from the read on; written back
-	// as read, it is copied rather than parsed.
+	// A record written is read back as written (by the next transaction,
+	// from the codec's memory of the bytes).
 	require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {
 		got, err := tx.GetSlots(ctx, []string{"job/a"}, true)
 		if err != nil {
