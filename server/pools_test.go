@@ -14,7 +14,7 @@ const upsertPoolQ = `mutation($in: PoolInput!) { upsertPool(input: $in) { id slo
 // Pool.jobs, a job naming a pool, and the CONCURRENCY blocker naming it.
 func TestPools(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
-		s := newStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0])
+		s := newStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0])
 		s.define()
 		require.Equal(t, "FORBIDDEN", s.fails(reader, upsertPoolQ, vars("in", map[string]any{"id": "wh", "slots": 1})))
 		require.Equal(t, "FORBIDDEN", s.fails(runnerA, upsertPoolQ, vars("in", map[string]any{"id": "wh", "slots": 1})))

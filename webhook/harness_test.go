@@ -2,27 +2,19 @@ package webhook_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/etcd"
-	"github.com/chunklock/chunklock/backends/etcd/embedded"
-	"github.com/chunklock/chunklock/backends/memory"
-	"github.com/chunklock/chunklock/backends/postgres"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/webhook"
 )
 
@@ -30,136 +22,11 @@ var secret = []byte("test-secret")
 
 // storeKind opens n Store handles sharing one database, as n server
 // replicas would.
-type storeKind struct {
-	name string
-	open func(t *testing.T, clock backends.Clock, n int) []backends.Store
-}
+type storeKind = teststores.Kind
 
-var storeKinds = []storeKind{
-	{"memory", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
-		b := memory.New()
-		stores := make([]backends.Store, n)
-		for i := range stores {
-			stores[i] = backends.New(b, clock)
-		}
-		t.Cleanup(func() { _ = b.Close() })
-		return stores
-	}},
-	{"etcd", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
-		srv := testEtcd(t)
-		prefix := fmt.Sprintf("/webhook-test-%d/", etcdPrefix.Add(1))
-		stores := make([]backends.Store, n)
-		for i := range stores {
-			cli, err := srv.Client()
-			require.NoError(t, err)
-			s, err := etcd.OpenClient(t.Context(), cli, etcd.Config{Prefix: prefix, Clock: clock, MaxTxnOps: srv.MaxTxnOps()})
-			require.NoError(t, err)
-			t.Cleanup(func() {
-				_ = s.Close()
-				_ = cli.Close()
-			})
-			stores[i] = s
-		}
-		return stores
-	}},
-	{"postgres", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
-		dsn := testDSN(t)
-		schema := freshSchema(t)
-		stores := make([]backends.Store, n)
-		for i := range stores {
-			s, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema, Clock: clock})
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = s.Close() })
-			stores[i] = s
-		}
-		return stores
-	}},
-}
+var storeKinds = teststores.Kinds("webhook")
 
-var (
-	etcdOnce   sync.Once
-	etcdServer *embedded.Server
-	etcdErr    error
-	etcdPrefix atomic.Int64
-)
-
-func testEtcd(t *testing.T) *embedded.Server {
-	t.Helper()
-	etcdOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "chunklock-webhook-etcd-")
-		if err != nil {
-			etcdErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		etcdServer, etcdErr = embedded.Start(ctx, embedded.Config{
-			Dir: dir, ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true, LogLevel: "error",
-		})
-	})
-	require.NoError(t, etcdErr, "starting the embedded etcd member")
-	return etcdServer
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if etcdServer != nil {
-		dir := etcdServer.Dir()
-		_ = etcdServer.Close()
-		_ = os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
-
-const defaultTestDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-
-var pg struct {
-	once sync.Once
-	dsn  string
-	set  bool
-	pool *pgxpool.Pool
-	err  error
-}
-
-// testDSN returns CHUNKLOCK_TEST_POSTGRES or the local default. Unset and
-// not answering: skip; set and not answering: fail.
-func testDSN(t *testing.T) string {
-	t.Helper()
-	pg.once.Do(func() {
-		pg.dsn = os.Getenv("CHUNKLOCK_TEST_POSTGRES")
-		pg.set = pg.dsn != ""
-		if !pg.set {
-			pg.dsn = defaultTestDSN
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		pg.pool, pg.err = pgxpool.New(ctx, pg.dsn)
-		if pg.err == nil {
-			pg.err = pg.pool.Ping(ctx)
-		}
-	})
-	if pg.err != nil {
-		if pg.set {
-			t.Fatalf("CHUNKLOCK_TEST_POSTGRES is set but PostgreSQL does not answer: %v", pg.err)
-		}
-		t.Skipf("PostgreSQL does not answer at %s (%v); set CHUNKLOCK_TEST_POSTGRES to run the PostgreSQL cases", defaultTestDSN, pg.err)
-	}
-	return pg.dsn
-}
-
-func freshSchema(t *testing.T) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "chunklock_webhook_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := pg.pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	return schema
-}
+func TestMain(m *testing.M) { teststores.Main(m) }
 
 // delivery is one request the receiver got.
 type delivery struct {

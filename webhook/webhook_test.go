@@ -175,9 +175,9 @@ func TestBacklogInOrder(t *testing.T) {
 // none runs. Every alert arrives exactly once, in order.
 func TestExactlyOnceAcrossReplicasAndRestarts(t *testing.T) {
 	for _, kind := range storeKinds {
-		t.Run(kind.name, func(t *testing.T) {
+		t.Run(kind.Name, func(t *testing.T) {
 			clock := backends.NewFakeClock(epoch)
-			stores := kind.open(t, clock, 3)
+			stores := kind.Open(t, clock, 3)
 			pipeline(t, stores[0])
 			rcv := newReceiver(t)
 			a := start(t, fastConfig(stores[0], clock, rcv.URL))
