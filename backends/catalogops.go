@@ -19,28 +19,28 @@ func (e *engine) UpsertDataset(ctx context.Context, d Dataset) (Dataset, error) 
 	now := e.clock.Now()
 	d.CreatedAt, d.UpdatedAt = now, now
 	var stored Dataset
-	var after *Catalog
-	var reschedule bool
 	err := e.changeCatalog(ctx, func(cat *Catalog) error { return cat.checkMappingsOf(d) }, func(cat *Catalog, version int64) (*Catalog, int64, error) {
+		var frontier *Candidate
+		if old, existed := cat.Datasets.Lookup(d.ID); existed && !reflect.DeepEqual(old.Partitions, d.Partitions) {
+			// The producer's frontier moves to the new definition's first
+			// dataid without a row, stored with the definition; one left
+			// where the old definition had it walks on, meets the new one
+			// or stops.
+			changed := cat.WithDataset(d)
+			if job, err := changed.Job(changed.Producer(d.ID)); err == nil {
+				if frontier, err = e.frontierSeed(ctx, changed, job); err != nil {
+					return nil, 0, err
+				}
+			}
+		}
 		var err error
-		stored, version, err = e.b.PutDataset(ctx, d, version)
+		stored, version, err = e.b.PutDataset(ctx, d, frontier, version)
 		if err != nil {
 			return nil, 0, err
 		}
-		old, existed := cat.Datasets.Lookup(d.ID)
-		reschedule = existed && !reflect.DeepEqual(old.Partitions, stored.Partitions)
-		after = cat.WithDataset(stored)
-		return after, version, nil
+		return cat.WithDataset(stored), version, nil
 	})
-	if err != nil || !reschedule {
-		return stored, err
-	}
-	if job, err := after.Job(after.Producer(d.ID)); err == nil {
-		// The frontier moves to the new definition's first dataid without a
-		// row; one left where the old definition had it walks on or stops.
-		return stored, e.seedFrontier(ctx, after, job)
-	}
-	return stored, nil
+	return stored, err
 }
 
 func (e *engine) Dataset(ctx context.Context, id string) (Dataset, error) {
@@ -73,10 +73,17 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 	err := e.changeCatalog(ctx, check, func(cat *Catalog, version int64) (*Catalog, int64, error) {
 		now := e.clock.Now()
 		valid.CreatedAt, valid.UpdatedAt = now, now
+		var frontier *Candidate
+		if reschedule {
+			var err error
+			if frontier, err = e.frontierSeed(ctx, cat.WithJob(valid), valid); err != nil {
+				return nil, 0, err
+			}
+		}
 		var err error
 		// The store backfills a job without mappings itself; the engine
 		// backfills one with mappings below (backfillMapped).
-		stored, version, err = e.b.PutJob(ctx, valid, enqueue && !valid.Mapped(), version)
+		stored, version, err = e.b.PutJob(ctx, valid, enqueue && !valid.Mapped(), frontier, version)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -92,15 +99,14 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		}
 	}
 	if !reschedule && scheduleDef(after, stored) != nil {
-		// A frontier lost (its seeding failed after the job was stored) is
-		// placed again by the next upsert of the job, `chunklock apply`.
-		n, err := e.queueLength(ctx, stored.ID)
-		reschedule = err == nil && n == 0
+		// A scheduled job without any candidate (stored by a version that
+		// placed the frontier after the job) gets one from the next upsert
+		// of the job, `chunklock apply`.
+		if n, err := e.queueLength(ctx, stored.ID); err == nil && n == 0 {
+			return stored, e.seedFrontier(ctx, after, stored)
+		}
 	}
-	if !reschedule {
-		return stored, nil
-	}
-	return stored, e.seedFrontier(ctx, after, stored)
+	return stored, nil
 }
 
 // prepareJob validates j against cat and returns the job to store, with

@@ -97,10 +97,7 @@ func (e *engine) runNext(ctx context.Context, ops []*nextOp) error {
 // claimRound claims cands, in order, for the calls of ops, in order,
 // inside tx; it drops every candidate it does not put back.
 func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, cands []Candidate, ops []*nextOp) error {
-	cands, err := distinctCandidates(ctx, tx, cands)
-	if err != nil {
-		return err
-	}
+	cands, twins := distinctCandidates(cands)
 	prefetchSlots(tx, slotKeys(job), false)
 	states, err := lockCandidates(ctx, tx, cat, job, cands)
 	if err != nil {
@@ -124,6 +121,14 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 		claimed, err := e.takeCandidate(ctx, tx, cat, c, st, ops[min(next, len(ops)-1)], next < len(ops), g)
 		if err != nil {
 			return err
+		}
+		// Its duplicates go with it, only now that it is taken: a
+		// candidate left queued at the limit keeps its twins, and a
+		// frontier among them is dropped only beside its successor.
+		for _, d := range twins[c.DataID] {
+			if err := tx.DropCandidate(ctx, d); err != nil {
+				return err
+			}
 		}
 		if claimed {
 			next++
@@ -184,24 +189,27 @@ func liftsAt(err error) (time.Time, bool) {
 	return until, true
 }
 
-// distinctCandidates keeps one candidate per dataid: a duplicate hint is
-// dropped, as a single findNext would drop it once the first is claimed.
+// distinctCandidates keeps one candidate per dataid and returns the
+// duplicates by dataid: a duplicate hint is dropped when the one kept is
+// taken, as a single findNext would drop it once the first is claimed.
 // The one kept stands for a schedule's frontier when any of them did.
-func distinctCandidates(ctx context.Context, tx Tx, cands []Candidate) ([]Candidate, error) {
+func distinctCandidates(cands []Candidate) ([]Candidate, map[string][]Candidate) {
 	var distinct []Candidate
+	var twins map[string][]Candidate
 	seen := map[string]int{}
 	for _, c := range cands {
 		if i, ok := seen[c.DataID]; ok {
 			distinct[i].Frontier = distinct[i].Frontier || c.Frontier
-			if err := tx.DropCandidate(ctx, c); err != nil {
-				return nil, err
+			if twins == nil {
+				twins = map[string][]Candidate{}
 			}
+			twins[c.DataID] = append(twins[c.DataID], c)
 			continue
 		}
 		seen[c.DataID] = len(distinct)
 		distinct = append(distinct, c)
 	}
-	return distinct, nil
+	return distinct, twins
 }
 
 // lockCandidates locks the chunks a claim of job at each candidate

@@ -25,8 +25,10 @@ import (
 // definition that started ten years ago costs one candidate per claim.
 // The frontier is placed at the first expected dataid without a row when
 // the job is created, becomes scheduled, or its output's definition
-// changes (seedFrontier); a frontier left behind by a change walks to the
-// new definition's dataids or meets the new one.
+// changes, in the transaction storing that change (frontierSeed); a
+// frontier left behind by a change walks to the new definition's dataids
+// or meets the new one, and two frontiers that meet at a dataid merge
+// into one (Tx.DropCandidate).
 
 // frontierRetry is how long a frontier whose claim was refused for a
 // passing reason (not its due time) stays hidden before it is tried again.
@@ -134,19 +136,34 @@ func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Can
 	return nil
 }
 
-// seedFrontier places the frontier of job, when it is scheduled, at the
-// first expected dataid of its output that has no OUTPUT row of the job.
-func (e *engine) seedFrontier(ctx context.Context, cat *Catalog, job Job) error {
+// frontierSeed is the frontier of job under cat, when it is scheduled
+// there: at the first expected dataid of its output that has no OUTPUT
+// row of the job. The catalog change that makes the job scheduled stores
+// it in its own transaction (PutJob, PutDataset): a job is never stored
+// scheduled without a frontier. The rows are read before that
+// transaction; a chunk claimed meanwhile only makes the frontier walk one
+// step on.
+func (e *engine) frontierSeed(ctx context.Context, cat *Catalog, job Job) (*Candidate, error) {
 	def := scheduleDef(cat, job)
 	if def == nil {
-		return nil
+		return nil, nil
 	}
 	id, ok, err := e.firstGap(ctx, job, def)
 	if err != nil || !ok {
-		return err
+		return nil, err
 	}
 	c := frontierAt(job, def, id)
-	return e.b.Update(ctx, func(tx Tx) error { return tx.AddCandidate(ctx, c) })
+	return &c, nil
+}
+
+// seedFrontier adds the frontier of job under cat in a transaction of its
+// own: for a scheduled job stored without one by an earlier version.
+func (e *engine) seedFrontier(ctx context.Context, cat *Catalog, job Job) error {
+	c, err := e.frontierSeed(ctx, cat, job)
+	if err != nil || c == nil {
+		return err
+	}
+	return e.b.Update(ctx, func(tx Tx) error { return tx.AddCandidate(ctx, *c) })
 }
 
 // firstGap finds the first expected dataid of def with no OUTPUT row of

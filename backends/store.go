@@ -161,6 +161,15 @@ type Store interface {
 	// Pool returns one pool, or NOT_FOUND.
 	Pool(ctx context.Context, id string) (Pool, error)
 
+	// Record reads a record (records.go); one never written has Version 0
+	// and no value.
+	Record(ctx context.Context, key string) (Record, error)
+	// SwapRecord writes value under key if the record's version is still
+	// version (0: never written) and returns the record written and true.
+	// When the version is another it writes nothing and returns the record
+	// as stored and false.
+	SwapRecord(ctx context.Context, key string, value []byte, version int64) (Record, bool, error)
+
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
@@ -182,16 +191,19 @@ type Backend interface {
 	// PutDataset creates or updates a dataset, keeping CreatedAt of an
 	// existing one, if the catalog version is still version, and returns
 	// what was stored and the new catalog version; ErrCatalogChanged, and
-	// nothing stored, when the version is another.
-	PutDataset(ctx context.Context, d Dataset, version int64) (Dataset, int64, error)
+	// nothing stored, when the version is another. A frontier, when not
+	// nil, is added as a candidate in the same transaction (the producer's
+	// frontier after a change of definition: schedule.go).
+	PutDataset(ctx context.Context, d Dataset, frontier *Candidate, version int64) (Dataset, int64, error)
 	// PutJob creates or updates a job (already validated against the
 	// catalog at version), keeping CreatedAt, if the catalog version is
 	// still version (ErrCatalogChanged otherwise), and returns what was
 	// stored and the new catalog version. When enqueue is true (the engine
 	// decided the job is new or its inputs changed) it also adds a candidate
 	// for the job at every dataid at which its first input's OUTPUT row is
-	// READY; for a job with no inputs, nothing.
-	PutJob(ctx context.Context, j Job, enqueue bool, version int64) (Job, int64, error)
+	// READY; for a job with no inputs, nothing. A frontier, when not nil,
+	// is added as a candidate in the same transaction (schedule.go).
+	PutJob(ctx context.Context, j Job, enqueue bool, frontier *Candidate, version int64) (Job, int64, error)
 	// Catalog returns every dataset and job, sorted by id.
 	Catalog(ctx context.Context) ([]Dataset, []Job, error)
 	PutCredential(ctx context.Context, c Credential) error
@@ -225,6 +237,11 @@ type Backend interface {
 	// ListPools returns every defined pool (slot records of pools with
 	// Slots >= 1), by id.
 	ListPools(ctx context.Context) ([]Pool, error)
+
+	// GetRecord and SwapRecord are Store.Record and Store.SwapRecord, the
+	// key and value already checked; the swap is atomic.
+	GetRecord(ctx context.Context, key string) (Record, error)
+	SwapRecord(ctx context.Context, key string, value []byte, version int64) (Record, bool, error)
 
 	Ping(ctx context.Context) error
 	Close() error
@@ -278,7 +295,10 @@ type Tx interface {
 	// Candidates not yet due stay where they are and block nothing.
 	NextCandidate(ctx context.Context, job string, now time.Time) (c Candidate, ok bool, err error)
 	// DropCandidate removes the candidate NextCandidate returned (only that
-	// entry, not duplicates added since).
+	// entry, not duplicates added since). Dropping a frontier also drops
+	// the job's other frontiers at the same dataid that no transaction,
+	// this one included, has reserved: two frontiers that meet merge, and
+	// the engine drops a reserved twin only when it takes the dataid.
 	DropCandidate(ctx context.Context, c Candidate) error
 
 	// GetSlots reads slot records (slots.go) by key, given in ascending

@@ -318,6 +318,7 @@ type ComplexityRoot struct {
 		Pool          func(childComplexity int, id string) int
 		Pools         func(childComplexity int) int
 		ResourceLocks func(childComplexity int, resource *string, client *string, mode *backends.LockMode) int
+		Viewer        func(childComplexity int) int
 	}
 
 	RangeResult struct {
@@ -367,6 +368,12 @@ type ComplexityRoot struct {
 	UpsertJobPayload struct {
 		Job    func(childComplexity int) int
 		JobKey func(childComplexity int) int
+	}
+
+	Viewer struct {
+		Jobs func(childComplexity int) int
+		Name func(childComplexity int) int
+		Role func(childComplexity int) int
 	}
 }
 
@@ -481,6 +488,7 @@ type QueryResolver interface {
 	Partitions(ctx context.Context, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) (PartitionConnection, error)
 	Pools(ctx context.Context) ([]backends.Pool, error)
 	Pool(ctx context.Context, id string) (*backends.Pool, error)
+	Viewer(ctx context.Context) (Viewer, error)
 }
 type RangeSkipResolver interface {
 	Code(ctx context.Context, obj *backends.RangeSkip) (string, error)
@@ -1792,6 +1800,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ResourceLocks(childComplexity, args["resource"].(*string), args["client"].(*string), args["mode"].(*backends.LockMode)), true
+	case "Query.viewer":
+		if e.ComplexityRoot.Query.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 
 	case "RangeResult.changed":
 		if e.ComplexityRoot.RangeResult.Changed == nil {
@@ -1990,6 +2004,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpsertJobPayload.JobKey(childComplexity), true
 
+	case "Viewer.jobs":
+		if e.ComplexityRoot.Viewer.Jobs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Jobs(childComplexity), true
+	case "Viewer.name":
+		if e.ComplexityRoot.Viewer.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Name(childComplexity), true
+	case "Viewer.role":
+		if e.ComplexityRoot.Viewer.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Role(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -2129,7 +2162,8 @@ readers may only query and subscribe. Send the job key in the HTTP header
 Errors carry ` + "`" + `extensions.code` + "`" + `: NOT_FOUND, ALREADY_EXISTS, INVALID_ARGUMENT,
 LOCKED, STALE_CLAIM, UNAUTHENTICATED, FORBIDDEN, UNAVAILABLE (retry later) or
 INTERNAL (details in the server log only). A LOCKED error from a claim lists
-` + "`" + `extensions.blockers` + "`" + `, each ` + "`" + `{dataset, dataid, job, kind, status}` + "`" + ` spelled as
+` + "`" + `extensions.blockers` + "`" + `, each ` + "`" + `{dataset, dataid, job, kind, status}` + "`" + ` (and ` + "`" + `until` + "`" + `,
+` + "`" + `pool` + "`" + ` when the blocker has them) spelled as
 in ` + "`" + `Blocker` + "`" + `; one from ` + "`" + `lockResource` + "`" + ` lists ` + "`" + `extensions.holders` + "`" + `, each shaped
 as a ` + "`" + `ResourceLock` + "`" + `.
 """
@@ -3144,6 +3178,24 @@ extend type StatusRow {
   retryAt: Time
 }
 `, BuiltIn: false},
+	{Name: "../schema/viewer.graphqls", Input: `# Viewer: who the request authenticates as, so that a client (the
+# dashboard) shows only what the caller may do.
+
+"The principal a request acts as."
+type Viewer {
+  "The token's name (` + "`" + `anonymous` + "`" + ` on a server running open)."
+  name: String!
+  "` + "`" + `admin` + "`" + `, ` + "`" + `runner` + "`" + ` or ` + "`" + `reader` + "`" + `."
+  role: String!
+  "The jobs a runner may operate; empty for other roles."
+  jobs: [String!]!
+}
+
+extend type Query {
+  "Who the request authenticates as: its name, role and, for a runner, its jobs."
+  viewer: Viewer!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -3687,6 +3739,18 @@ func (ec *executionContext) childFields_UpsertJobPayload(ctx context.Context, fi
 		return ec.fieldContext_UpsertJobPayload_jobKey(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpsertJobPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Viewer_name(ctx, field)
+	case "role":
+		return ec.fieldContext_Viewer_role(ctx, field)
+	case "jobs":
+		return ec.fieldContext_Viewer_jobs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9888,6 +9952,38 @@ func (ec *executionContext) fieldContext_Query_pool(ctx context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_viewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Viewer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v Viewer) graphql.Marshaler {
+			return ec.marshalNViewer2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐViewer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Viewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10714,6 +10810,75 @@ func (ec *executionContext) _UpsertJobPayload_jobKey(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_UpsertJobPayload_jobKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UpsertJobPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_name(ctx context.Context, field graphql.CollectedField, obj *Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_role(ctx context.Context, field graphql.CollectedField, obj *Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_jobs(ctx context.Context, field graphql.CollectedField, obj *Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_jobs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Jobs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_jobs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -15517,6 +15682,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "viewer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_viewer(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -16128,6 +16315,54 @@ func (ec *executionContext) _UpsertJobPayload(ctx context.Context, sel ast.Selec
 		case "jobKey":
 			out.Values[i] = ec._UpsertJobPayload_jobKey(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var viewerImplementors = []string{"Viewer"}
+
+func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *Viewer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, viewerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Viewer")
+		case "name":
+			out.Values[i] = ec._Viewer_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._Viewer_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobs":
+			out.Values[i] = ec._Viewer_jobs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -17413,6 +17648,10 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 
 func (ec *executionContext) marshalNUpsertJobPayload2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐUpsertJobPayload(ctx context.Context, sel ast.SelectionSet, v UpsertJobPayload) graphql.Marshaler {
 	return ec._UpsertJobPayload(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNViewer2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐViewer(ctx context.Context, sel ast.SelectionSet, v Viewer) graphql.Marshaler {
+	return ec._Viewer(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

@@ -179,3 +179,13 @@ type UpsertJobPayload struct {
 	// receive decrypted secrets.
 	JobKey *string `json:"jobKey,omitempty"`
 }
+
+// The principal a request acts as.
+type Viewer struct {
+	// The token's name (`anonymous` on a server running open).
+	Name string `json:"name"`
+	// `admin`, `runner` or `reader`.
+	Role string `json:"role"`
+	// The jobs a runner may operate; empty for other roles.
+	Jobs []string `json:"jobs"`
+}

@@ -3,7 +3,8 @@
 #
 # Needs PostgreSQL (CHUNKLOCK_TEST_POSTGRES, default the local server) and a
 # Vault binary for the Vault keyring tests (built once from the Go module
-# proxy by scripts/vault.sh and cached outside the repository).
+# proxy by scripts/vault.sh and cached outside the repository), and Debian's
+# chromium for the dashboard's browser tests (scripts/browser.sh).
 # Extra arguments go to `go test`, e.g. scripts/test.sh -run Conformance ./backends/...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,13 @@ if [ -z "${CHUNKLOCK_VAULT_BIN:-}" ]; then
 	export CHUNKLOCK_VAULT_BIN
 fi
 export CHUNKLOCK_REQUIRE_VAULT=1
+
+if [ -z "${CHUNKLOCK_CHROMIUM:-}" ]; then
+	echo "test.sh: locating headless chromium for the dashboard's tests (installs it when missing)..." >&2
+	CHUNKLOCK_CHROMIUM="$(bash scripts/browser.sh)"
+	export CHUNKLOCK_CHROMIUM
+fi
+export CHUNKLOCK_REQUIRE_BROWSER=1
 
 if [ "$#" -eq 0 ]; then
 	set -- ./...

@@ -106,7 +106,7 @@ var mutationCases = []mutationCase{
 // job concerned, a runner of another job and an admin.
 func TestAuthMatrix(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
-		s := newStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0])
+		s := newStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0])
 		s.define()
 		n := 0
 		for _, mc := range mutationCases {
@@ -147,7 +147,7 @@ func TestAuthMatrix(t *testing.T) {
 // TestOpenMode: without tokens every request is an admin named
 // "anonymous", recorded as the actor of what it changes.
 func TestOpenMode(t *testing.T) {
-	s := newOpenStack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0])
+	s := newOpenStack(t, storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0])
 	s.define()
 	s.publish("a", "1")
 	require.True(t, s.srv.Open())

@@ -17,7 +17,7 @@ import (
 // panic (send fails on any 5xx and on any error without extensions.code).
 func TestBadInput(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
-		s := newStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0], withConfig(func(c *server.Config) {
+		s := newStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0], withConfig(func(c *server.Config) {
 			c.MaxBodyBytes = 64 << 10
 		}))
 		s.define()
@@ -115,7 +115,7 @@ func TestBadInput(t *testing.T) {
 // TestIntrospectionSwitch: introspection can be turned off; field
 // suggestions go with it.
 func TestIntrospectionSwitch(t *testing.T) {
-	store := storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0]
+	store := storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0]
 	on := newStack(t, store)
 	var schema struct{ QueryType struct{ Name string } }
 	on.ok(reader, `{ __schema { queryType { name } } }`, nil).field(t, "__schema", &schema)

@@ -75,7 +75,7 @@ func hostileQueries() []struct{ name, query, setting string } {
 // TestLongStringValuesPass: the name bound reads names only; a long string
 // value is the store's to judge.
 func TestLongStringValuesPass(t *testing.T) {
-	store := storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0]
+	store := storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0]
 	s := newStack(t, store)
 	desc := strings.Repeat("a", 3000)
 	s.ok(admin, `mutation($d: String!) { upsertDataset(input: {id: "d", description: $d}) { id } }`, vars("d", desc))
@@ -89,7 +89,7 @@ func TestLongStringValuesPass(t *testing.T) {
 // and a message naming the setting, over POST (a reader), GET and on an
 // open server (anyone on loopback).
 func TestHostileQueriesRefusedEarly(t *testing.T) {
-	store := storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0]
+	store := storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0]
 	s := newStack(t, store)
 	open := newOpenStack(t, store)
 	for _, q := range hostileQueries() {
@@ -145,7 +145,7 @@ func countTokens(t *testing.T, query string) int {
 // naming the bound.
 func TestQueryBoundsAtTheirLimits(t *testing.T) {
 	d := server.DefaultConfig()
-	s := newStack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0])
+	s := newStack(t, storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0])
 	for _, c := range []struct {
 		name      string
 		at, over  string
@@ -174,7 +174,7 @@ func TestQueryBoundsAtTheirLimits(t *testing.T) {
 // or through others, is refused by the early bound, naming the cycle, and
 // so are two fragments of one name (the second would escape the count).
 func TestFragmentCycleRefusedEarly(t *testing.T) {
-	s := newStack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0])
+	s := newStack(t, storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0])
 	for query, cycle := range map[string]string{
 		`{ ...A } fragment A on Query { jobs { id } ...A }`:                                                                "A -> A",
 		`{ ...A } fragment A on Query { ...B } fragment B on Query { ... on Query { ...C } } fragment C on Query { ...B }`: "B -> C -> B",
@@ -225,7 +225,7 @@ fragment TypeRef on __Type { ` + typeRef + ` }`
 // introspection query clients send, and every query of chunklock's client
 // (publish batches with their aliases included) pass the default bounds.
 func TestOrdinaryQueriesPass(t *testing.T) {
-	s := newStack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0])
+	s := newStack(t, storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0])
 	s.define()
 	var schema struct{ QueryType struct{ Name string } }
 	s.ok(reader, introspection.Query, nil).field(t, "__schema", &schema)
@@ -263,7 +263,7 @@ func TestOrdinaryQueriesPass(t *testing.T) {
 // early bounds, and a message larger than --max-body-bytes closes
 // the connection.
 func TestWebsocketBounds(t *testing.T) {
-	s := newStack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0], withConfig(func(c *server.Config) {
+	s := newStack(t, storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0], withConfig(func(c *server.Config) {
 		c.MaxBodyBytes = 256 << 10
 	}))
 	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)

@@ -82,6 +82,7 @@ type blockerJSON struct {
 	Kind    string     `json:"kind"`
 	Status  string     `json:"status"`
 	Until   *time.Time `json:"until,omitempty"`
+	Pool    *string    `json:"pool,omitempty"`
 }
 
 // holderJSON is one entry of extensions.holders.
@@ -112,6 +113,9 @@ func lockedDetails(e *backends.Error) map[string]any {
 			if !b.Until.IsZero() {
 				until := b.Until.UTC()
 				bs[i].Until = &until
+			}
+			if b.Pool != "" {
+				bs[i].Pool = &b.Pool
 			}
 		}
 		ext["blockers"] = bs

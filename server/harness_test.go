@@ -2,179 +2,47 @@ package server_test
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/etcd"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
-	"github.com/chunklock/chunklock/backends/memory"
-	"github.com/chunklock/chunklock/backends/postgres"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
 )
 
 // storeKind opens n Store handles sharing one database, as n server
 // replicas would.
-type storeKind struct {
-	name string
-	open func(t *testing.T, clock backends.Clock, n int) []backends.Store
-}
+type storeKind = teststores.Kind
 
 // storeKinds is every backend the end-to-end tests run on.
-var storeKinds = []storeKind{
-	{"memory", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
-		b := memory.New()
-		stores := make([]backends.Store, n)
-		for i := range stores {
-			stores[i] = backends.New(b, clock)
-		}
-		t.Cleanup(func() { _ = b.Close() })
-		return stores
-	}},
-	{"etcd", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
-		srv := testEtcd(t)
-		prefix := fmt.Sprintf("/server-test-%d/", etcdPrefix.Add(1))
-		stores := make([]backends.Store, n)
-		for i := range stores {
-			cli, err := srv.Client()
-			require.NoError(t, err)
-			s, err := etcd.OpenClient(t.Context(), cli, etcd.Config{Prefix: prefix, Clock: clock, MaxTxnOps: srv.MaxTxnOps()})
-			require.NoError(t, err)
-			t.Cleanup(func() {
-				_ = s.Close()
-				_ = cli.Close()
-			})
-			stores[i] = s
-		}
-		return stores
-	}},
-	{"postgres", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
-		dsn := testDSN(t)
-		schema := freshSchema(t)
-		stores := make([]backends.Store, n)
-		for i := range stores {
-			s, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema, Clock: clock})
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = s.Close() })
-			stores[i] = s
-		}
-		return stores
-	}},
-}
+var storeKinds = teststores.Kinds("server")
 
 // forEachStore runs f once per store kind, as subtests.
 func forEachStore(t *testing.T, f func(t *testing.T, kind storeKind)) {
 	for _, k := range storeKinds {
-		t.Run(k.name, func(t *testing.T) { f(t, k) })
+		t.Run(k.Name, func(t *testing.T) { f(t, k) })
 	}
-}
-
-// One embedded etcd member serves every etcd case of the package; each
-// test works under a key prefix of its own.
-var (
-	etcdOnce   sync.Once
-	etcdServer *embedded.Server
-	etcdErr    error
-	etcdPrefix atomic.Int64
-)
-
-func testEtcd(t *testing.T) *embedded.Server {
-	t.Helper()
-	etcdOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "chunklock-server-etcd-")
-		if err != nil {
-			etcdErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		etcdServer, etcdErr = embedded.Start(ctx, embedded.Config{
-			Dir: dir, ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true, LogLevel: "error",
-		})
-	})
-	require.NoError(t, etcdErr, "starting the embedded etcd member")
-	return etcdServer
 }
 
 // TestMain stops the shared embedded etcd member after the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if etcdServer != nil {
-		dir := etcdServer.Dir()
-		_ = etcdServer.Close()
-		_ = os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { teststores.Main(m) }
 
-const defaultTestDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-
-var pg struct {
-	once sync.Once
-	dsn  string
-	set  bool
-	pool *pgxpool.Pool
-	err  error
-}
-
-// testDSN returns the test database's DSN: CHUNKLOCK_TEST_POSTGRES, or the
-// local default. Unset and not answering: skip; set and not answering: fail.
-func testDSN(t *testing.T) string {
-	t.Helper()
-	pg.once.Do(func() {
-		pg.dsn = os.Getenv("CHUNKLOCK_TEST_POSTGRES")
-		pg.set = pg.dsn != ""
-		if !pg.set {
-			pg.dsn = defaultTestDSN
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		pg.pool, pg.err = pgxpool.New(ctx, pg.dsn)
-		if pg.err == nil {
-			pg.err = pg.pool.Ping(ctx)
-		}
-	})
-	if pg.err != nil {
-		if pg.set {
-			t.Fatalf("CHUNKLOCK_TEST_POSTGRES is set but PostgreSQL does not answer: %v", pg.err)
-		}
-		t.Skipf("PostgreSQL does not answer at %s (%v); set CHUNKLOCK_TEST_POSTGRES to run the PostgreSQL cases", defaultTestDSN, pg.err)
-	}
-	return pg.dsn
-}
-
-// freshSchema returns a schema name of its own, dropped after the test.
-func freshSchema(t *testing.T) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "chunklock_server_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := pg.pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	return schema
-}
+func testEtcd(t *testing.T) *embedded.Server { return teststores.Etcd(t) }
+func testDSN(t *testing.T) string            { return teststores.PostgresDSN(t) }
+func freshSchema(t *testing.T) string        { return teststores.FreshSchema(t, "server") }
 
 // Principals of the tokens file every authenticated stack uses.
 const (

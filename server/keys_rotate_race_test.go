@@ -40,7 +40,7 @@ func TestVaultRotationKeepsConcurrentSet(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
 		ctx := context.Background()
 		k := v.keyring(tok)
-		s := newVaultStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0], k)
+		s := newVaultStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0], k)
 		keyA, _ := s.define()
 		s.setSecrets()
 		ja, err := s.store.Job(ctx, "ja")

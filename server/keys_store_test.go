@@ -15,6 +15,7 @@ import (
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/etcd"
 	"github.com/chunklock/chunklock/backends/postgres"
+	"github.com/chunklock/chunklock/internal/teststores"
 )
 
 // TestStoreCopyRevealsNoSecret (guarantee 6): after credentials are set, a
@@ -85,7 +86,7 @@ func pgDumped(t *testing.T) (backends.Store, func() string) {
 // function that reads every key and value under that prefix.
 func etcdDumped(t *testing.T) (backends.Store, func() string) {
 	srv := testEtcd(t)
-	prefix := fmt.Sprintf("/server-test-%d/", etcdPrefix.Add(1))
+	prefix := teststores.EtcdPrefix("server")
 	cli, err := srv.Client()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cli.Close() })

@@ -20,7 +20,7 @@ import (
 func TestJobKeyReadsOnlyItsJobsSecrets(t *testing.T) {
 	forEachKeyring(t, func(t *testing.T, e keyringEnv) {
 		forEachStore(t, func(t *testing.T, kind storeKind) {
-			s := e.stack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0])
+			s := e.stack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0])
 			keyA, keyB := s.define()
 			sec := s.setSecrets()
 			s.publish("a", "1")
@@ -65,7 +65,7 @@ func TestJobKeyReadsOnlyItsJobsSecrets(t *testing.T) {
 // it shows.
 func TestDecryptOnlyWhenSecretsAreAsked(t *testing.T) {
 	ck := &countingKeyring{Keyring: age.New()}
-	s := newStack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0],
+	s := newStack(t, storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0],
 		withConfig(func(c *server.Config) { c.Keyring = ck }))
 	keyA, keyB := s.define()
 	sec := s.setSecrets()
@@ -137,7 +137,7 @@ func TestDecryptOnlyWhenSecretsAreAsked(t *testing.T) {
 func TestEachJobUsesItsKeyringKind(t *testing.T) {
 	v := startVault(t)
 	tok := v.setup()
-	stores := storeKinds[0].open(t, backends.NewFakeClock(t0), 2)
+	stores := storeKinds[0].Open(t, backends.NewFakeClock(t0), 2)
 	ageSrv := newStack(t, stores[0])
 	vaultSrv := newVaultStack(t, stores[1], v.keyring(tok))
 
@@ -214,7 +214,7 @@ func TestEachJobUsesItsKeyringKind(t *testing.T) {
 // itself, in the store's events or in /metrics.
 func TestSecretsNeverLeak(t *testing.T) {
 	forEachKeyring(t, func(t *testing.T, e keyringEnv) {
-		s := e.stack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0])
+		s := e.stack(t, storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0])
 		keyA, keyB := s.define()
 		sec := s.setSecrets()
 		s.publish("a", "1")

@@ -25,7 +25,7 @@ func TestVaultRotation(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
 		ctx := context.Background()
 		k := v.keyring(tok)
-		s := newVaultStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0], k)
+		s := newVaultStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0], k)
 		keyA, keyB := s.define()
 		sec := s.setSecrets()
 		ja, err := s.store.Job(ctx, "ja")
@@ -114,7 +114,7 @@ func requireVersion(t *testing.T, cts [][]byte, version int) {
 // secrets again.
 func TestVaultOutage(t *testing.T) {
 	v := startVault(t)
-	s := newVaultStack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0], v.keyring(v.setup()))
+	s := newVaultStack(t, storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0], v.keyring(v.setup()))
 	keyA, _ := s.define()
 	sec := s.setSecrets()
 	s.publish("a", "1")

@@ -13,7 +13,7 @@ import (
 // and the navigation fields between them.
 func TestCatalog(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
-		s := newStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0])
+		s := newStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0])
 		s.define()
 
 		var ds []struct {
@@ -103,7 +103,7 @@ func TestCatalog(t *testing.T) {
 func TestClaimOperations(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
 		clock := backends.NewFakeClock(t0)
-		s := newStack(t, kind.open(t, clock, 1)[0])
+		s := newStack(t, kind.Open(t, clock, 1)[0])
 		s.define()
 
 		// claim a dataid whose input is missing: LOCKED with its blockers.
@@ -170,7 +170,7 @@ func TestClaimOperations(t *testing.T) {
 // filters), chunk, locks, lockGraph and events (paging and filters).
 func TestChunkOperations(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
-		s := newStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0])
+		s := newStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0])
 		s.define()
 		for _, id := range []string{"10", "9", "1", "2"} {
 			s.publish("a", id)
@@ -297,7 +297,7 @@ func TestChunkOperations(t *testing.T) {
 // (seed 004).
 func TestResourceLocks(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
-		s := newStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0])
+		s := newStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0])
 		const lockQ = `mutation($c: String!, $r: String!, $m: LockMode!, $ttl: Int) { lockResource(client: $c, resource: $r, mode: $m, ttlSeconds: $ttl) { id client resource mode createdAt expiresAt } }`
 		type lock struct{ ID, Client, Resource, Mode, CreatedAt, ExpiresAt string }
 		var r1, r2 lock

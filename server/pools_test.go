@@ -14,7 +14,7 @@ const upsertPoolQ = `mutation($in: PoolInput!) { upsertPool(input: $in) { id slo
 // Pool.jobs, a job naming a pool, and the CONCURRENCY blocker naming it.
 func TestPools(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
-		s := newStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0])
+		s := newStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0])
 		s.define()
 		require.Equal(t, "FORBIDDEN", s.fails(reader, upsertPoolQ, vars("in", map[string]any{"id": "wh", "slots": 1})))
 		require.Equal(t, "FORBIDDEN", s.fails(runnerA, upsertPoolQ, vars("in", map[string]any{"id": "wh", "slots": 1})))
@@ -50,5 +50,10 @@ func TestPools(t *testing.T) {
 		require.Len(t, bs, 1)
 		require.Equal(t, "CONCURRENCY", bs[0].Kind)
 		require.Equal(t, "wh", *bs[0].Pool)
+		// A claim refused by the pool says which pool in its LOCKED error.
+		r := s.send(request{who: runnerA, query: claimQ, vars: vars("job", "ja", "id", "2026-03-02", "ex", "e2")})
+		require.Equal(t, "LOCKED", r.code(t))
+		require.Equal(t, []any{map[string]any{"dataset": "b", "dataid": "2026-03-02", "job": "ja", "kind": "CONCURRENCY", "status": "NONE", "pool": "wh"}},
+			r.Errors[0].Extensions["blockers"])
 	})
 }

@@ -12,7 +12,7 @@ import (
 // for each skipped chunk, its code and reason; their errors carry codes.
 func TestRangeMutations(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
-		s := newStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0])
+		s := newStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0])
 		s.define()
 		for _, id := range []string{"1", "2", "3"} {
 			s.publish("a", id)

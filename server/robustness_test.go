@@ -42,7 +42,7 @@ func (f *faultyStore) FindNext(ctx context.Context, job, executor string) (*back
 // and a safe message; the details go to the log.
 func TestErrorsAreScrubbed(t *testing.T) {
 	const leak = `pq: relation "credentials" SELECT ciphertext FROM credentials WHERE password='hunter2'`
-	fs := &faultyStore{Store: storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0]}
+	fs := &faultyStore{Store: storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0]}
 	s := newStack(t, fs, withConfig(func(c *server.Config) { c.RequestTimeout = 200 * time.Millisecond }))
 	s.define()
 
@@ -83,7 +83,7 @@ func TestErrorsAreScrubbed(t *testing.T) {
 // subscription and returns.
 func TestServeLifecycle(t *testing.T) {
 	clock := backends.NewFakeClock(t0)
-	store := storeKinds[0].open(t, clock, 1)[0]
+	store := storeKinds[0].Open(t, clock, 1)[0]
 	cfg := server.DefaultConfig()
 	cfg.Store, cfg.Keyring = store, age.New()
 	cfg.ReaperInterval = 10 * time.Millisecond

@@ -17,7 +17,7 @@ var t0 = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 func TestSeedScenarios(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
 		clock := backends.NewFakeClock(t0)
-		s := newStack(t, kind.open(t, clock, 1)[0])
+		s := newStack(t, kind.Open(t, clock, 1)[0])
 		keyA, _ := s.define()
 
 		// Scenario 1, happy path: ja finds a/1 READY, claims b/1.

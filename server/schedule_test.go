@@ -16,7 +16,7 @@ import (
 func TestScheduleAndBackoffAPI(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
 		clock := backends.NewFakeClock(t0)
-		s := newStack(t, kind.open(t, clock, 1)[0])
+		s := newStack(t, kind.Open(t, clock, 1)[0])
 		s.ok(admin, upsertDatasetQ, vars("in", map[string]any{"id": "hh", "url": "s3://lake", "location": "s3://lake/hh/{dataid}/",
 			"partitions": map[string]any{"kind": "HOURLY", "start": "2026-03-01T00"}}))
 		s.ok(admin, upsertJobQ, vars("in", map[string]any{"id": "gen", "output": "hh", "retryDelaySeconds": 60}))

@@ -19,7 +19,7 @@ const setCredentialQ = `mutation($job: String!, $d: String!, $s: String!) { setC
 // and the store holds only ciphertext.
 func TestSecrets(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
-		s := newStack(t, kind.open(t, backends.NewFakeClock(t0), 1)[0])
+		s := newStack(t, kind.Open(t, backends.NewFakeClock(t0), 1)[0])
 		keyA, keyB := s.define()
 		const pwA, pwB = "s3cr3t-input-password", "0utput-w4rehouse-pw"
 

@@ -1,9 +1,12 @@
 // Package server is chunklock's HTTP surface: the GraphQL handler (with its
 // transports, limits, authentication, authorization and error presenter),
 // the GraphiQL playground, health and readiness probes, Prometheus metrics,
-// and the lease reaper that runs beside them.
+// and the lease reaper and webhook alerts (package webhook) that run beside
+// them.
 //
-//	/          GraphiQL playground
+//	/          GraphiQL playground (package ui: embedded, no CDN)
+//	/ui        dashboard (package ui)
+//	/assets/   the pages' scripts and stylesheets
 //	/graphql   GraphQL: POST (queries and mutations), GET (queries), websocket
 //	           graphql-transport-ws (any operation; subscriptions need it)
 //	/healthz   the process is up
@@ -42,7 +45,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -53,6 +55,8 @@ import (
 	"github.com/chunklock/chunklock/keys"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/resolvers"
+	"github.com/chunklock/chunklock/ui"
+	"github.com/chunklock/chunklock/webhook"
 )
 
 // Config configures a Server.
@@ -92,6 +96,9 @@ type Config struct {
 	ReaperInterval time.Duration
 	// ShutdownTimeout bounds how long Serve waits for requests in flight.
 	ShutdownTimeout time.Duration
+	// Alerts, when set, delivers webhook alerts while Serve runs; its
+	// delivery metrics join /metrics.
+	Alerts *webhook.Dispatcher
 }
 
 // DefaultConfig returns the defaults of every limit; Store and Keyring
@@ -195,12 +202,15 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, registry: prometheus.NewRegistry()}
 	s.metrics = newMetrics(s.registry)
 	s.registry.MustRegister(newPartitionGauges(cfg.Store, cfg.Logger))
+	if cfg.Alerts != nil {
+		s.registry.MustRegister(cfg.Alerts)
+	}
 	res := resolvers.New(resolvers.Config{Store: cfg.Store, Keyring: cfg.Keyring, Keyrings: withAge(cfg.Keyring, cfg.Keyrings),
 		Logger: cfg.Logger, Metrics: s.metrics})
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.graphqlEndpoint(s.graphql(res)))
-	mux.Handle("GET /{$}", s.playground())
+	ui.Register(mux) // GET / (playground), /ui (dashboard), /assets/
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
@@ -323,17 +333,10 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-func (s *Server) playground() http.Handler {
-	var opts []playground.GraphiqlConfigOption
-	if !s.Open() {
-		opts = append(opts, playground.WithGraphiqlUiHeaders(map[string]string{"Authorization": "Bearer <your token>"}))
-	}
-	return playground.Handler("chunklock", "/graphql", opts...)
-}
-
-// Serve serves on ln and runs the lease reaper until ctx ends, then shuts
-// down gracefully: it stops accepting, lets requests in flight finish (up to
-// ShutdownTimeout), ends subscriptions and stops the reaper. The store is the
+// Serve serves on ln and runs the lease reaper (and the webhook alerts,
+// when configured) until ctx ends, then shuts down gracefully: it stops
+// accepting, lets requests in flight finish (up to ShutdownTimeout), ends
+// subscriptions and stops the reaper and the alerts. The store is the
 // caller's to close. An open server (no tokens) refuses a listener that is
 // not on a loopback address.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
@@ -355,6 +358,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer close(reaperDone)
 		s.runReaper(reaperCtx)
 	}()
+	alertsDone := make(chan struct{})
+	go func() {
+		defer close(alertsDone)
+		if s.cfg.Alerts != nil {
+			s.cfg.Alerts.Run(reaperCtx)
+		}
+	}()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
@@ -373,6 +383,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	endStreams()
 	stopReaper()
 	<-reaperDone
+	<-alertsDone
 	s.streams.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

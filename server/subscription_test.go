@@ -140,7 +140,7 @@ func awaitLive(t *testing.T, ctx context.Context, ws *wsClient, s *stack) eventD
 // them, in order, as the store's change feed delivers them.
 func TestSubscriptionAcrossReplicas(t *testing.T) {
 	forEachStore(t, func(t *testing.T, kind storeKind) {
-		stores := kind.open(t, backends.SystemClock{}, 2)
+		stores := kind.Open(t, backends.SystemClock{}, 2)
 		one := newStack(t, stores[0])
 		two := newReplica(t, stores[1], one)
 		two.define()
@@ -192,7 +192,7 @@ func TestSubscriptionAcrossReplicas(t *testing.T) {
 // payload; without a valid token it is closed with 4403; subscriptions to
 // an unknown dataset answer NOT_FOUND.
 func TestSubscriptionAuth(t *testing.T) {
-	s := newStack(t, storeKinds[0].open(t, backends.SystemClock{}, 1)[0])
+	s := newStack(t, storeKinds[0].Open(t, backends.SystemClock{}, 1)[0])
 	s.define()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -216,7 +216,7 @@ func TestSubscriptionAuth(t *testing.T) {
 // transport, instead of waiting for an event (the client's timeout turns a
 // hang into a failure).
 func TestSubscriptionOverHTTPRefused(t *testing.T) {
-	s := newStack(t, storeKinds[0].open(t, backends.NewFakeClock(t0), 1)[0])
+	s := newStack(t, storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0])
 	s.define()
 	for _, method := range []string{http.MethodPost, http.MethodGet} {
 		r := s.send(request{who: reader, method: method, query: `subscription { events { dataset dataid } }`, timeout: 10 * time.Second})

@@ -63,6 +63,10 @@ func RunSharedCatalog(t *testing.T, open SharedFactory) {
 		clock, stores := setup(t)
 		poolRace(t, clock, stores...)
 	})
+	t.Run("RecordSwapRace", func(t *testing.T) {
+		_, stores := setup(t)
+		recordSwapRace(t, stores...)
+	})
 }
 
 // catalogCycleRace: for each of many pairs of datasets x, y, one goroutine

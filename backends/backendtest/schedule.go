@@ -212,19 +212,25 @@ func (s *suite) testScheduleDefinitionChanges(t *testing.T) {
 	// first dataid without a row.
 	b.partitioned("h", hourly("2025-12-31T20"))
 	require.Equal(t, []string{"2025-12-31T21", "2025-12-31T22", "2025-12-31T23"}, b.drain("gen"))
-	// Start moved earlier: the new hours are claimed, lowest first.
+	// Start moved earlier: the new hours are claimed, lowest first. The
+	// new frontier walks over the claimed hours to the first hour not due
+	// yet, where the old one waits.
 	b.partitioned("h", hourly("2025-12-31T18"))
 	require.Equal(t, []string{"2025-12-31T18", "2025-12-31T19"}, b.drain("gen"))
-	// Start moved later: nothing before it is claimed again or anew.
+	// Start moved later: nothing before it is claimed again or anew. The
+	// frontiers that met merged: the queue is one frontier again.
 	b.partitioned("h", hourly("2026-01-01T02"))
 	b.clock.Advance(4 * time.Hour)
 	require.Equal(t, []string{"2026-01-01T02", "2026-01-01T03"}, b.drain("gen"))
+	n, err := backends.QueueLength(b.ctx, b.s, "gen")
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "candidates of the scheduled job")
 	// Upserting the job unchanged, or with another description, adds nothing.
 	b.upsertJob(backends.Job{ID: "gen", Output: "h", Description: "hourly extract"})
 	b.clock.Advance(time.Hour)
 	require.Equal(t, []string{"2026-01-01T04"}, b.drain("gen"))
 	// Without the definition the job is claimed by dataid again.
-	_, err := b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "h", URL: "s3://lake/h", Location: "dt={dataid}/"})
+	_, err = b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "h", URL: "s3://lake/h", Location: "dt={dataid}/"})
 	require.NoError(t, err)
 	b.clock.Advance(time.Hour)
 	_, d = b.next("gen")

@@ -80,8 +80,8 @@ func (b *Backend) versionIs(version int64) clientv3.Cmp {
 // putKeepingCreated stores v at key, copying CreatedAt from the value
 // already there, and makes a new catalog version, if the catalog version
 // is still version (backends.ErrCatalogChanged otherwise). It returns what
-// it stored and the new version.
-func (b *Backend) putKeepingCreated(ctx context.Context, key string, v any, version int64, created func(old []byte) error) ([]byte, int64, error) {
+// it stored and the new version. Extra writes go in the same Txn.
+func (b *Backend) putKeepingCreated(ctx context.Context, key string, v any, version int64, created func(old []byte) error, extra ...clientv3.Op) ([]byte, int64, error) {
 	resp, err := b.get(ctx, key)
 	if err != nil {
 		return nil, 0, err
@@ -96,7 +96,8 @@ func (b *Backend) putKeepingCreated(ctx context.Context, key string, v any, vers
 		return nil, 0, err
 	}
 	// Every change of key moves the version too: the version alone guards it.
-	tr, err := b.txn(ctx, []clientv3.Cmp{b.versionIs(version)}, []clientv3.Op{clientv3.OpPut(key, string(val)), b.bumpCatalog(strings.TrimPrefix(key, b.p))}, nil)
+	ops := append([]clientv3.Op{clientv3.OpPut(key, string(val)), b.bumpCatalog(strings.TrimPrefix(key, b.p))}, extra...)
+	tr, err := b.txn(ctx, []clientv3.Cmp{b.versionIs(version)}, ops, nil)
 	if err != nil {
 		return nil, 0, mapErr(err, "write "+key)
 	}
@@ -106,7 +107,7 @@ func (b *Backend) putKeepingCreated(ctx context.Context, key string, v any, vers
 	return val, tr.Header.Revision, nil
 }
 
-func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, version int64) (backends.Dataset, int64, error) {
+func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *backends.Candidate, version int64) (backends.Dataset, int64, error) {
 	val, version, err := b.putKeepingCreated(ctx, b.key("datasets", d.ID), &d, version, func(old []byte) error {
 		var o backends.Dataset
 		if err := json.Unmarshal(old, &o); err != nil {
@@ -114,7 +115,7 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, version in
 		}
 		d.CreatedAt = o.CreatedAt
 		return nil
-	})
+	}, b.frontierOps(frontier)...)
 	if err != nil {
 		return backends.Dataset{}, 0, err
 	}
@@ -147,7 +148,7 @@ func (b *Backend) producerKey(dataset string) string { return b.key("producers",
 // adds the job's candidate), or committed before it, and then the
 // backfill, which reads at the job's commit revision or later, finds the
 // chunk READY.
-func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, version int64) (backends.Job, int64, error) {
+func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, frontier *backends.Candidate, version int64) (backends.Job, int64, error) {
 	j.Inputs = slices.Clone(j.Inputs)
 	j.Env = slices.Clone(j.Env)
 	cmps, ops, pending, err := b.jobWrite(ctx, &j, enqueue)
@@ -160,6 +161,7 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, vers
 	}
 	cmps = append(cmps, b.versionIs(version))
 	ops = append(ops, clientv3.OpPut(b.key("jobs", j.ID), string(val)), b.bumpCatalog("jobs/"+j.ID))
+	ops = append(ops, b.frontierOps(frontier)...)
 	tr, err := b.txn(ctx, cmps, ops, nil)
 	if err != nil {
 		return backends.Job{}, 0, mapErr(err, "write job "+j.ID)
@@ -230,4 +232,12 @@ func (b *Backend) jobWrite(ctx context.Context, j *backends.Job, enqueue bool) (
 		ops = append(ops, clientv3.OpDelete(markKey)) // no inputs: nothing to backfill
 	}
 	return cmps, ops, pending, nil
+}
+
+// frontierOps adds a frontier candidate in a catalog change's Txn.
+func (b *Backend) frontierOps(c *backends.Candidate) []clientv3.Op {
+	if c == nil {
+		return nil
+	}
+	return []clientv3.Op{clientv3.OpPut(b.candKey(*c), string(encodeCand(*c)))}
 }

@@ -92,6 +92,6 @@ func TestProducersOfAnOlderStore(t *testing.T) {
 	}
 	_, _, version, err := b.VersionedCatalog(ctx)
 	require.NoError(t, err)
-	_, _, err = b.PutJob(ctx, backends.Job{ID: "j3", Inputs: []string{"src"}, Output: "x"}, false, version)
+	_, _, err = b.PutJob(ctx, backends.Job{ID: "j3", Inputs: []string{"src"}, Output: "x"}, false, nil, version)
 	require.ErrorIs(t, err, backends.ErrAlreadyExists)
 }

@@ -58,20 +58,20 @@ func TestCatalogVersionGuardsCommits(t *testing.T) {
 
 	_, _, v0, err := b.VersionedCatalog(ctx)
 	require.NoError(t, err)
-	_, put, err := other.PutDataset(ctx, backends.Dataset{ID: "src"}, v0)
+	_, put, err := other.PutDataset(ctx, backends.Dataset{ID: "src"}, nil, v0)
 	require.NoError(t, err)
 	ds, _, v1, err := b.VersionedCatalog(ctx)
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	require.Greater(t, v1, v0)
 	require.Equal(t, v1, put, "PutDataset returns the new version")
-	_, _, err = other.PutDataset(ctx, backends.Dataset{ID: "out"}, v0)
+	_, _, err = other.PutDataset(ctx, backends.Dataset{ID: "out"}, nil, v0)
 	require.ErrorIs(t, err, backends.ErrCatalogChanged, "a change validated against an older catalog is refused")
-	_, v1, err = other.PutDataset(ctx, backends.Dataset{ID: "out"}, v1)
+	_, v1, err = other.PutDataset(ctx, backends.Dataset{ID: "out"}, nil, v1)
 	require.NoError(t, err)
-	_, _, err = other.PutJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"}, true, v0)
+	_, _, err = other.PutJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"}, true, nil, v0)
 	require.ErrorIs(t, err, backends.ErrCatalogChanged)
-	_, put, err = other.PutJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"}, true, v1)
+	_, put, err = other.PutJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"}, true, nil, v1)
 	require.NoError(t, err)
 	_, js, v2, err := b.VersionedCatalog(ctx)
 	require.NoError(t, err)
@@ -88,7 +88,7 @@ func TestCatalogVersionGuardsCommits(t *testing.T) {
 		seen = append(seen, v)
 		if len(seen) == 1 {
 			// Another server changes the catalog before this one commits.
-			if _, _, err := other.PutDataset(ctx, backends.Dataset{ID: "src", Location: "/new/{dataid}"}, v2); err != nil {
+			if _, _, err := other.PutDataset(ctx, backends.Dataset{ID: "src", Location: "/new/{dataid}"}, nil, v2); err != nil {
 				return err
 			}
 		}

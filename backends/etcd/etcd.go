@@ -41,10 +41,12 @@ type Backend struct {
 	commits, conflicts        atomic.Int64 // Update outcomes, for tests and diagnostics
 	resolved, resolvedApplied atomic.Int64 // commits whose answer was lost, and of those the ones that happened
 	watches                   atomic.Int64 // etcd watches open for WatchEvents subscribers
-	hot                       sync.Map     // job -> time.Time of the last lost race on its candidates
-	inflight                  sync.Map     // job -> *atomic.Int64: Updates reading its candidates
-	resv                      reservations // candidates held by this process's transactions (batch.go)
-	hints                     headHints    // where each job's candidate reads end (batch.go)
+
+	slots    backends.SlotCodec // decodes slot records, copying one read back as last seen
+	hot      sync.Map           // job -> time.Time of the last lost race on its candidates
+	inflight sync.Map           // job -> *atomic.Int64: Updates reading its candidates
+	resv     reservations       // candidates held by this process's transactions (batch.go)
+	hints    headHints          // where each job's candidate reads end (batch.go)
 
 	leaseMu sync.Mutex
 	lease   clientv3.LeaseID

@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -18,13 +17,12 @@ import (
 
 func (b *Backend) slotsKey(key string) string { return b.key("slots", key) }
 
-func decodeSlots(key string, val []byte) (*backends.Slots, error) {
-	var s backends.Slots
-	if err := json.Unmarshal(val, &s); err != nil {
-		return nil, errors.New("etcd: slot record " + key + " is corrupt")
+func (b *Backend) decodeSlots(key string, val []byte) (*backends.Slots, error) {
+	s, err := b.slots.Decode(key, val)
+	if err != nil {
+		return nil, errors.New("etcd: " + err.Error())
 	}
-	s.Key = key
-	return &s, nil
+	return s, nil
 }
 
 // GetSlots reads records at the snapshot: tracked for the commit's guard
@@ -56,7 +54,7 @@ func (t *tx) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*ba
 		if v == nil {
 			continue
 		}
-		if out[i], err = decodeSlots(keys[i], v); err != nil {
+		if out[i], err = t.b.decodeSlots(keys[i], v); err != nil {
 			return nil, err
 		}
 	}
@@ -64,7 +62,7 @@ func (t *tx) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*ba
 }
 
 func (t *tx) PutSlots(_ context.Context, s backends.Slots) error {
-	val, err := json.Marshal(s)
+	val, err := t.b.slots.Encode(s)
 	if err != nil {
 		return err
 	}
@@ -125,7 +123,7 @@ func (b *Backend) ListPools(ctx context.Context) ([]backends.Pool, error) {
 	base := b.slotsKey("pool/")
 	var out []backends.Pool
 	err := b.scan(ctx, base, clientv3.GetPrefixRangeEnd(base), 0, func(key, val []byte, _ int64) (bool, error) {
-		s, err := decodeSlots(strings.TrimPrefix(string(key), b.key("slots")+"/"), val)
+		s, err := b.decodeSlots(strings.TrimPrefix(string(key), b.key("slots")+"/"), val)
 		if err == nil && s.Pool.Slots > 0 {
 			out = append(out, s.Pool)
 		}

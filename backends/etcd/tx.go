@@ -472,13 +472,19 @@ func (t *tx) AppendEvent(_ context.Context, e backends.Event) error {
 	return nil
 }
 
-// candKey is cand/<job>/<0 resubmit | 1>/<sk>/<random>.
+// candKey is cand/<job>/<0 resubmit | 1>/<sk>/<random>, and
+// cand/<job>/1/<sk>/frontier for a frontier: frontiers of a job at one
+// dataid are one key, so two placed there merge.
 func (b *Backend) candKey(c backends.Candidate) string {
 	kind := "1"
 	if c.Resubmit {
 		kind = "0"
 	}
-	return b.key("cand", c.Job, kind, backends.SortKey(c.DataID), randomID())
+	suffix := randomID()
+	if c.Frontier {
+		suffix = "frontier"
+	}
+	return b.key("cand", c.Job, kind, backends.SortKey(c.DataID), suffix)
 }
 
 func (t *tx) AddCandidate(_ context.Context, c backends.Candidate) error {

@@ -38,6 +38,7 @@ type Backend struct {
 	locks    map[string]backends.ResourceLock
 	lockSeq  int64
 	slots    map[string]backends.Slots
+	records  recordTable // records.go
 	watchers map[*watcher]struct{}
 	closed   bool
 }
@@ -71,6 +72,7 @@ type tx struct {
 	rows     map[backends.RowKey]*backends.StatusRow // nil value: deleted
 	fences   map[[2]string]int64
 	addCands []backends.Candidate
+	reserved map[int64]bool // candidates NextCandidate returned, by handle
 	dropped  map[int64]bool
 	events   []backends.Event
 	slots    map[string]backends.Slots
@@ -201,6 +203,12 @@ func (t *tx) NextCandidate(_ context.Context, job string, now time.Time) (backen
 			best, found = c, true
 		}
 	}
+	if found {
+		if t.reserved == nil {
+			t.reserved = map[int64]bool{}
+		}
+		t.reserved[best.Handle.(int64)] = true
+	}
 	return best, found, nil
 }
 
@@ -229,10 +237,19 @@ func candLess(a, b backends.Candidate) bool {
 
 func (t *tx) DropCandidate(_ context.Context, c backends.Candidate) error {
 	t.dropped[c.Handle.(int64)] = true
+	if c.Frontier {
+		// Other frontiers of the job at the same dataid merge into this
+		// one, but for those this transaction reserved (Tx.DropCandidate).
+		for id, o := range t.b.cands {
+			if o.Frontier && o.Job == c.Job && o.DataID == c.DataID && !t.reserved[id] {
+				t.dropped[id] = true
+			}
+		}
+	}
 	return nil
 }
 
-func (b *Backend) PutDataset(_ context.Context, d backends.Dataset, version int64) (backends.Dataset, int64, error) {
+func (b *Backend) PutDataset(_ context.Context, d backends.Dataset, frontier *backends.Candidate, version int64) (backends.Dataset, int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if version != b.version {
@@ -243,10 +260,22 @@ func (b *Backend) PutDataset(_ context.Context, d backends.Dataset, version int6
 	}
 	b.datasets[d.ID] = d
 	b.version++
+	b.addFrontier(frontier)
 	return d, b.version, nil
 }
 
-func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool, version int64) (backends.Job, int64, error) {
+// addFrontier adds a frontier candidate stored with a catalog change.
+func (b *Backend) addFrontier(c *backends.Candidate) {
+	if c == nil {
+		return
+	}
+	b.candSeq++
+	f := *c
+	f.Handle = b.candSeq
+	b.cands[b.candSeq] = f
+}
+
+func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool, frontier *backends.Candidate, version int64) (backends.Job, int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if version != b.version {
@@ -264,6 +293,7 @@ func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool, versio
 	b.jobs[j.ID] = j
 	b.producer[j.Output] = j.ID
 	b.version++
+	b.addFrontier(frontier)
 	if enqueue && len(j.Inputs) > 0 {
 		producer := b.producer[j.Inputs[0]]
 		for k, r := range b.rows {

@@ -15,7 +15,7 @@ import (
 
 // PutDataset creates or updates a dataset, keeping CreatedAt, if the
 // catalog version is still version.
-func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, version int64) (backends.Dataset, int64, error) {
+func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *backends.Candidate, version int64) (backends.Dataset, int64, error) {
 	if err := b.usable(ctx); err != nil {
 		return backends.Dataset{}, 0, err
 	}
@@ -33,7 +33,10 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, version in
 			ID: d.ID, Description: d.Description, Url: d.URL, Connection: d.Connection, Location: d.Location,
 			Partitions: parts, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		return addFrontier(ctx, q, frontier)
 	})
 	if err != nil {
 		return backends.Dataset{}, 0, mapCatalogErr(err, "storing dataset "+d.ID)
@@ -88,7 +91,7 @@ func (b *Backend) lockCatalog(ctx context.Context, tx pgx.Tx) error {
 // version is still version, and when enqueue is set backfills the
 // findNext queue with one INSERT ... SELECT over the READY chunks of the
 // job's first input, in the same transaction.
-func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, version int64) (backends.Job, int64, error) {
+func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, frontier *backends.Candidate, version int64) (backends.Job, int64, error) {
 	if err := b.usable(ctx); err != nil {
 		return backends.Job{}, 0, err
 	}
@@ -121,9 +124,11 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, vers
 			return err
 		}
 		if enqueue && len(j.Inputs) > 0 {
-			_, err = q.BackfillCandidates(ctx, sqldb.BackfillCandidatesParams{Job: j.ID, Dataset: j.Inputs[0]})
+			if _, err = q.BackfillCandidates(ctx, sqldb.BackfillCandidatesParams{Job: j.ID, Dataset: j.Inputs[0]}); err != nil {
+				return err
+			}
 		}
-		return err
+		return addFrontier(ctx, q, frontier)
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "jobs_output_key" {
@@ -280,4 +285,12 @@ func jobFromDB(r sqldb.Job) (backends.Job, error) {
 		}
 	}
 	return j, nil
+}
+
+// addFrontier adds a frontier candidate in a catalog change's transaction.
+func addFrontier(ctx context.Context, q *sqldb.Queries, c *backends.Candidate) error {
+	if c == nil {
+		return nil
+	}
+	return q.AddFrontier(ctx, sqldb.AddFrontierParams{Job: c.Job, Sortkey: backends.SortKey(c.DataID), Dataid: c.DataID, NotBefore: c.NotBefore})
 }

@@ -108,6 +108,13 @@ type Backend struct {
 	mu     sync.Mutex
 	closed bool
 	hub    *hub
+
+	// slots decodes slot records, copying one read back as last seen.
+	slots backends.SlotCodec
+	// slotRows holds the keys of slot records known to exist: rows of
+	// table slots are never deleted, so a claim needs to create a record
+	// (ensureSlotsSQL) at most once per key and server.
+	slotRows sync.Map // string -> struct{}
 }
 
 // The capabilities the engine finds by type assertion: a changed signature

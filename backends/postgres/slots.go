@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,7 +22,7 @@ const (
 	// ensureSlotsSQL makes sure the records exist, so that FOR UPDATE has
 	// rows to lock: two transactions creating one record meet on its key.
 	ensureSlotsSQL = `INSERT INTO slots (key, record)
-SELECT k, '{}'::jsonb FROM unnest($1::text[]) AS k ORDER BY k
+SELECT k, '{}' FROM unnest($1::text[]) AS k ORDER BY k
 ON CONFLICT (key) DO NOTHING`
 	// lockSlotsSQL locks the records of $1 and reads those of $2 unlocked.
 	lockSlotsSQL = `WITH locked AS (SELECT key, record FROM slots WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE)
@@ -43,7 +42,7 @@ WHERE job = $1 AND dataset = $2 AND role = 'OUTPUT' AND status = 'RUNNING'`
 	listPoolsSQL = `SELECT key, record FROM slots WHERE key LIKE 'pool/%' ORDER BY key`
 )
 
-func scanSlots(rows pgx.Rows) (map[string]*backends.Slots, error) {
+func (b *Backend) scanSlots(rows pgx.Rows) (map[string]*backends.Slots, error) {
 	out := map[string]*backends.Slots{}
 	for rows.Next() {
 		var key string
@@ -51,14 +50,46 @@ func scanSlots(rows pgx.Rows) (map[string]*backends.Slots, error) {
 		if err := rows.Scan(&key, &doc); err != nil {
 			return nil, err
 		}
-		var s backends.Slots
-		if err := json.Unmarshal(doc, &s); err != nil {
-			return nil, fmt.Errorf("postgres: slot record %s is corrupt: %w", key, err)
+		s, err := b.slots.Decode(key, doc)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
 		}
-		s.Key = key
-		out[key] = &s
+		out[key] = s
 	}
 	return out, rows.Err()
+}
+
+// ensureSlots queues the creation of the records of keys not known to
+// exist yet. Rows of table slots are never deleted, so a record once seen
+// committed exists for good: the insert runs until the first claim that
+// finds the record. A record this transaction may have created itself is
+// known only once it commits (slotRowsCommitted): a rollback removes it.
+func (t *txn) ensureSlots(keys []string) {
+	for _, k := range keys {
+		if _, known := t.b.slotRows.Load(k); !known {
+			t.enqueue(ensureSlotsSQL, []any{keys}, nil)
+			t.slotsCreated = append(t.slotsCreated, keys...)
+			return
+		}
+	}
+}
+
+// noteSlotRows notes the records found by a read of this transaction that
+// existed before it.
+func (t *txn) noteSlotRows(found map[string]*backends.Slots) {
+	for k := range found {
+		if !slices.Contains(t.slotsCreated, k) {
+			t.b.slotRows.Store(k, struct{}{})
+		}
+	}
+}
+
+// slotRowsCommitted notes, once the transaction committed, the records it
+// created or wrote.
+func (t *txn) slotRowsCommitted() {
+	for _, k := range t.slotsCreated {
+		t.b.slotRows.Store(k, struct{}{})
+	}
 }
 
 // GetSlots with forUpdate also reads, unlocked, each record's partner
@@ -82,7 +113,7 @@ func (t *txn) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*b
 		for _, k := range keys {
 			partners = append(partners, partnerOf(k))
 		}
-		t.enqueue(ensureSlotsSQL, []any{keys}, nil)
+		t.ensureSlots(keys)
 		rows, err = pipe{t}.Query(ctx, lockSlotsSQL, keys, partners)
 	} else {
 		rows, err = pipe{t}.Query(ctx, readSlotsSQL, keys)
@@ -91,10 +122,11 @@ func (t *txn) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*b
 		return nil, mapErr(err, "reading slot records")
 	}
 	defer rows.Close()
-	found, err := scanSlots(rows)
+	found, err := t.b.scanSlots(rows)
 	if err != nil {
 		return nil, mapErr(err, "reading slot records")
 	}
+	t.noteSlotRows(found)
 	for i, k := range keys {
 		out[i] = found[k]
 	}
@@ -133,17 +165,18 @@ func (t *txn) sendSlotsAhead() {
 	}
 	locked, peeked := t.slotsAhead[0], t.slotsAhead[1]
 	t.slotsAhead = nil
-	t.enqueue(ensureSlotsSQL, []any{locked}, nil)
+	t.ensureSlots(locked)
 	t.enqueue(lockSlotsSQL, []any{locked, peeked}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
 			return mapErr(err, "reading slot records")
 		}
 		defer rows.Close()
-		found, err := scanSlots(rows)
+		found, err := t.b.scanSlots(rows)
 		if err != nil {
 			return mapErr(err, "reading slot records")
 		}
+		t.noteSlotRows(found)
 		t.remember(locked, peeked, found)
 		return nil
 	})
@@ -161,10 +194,11 @@ func partnerOf(key string) string {
 // PutSlots queues the write; it goes out with the transaction's next
 // statement (at the latest with its commit).
 func (t *txn) PutSlots(_ context.Context, s backends.Slots) error {
-	doc, err := json.Marshal(s)
+	doc, err := t.b.slots.Encode(s)
 	if err != nil {
 		return err
 	}
+	t.slotsCreated = append(t.slotsCreated, s.Key)
 	t.enqueue(putSlotsSQL, []any{s.Key, doc}, nil)
 	return nil
 }
@@ -239,7 +273,7 @@ func (b *Backend) ListPools(ctx context.Context) ([]backends.Pool, error) {
 		return nil, mapErr(err, "listing pools")
 	}
 	defer rows.Close()
-	found, err := scanSlots(rows)
+	found, err := b.scanSlots(rows)
 	if err != nil {
 		return nil, mapErr(err, "listing pools")
 	}

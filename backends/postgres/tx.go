@@ -53,6 +53,7 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 		return err
 	}
 	committed = true
+	t.slotRowsCommitted()
 	if hadEvents {
 		b.eventsCommitted()
 	}
@@ -90,6 +91,11 @@ type txn struct {
 	// slotsAhead are the slot records to lock and read with the next read
 	// of rows (PrefetchSlots).
 	slotsAhead *[2][]string
+	// reserved are the candidates NextCandidate(s) returned, by id.
+	reserved []int64
+	// slotsCreated are the slot records this transaction may have
+	// created: known to exist once it commits (ensureSlots).
+	slotsCreated []string
 }
 
 // queued is a statement sent ahead of the next one, in the same round trip;
@@ -427,6 +433,7 @@ func (t *txn) NextCandidate(ctx context.Context, job string, now time.Time) (bac
 		return backends.Candidate{}, false, mapErr(err, "reading the candidate queue")
 	}
 	t.tookCandidate = true
+	t.reserved = append(t.reserved, r.ID)
 	return candFromDB(job, r.ID, r.Dataid, r.Resubmit, r.NotBefore, r.Frontier), true, nil
 }
 
@@ -445,6 +452,7 @@ func (t *txn) NextCandidates(ctx context.Context, job string, n int, now time.Ti
 	out := make([]backends.Candidate, len(rows))
 	for i, r := range rows {
 		out[i] = candFromDB(job, r.ID, r.Dataid, r.Resubmit, r.NotBefore, r.Frontier)
+		t.reserved = append(t.reserved, r.ID)
 	}
 	t.tookCandidate = t.tookCandidate || len(out) > 0
 	return out, nil
@@ -458,8 +466,21 @@ func (t *txn) DropCandidate(_ context.Context, c backends.Candidate) error {
 		return fmt.Errorf("postgres: candidate handle %v (%T) did not come from NextCandidate", c.Handle, c.Handle)
 	}
 	t.dropCands = append(t.dropCands, id)
+	if c.Frontier {
+		// Other frontiers of the job at the same dataid merge into this
+		// one; those a transaction holds, this one included, are left to
+		// it (Tx.DropCandidate).
+		t.enqueue(dropFrontierTwinsSQL, []any{c.Job, backends.SortKey(c.DataID), id, slices.Clone(t.reserved)}, nil)
+	}
 	return nil
 }
+
+// dropFrontierTwinsSQL deletes the frontier candidates of job $1 at sort
+// key $2 other than $3 that no transaction holds: not among $4, those this
+// one reserved, nor locked by another.
+const dropFrontierTwinsSQL = `DELETE FROM candidates WHERE id IN (
+    SELECT id FROM candidates WHERE job = $1 AND sortkey = $2 AND frontier AND id <> $3 AND id <> ALL($4::bigint[])
+    FOR UPDATE SKIP LOCKED)`
 
 // CatalogVersion returns the catalog version this transaction read with
 // its first statement (backends.CatalogVersionTx).

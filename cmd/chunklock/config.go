@@ -22,6 +22,9 @@ import (
 //	store: postgres://chunklock@db:5432/chunklock
 //	tokens-file: /etc/chunklock/tokens.yaml
 //	reaper-interval: 5s
+//	webhook: [https://alerts.example.com/chunklock, https://hooks.example.org/x]
+//
+// A list sets a repeatable flag once per item.
 func applyConfigFile(cmd *cli.Command) error {
 	path := cmd.String("config")
 	if path == "" {
@@ -50,8 +53,14 @@ func applyConfigFile(cmd *cli.Command) error {
 		if v == nil {
 			continue
 		}
-		if err := cmd.Set(name, fmt.Sprint(v)); err != nil {
-			return fmt.Errorf("config file %s: %s: %w", path, name, err)
+		items, isList := v.([]any)
+		if !isList {
+			items = []any{v}
+		}
+		for _, item := range items {
+			if err := cmd.Set(name, fmt.Sprint(item)); err != nil {
+				return fmt.Errorf("config file %s: %s: %w", path, name, err)
+			}
 		}
 	}
 	return nil

@@ -15,9 +15,11 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/chunklock/chunklock/auth"
+	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/keys/keyring"
 	"github.com/chunklock/chunklock/server"
+	"github.com/chunklock/chunklock/webhook"
 )
 
 func serveCommand() *cli.Command {
@@ -27,8 +29,8 @@ func serveCommand() *cli.Command {
 		Name:  "serve",
 		Usage: "run the chunklock GraphQL server",
 		Description: "Serves GraphQL at /graphql (POST; GET for queries; websocket graphql-transport-ws for\n" +
-			"subscriptions), the GraphiQL playground at /, /healthz, /readyz and /metrics, and fails\n" +
-			"expired claims every --reaper-interval.\n\n" +
+			"subscriptions), the GraphiQL playground at /, the dashboard at /ui, /healthz, /readyz and\n" +
+			"/metrics, and fails expired claims every --reaper-interval; with --webhook, POSTs signed alerts.\n\n" +
 			"Settings come from flags, then CHUNKLOCK_* environment variables, then the --config\n" +
 			"YAML file (flag names as keys), then the defaults.\n\n" +
 			"Without --tokens-file the server runs open (every request is an admin), which it allows\n" +
@@ -68,6 +70,12 @@ func serveCommand() *cli.Command {
 				Usage: "serve the schema to clients (the playground needs it); --introspection=false also stops field-name suggestions"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: d.ShutdownTimeout, Sources: env("SHUTDOWN_TIMEOUT"),
 				Usage: "how long SIGTERM/SIGINT waits for requests in flight"},
+			&cli.StringSliceFlag{Name: "webhook", Sources: env("WEBHOOK"), DefaultText: "none",
+				Usage: "`URL` to POST alerts to (a chunk put on HOLD, a claim failed or lost to lease expiry, a late chunk), signed with --webhook-secret; repeat for several (CHUNKLOCK_WEBHOOK: separated by commas; a comma inside a URL is %2C)"},
+			&cli.StringFlag{Name: "webhook-secret", Sources: env("WEBHOOK_SECRET"), DefaultText: "none",
+				Usage: "`secret` keying the HMAC-SHA256 signature of every webhook body (prefer --webhook-secret-file or the environment to a flag, which other users may see)"},
+			&cli.StringFlag{Name: "webhook-secret-file", Sources: env("WEBHOOK_SECRET_FILE"), DefaultText: "none",
+				Usage: "`file` holding the webhook secret (a trailing newline is dropped)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Sources: env("LOG_LEVEL"),
 				Usage: "`level` of the log on stderr: debug, info, warn or error"},
 			&cli.StringFlag{Name: "config", Sources: env("CONFIG"), DefaultText: "none",
@@ -137,6 +145,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	defer store.Close()
 	cfg.Store = store
+	if cfg.Alerts, err = webhooks(cmd, store, log); err != nil {
+		return err
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -161,6 +172,10 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	fmt.Fprintf(stderr, "chunklock: GraphQL at %s/graphql\n", base)
 	fmt.Fprintf(stderr, "chunklock: playground at %s/\n", base)
+	fmt.Fprintf(stderr, "chunklock: dashboard at %s/ui\n", base)
+	for _, u := range cmd.StringSlice("webhook") {
+		fmt.Fprintf(stderr, "chunklock: alerts to webhook %s\n", webhook.Redact(u))
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -249,4 +264,32 @@ func browsable(addr net.Addr) string {
 		return addr.String()
 	}
 	return net.JoinHostPort("localhost", fmt.Sprint(tcp.Port))
+}
+
+// webhooks builds the webhook dispatcher from --webhook and its secret;
+// nil when no webhook is given.
+func webhooks(cmd *cli.Command, store backends.Store, log *slog.Logger) (*webhook.Dispatcher, error) {
+	urls := cmd.StringSlice("webhook")
+	secret, file := cmd.String("webhook-secret"), cmd.String("webhook-secret-file")
+	if len(urls) == 0 {
+		return nil, nil
+	}
+	switch {
+	case secret != "" && file != "":
+		return nil, errors.New("give the webhook secret once: --webhook-secret or --webhook-secret-file, not both")
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--webhook-secret-file: %w", err)
+		}
+		secret = strings.TrimRight(string(b), "\r\n")
+		if secret == "" {
+			return nil, fmt.Errorf("--webhook-secret-file %s is empty", file)
+		}
+	case secret == "":
+		return nil, errors.New("--webhook needs a secret to sign its alerts: give --webhook-secret-file (or CHUNKLOCK_WEBHOOK_SECRET)")
+	}
+	cfg := webhook.DefaultConfig()
+	cfg.Store, cfg.URLs, cfg.Secret, cfg.Logger = store, urls, []byte(secret), log
+	return webhook.New(cfg)
 }

@@ -99,3 +99,9 @@ FROM catalog_version;
 -- The number of the current catalog: it changes with every change to
 -- datasets or jobs.
 SELECT version FROM catalog_version;
+
+-- name: AddFrontier :exec
+-- Places a scheduled job's frontier candidate, in the transaction that
+-- stores the catalog change making the job scheduled (backends/schedule.go).
+INSERT INTO candidates (job, resubmit, sortkey, dataid, not_before, frontier)
+VALUES (@job::text, false, @sortkey::text, @dataid::text, @not_before::timestamptz, true);

@@ -10,6 +10,30 @@ import (
 	"time"
 )
 
+const AddFrontier = `-- name: AddFrontier :exec
+INSERT INTO candidates (job, resubmit, sortkey, dataid, not_before, frontier)
+VALUES ($1::text, false, $2::text, $3::text, $4::timestamptz, true)
+`
+
+type AddFrontierParams struct {
+	Job       string
+	Sortkey   string
+	Dataid    string
+	NotBefore time.Time
+}
+
+// Places a scheduled job's frontier candidate, in the transaction that
+// stores the catalog change making the job scheduled (backends/schedule.go).
+func (q *Queries) AddFrontier(ctx context.Context, arg AddFrontierParams) error {
+	_, err := q.db.Exec(ctx, AddFrontier,
+		arg.Job,
+		arg.Sortkey,
+		arg.Dataid,
+		arg.NotBefore,
+	)
+	return err
+}
+
 const BackfillCandidates = `-- name: BackfillCandidates :execrows
 INSERT INTO candidates (job, resubmit, sortkey, dataid)
 SELECT $1::text, false, s.sortkey, s.dataid

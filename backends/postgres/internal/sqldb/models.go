@@ -80,6 +80,12 @@ type Job struct {
 	InputMappings        []byte
 }
 
+type Record struct {
+	Key     string
+	Value   []byte
+	Version int64
+}
+
 type ResourceLock struct {
 	ID        int64
 	Client    string
@@ -91,7 +97,7 @@ type ResourceLock struct {
 
 type Slot struct {
 	Key    string
-	Record []byte
+	Record string
 }
 
 type StatusRow struct {

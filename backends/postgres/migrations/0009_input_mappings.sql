@@ -1,4 +1,4 @@
--- chunklock schema, version 7: partition mappings (SPEC §9).
+-- chunklock schema, version 9: partition mappings (SPEC §9).
 
 -- A job's input mappings as JSON (a list of backends.InputMapping, in
 -- input order); an empty list: every input is IDENTITY.

@@ -1,0 +1,4 @@
+package webhook
+
+// RecordKey is the key of a webhook's record, for tests.
+var RecordKey = recordKey
