@@ -111,6 +111,10 @@ type StatusRow struct {
 	UpdatedAt      time.Time  `json:"updatedAt"`
 	Reason         string     `json:"reason"`
 	Location       string     `json:"location"`
+	// ReadFor is, on an INPUT row, the output dataid the job read the
+	// chunk for (its own dataid unless a mapping reads it for another);
+	// nil on OUTPUT rows.
+	ReadFor *string `json:"readFor"`
 }
 
 // Event is one recorded status transition.
@@ -190,7 +194,7 @@ const (
 	// ClaimFields selects every field of a Claim.
 	ClaimFields = `token job dataid attempt executor fence leaseExpiresAt
 		output { ` + accessFields + ` } inputs { ` + accessFields + ` } env { name value }`
-	rowFields = `dataset dataid job role status attempt executor fence token leaseExpiresAt updatedAt reason location`
+	rowFields = `dataset dataid job role status attempt executor fence token leaseExpiresAt updatedAt reason location readFor`
 	// EventFields selects every field of an Event.
 	EventFields = `cursor time actor job dataset dataid role from to attempt executor reason`
 	lockFields  = `id client resource mode createdAt expiresAt`

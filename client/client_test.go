@@ -437,6 +437,14 @@ func TestInputMappingsRoundTrip(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"roll for 2026-03-03"}, rows, "only output 2026-03-03 was claimed: it reads 2026-03-02")
+	listed, err := c.Chunks(ctx, client.ChunkFilter{Dataset: "src", Job: "roll"})
+	require.NoError(t, err)
+	var readRows []string
+	for _, r := range listed {
+		require.NotNil(t, r.ReadFor)
+		readRows = append(readRows, r.DataID+" for "+*r.ReadFor)
+	}
+	require.Equal(t, []string{"2026-03-01 for 2026-03-03", "2026-03-02 for 2026-03-03", "2026-03-03 for 2026-03-03"}, readRows)
 	require.NoError(t, runner.Complete(ctx, claim.Token))
 
 	// Without mappings the job reads one to one again.
