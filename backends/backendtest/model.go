@@ -33,9 +33,11 @@ type mJob struct {
 	// pool whose slots it shares ("": none).
 	maxConcurrent int
 	pool          string
-	// all lists the inputs read through an ALL mapping (SPEC §9): an
-	// output dataid reads every expected dataid of such an input.
-	all []string
+	// mapped holds the mappings of the inputs not read one to one (SPEC
+	// §9): through ALL an output dataid reads every expected dataid of the
+	// input, through TIME_WINDOW and LATEST what modelmappings.go works
+	// out. The model reads only the kind and offsets from it.
+	mapped map[string]partition.Mapping
 }
 
 // mKey is a row's key; readFor is, on an INPUT row, the output dataid the
@@ -50,18 +52,28 @@ type mKey struct {
 // mRead is one input chunk a claim reads.
 type mRead struct{ dataset, dataid string }
 
-// reads is what j reads for output dataid: each input's chunk of the same
-// dataid, or, for an input read through ALL, every expected dataid of it.
+// reads is what j reads for output dataid now: each input's chunk of the
+// same dataid, or, for a mapped input, its mapped set: every expected
+// dataid of it (ALL), the window (TIME_WINDOW), the newest READY snapshot
+// (LATEST). A claim records its reads: what it ends are those.
 func (m *model) reads(j *mJob, dataid string) []mRead {
 	var out []mRead
 	for _, in := range j.inputs {
-		if slices.Contains(j.all, in) {
+		mp, ok := j.mapped[in]
+		switch {
+		case !ok:
+			out = append(out, mRead{in, dataid})
+		case mp.Kind == partition.All:
 			for _, x := range m.expected[in] {
 				out = append(out, mRead{in, x})
 			}
-			continue
+		case mp.Kind == partition.TimeWindow:
+			out = append(out, m.windowReads(j, in, dataid)...)
+		case mp.Kind == partition.Latest:
+			out = append(out, m.latestReads(j, in, dataid)...)
+		default:
+			panic("model: mapping " + string(mp.Kind))
 		}
-		out = append(out, mRead{in, dataid})
 	}
 	return out
 }
@@ -89,6 +101,9 @@ type mRow struct {
 	lease  time.Time
 	// retryAt is when a FAILED row may be claimed again (zero: at once).
 	retryAt time.Time
+	// reads are, on a RUNNING OUTPUT row, what its claim reads (a LATEST
+	// read is fixed at claim time).
+	reads []mRead
 }
 
 // mClaim is what the model hands out.
@@ -180,7 +195,7 @@ func (m *model) blockers(j *mJob, dataid string) []bk {
 		bs = append(bs, bk{backends.BlockerOutputLocked, j.output, j.id, out})
 	}
 	for _, in := range j.inputs {
-		if slices.Contains(j.all, in) {
+		if _, ok := j.mapped[in]; ok {
 			continue // readBlockers: other dataids than the claim's
 		}
 		if up := m.status(m.outKey(in, dataid)); up != ready {
@@ -204,13 +219,14 @@ func (m *model) blockers(j *mJob, dataid string) []bk {
 }
 
 // readBlockers are the blockers of j at dataid on the chunks it reads
-// through ALL mappings, each naming its own dataid: not READY, or (unless
-// the output is RESUBMIT) already read for dataid.
+// through mappings, each naming its own dataid: not READY, or (unless the
+// output is RESUBMIT) already read for dataid. A LATEST input without a
+// READY snapshot is blocked on its newest candidate.
 func (m *model) readBlockers(j *mJob, dataid string) []backends.Blocker {
 	var bs []backends.Blocker
 	out := m.status(m.outKey(j.output, dataid))
 	for _, r := range m.reads(j, dataid) {
-		if !slices.Contains(j.all, r.dataset) {
+		if _, ok := j.mapped[r.dataset]; !ok {
 			continue
 		}
 		if up := m.status(m.outKey(r.dataset, r.dataid)); up != ready {
@@ -240,7 +256,9 @@ func (m *model) liveClaims(match func(*mJob) bool) int {
 
 // take writes a claim: OUTPUT RUNNING with attempt+1 and a lease, INPUT
 // rows RUNNING. A claim that supersedes a live one (force) keeps what the
-// rows were before the first claim, so that a release restores that.
+// rows were before the first claim, so that a release restores that, and
+// gives back the reads of the live one it does not make (a LATEST
+// snapshot that changed in between) as a release does.
 func (m *model) take(j *mJob, dataid string) mClaim {
 	m.claims++
 	id := m.claims
@@ -260,8 +278,17 @@ func (m *model) take(j *mJob, dataid string) mClaim {
 		attempt = old.attempt + 1
 	}
 	lease := m.now.Add(j.lease)
-	m.rows[k] = &mRow{status: running, attempt: attempt, claim: id, before: beforeOf(old), lease: lease}
-	for _, r := range m.reads(j, dataid) {
+	reads := m.reads(j, dataid)
+	if old != nil && old.status == running {
+		for _, r := range old.reads {
+			ik := readKey(j, r, dataid)
+			if in := m.rows[ik]; !slices.Contains(reads, r) && in != nil && in.status == running && in.claim == old.claim {
+				m.restore(ik, in, -1, old.claim, endNone)
+			}
+		}
+	}
+	m.rows[k] = &mRow{status: running, attempt: attempt, claim: id, before: beforeOf(old), lease: lease, reads: reads}
+	for _, r := range reads {
 		ik := readKey(j, r, dataid)
 		m.rows[ik] = &mRow{status: running, attempt: attempt, claim: id, before: beforeOf(m.rows[ik])}
 	}
@@ -372,14 +399,7 @@ func (m *model) finish(j *mJob, dataid string, how ending) {
 	k := m.outKey(j.output, dataid)
 	out := m.rows[k]
 	id := out.claim
-	restore := func(k mKey, r *mRow, attemptDelta int) {
-		if r.before == none {
-			delete(m.rows, k)
-			return
-		}
-		*r = mRow{status: r.before, attempt: r.attempt + attemptDelta, claim: id, ended: how}
-	}
-	for _, rd := range m.reads(j, dataid) {
+	for _, rd := range out.reads {
 		ik := readKey(j, rd, dataid)
 		r := m.rows[ik]
 		switch how {
@@ -388,7 +408,7 @@ func (m *model) finish(j *mJob, dataid string, how ending) {
 		case endFail, endExpire:
 			*r = mRow{status: errored, attempt: r.attempt}
 		case endRelease:
-			restore(ik, r, -1)
+			m.restore(ik, r, -1, id, how)
 		}
 	}
 	switch how {
@@ -404,8 +424,18 @@ func (m *model) finish(j *mJob, dataid string, how ending) {
 			out.retryAt = modelRetryAt(j, out.attempt, m.now)
 		}
 	case endRelease:
-		restore(k, out, -1) // the attempt is not counted
+		m.restore(k, out, -1, id, how) // the attempt is not counted
 	}
+}
+
+// restore puts row k back to what it was before the claim that holds it
+// (none: no row), recording how claim id ended there.
+func (m *model) restore(k mKey, r *mRow, attemptDelta int, id int, how ending) {
+	if r.before == none {
+		delete(m.rows, k)
+		return
+	}
+	*r = mRow{status: r.before, attempt: r.attempt + attemptDelta, claim: id, ended: how}
 }
 
 // expire fails every RUNNING claim whose lease has passed.
@@ -601,10 +631,16 @@ func (m *model) chunkLocks(dataset, dataid string) []lk {
 }
 
 // partitions lists the expected dataids of a dataset with a definition
-// and the status of each one's OUTPUT row (none: missing).
+// and the status of each one's OUTPUT row (none: missing); of a time
+// definition, only the windows due by now (ended: the model's lag is 0).
 func (m *model) partitions(dataset string) []string {
 	var out []string
 	for _, d := range m.expected[dataset] {
+		if k := modelPartitions[dataset].Kind; k.IsTime() {
+			if _, last := windowDays(k, d); m.now.Before(last.AddDate(0, 0, 1)) {
+				continue
+			}
+		}
 		out = append(out, d+"="+string(m.status(m.outKey(dataset, d))))
 	}
 	return out

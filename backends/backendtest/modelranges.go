@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/chunklock/chunklock/backends"
@@ -24,7 +25,11 @@ type mRange struct {
 func (m *model) covered(dataset, from, to string) []string {
 	var out []string
 	exp, defined := m.expected[dataset]
-	for _, d := range m.dataids {
+	ids := m.dataids
+	if defined {
+		ids = exp // in shortlex order, as the model's lists are written
+	}
+	for _, d := range ids {
 		if backends.CompareDataID(d, from) < 0 || backends.CompareDataID(d, to) > 0 {
 			continue
 		}
@@ -115,7 +120,7 @@ func (m *model) resubmitRange(dataset, from, to string, cascade bool) (mRange, b
 		switch {
 		case code != "":
 			res.skipped = append(res.skipped, skip{d, code})
-		case maps.EqualFunc(before, m.rows, func(a, b *mRow) bool { return *a == *b }):
+		case maps.EqualFunc(before, m.rows, func(a, b *mRow) bool { return reflect.DeepEqual(a, b) }):
 			res.unchanged++
 		default:
 			res.changed++

@@ -34,10 +34,13 @@ const (
 // two-input job jm reading a and src2, jn with no inputs, js with no
 // inputs, scheduled by the hourly definition of its output s, and jw
 // reading src one to one and every chunk of src2 (an ALL mapping, SPEC §9)
-// for each of its outputs. ja, jm and js back off after a failure.
+// for each of its outputs, and the daily pipeline of modelmappings.go:
+// jr reading a 3-day lookback of d and the LATEST snapshot of dim, jk
+// rolling the days of d up into ISO weeks. ja, jm, js and jk back off
+// after a failure.
 var (
-	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w"}
-	modelSources  = []string{"src", "src2"}
+	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w", "d", "dim", "r", "wk"}
+	modelSources  = []string{"src", "src2", "d", "dim"}
 	modelDataIDs  = []string{"1", "2", "10"}
 	// modelPartitions: src2 expects dataids 1 and 2 only (SPEC §8), so
 	// publishing src2/10 is refused; w expects the model's dataids (a
@@ -46,15 +49,17 @@ var (
 	modelPartitions = map[string]partition.Def{
 		"src2": {Kind: partition.Integer, Start: "1", End: "2"},
 		"w":    {Kind: partition.Static, Values: []string{"1", "2", "10"}},
+		"d":    modelDailyD, "dim": modelDailyDim, "r": modelDailyR, "wk": modelWeeklyWk,
 	}
-	modelExpected = map[string][]string{"src2": {"1", "2"}, "w": {"1", "2", "10"}}
+	modelExpected = map[string][]string{"src2": {"1", "2"}, "w": {"1", "2", "10"},
+		"d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks}
 )
 
 // modelPool is the pool ja and jm share; it starts with 2 slots.
 const modelPool = "mp"
 
 func modelJobs() []*mJob {
-	return []*mJob{
+	return append([]*mJob{
 		{id: "ja", inputs: []string{"src"}, output: "a", maxAttempts: 2, lease: 30 * time.Second,
 			retryDelay: 20 * time.Second, retryMax: 50 * time.Second, pool: modelPool},
 		{id: "jb", inputs: []string{"a"}, output: "b", maxAttempts: 3, lease: 60 * time.Second, maxConcurrent: 1},
@@ -64,8 +69,8 @@ func modelJobs() []*mJob {
 		{id: "js", output: "s", maxAttempts: 3, lease: 30 * time.Second, retryDelay: 30 * time.Second,
 			retryMax: time.Hour, def: &modelScheduleDef, ids: modelScheduleIDs},
 		{id: "jw", inputs: []string{"src", "src2"}, output: "w", maxAttempts: 2, lease: 30 * time.Second,
-			all: []string{"src2"}},
-	}
+			mapped: map[string]partition.Mapping{"src2": {Kind: partition.All}}},
+	}, mappedJobs()...)
 }
 
 // storeJob is the job the store is given for the model's job j.
@@ -74,9 +79,7 @@ func storeJob(j *mJob) backends.Job {
 		LeaseSeconds: int(j.lease / time.Second), Paused: j.paused,
 		RetryDelaySeconds: int(j.retryDelay / time.Second), RetryMaxDelaySeconds: int(j.retryMax / time.Second),
 		MaxConcurrent: j.maxConcurrent, Pool: j.pool}
-	for _, in := range j.all {
-		bj.InputMappings = append(bj.InputMappings, backends.InputMapping{Dataset: in, Mapping: partition.Mapping{Kind: partition.All}})
-	}
+	bj.InputMappings = storeMappings(j)
 	return bj
 }
 
@@ -216,7 +219,7 @@ func (o op) String() string {
 	case "slots":
 		return fmt.Sprintf("upsertPool(%s, slots=%d)", modelPool, o.limit)
 	case "partitions":
-		return "partitions(src2)"
+		return fmt.Sprintf("partitions(%s)", o.dataset)
 	}
 	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
 }
@@ -226,7 +229,7 @@ func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 // randomOp draws the next operation; weights favour the claim lifecycle.
 func (h *harness) randomOp() op {
 	r := h.rng
-	jobs := []string{"ja", "jb", "jm", "jn", "js", "jw"}
+	jobs := []string{"ja", "jb", "jm", "jn", "js", "jw", "jr", "jk"}
 	o := op{job: pick(r, jobs), dataset: pick(r, modelDatasets), dataid: pick(r, modelDataIDs), tok: -1}
 	// Locality: operations often go on with the job and dataid of the one
 	// before, so that sequences reach deep states of a few chunks.
@@ -292,11 +295,14 @@ func (h *harness) randomOp() op {
 			o.dataset = pick(r, modelSources)
 		}
 		if o.dataset == "s" {
-			// The schedule's hourly dataids are not the model's range
-			// dataids; ranges over time definitions are in ranges.go.
+			// The schedule's hourly windows are covered in ranges.go.
 			o.dataset = pick(r, modelSources)
 		}
-		o.from, o.to = pick(r, modelDataIDs), pick(r, modelDataIDs)
+		ids := modelDataIDs
+		if t, ok := modelTimeIDs[o.dataset]; ok {
+			ids = t
+		}
+		o.from, o.to = pick(r, ids), pick(r, ids)
 		if backends.CompareDataID(o.from, o.to) > 0 && r.IntN(6) != 0 {
 			o.from, o.to = o.to, o.from // mostly well-formed
 		}
@@ -306,39 +312,41 @@ func (h *harness) randomOp() op {
 		o.limit = r.IntN(3) // 0: no limit
 	case "slots":
 		o.limit = 1 + r.IntN(3)
+	case "partitions":
+		o.dataset = pick(r, []string{"src2", "d", "dim", "r", "wk"})
 	case "garbage":
 		o.kind = pick(r, []string{"heartbeat", "complete", "fail", "release"})
 	}
-	o.dataid = scheduleDataID(r, o)
+	o.dataid = timeDataID(r, o, h.m.job(o.job).output)
 	return o
 }
 
-// scheduleDataID keeps operations on the schedule at its own dataids: js
-// is claimed at them (and once in a while after its end), s is held and
-// resubmitted at them.
-func scheduleDataID(r *rand.Rand, o op) string {
-	var onSchedule bool
+// timeDataID keeps operations on a dataset with a time definition at its
+// own dataids (modelTimeIDs): its job is claimed at them, and once in a
+// while just outside them, where a source is published too; the dataset
+// is held and resubmitted at them. Other operations keep the model's
+// integer dataids.
+func timeDataID(r *rand.Rand, o op, output string) string {
+	var dataset string
 	switch o.kind {
 	case "publish", "hold", "resubmit":
-		onSchedule = o.dataset == "s"
+		dataset = o.dataset
 	case "claim", "force", "blockers":
-		onSchedule = o.job == "js"
-		if onSchedule && o.dataid == modelOutsideID {
-			return o.dataid
-		}
+		dataset = output
 	default:
 		return o.dataid
 	}
+	ids, timed := modelTimeIDs[dataset]
+	outside := timed && (o.kind != "hold" && o.kind != "resubmit")
 	switch {
-	case onSchedule && !slices.Contains(modelScheduleIDs, o.dataid):
-		if o.kind == "claim" || o.kind == "force" || o.kind == "blockers" {
-			return pick(r, append([]string{modelOutsideID}, modelScheduleIDs...))
-		}
-		return pick(r, modelScheduleIDs)
-	case !onSchedule && !slices.Contains(modelDataIDs, o.dataid):
-		return pick(r, modelDataIDs) // carried over from an operation on the schedule
+	case !timed && !slices.Contains(modelDataIDs, o.dataid):
+		return pick(r, modelDataIDs) // carried over from an operation on a time dataset
+	case !timed, slices.Contains(ids, o.dataid), outside && o.dataid == modelOutside[dataset]:
+		return o.dataid
+	case outside && r.IntN(6) == 0:
+		return modelOutside[dataset]
 	}
-	return o.dataid
+	return pick(r, ids)
 }
 
 const modelExecutor = "model-runner"
@@ -393,13 +401,13 @@ func (h *harness) apply(o op) {
 		h.code("expireLeases", "", err)
 		h.equal("claims expired", m.expire(), n)
 	case "partitions":
-		page, err := b.s.Partitions(ctx, backends.PartitionFilter{Dataset: "src2"})
+		page, err := b.s.Partitions(ctx, backends.PartitionFilter{Dataset: o.dataset})
 		h.code("partitions", "", err)
 		var got []string
 		for _, p := range page.Partitions {
 			got = append(got, p.DataID+"="+string(p.Status))
 		}
-		h.equal("partitions(src2)", m.partitions("src2"), got)
+		h.equal("partitions("+o.dataset+")", m.partitions(o.dataset), got)
 	case "pause", "limit":
 		j := *m.job(o.job)
 		if o.kind == "pause" {
@@ -577,7 +585,11 @@ func (h *harness) compareAll() {
 
 	// One chunk in detail, rotating through the datasets.
 	ds := modelDatasets[h.step%len(modelDatasets)]
-	d := modelDataIDs[(h.step/len(modelDatasets))%len(modelDataIDs)]
+	ids := modelDataIDs
+	if t, ok := modelTimeIDs[ds]; ok {
+		ids = t
+	}
+	d := ids[(h.step/len(modelDatasets))%len(ids)]
 	detail, err := b.s.Chunk(b.ctx, ds, d)
 	h.code("chunk", "", err)
 	outStatus := m.status(m.outKey(ds, d))
