@@ -1,0 +1,61 @@
+package backendtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/stretchr/testify/require"
+)
+
+// Lost candidates of jobs with mappings: outputs whose every mapped input
+// chunk is READY, that claim accepts, and that findNext must offer
+// (SPEC §3 findNext, §9).
+
+var mappingLossTests = []testCase{
+	{"MappingLatestOnlyNewDay", (*suite).testMappingLatestOnlyNewDay},
+	{"MappingLatestBeyondNewest", (*suite).testMappingLatestBeyondNewest},
+}
+
+// testMappingLatestOnlyNewDay: a job whose only input is a LATEST snapshot
+// gets a candidate for every output whose window has started when the
+// snapshot arrives; an output whose window starts later must be offered
+// too once it is due, as it is claimable.
+func (s *suite) testMappingLatestOnlyNewDay(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("dim", partition.Def{Kind: partition.Daily, Start: "2025-12-25"})
+	b.definedDataset("snap", partition.Def{Kind: partition.Daily, Start: "2025-12-25"})
+	b.upsertJob(backends.Job{ID: "snapshot", Output: "snap", Inputs: []string{"dim"},
+		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
+	b.publish("dim", "2025-12-25")
+	require.Equal(t, dayRange("2025-12-25", "2026-01-01"), b.drain("snapshot"))
+	b.clock.Advance(24 * time.Hour) // 2026-01-02 starts
+	// claim accepts it: every mapped input chunk is READY...
+	st, err := b.s.Blockers(b.ctx, "snapshot", "2026-01-02")
+	require.NoError(t, err)
+	require.Empty(t, st, "2026-01-02 is claimable")
+	// ...so findNext must offer it.
+	require.Equal(t, []string{"2026-01-02"}, b.drain("snapshot"), "findNext never offers an output whose window started after the snapshot")
+}
+
+// testMappingLatestBeyondNewest: outputs whose driving input became READY
+// before the first snapshot, and whose candidates findNext dropped while
+// the snapshot was missing, must be offered once it arrives, however many
+// output windows have started since.
+func (s *suite) testMappingLatestBeyondNewest(t *testing.T) {
+	b := s.setup(t)
+	def := partition.Def{Kind: partition.Daily, Start: "2022-01-01"}
+	b.definedDataset("raw", def)
+	b.definedDataset("dim", def)
+	b.definedDataset("enriched", def)
+	b.upsertJob(backends.Job{ID: "enrich", Output: "enriched", Inputs: []string{"raw", "dim"},
+		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
+	b.publish("raw", "2022-01-02", "2022-01-03", "2022-01-04")
+	require.Empty(t, b.drain("enrich"), "no snapshot yet")
+	b.publish("dim", "2022-01-01")
+	st, err := b.s.Blockers(b.ctx, "enrich", "2022-01-02")
+	require.NoError(t, err)
+	require.Empty(t, st, "2022-01-02 is claimable")
+	require.Equal(t, []string{"2022-01-02", "2022-01-03", "2022-01-04"}, b.drain("enrich"), "findNext never offers them")
+}
