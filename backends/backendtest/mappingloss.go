@@ -16,6 +16,7 @@ import (
 var mappingLossTests = []testCase{
 	{"MappingLatestOnlyNewDay", (*suite).testMappingLatestOnlyNewDay},
 	{"MappingLatestBeyondNewest", (*suite).testMappingLatestBeyondNewest},
+	{"MappingLatestUndefinedOutput", (*suite).testMappingLatestUndefinedOutput},
 }
 
 // testMappingLatestOnlyNewDay: a job whose only input is a LATEST snapshot
@@ -58,4 +59,20 @@ func (s *suite) testMappingLatestBeyondNewest(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, st, "2022-01-02 is claimable")
 	require.Equal(t, []string{"2022-01-02", "2022-01-03", "2022-01-04"}, b.drain("enrich"), "findNext never offers them")
+}
+
+// testMappingLatestUndefinedOutput: a LATEST mapping from an output without
+// a partition definition to an unbounded daily input is accepted at
+// upsert; then its claims must work, and findNext must not fail for good.
+func (s *suite) testMappingLatestUndefinedOutput(t *testing.T) {
+	b := s.setup(t)
+	b.datasets("raw", "out")
+	b.definedDataset("dim", dailyDef)
+	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"raw", "dim"},
+		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
+	b.publish("dim", "2025-01-15")
+	b.publish("raw", "2025-02-01")
+	c, err := b.s.FindNext(b.ctx, "j", executor)
+	require.NoError(t, err, "the upsert accepted the mapping; findNext on it fails (and keeps failing: the candidate stays)")
+	require.NotNil(t, c)
 }
