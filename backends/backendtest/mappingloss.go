@@ -62,17 +62,33 @@ func (s *suite) testMappingLatestBeyondNewest(t *testing.T) {
 }
 
 // testMappingLatestUndefinedOutput: a LATEST mapping from an output without
-// a partition definition to an unbounded daily input is accepted at
-// upsert; then its claims must work, and findNext must not fail for good.
+// a partition definition to an unbounded daily input would have every
+// output read the newest READY dataid of the whole input, which nothing
+// can list: the upsert refuses it, naming the input, rather than accept a
+// job whose every claim and findNext would fail. A bounded input is
+// accepted, and its newest READY dataid is read.
 func (s *suite) testMappingLatestUndefinedOutput(t *testing.T) {
 	b := s.setup(t)
 	b.datasets("raw", "out")
 	b.definedDataset("dim", dailyDef)
-	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"raw", "dim"},
-		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
-	b.publish("dim", "2025-01-15")
+	job := backends.Job{ID: "j", Output: "out", Inputs: []string{"raw", "dim"},
+		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}}
+	_, err := b.s.UpsertJob(b.ctx, job)
+	requireCode(t, err, backends.CodeInvalidArgument)
+	require.Contains(t, err.Error(), `input "dim"`)
+	require.Contains(t, err.Error(), "bounded partition definition")
+	_, err = b.s.Job(b.ctx, "j")
+	requireCode(t, err, backends.CodeNotFound, "nothing stored")
+
+	bounded := dailyDef
+	bounded.End = "2025-12-31"
+	b.definedDataset("dim", bounded)
+	b.upsertJob(job)
+	b.publish("dim", "2025-01-15", "2025-01-20")
 	b.publish("raw", "2025-02-01")
 	c, err := b.s.FindNext(b.ctx, "j", executor)
-	require.NoError(t, err, "the upsert accepted the mapping; findNext on it fails (and keeps failing: the candidate stays)")
+	require.NoError(t, err)
 	require.NotNil(t, c)
+	require.Equal(t, "2025-02-01", c.DataID)
+	require.Contains(t, c.Reads, backends.Read{Dataset: "dim", DataID: "2025-01-20"})
 }
