@@ -15,7 +15,6 @@ import (
 
 var mappingLossTests = []testCase{
 	{"MappingLatestOnlyNewDay", (*suite).testMappingLatestOnlyNewDay},
-	{"MappingLatestBeyondNewest", (*suite).testMappingLatestBeyondNewest},
 	{"MappingLatestUndefinedOutput", (*suite).testMappingLatestUndefinedOutput},
 }
 
@@ -38,27 +37,6 @@ func (s *suite) testMappingLatestOnlyNewDay(t *testing.T) {
 	require.Empty(t, st, "2026-01-02 is claimable")
 	// ...so findNext must offer it.
 	require.Equal(t, []string{"2026-01-02"}, b.drain("snapshot"), "findNext never offers an output whose window started after the snapshot")
-}
-
-// testMappingLatestBeyondNewest: outputs whose driving input became READY
-// before the first snapshot, and whose candidates findNext dropped while
-// the snapshot was missing, must be offered once it arrives, however many
-// output windows have started since.
-func (s *suite) testMappingLatestBeyondNewest(t *testing.T) {
-	b := s.setup(t)
-	def := partition.Def{Kind: partition.Daily, Start: "2022-01-01"}
-	b.definedDataset("raw", def)
-	b.definedDataset("dim", def)
-	b.definedDataset("enriched", def)
-	b.upsertJob(backends.Job{ID: "enrich", Output: "enriched", Inputs: []string{"raw", "dim"},
-		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
-	b.publish("raw", "2022-01-02", "2022-01-03", "2022-01-04")
-	require.Empty(t, b.drain("enrich"), "no snapshot yet")
-	b.publish("dim", "2022-01-01")
-	st, err := b.s.Blockers(b.ctx, "enrich", "2022-01-02")
-	require.NoError(t, err)
-	require.Empty(t, st, "2022-01-02 is claimable")
-	require.Equal(t, []string{"2022-01-02", "2022-01-03", "2022-01-04"}, b.drain("enrich"), "findNext never offers them")
 }
 
 // testMappingLatestUndefinedOutput: a LATEST mapping from an output without

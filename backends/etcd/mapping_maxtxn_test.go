@@ -34,24 +34,6 @@ func definedDataset(t *testing.T, ctx context.Context, s backends.Store, id stri
 	require.NoError(t, err)
 }
 
-// TestMappedLatestPublishFitsMaxTxnOps: publishing a LATEST snapshot
-// queues the outputs that read it; on a member with the default
-// --max-txn-ops the publish must still succeed.
-func TestMappedLatestPublishFitsMaxTxnOps(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s := openSmallTxnStore(t, ctx)
-	def := partition.Def{Kind: partition.Daily, Start: "2020-01-01"}
-	for _, d := range []string{"raw", "dim", "enriched"} {
-		definedDataset(t, ctx, s, d, def)
-	}
-	_, err := s.UpsertJob(ctx, backends.Job{ID: "enrich", Output: "enriched", Inputs: []string{"raw", "dim"},
-		InputMappings: []backends.InputMapping{{Dataset: "dim", Mapping: partition.Mapping{Kind: partition.Latest}}}})
-	require.NoError(t, err)
-	_, err = s.Publish(ctx, "dim", "2020-01-01")
-	require.NoError(t, err, "publishing a snapshot read through LATEST")
-}
-
 // TestMappedBackfillFitsMaxTxnOps: a job with mappings defined over a
 // history of READY chunks is backfilled; on a member with the default
 // --max-txn-ops its upsert must succeed and it must claim that history.
