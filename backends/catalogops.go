@@ -93,6 +93,15 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 	if err != nil {
 		return stored, err
 	}
+	if stored.Mapped() && !enqueue {
+		// A backfill that did not finish (its transaction failed, or the
+		// server stopped) is run again by the next upsert of the job,
+		// `chunklock apply`, when the job has nothing queued: it only adds
+		// the candidates still missing.
+		if n, err := e.queueLength(ctx, stored.ID); err == nil && n == 0 {
+			enqueue = true
+		}
+	}
 	if enqueue && stored.Mapped() {
 		if err := e.backfillMapped(ctx, after, stored); err != nil {
 			return stored, err

@@ -542,6 +542,17 @@ func lockReady(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid string)
 // and queues.
 const backfillBatch = 500
 
+// backfillBatchSize is how many output dataids one backfill transaction of
+// e reads and queues: backfillBatch, or fewer on a backend whose
+// transactions hold a bounded number of keys (KeyBudget), each output
+// counting its row read and its candidate write, twice over for margin.
+func (e *engine) backfillBatchSize() int {
+	if e.maxKeys > 0 {
+		return max(1, min(backfillBatch, e.maxKeys/4))
+	}
+	return backfillBatch
+}
+
 // backfillMapped makes a job with mappings that is new, or whose inputs or
 // mappings changed, claim what it can already: for every READY chunk of
 // its driving input (the first read through IDENTITY or TIME_WINDOW, else
@@ -563,6 +574,7 @@ func (e *engine) backfillMapped(ctx context.Context, cat *Catalog, job Job) erro
 	f := ChunkFilter{Dataset: in, Role: RoleOutput, Status: StatusReady, First: MaxPageSize}
 	seen := map[string]bool{}
 	var pending []string
+	batch := e.backfillBatchSize()
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
@@ -607,7 +619,7 @@ func (e *engine) backfillMapped(ctx context.Context, cat *Catalog, job Job) erro
 					pending = append(pending, id)
 				}
 			}
-			if len(pending) >= backfillBatch {
+			if len(pending) >= batch {
 				if err := flush(); err != nil {
 					return err
 				}

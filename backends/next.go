@@ -117,7 +117,13 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 			}
 			break
 		}
-		st := states[c.DataID]
+		st, ok := states[c.DataID]
+		if !ok {
+			if err := dropCandidates(ctx, tx, append(twins[c.DataID], c)); err != nil {
+				return err
+			}
+			continue
+		}
 		claimed, err := e.takeCandidate(ctx, tx, cat, c, st, ops[min(next, len(ops)-1)], next < len(ops), g)
 		if err != nil {
 			return err
@@ -170,6 +176,15 @@ func (e *engine) takeCandidate(ctx context.Context, tx Tx, cat *Catalog, c Candi
 	return claimed, tx.DropCandidate(ctx, c)
 }
 
+func dropCandidates(ctx context.Context, tx Tx, cands []Candidate) error {
+	for _, c := range cands {
+		if err := tx.DropCandidate(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // liftsAt tells, for a LOCKED refusal whose every blocker lifts at a known
 // time (NOT_DUE, BACKOFF), when the last of them lifts.
 func liftsAt(err error) (time.Time, bool) {
@@ -214,16 +229,27 @@ func distinctCandidates(cands []Candidate) ([]Candidate, map[string][]Candidate)
 
 // lockCandidates locks the chunks a claim of job at each candidate
 // touches, in ascending dataid order, and reads what the rules need about
-// them, by dataid.
+// them, by dataid. A candidate whose reads cannot be computed has no
+// state: the caller drops it.
 func lockCandidates(ctx context.Context, tx Tx, cat *Catalog, job Job, cands []Candidate) (map[string]ClaimState, error) {
 	byID := slices.Clone(cands)
 	slices.SortFunc(byID, func(a, b Candidate) int { return cmp.Compare(a.DataID, b.DataID) })
 	reads := make([][]Read, len(byID))
 	plan := lockPlan{}
-	for i, c := range byID {
+	for i := 0; i < len(byID); i++ {
+		c := byID[i]
 		var err error
 		if reads[i], err = claimReads(ctx, tx, cat, job, c.DataID); err != nil {
-			return nil, err
+			if !errors.Is(err, ErrInvalidArgument) {
+				return nil, err
+			}
+			// What it reads cannot be computed (a mapping the catalog
+			// no longer supports at this dataid): dropped, so that the
+			// candidates after it are still served.
+			byID = slices.Delete(byID, i, i+1)
+			reads = slices.Delete(reads, i, i+1)
+			i--
+			continue
 		}
 		if job.Mapped() {
 			plan.addClaim(job, c.DataID, reads[i], nil)

@@ -63,10 +63,16 @@ func outputDef(cat *Catalog, job Job) *partition.Def {
 }
 
 // scheduleDef is the definition a job is scheduled by: its output's, when
-// the job has no inputs and the definition has a last due dataid at any
-// time (a time kind, or a bounded one). nil: the job is not scheduled.
+// the job has no inputs, or reads every input through LATEST or ALL
+// (undriven), and the definition has a last due dataid at any time (a time
+// kind, or a bounded one). nil: the job is not scheduled.
+//
+// An undriven job needs the frontier as a job without inputs does: its
+// inputs becoming READY queue the outputs whose windows have started then
+// (mappedOutputs), and nothing else queues an output whose window starts
+// later. Its frontier is due when the window starts (frontierAt).
 func scheduleDef(cat *Catalog, job Job) *partition.Def {
-	if len(job.Inputs) > 0 {
+	if len(job.Inputs) > 0 && !undriven(job) {
 		return nil
 	}
 	def := outputDef(cat, job)
@@ -74,6 +80,21 @@ func scheduleDef(cat *Catalog, job Job) *partition.Def {
 		return nil
 	}
 	return def
+}
+
+// undriven tells whether job has inputs and reads every one of them
+// through LATEST or ALL: no input chunk maps to an output window that
+// starts after it.
+func undriven(job Job) bool {
+	if len(job.Inputs) == 0 {
+		return false
+	}
+	for _, in := range job.Inputs {
+		if k := job.Mapping(in).Kind; k != partition.Latest && k != partition.All {
+			return false
+		}
+	}
+	return true
 }
 
 // checkExpected refuses a dataid that the definition of job's output does
@@ -108,9 +129,14 @@ func withSchedule(st ClaimState, cat *Catalog, now time.Time) ClaimState {
 	return st
 }
 
-// frontierAt is the frontier candidate of job at dataid id of def.
+// frontierAt is the frontier candidate of job at dataid id of def: due
+// when id is due, or, for an undriven job, when its window starts (the
+// outputs its inputs queue are those whose windows have started).
 func frontierAt(job Job, def *partition.Def, id string) Candidate {
 	due, _ := def.Due(id) // id comes from def: it has a window
+	if len(job.Inputs) > 0 && def.Kind.IsTime() {
+		due, _, _ = def.Window(id)
+	}
 	return Candidate{Job: job.ID, DataID: id, Frontier: true, NotBefore: due}
 }
 

@@ -2477,7 +2477,7 @@ enum MappingKind {
   IDENTITY
   "Both datasets have time partitions: the input windows that overlap the output window, widened by ` + "`" + `startOffset` + "`" + ` and ` + "`" + `endOffset` + "`" + ` input windows (a 7-day lookback of a daily input is ` + "`" + `startOffset: -6` + "`" + `; a weekly output reads every day of its week; an hourly output reads the day that holds the hour)."
   TIME_WINDOW
-  "The newest READY input dataid not after the output dataid, chosen when the chunk is claimed (a dimension snapshot)."
+  "The newest READY input dataid not after the output dataid, chosen when the chunk is claimed (a dimension snapshot); the input needs a partition definition. When the output has no definition, or one of another kind (not both of time), it is the newest READY dataid of the whole input, which then needs a bounded definition (STATIC, or an end)."
   LATEST
   "Every expected dataid of the input, which needs a bounded partition definition (STATIC, or an end)."
   ALL

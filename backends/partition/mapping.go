@@ -81,6 +81,7 @@ func (m Mapping) Validate(out, in Def) error {
 	case TimeWindow:
 		return m.validateTimeWindow(out, in)
 	case Latest:
+		return validateLatest(out, in)
 	case All:
 		return validateAll(in)
 	default:
@@ -100,6 +101,20 @@ func (m Mapping) validateTimeWindow(out, in Def) error {
 		return invalid("startOffset and endOffset must lie within ±%d windows", MaxOffset)
 	}
 	return nil
+}
+
+// validateLatest refuses a LATEST mapping whose candidates are every
+// dataid of an input that cannot list them: when the datasets' dataids
+// have no order between them (different kinds, not both of time, or an
+// output without a definition), each output reads the newest READY dataid
+// of the whole input, which needs a bounded input definition.
+func validateLatest(out, in Def) error {
+	ordered := (out.Kind.IsTime() && in.Kind.IsTime()) || out.Kind == in.Kind
+	if ordered || (!in.IsZero() && in.Bounded()) {
+		return nil
+	}
+	return invalid("LATEST from an output with %s to an input with %s reads the newest READY dataid of the whole input, "+
+		"so the input needs a bounded partition definition (STATIC, or an end), or the output the input's kind", kindName(out), kindName(in))
 }
 
 func validateAll(in Def) error {

@@ -184,6 +184,8 @@ func TestMappingValidate(t *testing.T) {
 		{Mapping{Kind: All}, daily2020, Def{}, "got no definition"},
 		{Mapping{Kind: All}, daily2020, Def{Kind: Integer, End: "10000"}, "more than 10000 input dataids"},
 		{Mapping{}, Def{Kind: Daily}, daily2020, "output partition definition: start is required"},
+		{Mapping{Kind: Latest}, Def{}, daily2020, "LATEST from an output with no definition to an input with DAILY without end"},
+		{Mapping{Kind: Latest}, static, Def{Kind: Integer, Start: "1"}, "needs a bounded partition definition"},
 	} {
 		err := tc.m.Validate(tc.out, tc.in)
 		require.ErrorIs(t, err, ErrInvalid, tc.want)

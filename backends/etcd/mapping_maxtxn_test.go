@@ -1,0 +1,63 @@
+package etcd
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/etcd/embedded"
+	"github.com/chunklock/chunklock/backends/partition"
+)
+
+// openSmallTxnStore opens a store on a member with etcd's default
+// --max-txn-ops (128), as an external cluster has unless told otherwise.
+func openSmallTxnStore(t *testing.T, ctx context.Context) backends.Store {
+	srv, err := embedded.Start(ctx, embedded.Config{
+		Dir: t.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true, MaxTxnOps: 128,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	cli, err := srv.Client()
+	require.NoError(t, err)
+	t.Cleanup(func() { cli.Close() })
+	s, err := OpenClient(ctx, cli, Config{MaxTxnOps: int(srv.MaxTxnOps())})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func definedDataset(t *testing.T, ctx context.Context, s backends.Store, id string, def partition.Def) {
+	_, err := s.UpsertDataset(ctx, backends.Dataset{ID: id, URL: "s3://lake/" + id, Location: "dt={dataid}/", Partitions: &def})
+	require.NoError(t, err)
+}
+
+// TestMappedBackfillFitsMaxTxnOps: a job with mappings defined over a
+// history of READY chunks is backfilled; on a member with the default
+// --max-txn-ops its upsert must succeed and it must claim that history.
+func TestMappedBackfillFitsMaxTxnOps(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := openSmallTxnStore(t, ctx)
+	def := partition.Def{Kind: partition.Daily, Start: "2024-01-01"}
+	for _, d := range []string{"raw", "roll7"} {
+		definedDataset(t, ctx, s, d, def)
+	}
+	_, err := s.PublishRange(ctx, "raw", "2024-01-01", "2024-12-31")
+	require.NoError(t, err)
+	job := backends.Job{ID: "roll", Output: "roll7", Inputs: []string{"raw"},
+		InputMappings: []backends.InputMapping{{Dataset: "raw", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -6}}}}
+	_, err = s.UpsertJob(ctx, job)
+	if err != nil {
+		t.Logf("first upsert: %v", err)
+		// The job is stored; upserting it again as an operator would
+		// must leave it claiming its history.
+		_, err = s.UpsertJob(ctx, job)
+		require.NoError(t, err)
+	}
+	c, err := s.FindNext(ctx, "roll", "e")
+	require.NoError(t, err)
+	require.NotNil(t, c, "a year of READY raw days, and findNext offers nothing to the lookback")
+}
