@@ -98,12 +98,13 @@ func (e *engine) runNext(ctx context.Context, ops []*nextOp) error {
 // inside tx; it drops every candidate it does not put back.
 func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, cands []Candidate, ops []*nextOp) error {
 	cands, twins := distinctCandidates(cands)
-	prefetchSlots(tx, slotKeys(job), false)
+	now := e.clock.Now()
+	prefetchGate(tx, cat, job, now)
 	states, err := lockCandidates(ctx, tx, cat, job, cands)
 	if err != nil {
 		return err
 	}
-	g, err := openGate(ctx, tx, cat, job, e.clock.Now(), true)
+	g, err := openGate(ctx, tx, cat, job, now, true)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,11 @@ import (
 // drops the holders of jobs that no longer name it (dropLeavers). Every
 // read that may be stale errs on the side of counting a claim that has
 // ended: a limit is never exceeded.
+//
+// A Tx that counts live claims itself (LiveCounter: PostgreSQL) keeps no
+// holders: a claim locks the records, as above, and then counts the live
+// claims of the record's jobs, which every claim before it has committed;
+// claims write nothing to the records, and endings nothing at all.
 
 // Pool is a named set of slots shared by the jobs naming it (SPEC §1).
 type Pool struct {
@@ -116,6 +121,29 @@ func slotKeys(job Job) []string {
 	return keys
 }
 
+// LiveCounter is implemented by a Tx that counts live claims itself (a
+// claim is live while its OUTPUT row is RUNNING with a lease to come):
+// PostgreSQL, whose index of RUNNING rows answers at once, and whose
+// READ COMMITTED statements each see every commit made before them. Its
+// slot gates lock the slot records, for the pool's size and to order the
+// claims of one job or pool one after the other, and count the live
+// claims of the record's jobs after the lock: a claim that took the lock
+// before has committed, one that takes it after waits for this one. No
+// holders are kept: claims write nothing to the records, and endings
+// nothing at all.
+type LiveCounter interface {
+	// CountLive counts the live claims of jobs at now, as committed
+	// before this statement (this transaction's own are not counted).
+	CountLive(ctx context.Context, jobs []string, now time.Time) (int, error)
+}
+
+// LivePrefetcher is implemented by a LiveCounter that can send the counts
+// a claim's gate asks for with the statement locking its records, in one
+// round trip: CountLive of those jobs at that time then answers from it.
+type LivePrefetcher interface {
+	PrefetchLive(jobs [][]string, now time.Time)
+}
+
 // SlotPrefetcher is implemented by a Tx that can fetch slot records
 // together with the reads that precede them: one round trip less per
 // claim round (a job's rounds are served one at a time) and per batch of
@@ -133,6 +161,12 @@ type SlotPrefetcher interface {
 func prefetchSlots(tx Tx, keys []string, ending bool) {
 	p, ok := tx.(SlotPrefetcher)
 	if !ok || len(keys) == 0 {
+		return
+	}
+	if _, counts := tx.(LiveCounter); counts {
+		if !ending { // endings read no record
+			p.PrefetchSlots(keys, nil)
+		}
 		return
 	}
 	ended := make([]string, len(keys))
@@ -161,6 +195,9 @@ type slotGate struct {
 	job   Job
 	recs  []*Slots
 	dirty []bool
+	// live counts, by record, the live claims when the Tx is a
+	// LiveCounter (the holders are then not kept); nil otherwise.
+	live []int
 }
 
 // openGate reads and locks job's slot records, pruning holders that are
@@ -175,6 +212,15 @@ func openGate(ctx context.Context, tx Tx, cat *Catalog, job Job, now time.Time, 
 		return nil, err
 	}
 	g := &slotGate{job: job, recs: recs, dirty: make([]bool, len(recs))}
+	if lc, ok := tx.(LiveCounter); ok {
+		g.live = make([]int, len(recs))
+		for i, r := range recs {
+			if g.live[i], err = lc.CountLive(ctx, g.jobsOf(r, cat), now); err != nil {
+				return nil, err
+			}
+		}
+		return g, nil
+	}
 	if err := g.dropEnded(ctx, tx, keys); err != nil {
 		return nil, err
 	}
@@ -335,6 +381,46 @@ func pruneHolders(ctx context.Context, tx Tx, recs []*Slots, now time.Time) ([]b
 	return changed, nil
 }
 
+// prefetchGate tells tx what the gate of a claim of job at now reads next
+// (prefetchSlots), and with a LivePrefetcher what it counts.
+func prefetchGate(tx Tx, cat *Catalog, job Job, now time.Time) {
+	keys := slotKeys(job)
+	prefetchSlots(tx, keys, false)
+	lp, ok := tx.(LivePrefetcher)
+	if !ok || len(keys) == 0 {
+		return
+	}
+	g := &slotGate{job: job}
+	jobs := make([][]string, len(keys))
+	for i, k := range keys {
+		jobs[i] = g.jobsOf(&Slots{Key: k}, cat)
+	}
+	lp.PrefetchLive(jobs, now)
+}
+
+// jobsOf lists the jobs whose claims hold a slot of rec: g's job for its
+// job record, the jobs naming the pool in cat for a pool's.
+func (g *slotGate) jobsOf(rec *Slots, cat *Catalog) []string {
+	if rec.Key == JobSlotsKey(g.job.ID) {
+		return []string{g.job.ID}
+	}
+	var jobs []string
+	for _, j := range cat.Jobs.All() {
+		if j.Pool == g.job.Pool {
+			jobs = append(jobs, j.ID)
+		}
+	}
+	return jobs
+}
+
+// used is how many slots of record i are held.
+func (g *slotGate) used(i int) int {
+	if g.live != nil {
+		return g.live[i]
+	}
+	return len(g.recs[i].Holders)
+}
+
 // limit is the most holders rec may have for g's job.
 func (g *slotGate) limit(rec *Slots) int {
 	if rec.Key == JobSlotsKey(g.job.ID) {
@@ -350,8 +436,8 @@ func (g *slotGate) blockers(dataid string, status Status) []Blocker {
 		return nil
 	}
 	var bs []Blocker
-	for _, r := range g.recs {
-		if len(r.Holders) < g.limit(r) {
+	for i, r := range g.recs {
+		if g.used(i) < g.limit(r) {
 			continue
 		}
 		b := Blocker{Dataset: g.job.Output, DataID: dataid, Job: g.job.ID, Kind: BlockerConcurrency, Status: status}
@@ -370,6 +456,14 @@ func (g *slotGate) full() bool { return len(g.blockers("", StatusNone)) > 0 }
 // the claim it supersedes (a force), named by its token.
 func (g *slotGate) hold(out StatusRow, superseded string) {
 	if g == nil {
+		return
+	}
+	if g.live != nil {
+		if superseded == "" { // a force's claim takes the live claim's row, and its slot
+			for i := range g.live {
+				g.live[i]++
+			}
+		}
 		return
 	}
 	for i, r := range g.recs {
@@ -420,8 +514,8 @@ func endedKey(key string) string { return "ended/" + key }
 // record still lists: a token it no longer lists was dropped by a claim
 // (and a slot record gains no holder that has ended already).
 func (s slotReleases) flush(ctx context.Context, tx Tx) error {
-	if len(s) == 0 {
-		return nil
+	if _, counts := tx.(LiveCounter); len(s) == 0 || counts {
+		return nil // a LiveCounter's gates count rows: nothing to note
 	}
 	keys := make([]string, 0, len(s))
 	for k := range s {

@@ -125,6 +125,8 @@ var (
 	_ backends.CatalogVersioner = (*Backend)(nil)
 	_ backends.CandidateBatcher = (*txn)(nil)
 	_ backends.CatalogVersionTx = (*txn)(nil)
+	_ backends.LiveCounter      = (*txn)(nil)
+	_ backends.LivePrefetcher   = (*txn)(nil)
 )
 
 // Open connects to PostgreSQL, applies pending migrations and returns the

@@ -16,7 +16,10 @@ import (
 // Slot records (backends/slots.go) live in table slots, one JSON document
 // per record. A claim locks its job's records with FOR UPDATE after its
 // chunk locks; every transaction takes them in ascending key order, so
-// they cannot deadlock with each other or with chunk locks.
+// they cannot deadlock with each other or with chunk locks. The claim then
+// counts the live claims (CountLive, through the index of RUNNING rows)
+// rather than keeping holders in the records (backends.LiveCounter), in
+// the same round trip (PrefetchLive).
 
 const (
 	// ensureSlotsSQL makes sure the records exist, so that FOR UPDATE has
@@ -40,6 +43,10 @@ FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(d, i, n) ORDER BY u.n`
 FROM status_rows
 WHERE job = $1 AND dataset = $2 AND role = 'OUTPUT' AND status = 'RUNNING'`
 	listPoolsSQL = `SELECT key, record FROM slots WHERE key LIKE 'pool/%' ORDER BY key`
+	// countLiveSQL counts the live claims of the jobs $1 at $2, through
+	// the index of RUNNING OUTPUT rows (status_rows_expiry).
+	countLiveSQL = `SELECT count(*) FROM status_rows
+WHERE role = 'OUTPUT' AND status = 'RUNNING' AND lease_expires_at > $2 AND job = ANY($1::text[])`
 )
 
 func (b *Backend) scanSlots(rows pgx.Rows) (map[string]*backends.Slots, error) {
@@ -180,6 +187,21 @@ func (t *txn) sendSlotsAhead() {
 		t.remember(locked, peeked, found)
 		return nil
 	})
+	for _, jobs := range t.liveAhead {
+		key := liveKey(jobs, t.liveAt)
+		t.enqueue(countLiveSQL, []any{jobs, t.liveAt}, func(br pgx.BatchResults) error {
+			var n int64
+			if err := br.QueryRow().Scan(&n); err != nil {
+				return mapErr(err, "counting live claims")
+			}
+			if t.liveCounts == nil {
+				t.liveCounts = map[string]int{}
+			}
+			t.liveCounts[key] = int(n)
+			return nil
+		})
+	}
+	t.liveAhead = nil
 }
 
 // partnerOf is the record read with key: "ended/<key>" for a slot record
@@ -232,6 +254,33 @@ func (t *txn) CheckHolders(ctx context.Context, keys []backends.RowKey) ([]*back
 		return nil, nil, err
 	}
 	return rows, known, nil
+}
+
+// CountLive counts live claims in a statement of its own, which sees every
+// commit made before it: sent after the statement locking the slot records
+// (backends.LiveCounter), in its round trip when PrefetchLive asked.
+func (t *txn) CountLive(ctx context.Context, jobs []string, now time.Time) (int, error) {
+	if n, ok := t.liveCounts[liveKey(jobs, now)]; ok {
+		return n, nil
+	}
+	var n int64
+	if err := (pipe{t}).QueryRow(ctx, countLiveSQL, jobs, now).Scan(&n); err != nil {
+		return 0, mapErr(err, "counting live claims")
+	}
+	return int(n), nil
+}
+
+// PrefetchLive has the counts of jobs at now sent right after the
+// statement locking the slot records that PrefetchSlots asked for
+// (backends.LivePrefetcher).
+func (t *txn) PrefetchLive(jobs [][]string, now time.Time) {
+	t.liveAhead = jobs
+	t.liveAt = now
+}
+
+// liveKey names a count of jobs at now.
+func liveKey(jobs []string, now time.Time) string {
+	return strings.Join(jobs, "/") + "@" + now.Format(time.RFC3339Nano)
 }
 
 func (t *txn) RunningOutputs(ctx context.Context, job, output string) ([]backends.StatusRow, error) {

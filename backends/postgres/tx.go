@@ -91,6 +91,11 @@ type txn struct {
 	// slotsAhead are the slot records to lock and read with the next read
 	// of rows (PrefetchSlots).
 	slotsAhead *[2][]string
+	// liveAhead are the live-claim counts to send with the slot records'
+	// lock, at liveAt (PrefetchLive); liveCounts their answers (liveKey).
+	liveAhead  [][]string
+	liveAt     time.Time
+	liveCounts map[string]int
 	// reserved are the candidates NextCandidate(s) returned, by id.
 	reserved []int64
 	// slotsCreated are the slot records this transaction may have
