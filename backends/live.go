@@ -232,11 +232,10 @@ func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*live
 
 // lockLive locks the output chunks of ops, in ascending (dataid, dataset)
 // order, one call per op; when a job reads one of their datasets through
-// a window (SPEC §9), with the other chunks of the windows each completes
-// shared (windowLocks: a completion makes the chunk READY), all in one
-// ordered pass.
+// a window (SPEC §9), with the other chunks of the windows of each op that
+// may make its chunk READY shared (windowLocks), all in one ordered pass.
 func lockLive(ctx context.Context, tx Tx, cat *Catalog, ops []*liveOp) error {
-	windows := slices.ContainsFunc(ops, func(op *liveOp) bool { return windowConsumers(cat, op.key.Dataset) })
+	windows := slices.ContainsFunc(ops, func(op *liveOp) bool { return op.mayMakeReady() && windowConsumers(cat, op.key.Dataset) })
 	if !windows {
 		for _, op := range ops {
 			if err := tx.LockChunks(ctx, op.key.DataID, []string{op.key.Dataset}, nil); err != nil {
@@ -247,11 +246,22 @@ func lockLive(ctx context.Context, tx Tx, cat *Catalog, ops []*liveOp) error {
 	}
 	plan := lockPlan{}
 	for _, op := range ops {
+		if !op.mayMakeReady() {
+			plan.add(op.key.DataID, op.key.Dataset, true)
+			continue
+		}
 		if _, err := windowLocks(cat, plan, op.key.Dataset, op.key.DataID); err != nil {
 			return err
 		}
 	}
 	return plan.lock(ctx, tx)
+}
+
+// mayMakeReady tells whether op may leave its chunk READY: a completion,
+// or a release restoring a READY chunk. Heartbeats, failures and the
+// reaper's expiry never do, and take no window locks.
+func (op *liveOp) mayMakeReady() bool {
+	return op.ending == EndComplete || op.ending == EndRelease
 }
 
 // readMappedInputs completes rows, read by serveLive (each op's OUTPUT row,
