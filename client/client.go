@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/internal/urlerr"
 )
 
 // Client is a chunklock API client. The zero value is not usable; use New.
@@ -186,7 +187,7 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return unavailable(err, "cannot reach chunklock at %s: %v", c.endpoint, rootCause(err))
+		return unavailable(err, "cannot reach chunklock at %s: %v", c.endpoint, urlerr.Cause(err))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -228,14 +229,4 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out 
 		return fmt.Errorf("client: decoding the answer from %s: %w", c.endpoint, err)
 	}
 	return nil
-}
-
-// rootCause strips the *url.Error wrapping ("Post \"...\": ") off a
-// transport error, whose URL the message already names.
-func rootCause(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }

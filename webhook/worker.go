@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/internal/urlerr"
 )
 
 // A worker delivers one webhook. Its record in the store (state) holds
@@ -327,7 +327,7 @@ func (w *worker) post(ctx context.Context, a Alert, body []byte, sig string) err
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("building the request: %w", redactErr(err))
+		return fmt.Errorf("building the request: %w", urlerr.Cause(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "chunklock-webhook")
@@ -336,7 +336,7 @@ func (w *worker) post(ctx context.Context, a Alert, body []byte, sig string) err
 	req.Header.Set(HeaderEventKind, a.Kind)
 	resp, err := w.d.cfg.Client.Do(req)
 	if err != nil {
-		return redactErr(err)
+		return urlerr.Cause(err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
@@ -344,15 +344,6 @@ func (w *worker) post(ctx context.Context, a Alert, body []byte, sig string) err
 		return fmt.Errorf("answered %s", resp.Status)
 	}
 	return nil
-}
-
-// redactErr drops the URL (which may carry credentials) from a client error.
-func redactErr(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // wait sleeps d, renewing the lease on the way.

@@ -51,6 +51,7 @@ import (
 	"github.com/chunklock/chunklock/backends/etcd"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/postgres"
+	"github.com/chunklock/chunklock/internal/urlerr"
 )
 
 // DefaultDataDir is where the embedded store keeps its data by default.
@@ -210,7 +211,7 @@ func checkHosts(ctx context.Context, what string, hosts []string) error {
 func ParsePostgresURL(storeURL string) (dsn, schema string, err error) {
 	u, err := url.Parse(storeURL)
 	if err != nil {
-		return "", "", backends.InvalidArgument("PostgreSQL URL is malformed: %v", redactErr(err))
+		return "", "", backends.InvalidArgument("PostgreSQL URL is malformed: %v", urlerr.Cause(err))
 	}
 	q := u.Query()
 	schema = q.Get("schema")
@@ -219,15 +220,6 @@ func ParsePostgresURL(storeURL string) (dsn, schema string, err error) {
 		u.RawQuery = q.Encode()
 	}
 	return u.String(), schema, nil
-}
-
-// redactErr drops the URL (and any password in it) from a url.Error.
-func redactErr(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 func openPostgres(ctx context.Context, storeURL string, opts Options) (backends.Store, error) {
