@@ -33,7 +33,7 @@ const MappingBenchHistory = 100_000
 // for that day; week's output READY at each week whose days all lie in the
 // history and its INPUT rows DONE. It returns the rows written and the
 // first day after the history.
-func SeedMappingBench(ctx context.Context, s backends.Store, history int, seed func(context.Context, []backends.StatusRow) error) (int, string, error) {
+func SeedMappingBench(ctx context.Context, s backends.Store, history int, seed RowWriter) (int, string, error) {
 	for _, d := range []backends.Dataset{
 		{ID: "raw", Location: "/raw/{dataid}", Partitions: &mapBenchDaily},
 		{ID: "ident-out", Location: "/i/{dataid}", Partitions: &mapBenchDaily},

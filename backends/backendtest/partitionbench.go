@@ -27,6 +27,21 @@ var PartitionBenchClock = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 // seeding, not through the API).
 type RowWriter func(ctx context.Context, rows []backends.StatusRow) error
 
+// TxRows is a RowWriter putting the rows in one transaction of be (for a
+// backend without a faster bulk path: the in-memory one).
+func TxRows(be backends.Backend) RowWriter {
+	return func(ctx context.Context, rows []backends.StatusRow) error {
+		return be.Update(ctx, func(tx backends.Tx) error {
+			for _, r := range rows {
+				if err := tx.PutRow(ctx, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+}
+
 // SeedPartitionBench defines, on an empty store whose clock stands at
 // PartitionBenchClock, the DAILY source "daily" (from 2016-01-01, deadline
 // one day), job "j" reading it into the DAILY dataset "out", and the

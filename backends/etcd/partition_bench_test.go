@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/backendtest"
 )
@@ -23,20 +21,7 @@ func BenchmarkPartitions(b *testing.B) {
 	s := backends.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
 	defer s.Close()
 	t0 := time.Now()
-	n, err := backendtest.SeedPartitionBench(ctx, s, func(ctx context.Context, rows []backends.StatusRow) error {
-		for len(rows) > 0 {
-			batch := rows[:min(len(rows), be.cfg.MaxTxnOps)]
-			rows = rows[len(batch):]
-			ops := make([]clientv3.Op, len(batch))
-			for i, r := range batch {
-				ops[i] = clientv3.OpPut(be.rowKey(r.RowKey), string(encodeRow(r)))
-			}
-			if _, err := be.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	n, err := backendtest.SeedPartitionBench(ctx, s, be.bulkRows)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,16 +17,7 @@ func BenchmarkFindNextMapped(b *testing.B) {
 	s := backends.New(be, nil)
 	defer s.Close()
 	ctx := context.Background()
-	n, next, err := backendtest.SeedMappingBench(ctx, s, backendtest.MappingBenchHistory, func(ctx context.Context, rows []backends.StatusRow) error {
-		return be.Update(ctx, func(tx backends.Tx) error {
-			for _, r := range rows {
-				if err := tx.PutRow(ctx, r); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	})
+	n, next, err := backendtest.SeedMappingBench(ctx, s, backendtest.MappingBenchHistory, backendtest.TxRows(be))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,16 +17,7 @@ func BenchmarkPartitions(b *testing.B) {
 	s := backends.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
 	defer s.Close()
 	ctx := context.Background()
-	_, err := backendtest.SeedPartitionBench(ctx, s, func(ctx context.Context, rows []backends.StatusRow) error {
-		return be.Update(ctx, func(tx backends.Tx) error {
-			for _, r := range rows {
-				if err := tx.PutRow(ctx, r); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	})
+	_, err := backendtest.SeedPartitionBench(ctx, s, backendtest.TxRows(be))
 	if err != nil {
 		b.Fatal(err)
 	}

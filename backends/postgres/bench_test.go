@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/backendtest"
 )
 
 // BenchmarkFindNextHistory measures findNext latency on a job that has
@@ -151,6 +152,37 @@ func seedSupply(b *testing.B, st *benchState, n int) {
 		}
 	}
 	if _, err := admin.pool.Exec(ctx, "ANALYZE "+st.schema+".candidates"); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// bulkRows is a backendtest.RowWriter inserting status rows straight into
+// schema's table, in one statement (seeding benchmarks).
+func bulkRows(schema string) backendtest.RowWriter {
+	return func(ctx context.Context, rows []backends.StatusRow) error {
+		var d, i, j, r, k, st, e, t, f []string
+		var a []int32
+		var fe []int64
+		for _, row := range rows {
+			d, i, j, r = append(d, row.Dataset), append(i, row.DataID), append(j, row.Job), append(r, string(row.Role))
+			k, st, e = append(k, backends.SortKey(row.DataID)), append(st, string(row.Status)), append(e, row.Executor)
+			t, f = append(t, row.Token), append(f, row.ReadFor)
+			a, fe = append(a, int32(row.Attempt)), append(fe, row.Fence)
+		}
+		_, err := admin.pool.Exec(ctx, `INSERT INTO `+schema+`.status_rows (dataset, dataid, job, role, sortkey, status,
+			attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, read_for)
+			SELECT d, i, j, r, k, s, a, e, t, fe, NULL, now(), '', '', f
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::bigint[], $11::text[])
+			  AS x(d, i, j, r, k, s, a, e, t, fe, f)`, d, i, j, r, k, st, a, e, t, fe, f)
+		return err
+	}
+}
+
+// analyzeRows has PostgreSQL vacuum and analyze schema's status rows after
+// a bulk seeding, as autovacuum would have by the time a store grew so.
+func analyzeRows(b *testing.B, schema string) {
+	b.Helper()
+	if _, err := admin.pool.Exec(context.Background(), "VACUUM ANALYZE "+schema+".status_rows"); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -23,28 +23,11 @@ func BenchmarkPartitions(b *testing.B) {
 	}
 	defer s.Close()
 	t0 := time.Now()
-	n, err := backendtest.SeedPartitionBench(ctx, s, func(ctx context.Context, rows []backends.StatusRow) error {
-		var d, i, j, r, k, s, e, t []string
-		var a []int32
-		var f []int64
-		for _, row := range rows {
-			d, i, j, r = append(d, row.Dataset), append(i, row.DataID), append(j, row.Job), append(r, string(row.Role))
-			k, s, e, t = append(k, backends.SortKey(row.DataID)), append(s, string(row.Status)), append(e, row.Executor), append(t, row.Token)
-			a, f = append(a, int32(row.Attempt)), append(f, row.Fence)
-		}
-		_, err := admin.pool.Exec(ctx, `INSERT INTO `+schema+`.status_rows (dataset, dataid, job, role, sortkey, status,
-			attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status)
-			SELECT d, i, j, r, k, s, a, e, t, f, NULL, now(), '', ''
-			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::bigint[])
-			  AS x(d, i, j, r, k, s, a, e, t, f)`, d, i, j, r, k, s, a, e, t, f)
-		return err
-	})
+	n, err := backendtest.SeedPartitionBench(ctx, s, bulkRows(schema))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := admin.pool.Exec(ctx, "VACUUM ANALYZE "+schema+".status_rows"); err != nil {
-		b.Fatal(err)
-	}
+	analyzeRows(b, schema)
 	b.Logf("seeded %d status rows in %s", n, time.Since(t0).Round(time.Millisecond))
 	b.ResetTimer()
 	backendtest.BenchPartitions(b, s)
