@@ -80,9 +80,18 @@ func (t batchingTx) CatalogVersion(ctx context.Context) (int64, error) {
 	return t.Tx.(backends.CatalogVersionTx).CatalogVersion(ctx)
 }
 
+func (t batchingTx) CheckHolders(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, []bool, error) {
+	return t.Tx.(backends.HolderTx).CheckHolders(ctx, keys)
+}
+
+func (t batchingTx) RunningOutputs(ctx context.Context, job, output string) ([]backends.StatusRow, error) {
+	return t.Tx.(backends.HolderTx).RunningOutputs(ctx, job, output)
+}
+
 var (
 	_ backends.Batcher          = (*batching)(nil)
 	_ backends.CandidateBatcher = batchingTx{}
+	_ backends.HolderTx         = batchingTx{}
 )
 
 // leaders is how many batches the engine keeps in flight at once, per

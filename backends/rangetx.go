@@ -177,11 +177,3 @@ func (c *chunkTx) GetSlots(context.Context, []string, bool) ([]*Slots, error) {
 }
 
 func (c *chunkTx) PutSlots(context.Context, Slots) error { return errNotInRange }
-
-func (c *chunkTx) CheckHolders(context.Context, []RowKey) ([]*StatusRow, []bool, error) {
-	return nil, nil, errNotInRange
-}
-
-func (c *chunkTx) RunningOutputs(context.Context, string, string) ([]StatusRow, error) {
-	return nil, errNotInRange
-}

@@ -121,6 +121,22 @@ func slotKeys(job Job) []string {
 	return keys
 }
 
+// HolderTx is implemented by a Tx whose slot records list their holders
+// (every Tx that is not a LiveCounter): what checking and rebuilding the
+// lists needs.
+type HolderTx interface {
+	// CheckHolders reads the OUTPUT rows of claims that hold slots, to
+	// tell whether they are still live, as GetRows does, except that it
+	// never waits: known[i] is false when the row cannot be read
+	// consistently without waiting (another transaction is changing it),
+	// and the caller then counts the holder as live.
+	CheckHolders(ctx context.Context, keys []RowKey) (rows []*StatusRow, known []bool, err error)
+	// RunningOutputs returns the OUTPUT rows of job on dataset output in
+	// RUNNING (whatever their lease), as committed when the slot records
+	// of this transaction were locked.
+	RunningOutputs(ctx context.Context, job, output string) ([]StatusRow, error)
+}
+
 // LiveCounter is implemented by a Tx that counts live claims itself (a
 // claim is live while its OUTPUT row is RUNNING with a lease to come):
 // PostgreSQL, whose index of RUNNING rows answers at once, and whose
@@ -221,14 +237,18 @@ func openGate(ctx context.Context, tx Tx, cat *Catalog, job Job, now time.Time, 
 		}
 		return g, nil
 	}
+	ht, ok := tx.(HolderTx)
+	if !ok {
+		return nil, fmt.Errorf("backends: the Tx %T neither counts live claims (LiveCounter) nor implements HolderTx", tx)
+	}
 	if err := g.dropEnded(ctx, tx, keys); err != nil {
 		return nil, err
 	}
-	if err := g.seed(ctx, tx); err != nil {
+	if err := g.seed(ctx, tx, ht); err != nil {
 		return nil, err
 	}
 	g.dropLeavers(cat)
-	changed, err := pruneHolders(ctx, tx, recs, now)
+	changed, err := pruneHolders(ctx, ht, recs, now)
 	for i := range changed {
 		g.dirty[i] = g.dirty[i] || changed[i]
 	}
@@ -244,7 +264,7 @@ func openGate(ctx context.Context, tx Tx, cat *Catalog, job Job, now time.Time, 
 // through the records, which are locked (or tracked) here: nothing is
 // missed, nothing counted twice. Catalog changes are rare: a job's
 // RUNNING claims are read once per change.
-func (g *slotGate) seed(ctx context.Context, tx Tx) error {
+func (g *slotGate) seed(ctx context.Context, tx Tx, ht HolderTx) error {
 	vt, ok := tx.(CatalogVersionTx)
 	if !ok {
 		return fmt.Errorf("backends: the Tx %T does not implement CatalogVersionTx", tx)
@@ -260,7 +280,7 @@ func (g *slotGate) seed(ctx context.Context, tx Tx) error {
 			continue
 		}
 		if !read {
-			if running, err = tx.RunningOutputs(ctx, g.job.ID, g.job.Output); err != nil {
+			if running, err = ht.RunningOutputs(ctx, g.job.ID, g.job.Output); err != nil {
 				return err
 			}
 			read = true
@@ -341,7 +361,7 @@ func readSlots(ctx context.Context, tx Tx, keys []string, forUpdate bool) ([]*Sl
 // recorded lease has passed (at most maxHolderChecks), drops those that
 // are no longer live and records the lease of those that are. It tells
 // which records changed.
-func pruneHolders(ctx context.Context, tx Tx, recs []*Slots, now time.Time) ([]bool, error) {
+func pruneHolders(ctx context.Context, tx HolderTx, recs []*Slots, now time.Time) ([]bool, error) {
 	changed := make([]bool, len(recs))
 	var keys []RowKey
 	index := map[RowKey]int{}

@@ -312,16 +312,6 @@ type Tx interface {
 	// PutSlots writes a slot record read with forUpdate in this
 	// transaction.
 	PutSlots(ctx context.Context, s Slots) error
-	// CheckHolders reads the OUTPUT rows of claims that hold slots, to
-	// tell whether they are still live, as GetRows does, except that it
-	// never waits: known[i] is false when the row cannot be read
-	// consistently without waiting (another transaction is changing it),
-	// and the caller then counts the holder as live.
-	CheckHolders(ctx context.Context, keys []RowKey) (rows []*StatusRow, known []bool, err error)
-	// RunningOutputs returns the OUTPUT rows of job on dataset output in
-	// RUNNING (whatever their lease), as committed when the slot records
-	// of this transaction were locked.
-	RunningOutputs(ctx context.Context, job, output string) ([]StatusRow, error)
 }
 
 // Candidate is a hint that Job may be able to claim DataID. Handle is the

@@ -61,6 +61,7 @@ var (
 	_ backends.KeyBudget        = (*Backend)(nil)
 	_ backends.CatalogVersioner = (*Backend)(nil)
 	_ backends.CandidateBatcher = (*tx)(nil)
+	_ backends.HolderTx         = (*tx)(nil)
 	_ backends.CatalogVersionTx = (*tx)(nil)
 )
 

@@ -48,7 +48,10 @@ type watcher struct {
 	ch chan backends.Event
 }
 
-var _ backends.Backend = (*Backend)(nil)
+var (
+	_ backends.Backend  = (*Backend)(nil)
+	_ backends.HolderTx = (*tx)(nil)
+)
 
 // New returns an empty backend.
 func New() *Backend {

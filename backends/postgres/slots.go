@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Slot records (backends/slots.go) live in table slots, one JSON document
@@ -27,21 +25,11 @@ const (
 	ensureSlotsSQL = `INSERT INTO slots (key, record)
 SELECT k, '{}' FROM unnest($1::text[]) AS k ORDER BY k
 ON CONFLICT (key) DO NOTHING`
-	// lockSlotsSQL locks the records of $1 and reads those of $2 unlocked.
-	lockSlotsSQL = `WITH locked AS (SELECT key, record FROM slots WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE)
-SELECT key, record FROM locked UNION ALL SELECT key, record FROM slots WHERE key = ANY($2::text[])`
+	// lockSlotsSQL locks and reads the records of $1.
+	lockSlotsSQL = `SELECT key, record FROM slots WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE`
 	readSlotsSQL = `SELECT key, record FROM slots WHERE key = ANY($1::text[])`
 	putSlotsSQL  = `INSERT INTO slots (key, record) VALUES ($1, $2)
 ON CONFLICT (key) DO UPDATE SET record = EXCLUDED.record`
-	// tryLockHoldersSQL takes, without waiting, the shared lock of each
-	// holder's chunk: a holder whose chunk another transaction is changing
-	// (a heartbeat, an ending) cannot be read consistently now.
-	tryLockHoldersSQL = `SELECT pg_try_advisory_xact_lock_shared(hashtextextended(u.d || '/' || u.i, $3::bigint))
-FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(d, i, n) ORDER BY u.n`
-	runningOutputsSQL = `SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence,
-       lease_expires_at, updated_at, reason, prev_status, ended
-FROM status_rows
-WHERE job = $1 AND dataset = $2 AND role = 'OUTPUT' AND status = 'RUNNING'`
 	listPoolsSQL = `SELECT key, record FROM slots WHERE key LIKE 'pool/%' ORDER BY key`
 	// countLiveSQL counts the live claims of the jobs $1 at $2, through
 	// the index of RUNNING OUTPUT rows (status_rows_expiry).
@@ -99,29 +87,23 @@ func (t *txn) slotRowsCommitted() {
 	}
 }
 
-// GetSlots with forUpdate also reads, unlocked, each record's partner
-// (partnerOf), which the engine asks for next: one round trip for both.
+// GetSlots reads records, locking them with forUpdate; records locked
+// ahead of time (PrefetchSlots) are answered from memory.
 func (t *txn) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*backends.Slots, error) {
 	out := make([]*backends.Slots, len(keys))
-	if t.peeked != nil {
-		all := true
-		for i, k := range keys {
-			s, ok := t.peeked[k]
-			out[i], all = s, all && ok && (!forUpdate || t.locked[k])
-		}
-		if all {
-			return out, nil
-		}
+	all := t.locked != nil
+	for i, k := range keys {
+		s, ok := t.locked[k]
+		out[i], all = s, all && ok
 	}
-	var partners []string
+	if all {
+		return out, nil
+	}
 	var rows pgx.Rows
 	var err error
 	if forUpdate {
-		for _, k := range keys {
-			partners = append(partners, partnerOf(k))
-		}
 		t.ensureSlots(keys)
-		rows, err = pipe{t}.Query(ctx, lockSlotsSQL, keys, partners)
+		rows, err = pipe{t}.Query(ctx, lockSlotsSQL, keys)
 	} else {
 		rows, err = pipe{t}.Query(ctx, readSlotsSQL, keys)
 	}
@@ -137,32 +119,28 @@ func (t *txn) GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*b
 	for i, k := range keys {
 		out[i] = found[k]
 	}
-	if len(partners) > 0 {
-		t.remember(keys, partners, found)
+	if forUpdate {
+		t.remember(keys, found)
 	}
 	return out, nil
 }
 
-// remember caches records read ahead: locked ones and peeked ones.
-func (t *txn) remember(locked, peeked []string, found map[string]*backends.Slots) {
-	if t.peeked == nil {
-		t.peeked, t.locked = map[string]*backends.Slots{}, map[string]bool{}
+// remember caches records this transaction locked (nil for a missing one).
+func (t *txn) remember(locked []string, found map[string]*backends.Slots) {
+	if t.locked == nil {
+		t.locked = map[string]*backends.Slots{}
 	}
 	for _, k := range locked {
-		t.peeked[k], t.locked[k] = found[k], true
-	}
-	for _, k := range peeked {
-		if !t.locked[k] {
-			t.peeked[k] = found[k]
-		}
+		t.locked[k] = found[k]
 	}
 }
 
-// PrefetchSlots has the next read of rows lock the records locked and
-// read those peeked, in its round trip, after the chunk locks queued
-// before it (the lock order every transaction keeps).
-func (t *txn) PrefetchSlots(locked, peeked []string) {
-	t.slotsAhead = &[2][]string{slices.Clone(locked), slices.Clone(peeked)}
+// PrefetchSlots has the next read of rows lock the records locked, in its
+// round trip, after the chunk locks queued before it (the lock order every
+// transaction keeps). The gates of a LiveCounter read no other record:
+// peeked is empty.
+func (t *txn) PrefetchSlots(locked, _ []string) {
+	t.slotsAhead = slices.Clone(locked)
 }
 
 // sendSlotsAhead queues the statements PrefetchSlots asked for.
@@ -170,10 +148,10 @@ func (t *txn) sendSlotsAhead() {
 	if t.slotsAhead == nil {
 		return
 	}
-	locked, peeked := t.slotsAhead[0], t.slotsAhead[1]
+	locked := t.slotsAhead
 	t.slotsAhead = nil
 	t.ensureSlots(locked)
-	t.enqueue(lockSlotsSQL, []any{locked, peeked}, func(br pgx.BatchResults) error {
+	t.enqueue(lockSlotsSQL, []any{locked}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
 			return mapErr(err, "reading slot records")
@@ -184,7 +162,7 @@ func (t *txn) sendSlotsAhead() {
 			return mapErr(err, "reading slot records")
 		}
 		t.noteSlotRows(found)
-		t.remember(locked, peeked, found)
+		t.remember(locked, found)
 		return nil
 	})
 	for _, jobs := range t.liveAhead {
@@ -204,15 +182,6 @@ func (t *txn) sendSlotsAhead() {
 	t.liveAhead = nil
 }
 
-// partnerOf is the record read with key: "ended/<key>" for a slot record
-// and the slot record for an ended one.
-func partnerOf(key string) string {
-	if rest, ok := strings.CutPrefix(key, "ended/"); ok {
-		return rest
-	}
-	return "ended/" + key
-}
-
 // PutSlots queues the write; it goes out with the transaction's next
 // statement (at the latest with its commit).
 func (t *txn) PutSlots(_ context.Context, s backends.Slots) error {
@@ -223,37 +192,6 @@ func (t *txn) PutSlots(_ context.Context, s backends.Slots) error {
 	t.slotsCreated = append(t.slotsCreated, s.Key)
 	t.enqueue(putSlotsSQL, []any{s.Key, doc}, nil)
 	return nil
-}
-
-// CheckHolders tries the shared lock of each holder's chunk, then reads
-// the rows with a snapshot taken after the locks: a row whose lock was
-// taken cannot change before this transaction ends, and a heartbeat
-// waiting for it decides on the lease after this transaction.
-func (t *txn) CheckHolders(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, []bool, error) {
-	ds := make([]string, len(keys))
-	ids := make([]string, len(keys))
-	for i, k := range keys {
-		ds[i], ids[i] = k.Dataset, k.DataID
-	}
-	known := make([]bool, len(keys))
-	t.enqueue(tryLockHoldersSQL, []any{ds, ids, t.b.salt}, func(br pgx.BatchResults) error {
-		rows, err := br.Query()
-		if err != nil {
-			return mapErr(err, "locking slot holders")
-		}
-		defer rows.Close()
-		for i := 0; rows.Next(); i++ {
-			if err := rows.Scan(&known[i]); err != nil {
-				return mapErr(err, "locking slot holders")
-			}
-		}
-		return mapErr(rows.Err(), "locking slot holders")
-	})
-	rows, err := t.GetRows(ctx, keys)
-	if err != nil {
-		return nil, nil, err
-	}
-	return rows, known, nil
 }
 
 // CountLive counts live claims in a statement of its own, which sees every
@@ -281,38 +219,6 @@ func (t *txn) PrefetchLive(jobs [][]string, now time.Time) {
 // liveKey names a count of jobs at now.
 func liveKey(jobs []string, now time.Time) string {
 	return strings.Join(jobs, "/") + "@" + now.Format(time.RFC3339Nano)
-}
-
-func (t *txn) RunningOutputs(ctx context.Context, job, output string) ([]backends.StatusRow, error) {
-	rows, err := pipe{t}.Query(ctx, runningOutputsSQL, job, output)
-	if err != nil {
-		return nil, mapErr(err, "reading live claims")
-	}
-	defer rows.Close()
-	var out []backends.StatusRow
-	for rows.Next() {
-		var r sqldb.StatusRow
-		var lease pgtype.Timestamptz
-		var updated time.Time
-		if err := rows.Scan(&r.Dataset, &r.Dataid, &r.Job, &r.Role, &r.Sortkey, &r.Status, &r.Attempt, &r.Executor,
-			&r.Token, &r.Fence, &lease, &updated, &r.Reason, &r.PrevStatus, &r.Ended); err != nil {
-			return nil, mapErr(err, "reading live claims")
-		}
-		r.LeaseExpiresAt, r.UpdatedAt = lease, updated
-		row := rowFromDB(r)
-		if _, written := t.rows[row.RowKey]; !written {
-			out = append(out, row)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, mapErr(err, "reading live claims")
-	}
-	for _, op := range t.rowOps {
-		if r := op.row; r != nil && r.Job == job && r.Dataset == output && r.Role == backends.RoleOutput && r.Status == backends.StatusRunning {
-			out = append(out, *r)
-		}
-	}
-	return out, nil
 }
 
 // ListPools reads every pool's slot record.

@@ -84,13 +84,12 @@ type txn struct {
 	dropCands    []int64
 	events       []backends.Event
 	eventsStored bool
-	// peeked holds slot records read unlocked ahead of time (slots.go),
+	// locked holds the slot records this transaction locked (slots.go),
 	// nil for a missing one.
-	peeked map[string]*backends.Slots
-	locked map[string]bool // slot records this transaction locked
+	locked map[string]*backends.Slots
 	// slotsAhead are the slot records to lock and read with the next read
 	// of rows (PrefetchSlots).
-	slotsAhead *[2][]string
+	slotsAhead []string
 	// liveAhead are the live-claim counts to send with the slot records'
 	// lock, at liveAt (PrefetchLive); liveCounts their answers (liveKey).
 	liveAhead  [][]string
