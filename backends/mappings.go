@@ -192,6 +192,11 @@ const latestBatch = 32
 // newest READY one among its candidates, looking at partition.MaxMapped
 // of them at most; when none is READY, the newest candidate and ok true
 // (the claim is then blocked on it); ok false when there is no candidate.
+// The candidates are read as a hint (peekRows): the claim reads and locks
+// (or guards) the one chosen like every chunk it reads, and a newer one
+// becoming READY meanwhile orders the claim before it, not after (that
+// publish starts a sweep that finds the output claimed). So a snapshot far
+// behind its outputs costs reads, not keys of the claim's transaction.
 func latestRead(ctx context.Context, tx Tx, cat *Catalog, m partition.Mapping, out partition.Def, in, dataid string) (string, bool, error) {
 	inDef := defOf(cat, in)
 	span, err := m.InputSpan(out, inDef, dataid)
@@ -241,7 +246,7 @@ func latestRead(ctx context.Context, tx Tx, cat *Catalog, m partition.Mapping, o
 		for i, c := range ids {
 			keys[i] = chunkOutputKey(cat, in, c)
 		}
-		rows, err := tx.GetRows(ctx, keys)
+		rows, err := peekRows(ctx, tx, keys)
 		if err != nil {
 			return "", false, err
 		}
@@ -343,61 +348,71 @@ func SortedReads(byKey map[RowKey]*StatusRow) []StatusRow {
 	return out
 }
 
-// maxReverseCandidates bounds the output dataids one input chunk becoming
-// READY makes candidates of through a LATEST or ALL mapping (whose reverse
-// is open-ended): the newest ones, whose windows have started.
-const maxReverseCandidates = 1000
-
 // mappedOutputs lists the output dataids of job whose mapped set of input
-// in holds inID (SPEC §9): those that may become claimable when the chunk
-// becomes READY. IDENTITY: inID; TIME_WINDOW: the outputs whose window,
-// widened by the offsets, overlaps the chunk's; LATEST and ALL: the
-// outputs of the reverse span whose windows have started at now, the
-// newest maxReverseCandidates of them (none when the output has no
-// partition definition to list them by).
-func mappedOutputs(cat *Catalog, job Job, in, inID string, now time.Time) ([]string, error) {
+// in holds inID (SPEC §9) through IDENTITY (inID) or TIME_WINDOW (the
+// outputs whose window, widened by the offsets, overlaps the chunk's).
+// LATEST and ALL have an open-ended reverse, walked by a sweep instead
+// (sweepStart).
+func mappedOutputs(cat *Catalog, job Job, in, inID string) ([]string, error) {
 	m := job.Mapping(in)
-	out, inDef := defOf(cat, job.Output), defOf(cat, in)
 	switch m.Kind {
 	case partition.Identity, "":
 		return []string{inID}, nil
 	case partition.TimeWindow:
-		ids, err := m.Outputs(out, inDef, inID)
+		ids, err := m.Outputs(defOf(cat, job.Output), defOf(cat, in), inID)
 		if err != nil {
 			return nil, mappingError(job, in, inID, err)
 		}
 		return ids, nil
 	}
-	span, err := m.OutputSpan(out, inDef, inID)
-	if err != nil {
-		return nil, mappingError(job, in, inID, err)
-	}
-	if span.Empty || out.IsZero() {
-		return nil, nil
-	}
-	if last, ok := lastStarted(out, now); ok && (span.To == "" || CompareDataID(last, span.To) < 0) {
-		span.To = last
-	} else if !ok && span.To == "" {
-		return nil, nil
-	}
-	if span.From != "" && CompareDataID(span.From, span.To) > 0 {
-		return nil, nil
-	}
-	seq, err := out.Range(span.From, span.To)
-	if err != nil {
-		return nil, mappingError(job, in, inID, err)
-	}
-	var ids []string
-	for id := range seq {
-		ids = append(ids, id)
-		if len(ids) > 2*maxReverseCandidates {
-			ids = append(ids[:0], ids[len(ids)-maxReverseCandidates:]...)
+	return nil, nil
+}
+
+// sweeps tells whether job reads an input through LATEST or ALL: a chunk
+// of it becoming READY starts a sweep over the job's outputs.
+func sweeps(job Job) bool {
+	for _, m := range job.InputMappings {
+		if m.Kind == partition.Latest || m.Kind == partition.All {
+			return true
 		}
 	}
-	if len(ids) > maxReverseCandidates {
-		ids = ids[len(ids)-maxReverseCandidates:]
+	return false
+}
+
+// sweepStart is where the sweep over job's outputs starts when chunk inID
+// of input in, read through LATEST or ALL, becomes READY: the first output
+// dataid of the mapping's reverse span (the outputs after the chunk for
+// LATEST, every output for ALL) whose window has started at now. ok is
+// false when there is none, or when the output has no partition
+// definition to walk.
+func sweepStart(cat *Catalog, job Job, in, inID string, now time.Time) (string, bool, error) {
+	m := job.Mapping(in)
+	out := defOf(cat, job.Output)
+	span, err := m.OutputSpan(out, defOf(cat, in), inID)
+	if err != nil {
+		return "", false, mappingError(job, in, inID, err)
 	}
-	return ids, nil
+	if span.Empty || out.IsZero() {
+		return "", false, nil
+	}
+	last, ok := lastStarted(out, now)
+	if !ok {
+		return "", false, nil
+	}
+	if span.To != "" && CompareDataID(span.To, last) < 0 {
+		last = span.To
+	}
+	if span.From != "" && CompareDataID(span.From, last) > 0 {
+		return "", false, nil
+	}
+	ids, err := out.Range(span.From, last)
+	if err != nil {
+		return "", false, mappingError(job, in, inID, err)
+	}
+	for id := range ids {
+		return id, true, nil
+	}
+	return "", false, nil
 }
 
 // lastStarted is the last dataid d expects whose window has started at now
@@ -430,9 +445,15 @@ func lastStarted(d partition.Def, now time.Time) (string, bool) {
 // claimed, and the last chunk of each window to become READY makes it a
 // candidate (the caller holds the shared locks of the other chunks of the
 // windows, windowLocks, so that two of them becoming READY at once cannot
-// both miss it). Through LATEST and ALL, every output of the reverse span.
+// both miss it). Through LATEST and ALL, whose reverse has no bound, one
+// sweep from the first output that may read the chunk (sweepStart,
+// advanceSweep): the transaction writes one candidate however long the
+// history.
 func enqueueMapped(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, dataid string, now time.Time) error {
-	outs, err := mappedOutputs(cat, job, dataset, dataid, now)
+	if k := job.Mapping(dataset).Kind; k == partition.Latest || k == partition.All {
+		return addSweep(ctx, tx, cat, job, dataset, dataid, now)
+	}
+	outs, err := mappedOutputs(cat, job, dataset, dataid)
 	if err != nil || len(outs) == 0 {
 		return err
 	}
@@ -475,6 +496,19 @@ func enqueueMapped(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, d
 		}
 	}
 	return nil
+}
+
+// addSweep starts the sweep over job's outputs that chunk (dataset,
+// dataid), read through LATEST or ALL, may have made claimable. A sweep is
+// a frontier candidate (Candidate.Frontier): two that meet at one output
+// merge, and a scheduled job's sweep merges into its schedule's frontier.
+func addSweep(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, dataid string, now time.Time) error {
+	id, ok, err := sweepStart(cat, job, dataset, dataid, now)
+	if err != nil || !ok {
+		return err
+	}
+	def := outputDef(cat, job)
+	return tx.AddCandidate(ctx, frontierAt(job, def, id))
 }
 
 // windowLocks adds to plan what making chunk (dataset, dataid) READY locks:
@@ -569,8 +603,13 @@ func (e *engine) backfillMapped(ctx context.Context, cat *Catalog, job Job) erro
 			break
 		}
 	}
-	producer := cat.Producer(in)
 	now := e.clock.Now()
+	if k := job.Mapping(in).Kind; k == partition.Latest || k == partition.All {
+		// Every input is read through LATEST or ALL: one sweep from the
+		// first output that may read the input's first READY chunk.
+		return e.backfillSweep(ctx, cat, job, in, now)
+	}
+	producer := cat.Producer(in)
 	f := ChunkFilter{Dataset: in, Role: RoleOutput, Status: StatusReady, First: MaxPageSize}
 	seen := map[string]bool{}
 	var pending []string
@@ -609,7 +648,7 @@ func (e *engine) backfillMapped(ctx context.Context, cat *Catalog, job Job) erro
 			if r.Job != producer {
 				continue
 			}
-			outs, err := mappedOutputs(cat, job, in, r.DataID, now)
+			outs, err := mappedOutputs(cat, job, in, r.DataID)
 			if err != nil {
 				return err
 			}
@@ -631,4 +670,18 @@ func (e *engine) backfillMapped(ctx context.Context, cat *Catalog, job Job) erro
 		f.After = page.Cursors[len(page.Cursors)-1]
 	}
 	return flush()
+}
+
+// backfillSweep starts, for a job that reads every input through LATEST or
+// ALL, the sweep that the first READY chunk of input in would have
+// started: the outputs after it may read it (LATEST), or read every chunk
+// of it (ALL).
+func (e *engine) backfillSweep(ctx context.Context, cat *Catalog, job Job, in string, now time.Time) error {
+	page, err := e.b.ListRows(ctx, ChunkFilter{Dataset: in, Role: RoleOutput, Status: StatusReady, First: 1})
+	if err != nil || len(page.Rows) == 0 {
+		return err
+	}
+	return e.b.Update(ctx, func(tx Tx) error {
+		return addSweep(ctx, tx, cat, job, in, page.Rows[0].DataID, now)
+	})
 }

@@ -123,6 +123,14 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 			if err := dropCandidates(ctx, tx, append(twins[c.DataID], c)); err != nil {
 				return err
 			}
+			if c.Frontier {
+				// Its chunk cannot be claimed at all: the frontier
+				// passes it, as one passes a chunk that has a row.
+				passed := ClaimState{Job: job, Output: &StatusRow{}}
+				if err := e.advanceFrontier(ctx, tx, cat, c, passed, false); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		claimed, err := e.takeCandidate(ctx, tx, cat, c, st, ops[min(next, len(ops)-1)], next < len(ops), g)

@@ -21,6 +21,26 @@ var errNotInRange = errors.New("backends: not available to a range operation's c
 type batchReads struct {
 	Tx
 	ahead map[RowKey]*StatusRow
+	// sweeps is, by job, the lowest dataid of a sweep (a frontier
+	// candidate, addSweep) that the batch's kept chunks added: a sweep
+	// walks every output after it, so one at a higher dataid of the same
+	// job adds nothing (a range of snapshots starts one sweep per job).
+	sweeps map[string]string
+}
+
+// addCandidate adds c, unless c is a sweep that one the batch added
+// already covers.
+func (b *batchReads) addCandidate(ctx context.Context, c Candidate) error {
+	if c.Frontier {
+		if at, ok := b.sweeps[c.Job]; ok && CompareDataID(at, c.DataID) <= 0 {
+			return nil
+		}
+		if b.sweeps == nil {
+			b.sweeps = map[string]string{}
+		}
+		b.sweeps[c.Job] = c.DataID
+	}
+	return b.Tx.AddCandidate(ctx, c)
 }
 
 // readAhead reads keys in one call and keeps them for the chunks.
@@ -155,7 +175,7 @@ func (c *chunkTx) AppendEvent(_ context.Context, e Event) error {
 }
 
 func (c *chunkTx) AddCandidate(_ context.Context, cand Candidate) error {
-	c.writes = append(c.writes, func(ctx context.Context, tx Tx) error { return tx.AddCandidate(ctx, cand) })
+	c.writes = append(c.writes, func(ctx context.Context, _ Tx) error { return c.base.addCandidate(ctx, cand) })
 	return nil
 }
 

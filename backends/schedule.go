@@ -29,6 +29,17 @@ import (
 // frontier left behind by a change walks to the new definition's dataids
 // or meets the new one, and two frontiers that meet at a dataid merge
 // into one (Tx.DropCandidate).
+//
+// A job that is not scheduled but reads an input through LATEST or ALL
+// gets frontier candidates too, sweeps: a chunk of such an input becoming
+// READY may make claimable any output after it (LATEST) or any output at
+// all (ALL), so it adds one candidate at the first of them, which walks
+// the outputs whose windows have started, claiming what it can
+// (advanceSweep). A frontier or a sweep taken at a chunk that has a row
+// looks at the rows ahead of it as a hint and goes straight to the next
+// chunk without one or free for producers (nextOpen): walking a stretch of
+// produced chunks costs a read per page of them, not a findNext round per
+// chunk.
 
 // frontierRetry is how long a frontier whose claim was refused for a
 // passing reason (not its due time) stays hidden before it is tried again.
@@ -68,9 +79,9 @@ func outputDef(cat *Catalog, job Job) *partition.Def {
 // kind, or a bounded one). nil: the job is not scheduled.
 //
 // An undriven job needs the frontier as a job without inputs does: its
-// inputs becoming READY queue the outputs whose windows have started then
-// (mappedOutputs), and nothing else queues an output whose window starts
-// later. Its frontier is due when the window starts (frontierAt).
+// inputs becoming READY start sweeps over the outputs whose windows have
+// started then (addSweep), and nothing else queues an output whose window
+// starts later. Its frontier is due when the window starts (frontierAt).
 func scheduleDef(cat *Catalog, job Job) *partition.Def {
 	if len(job.Inputs) > 0 && !undriven(job) {
 		return nil
@@ -142,11 +153,12 @@ func frontierAt(job Job, def *partition.Def, id string) Candidate {
 
 // advanceFrontier moves the frontier candidate c, just taken from the
 // queue, after findNext looked at its chunk (st; claimed tells whether it
-// was claimed now).
+// was claimed now). A frontier of a job that is not scheduled is a sweep
+// (advanceSweep).
 func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState, claimed bool) error {
 	def := scheduleDef(cat, st.Job)
 	if def == nil {
-		return nil // no longer scheduled
+		return e.advanceSweep(ctx, tx, cat, c, st)
 	}
 	id := c.DataID
 	if !claimed && st.Output == nil && def.Contains(id) {
@@ -156,10 +168,98 @@ func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Can
 		}
 		return tx.AddCandidate(ctx, f)
 	}
-	if next, ok := def.Next(id); ok {
-		return tx.AddCandidate(ctx, frontierAt(st.Job, def, next))
+	next, ok, err := e.nextOpen(ctx, tx, st.Job, *def, id, st.Output != nil, "")
+	if err != nil || !ok {
+		return err
 	}
-	return nil
+	return tx.AddCandidate(ctx, frontierAt(st.Job, def, next))
+}
+
+// advanceSweep moves a sweep, the frontier candidate c of a job that is not
+// scheduled, just taken from the queue (its chunk in st), to the next
+// output dataid, up to the last whose window has started; past it the
+// sweep ends. A sweep walks the outputs an input chunk read through LATEST
+// or ALL may have made claimable (enqueueMapped): that reverse mapping is
+// open-ended, so one candidate walks it rather than one per output. It
+// does not wait at an output it could not claim: what blocked it (a chunk
+// of another input) queues it when it becomes READY.
+func (e *engine) advanceSweep(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState) error {
+	def := outputDef(cat, st.Job)
+	if def == nil || !sweeps(st.Job) {
+		return nil // the job no longer reads anything through LATEST or ALL
+	}
+	last, ok := lastStarted(*def, e.clock.Now())
+	if !ok {
+		return nil
+	}
+	next, ok, err := e.nextOpen(ctx, tx, st.Job, *def, c.DataID, st.Output != nil, last)
+	if err != nil || !ok {
+		return err
+	}
+	return tx.AddCandidate(ctx, frontierAt(st.Job, def, next))
+}
+
+// sweepPage and sweepPages bound what one step of a frontier reads ahead
+// of it: pages of sweepPage output rows, at most sweepPages of them.
+const (
+	sweepPage  = 128
+	sweepPages = 4
+)
+
+// nextOpen is where a frontier of job at id over def goes next: the next
+// expected dataid, up to last when last is set. With skip (the chunk at id
+// had a row: the frontier walks a stretch of chunks the job has produced
+// or is producing), it reads the rows ahead as a hint (RowPeeker) and goes
+// to the first chunk that has no row or is free for producers, or, when
+// none is among the rows read, to the last one read, to go on from there
+// at its next step.
+func (e *engine) nextOpen(ctx context.Context, tx Tx, job Job, def partition.Def, id string, skip bool, last string) (string, bool, error) {
+	next, ok := def.Next(id)
+	if !ok || (last != "" && CompareDataID(next, last) > 0) {
+		return "", false, nil
+	}
+	if !skip {
+		return next, true, nil
+	}
+	ids, err := def.Range(next, last)
+	if err != nil {
+		return "", false, err
+	}
+	page := make([]string, 0, sweepPage)
+	keys := make([]RowKey, 0, sweepPage)
+	pages := 0
+	flush := func() (string, bool, error) {
+		rows, err := peekRows(ctx, tx, keys)
+		if err != nil {
+			return "", false, err
+		}
+		for i, r := range rows {
+			if FreeForProducers(statusOf(r)) {
+				return page[i], true, nil
+			}
+		}
+		pages++
+		return "", false, nil
+	}
+	for id := range ids {
+		page = append(page, id)
+		keys = append(keys, outputKey(job, id))
+		if len(page) < sweepPage {
+			continue
+		}
+		if at, ok, err := flush(); err != nil || ok {
+			return at, ok, err
+		}
+		if pages == sweepPages {
+			return page[len(page)-1], true, nil
+		}
+		page, keys = page[:0], keys[:0]
+	}
+	if len(page) == 0 {
+		return "", false, nil
+	}
+	at, ok, err := flush()
+	return at, ok, err
 }
 
 // frontierSeed is the frontier of job under cat, when it is scheduled

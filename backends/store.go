@@ -247,6 +247,24 @@ type Backend interface {
 	Close() error
 }
 
+// RowPeeker is implemented by transactions that can read status rows as a
+// hint: as committed (and as this transaction wrote them), neither locked
+// nor validated at commit, so that a later change to them neither waits
+// nor fails the transaction. A sweep (a frontier walking rows that exist,
+// schedule.go) reads the rows ahead of it so; without, it reads them with
+// GetRows.
+type RowPeeker interface {
+	PeekRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error)
+}
+
+// peekRows reads rows as a hint through tx (RowPeeker), or with GetRows.
+func peekRows(ctx context.Context, tx Tx, keys []RowKey) ([]*StatusRow, error) {
+	if p, ok := tx.(RowPeeker); ok {
+		return p.PeekRows(ctx, keys)
+	}
+	return tx.GetRows(ctx, keys)
+}
+
 // Tx is one transaction of Backend.Update. All reads and writes of one
 // operation go through it.
 type Tx interface {

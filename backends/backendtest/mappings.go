@@ -29,6 +29,7 @@ var mappingTests = []testCase{
 	{"MappingFindNextLookback", (*suite).testMappingFindNextLookback},
 	{"MappingFindNextRollUpAndFanOut", (*suite).testMappingFindNextRollUpAndFanOut},
 	{"MappingFindNextLatestAndAll", (*suite).testMappingFindNextLatestAndAll},
+	{"MappingLatestHistory", (*suite).testMappingLatestHistory},
 	{"MappingBackfill", (*suite).testMappingBackfill},
 	{"MappingPublishRange", (*suite).testMappingPublishRange},
 	{"MappingCascade", (*suite).testMappingCascade},
@@ -641,6 +642,51 @@ func (s *suite) testMappingFindNextLatestAndAll(t *testing.T) {
 	require.Empty(t, b.drain("enrich"))
 	b.publish("region", "us")
 	require.Equal(t, []string{"2025-02-04"}, b.drain("enrich"))
+}
+
+// testMappingLatestHistory: a first snapshot arriving after years of
+// input makes every output waiting for it claimable, lowest first, however
+// many: the reverse of LATEST has no bound, and one candidate (a sweep)
+// walks it, rather than one per output written with the snapshot. Late
+// snapshots behind outputs already claimed walk past them and leave
+// nothing queued.
+func (s *suite) testMappingLatestHistory(t *testing.T) {
+	b := s.setup(t)
+	b.mappedDatasets()
+	b.upsertJob(backends.Job{ID: "enrich", Output: "roll7", Inputs: []string{"raw", "dim"},
+		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
+	days := dayRange("2025-01-01", "2025-07-19") // 200 days: two pages of a sweep's step
+	_, err := b.s.PublishRange(b.ctx, "raw", days[0], days[len(days)-1])
+	require.NoError(t, err)
+	_, d := b.next("enrich")
+	require.Empty(t, d, "no snapshot yet")
+	b.publish("dim", "2025-01-01")
+	n, err := backends.QueueLength(b.ctx, b.s, "enrich")
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "one sweep, not one candidate per output")
+	var got []string
+	for range len(days) + 1 {
+		c, d := b.next("enrich")
+		if c == nil {
+			break
+		}
+		got = append(got, d)
+	}
+	require.Equal(t, days, got)
+
+	// Every output is RUNNING: late snapshots start sweeps (the lowest of
+	// a transaction covers the others), which claim nothing and end.
+	_, err = b.s.PublishRange(b.ctx, "dim", "2025-02-01", "2025-02-10")
+	require.NoError(t, err)
+	n, err = backends.QueueLength(b.ctx, b.s, "enrich")
+	require.NoError(t, err)
+	require.Positive(t, n)
+	require.LessOrEqual(t, n, 10, "a sweep per transaction at most, not a candidate per output")
+	_, d = b.next("enrich")
+	require.Empty(t, d)
+	n, err = backends.QueueLength(b.ctx, b.s, "enrich")
+	require.NoError(t, err)
+	require.Zero(t, n)
 }
 
 // testMappingBackfill: a job with mappings defined over data already READY

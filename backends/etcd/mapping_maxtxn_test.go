@@ -61,3 +61,38 @@ func TestMappedBackfillFitsMaxTxnOps(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, c, "a year of READY raw days, and findNext offers nothing to the lookback")
 }
+
+// TestMappedLatestPublishFitsMaxTxnOps: a first snapshot arriving after
+// 150 days of input, on a member with the default --max-txn-ops (128),
+// must be published in one transaction (it writes one sweep, not a
+// candidate per waiting output) and make those days claimable, each claim
+// looking back over up to 149 days for it.
+func TestMappedLatestPublishFitsMaxTxnOps(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := openSmallTxnStore(t, ctx)
+	def := partition.Def{Kind: partition.Daily, Start: "2024-01-01"}
+	for _, d := range []string{"raw", "dim", "enriched"} {
+		definedDataset(t, ctx, s, d, def)
+	}
+	_, err := s.UpsertJob(ctx, backends.Job{ID: "enrich", Output: "enriched", Inputs: []string{"raw", "dim"},
+		InputMappings: []backends.InputMapping{{Dataset: "dim", Mapping: partition.Mapping{Kind: partition.Latest}}}})
+	require.NoError(t, err)
+	_, err = s.PublishRange(ctx, "raw", "2024-01-01", "2024-05-29")
+	require.NoError(t, err)
+	c, err := s.FindNext(ctx, "enrich", "e")
+	require.NoError(t, err)
+	require.Nil(t, c, "no snapshot yet")
+	_, err = s.Publish(ctx, "dim", "2024-01-01")
+	require.NoError(t, err, "publishing the snapshot that 150 outputs wait for")
+	claimed := 0
+	for {
+		c, err := s.FindNext(ctx, "enrich", "e")
+		require.NoError(t, err)
+		if c == nil {
+			break
+		}
+		claimed++
+	}
+	require.Equal(t, 150, claimed)
+}

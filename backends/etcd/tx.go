@@ -322,6 +322,50 @@ func (t *tx) CatalogVersion(ctx context.Context) (int64, error) {
 	return t.reads[key], nil
 }
 
+// PeekRows reads rows as a hint (backends.RowPeeker): at the
+// transaction's snapshot when it has one, with its own writes, and neither
+// guarded at commit nor counted in its operations.
+func (t *tx) PeekRows(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, error) {
+	out := make([]*backends.StatusRow, len(keys))
+	var missing []int
+	for i, k := range keys {
+		if w, ok := t.writes[t.b.rowKey(k)]; ok {
+			if w != nil {
+				r, err := decodeRow(k, *w)
+				if err != nil {
+					return nil, err
+				}
+				out[i] = &r
+			}
+			continue
+		}
+		missing = append(missing, i)
+	}
+	batch := min(64, t.b.cfg.MaxTxnOps)
+	for len(missing) > 0 {
+		n := min(batch, len(missing))
+		ops := make([]clientv3.Op, n)
+		for j, i := range missing[:n] {
+			ops[j] = clientv3.OpGet(t.b.rowKey(keys[i]), clientv3.WithRev(t.rev))
+		}
+		resp, err := t.b.txn(ctx, nil, ops, nil)
+		if err != nil {
+			return nil, mapErr(err, "read rows")
+		}
+		for j, i := range missing[:n] {
+			if kvs := resp.Responses[j].GetResponseRange().Kvs; len(kvs) > 0 {
+				r, err := decodeRow(keys[i], kvs[0].Value)
+				if err != nil {
+					return nil, err
+				}
+				out[i] = &r
+			}
+		}
+		missing = missing[n:]
+	}
+	return out, nil
+}
+
 // ListReads lists the job's mapped reads of the chunk at the snapshot,
 // guards each key read and the whole prefix at commit, and applies this
 // transaction's own writes.
