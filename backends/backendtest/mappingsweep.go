@@ -1,0 +1,149 @@
+package backendtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/stretchr/testify/require"
+)
+
+// Sweeps (a frontier candidate walking the outputs of a job that reads an
+// input through LATEST or ALL): every output that claim accepts must be
+// offered by findNext (SPEC §3 findNext, §9).
+
+var mappingSweepTests = []testCase{
+	{"MappingSweepBackfillTwoLatest", (*suite).testMappingSweepBackfillTwoLatest},
+	{"MappingSweepBackfillAllAndLatest", (*suite).testMappingSweepBackfillAllAndLatest},
+	{"MappingSweepSnapshotBeforeJob", (*suite).testMappingSweepSnapshotBeforeJob},
+	{"MappingSweepMaxConcurrent", (*suite).testMappingSweepMaxConcurrent},
+	{"MappingSweepMixedBlocked", (*suite).testMappingSweepMixedBlocked},
+}
+
+// sweepDef is the daily definition of the sweep tests' datasets: eight
+// days up to the suite's epoch (2026-01-01), whose windows have all
+// started.
+var sweepDef = partition.Def{Kind: partition.Daily, Start: "2025-12-25"}
+
+// requireClaimable asserts that claim would accept job at each dataid
+// (blockers lists nothing).
+func (b *bundle) requireClaimable(job string, ids ...string) {
+	b.t.Helper()
+	for _, id := range ids {
+		bs, err := b.s.Blockers(b.ctx, job, id)
+		require.NoError(b.t, err)
+		require.Empty(b.t, bs, "%s at %s is claimable", job, id)
+	}
+}
+
+// testMappingSweepBackfillTwoLatest: a job reading two snapshots through
+// LATEST, created over snapshots already READY (a on 12-26, b on 12-28):
+// every output from 12-28 reads both, claim accepts it, and findNext must
+// offer it, at once or once a parked frontier's retry time has passed.
+func (s *suite) testMappingSweepBackfillTwoLatest(t *testing.T) {
+	b := s.setup(t)
+	for _, d := range []string{"a", "b", "out"} {
+		b.definedDataset(d, sweepDef)
+	}
+	b.publish("a", "2025-12-26")
+	b.publish("b", "2025-12-28")
+	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"a", "b"},
+		InputMappings: []backends.InputMapping{mapping("a", partition.Latest, 0, 0), mapping("b", partition.Latest, 0, 0)}})
+	want := dayRange("2025-12-28", "2026-01-01")
+	b.requireClaimable("j", want...)
+	got := b.drain("j")
+	b.clock.Advance(10 * time.Second) // past any parked frontier's retry
+	got = append(got, b.drain("j")...)
+	require.Equal(t, want, got, "outputs claim accepts are never offered by findNext")
+}
+
+// testMappingSweepBackfillAllAndLatest: the same with an ALL input first
+// (every region) and a LATEST snapshot published on 12-28, both READY
+// before the job exists.
+func (s *suite) testMappingSweepBackfillAllAndLatest(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("region", regions)
+	for _, d := range []string{"a", "out"} {
+		b.definedDataset(d, sweepDef)
+	}
+	b.publish("region", "eu", "us")
+	b.publish("a", "2025-12-28")
+	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"region", "a"},
+		InputMappings: []backends.InputMapping{mapping("region", partition.All, 0, 0), mapping("a", partition.Latest, 0, 0)}})
+	want := dayRange("2025-12-28", "2026-01-01")
+	b.requireClaimable("j", want...)
+	got := b.drain("j")
+	b.clock.Advance(10 * time.Second)
+	got = append(got, b.drain("j")...)
+	require.Equal(t, want, got, "outputs claim accepts are never offered by findNext")
+}
+
+// testMappingSweepSnapshotBeforeJob: b's snapshot (12-28) is READY before
+// the job exists and a's (12-26) arrives after: the outputs from 12-28
+// read both.
+func (s *suite) testMappingSweepSnapshotBeforeJob(t *testing.T) {
+	b := s.setup(t)
+	for _, d := range []string{"a", "b", "out"} {
+		b.definedDataset(d, sweepDef)
+	}
+	b.publish("b", "2025-12-28")
+	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"a", "b"},
+		InputMappings: []backends.InputMapping{mapping("a", partition.Latest, 0, 0), mapping("b", partition.Latest, 0, 0)}})
+	b.publish("a", "2025-12-26")
+	want := dayRange("2025-12-28", "2026-01-01")
+	b.requireClaimable("j", want...)
+	got := b.drain("j")
+	b.clock.Advance(10 * time.Second)
+	got = append(got, b.drain("j")...)
+	require.Equal(t, want, got, "outputs claim accepts are never offered by findNext")
+}
+
+// testMappingSweepMaxConcurrent: a sweep of a job at its maxConcurrent
+// waits; each completion lets the next output be claimed.
+func (s *suite) testMappingSweepMaxConcurrent(t *testing.T) {
+	b := s.setup(t)
+	for _, d := range []string{"raw", "dim", "out"} {
+		b.definedDataset(d, sweepDef)
+	}
+	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"raw", "dim"}, MaxConcurrent: 1,
+		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
+	days := dayRange("2025-12-25", "2026-01-01")
+	_, err := b.s.PublishRange(b.ctx, "raw", days[0], days[len(days)-1])
+	require.NoError(t, err)
+	b.publish("dim", "2025-12-25")
+	var got []string
+	for range len(days) + 1 {
+		c, d := b.next("j")
+		if c == nil {
+			break
+		}
+		c2, _ := b.next("j")
+		require.Nil(t, c2, "maxConcurrent 1")
+		got = append(got, d)
+		b.complete(c)
+	}
+	require.Equal(t, days, got)
+}
+
+// testMappingSweepMixedBlocked: a sweep passes outputs blocked on the
+// driving input; those come once it is READY, and a release or failure of
+// an output the sweep walked past brings it back.
+func (s *suite) testMappingSweepMixedBlocked(t *testing.T) {
+	b := s.setup(t)
+	for _, d := range []string{"raw", "dim", "out"} {
+		b.definedDataset(d, sweepDef)
+	}
+	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"raw", "dim"},
+		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
+	b.publish("raw", "2025-12-26", "2025-12-27", "2025-12-29")
+	// 12-27 is claimed by hand before the snapshot; the sweep walks past it.
+	b.publish("dim", "2025-12-25")
+	held := b.claim("j", "2025-12-27")
+	got := b.drain("j")
+	require.Equal(t, []string{"2025-12-26", "2025-12-29"}, got)
+	b.release(held)
+	require.Equal(t, []string{"2025-12-27"}, b.drain("j"))
+	b.publish("raw", "2025-12-28", "2026-01-01")
+	require.Equal(t, []string{"2025-12-28", "2026-01-01"}, b.drain("j"))
+}
