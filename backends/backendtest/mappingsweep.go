@@ -17,6 +17,7 @@ var mappingSweepTests = []testCase{
 	{"MappingSweepBackfillTwoLatest", (*suite).testMappingSweepBackfillTwoLatest},
 	{"MappingSweepBackfillAllAndLatest", (*suite).testMappingSweepBackfillAllAndLatest},
 	{"MappingSweepSnapshotBeforeJob", (*suite).testMappingSweepSnapshotBeforeJob},
+	{"MappingSweepParkedPileUp", (*suite).testMappingSweepParkedPileUp},
 	{"MappingSweepMaxConcurrent", (*suite).testMappingSweepMaxConcurrent},
 	{"MappingSweepMixedBlocked", (*suite).testMappingSweepMixedBlocked},
 }
@@ -97,6 +98,34 @@ func (s *suite) testMappingSweepSnapshotBeforeJob(t *testing.T) {
 	b.clock.Advance(10 * time.Second)
 	got = append(got, b.drain("j")...)
 	require.Equal(t, want, got, "outputs claim accepts are never offered by findNext")
+}
+
+// testMappingSweepParkedPileUp: a job reading two snapshots through
+// LATEST gets a's snapshot every day while b has none yet: every output is
+// blocked on b. Each snapshot starts a sweep; a sweep must not stay behind
+// at the output it could not claim, polling it forever, one more per day:
+// b's first snapshot starts its own sweep from the outputs that read it.
+func (s *suite) testMappingSweepParkedPileUp(t *testing.T) {
+	b := s.setup(t)
+	for _, d := range []string{"a", "b", "out"} {
+		b.definedDataset(d, sweepDef)
+	}
+	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"a", "b"},
+		InputMappings: []backends.InputMapping{mapping("a", partition.Latest, 0, 0), mapping("b", partition.Latest, 0, 0)}})
+	for _, d := range dayRange("2025-12-25", "2026-01-01") {
+		b.publish("a", d)
+		require.Empty(t, b.drain("j"))
+		b.clock.Advance(2 * time.Second)
+	}
+	// The next day starts: frontiers waiting for it meet there and merge.
+	b.clock.Advance(24 * time.Hour)
+	require.Empty(t, b.drain("j"))
+	n, err := backends.QueueLength(b.ctx, b.s, "j")
+	require.NoError(t, err)
+	require.LessOrEqual(t, n, 2, "frontiers left polling outputs blocked on an input that has no chunk")
+	b.publish("b", "2025-12-30")
+	b.clock.Advance(2 * time.Second)
+	require.Equal(t, dayRange("2025-12-30", "2026-01-02"), b.drain("j"))
 }
 
 // testMappingSweepMaxConcurrent: a sweep of a job at its maxConcurrent
