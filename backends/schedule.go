@@ -161,7 +161,7 @@ func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Can
 		return e.advanceSweep(ctx, tx, cat, c, st)
 	}
 	id := c.DataID
-	if !claimed && st.Output == nil && def.Contains(id) {
+	if !claimed && st.Output == nil && def.Contains(id) && len(st.Job.Inputs) == 0 {
 		f := frontierAt(st.Job, def, id)
 		if now := e.clock.Now(); !now.Before(f.NotBefore) {
 			f.NotBefore = now.Add(frontierRetry) // refused for a passing reason
