@@ -352,6 +352,9 @@ func (t *tx) PeekRows(ctx context.Context, keys []backends.RowKey) ([]*backends.
 		if err != nil {
 			return nil, mapErr(err, "read rows")
 		}
+		if t.rev == 0 {
+			t.rev = resp.Header.Revision // a first read fixes the snapshot
+		}
 		for j, i := range missing[:n] {
 			if kvs := resp.Responses[j].GetResponseRange().Kvs; len(kvs) > 0 {
 				r, err := decodeRow(keys[i], kvs[0].Value)
