@@ -192,11 +192,13 @@ const latestBatch = 32
 // newest READY one among its candidates, looking at partition.MaxMapped
 // of them at most; when none is READY, the newest candidate and ok true
 // (the claim is then blocked on it); ok false when there is no candidate.
-// The candidates are read as a hint (peekRows): the claim reads and locks
-// (or guards) the one chosen like every chunk it reads, and a newer one
-// becoming READY meanwhile orders the claim before it, not after (that
-// publish starts a sweep that finds the output claimed). So a snapshot far
-// behind its outputs costs reads, not keys of the claim's transaction.
+// The candidates are read as a hint, the newest latestBatch of them by
+// key (peekRows), then the rest in one ordered read where the backend can
+// (LatestReadyFinder), else a page of rows at a time: the claim reads and locks (or guards) the one chosen like
+// every chunk it reads, and a newer one becoming READY meanwhile orders
+// the claim before it, not after (that publish starts a sweep that finds
+// the output claimed). So a snapshot far behind its outputs costs one
+// read, not a read per day between nor keys of the claim's transaction.
 func latestRead(ctx context.Context, tx Tx, cat *Catalog, m partition.Mapping, out partition.Def, in, dataid string) (string, bool, error) {
 	inDef := defOf(cat, in)
 	span, err := m.InputSpan(out, inDef, dataid)
@@ -227,8 +229,24 @@ func latestRead(ctx context.Context, tx Tx, cat *Catalog, m partition.Mapping, o
 		// candidate is the output dataid itself.
 		return top, true, nil
 	}
+	finder, _ := tx.(LatestReadyFinder)
 	id, looked := top, 0
 	for looked < partition.MaxMapped {
+		if finder != nil && looked > 0 && id != "" {
+			// Not among the newest: one ordered read finds the rest.
+			found, ok, err := finder.LatestReady(ctx, in, span.From, id)
+			switch {
+			case err != nil:
+				return "", false, err
+			case !ok:
+				return top, true, nil
+			case inDef.Contains(found):
+				return found, true, nil
+			}
+			// A READY chunk that the definition does not expect (kept
+			// from an earlier one): step back through the expected ones.
+			finder = nil
+		}
 		var ids []string
 		for len(ids) < latestBatch && id != "" {
 			ids = append(ids, id)

@@ -257,6 +257,14 @@ type RowPeeker interface {
 	PeekRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error)
 }
 
+// LatestReadyFinder is implemented by transactions that can find, as a
+// hint (see RowPeeker), the READY chunk of dataset with the highest
+// dataid in shortlex order from from (none when empty) to to, inclusive,
+// in one ordered read, however many dataids between have no chunk.
+type LatestReadyFinder interface {
+	LatestReady(ctx context.Context, dataset, from, to string) (dataid string, ok bool, err error)
+}
+
 // peekRows reads rows as a hint through tx (RowPeeker), or with GetRows.
 func peekRows(ctx context.Context, tx Tx, keys []RowKey) ([]*StatusRow, error) {
 	if p, ok := tx.(RowPeeker); ok {

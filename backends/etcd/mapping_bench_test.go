@@ -28,3 +28,15 @@ func BenchmarkFindNextMapped(b *testing.B) {
 	b.Logf("seeded %d status rows in %s", n, time.Since(t0).Round(time.Millisecond))
 	b.Run("history=100000", func(b *testing.B) { backendtest.BenchFindNextMapped(b, s, &next) })
 }
+
+// BenchmarkLatestSnapshot: a first LATEST snapshot arriving after 3,000
+// READY days of the job's other input (backendtest.BenchLatestSnapshot),
+// on an embedded member of its own.
+//
+//	go test ./backends/etcd/ -run '^$' -bench LatestSnapshot -benchtime 1x
+func BenchmarkLatestSnapshot(b *testing.B) {
+	_, be := privateBackend(b)
+	s := backends.New(be, nil)
+	defer s.Close()
+	backendtest.BenchLatestSnapshot(b, s, 3000)
+}

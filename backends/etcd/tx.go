@@ -369,6 +369,48 @@ func (t *tx) PeekRows(ctx context.Context, keys []backends.RowKey) ([]*backends.
 	return out, nil
 }
 
+// LatestReady finds the newest READY chunk of dataset between from and
+// to (backends.LatestReadyFinder): a backward range read of its rows at
+// the transaction's snapshot, a page at a time (at a dataid the OUTPUT row
+// comes before the INPUT rows), neither guarded at commit nor counted in
+// its operations.
+func (t *tx) LatestReady(ctx context.Context, dataset, from, to string) (string, bool, error) {
+	prefix := t.b.key("rows", dataset) + "/"
+	start := prefix
+	if from != "" {
+		start += backends.SortKey(from)
+	}
+	end := prefix + backends.SortKey(to) + "0" // "0" follows "/": every key at to
+	const page = 64
+	for {
+		resp, err := t.b.get(ctx, start, clientv3.WithRange(end), clientv3.WithRev(t.rev),
+			clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(page))
+		if err != nil {
+			return "", false, err
+		}
+		if t.rev == 0 {
+			t.rev = resp.Header.Revision // a first read fixes the snapshot
+		}
+		for _, kv := range resp.Kvs {
+			k, ok := t.b.parseRowKey(string(kv.Key))
+			if !ok || k.Role != backends.RoleOutput {
+				continue
+			}
+			r, err := decodeRow(k, kv.Value)
+			if err != nil {
+				return "", false, err
+			}
+			if r.Status == backends.StatusReady {
+				return k.DataID, true, nil
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return "", false, nil
+		}
+		end = string(resp.Kvs[len(resp.Kvs)-1].Key)
+	}
+}
+
 // ListReads lists the job's mapped reads of the chunk at the snapshot,
 // guards each key read and the whole prefix at commit, and applies this
 // transaction's own writes.

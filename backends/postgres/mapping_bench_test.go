@@ -31,3 +31,17 @@ func BenchmarkFindNextMapped(b *testing.B) {
 	b.Logf("seeded %d status rows in %s", n, time.Since(t0).Round(time.Millisecond))
 	b.Run("history=100000", func(b *testing.B) { backendtest.BenchFindNextMapped(b, s, &next) })
 }
+
+// BenchmarkLatestSnapshot: a first LATEST snapshot arriving after 3,000
+// READY days of the job's other input (backendtest.BenchLatestSnapshot).
+//
+//	go test ./backends/postgres/ -run '^$' -bench LatestSnapshot -benchtime 1x
+func BenchmarkLatestSnapshot(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, Config{DSN: testDSN(b), Schema: freshSchema(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	backendtest.BenchLatestSnapshot(b, s, 3000)
+}

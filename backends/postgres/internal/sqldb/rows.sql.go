@@ -143,6 +143,44 @@ func (q *Queries) GetRows(ctx context.Context, arg GetRowsParams) ([]StatusRow, 
 	return items, nil
 }
 
+const LatestReady = `-- name: LatestReady :many
+SELECT dataid
+FROM status_rows
+WHERE dataset = $1 AND sortkey <= $2 AND sortkey >= $3
+  AND role = 'OUTPUT' AND status = 'READY'
+ORDER BY sortkey DESC, role DESC
+LIMIT 1
+`
+
+type LatestReadyParams struct {
+	Dataset string
+	Top     string
+	Bottom  string
+}
+
+// The newest READY OUTPUT row of a dataset with a sort key between
+// @bottom and @top, walking status_rows_list backwards from @top (at each
+// sort key the OUTPUT rows come before the INPUT rows).
+func (q *Queries) LatestReady(ctx context.Context, arg LatestReadyParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, LatestReady, arg.Dataset, arg.Top, arg.Bottom)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var dataid string
+		if err := rows.Scan(&dataid); err != nil {
+			return nil, err
+		}
+		items = append(items, dataid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ListReads = `-- name: ListReads :many
 SELECT dataset, dataid, job, role, sortkey, status, attempt, executor, token, fence, lease_expires_at, updated_at, reason, prev_status, ended, retry_at, read_for, reads
 FROM status_rows
