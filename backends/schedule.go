@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/chunklock/chunklock/backends/partition"
@@ -154,11 +155,14 @@ func frontierAt(job Job, def *partition.Def, id string) Candidate {
 // advanceFrontier moves the frontier candidate c, just taken from the
 // queue, after findNext looked at its chunk (st; claimed tells whether it
 // was claimed now). A frontier of a job that is not scheduled is a sweep
-// (advanceSweep).
+// (advanceSweep). A job without inputs that could not claim a chunk
+// without a row (refused for a passing reason) tries it again shortly; an
+// undriven job's frontier passes it: what blocks it is a chunk of a
+// LATEST or ALL input, which starts a sweep over it when it becomes READY.
 func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState, claimed bool) error {
 	def := scheduleDef(cat, st.Job)
 	if def == nil {
-		return e.advanceSweep(ctx, tx, cat, c, st)
+		return e.advanceSweep(ctx, tx, cat, c, st, claimed)
 	}
 	id := c.DataID
 	if !claimed && st.Output == nil && def.Contains(id) && len(st.Job.Inputs) == 0 {
@@ -168,7 +172,7 @@ func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Can
 		}
 		return tx.AddCandidate(ctx, f)
 	}
-	next, ok, err := e.nextOpen(ctx, tx, st.Job, *def, id, st.Output != nil, "")
+	next, ok, err := e.nextOpen(ctx, tx, cat, st.Job, *def, id, st.Output != nil, "", nil)
 	if err != nil || !ok {
 		return err
 	}
@@ -182,8 +186,10 @@ func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Can
 // or ALL may have made claimable (enqueueMapped): that reverse mapping is
 // open-ended, so one candidate walks it rather than one per output. It
 // does not wait at an output it could not claim: what blocked it (a chunk
-// of another input) queues it when it becomes READY.
-func (e *engine) advanceSweep(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState) error {
+// of another input) queues it when it becomes READY. For the same reason,
+// once it meets such an output, it passes every output whose chunk of an
+// input read one to one is not READY (nextOpen).
+func (e *engine) advanceSweep(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState, claimed bool) error {
 	def := outputDef(cat, st.Job)
 	if def == nil || !sweeps(st.Job) {
 		return nil // the job no longer reads anything through LATEST or ALL
@@ -192,7 +198,13 @@ func (e *engine) advanceSweep(ctx context.Context, tx Tx, cat *Catalog, c Candid
 	if !ok {
 		return nil
 	}
-	next, ok, err := e.nextOpen(ctx, tx, st.Job, *def, c.DataID, st.Output != nil, last)
+	var driving []string // inputs read one to one: a chunk not READY queues its output
+	for _, in := range st.Job.Inputs {
+		if k := st.Job.Mapping(in).Kind; k == partition.Identity || k == "" {
+			driving = append(driving, in)
+		}
+	}
+	next, ok, err := e.nextOpen(ctx, tx, cat, st.Job, *def, c.DataID, st.Output != nil || !claimed, last, driving)
 	if err != nil || !ok {
 		return err
 	}
@@ -208,12 +220,13 @@ const (
 
 // nextOpen is where a frontier of job at id over def goes next: the next
 // expected dataid, up to last when last is set. With skip (the chunk at id
-// had a row: the frontier walks a stretch of chunks the job has produced
-// or is producing), it reads the rows ahead as a hint (RowPeeker) and goes
-// to the first chunk that has no row or is free for producers, or, when
-// none is among the rows read, to the last one read, to go on from there
-// at its next step.
-func (e *engine) nextOpen(ctx context.Context, tx Tx, job Job, def partition.Def, id string, skip bool, last string) (string, bool, error) {
+// had a row, or a sweep could not claim it: the frontier walks a stretch
+// of chunks the job has produced or cannot produce yet), it reads the rows
+// ahead as a hint (RowPeeker) and goes to the first chunk that has no row
+// or is free for producers and whose chunks of the inputs ready are READY,
+// or, when none is among the rows read, to the last one read, to go on
+// from there at its next step.
+func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def partition.Def, id string, skip bool, last string, ready []string) (string, bool, error) {
 	next, ok := def.Next(id)
 	if !ok || (last != "" && CompareDataID(next, last) > 0) {
 		return "", false, nil
@@ -225,16 +238,18 @@ func (e *engine) nextOpen(ctx context.Context, tx Tx, job Job, def partition.Def
 	if err != nil {
 		return "", false, err
 	}
+	per := 1 + len(ready) // keys per dataid: the output row, then the inputs'
 	page := make([]string, 0, sweepPage)
-	keys := make([]RowKey, 0, sweepPage)
+	keys := make([]RowKey, 0, sweepPage*per)
 	pages := 0
 	flush := func() (string, bool, error) {
 		rows, err := peekRows(ctx, tx, keys)
 		if err != nil {
 			return "", false, err
 		}
-		for i, r := range rows {
-			if FreeForProducers(statusOf(r)) {
+		for i := range page {
+			at := rows[i*per : (i+1)*per]
+			if FreeForProducers(statusOf(at[0])) && !slices.ContainsFunc(at[1:], func(r *StatusRow) bool { return statusOf(r) != StatusReady }) {
 				return page[i], true, nil
 			}
 		}
@@ -244,6 +259,9 @@ func (e *engine) nextOpen(ctx context.Context, tx Tx, job Job, def partition.Def
 	for id := range ids {
 		page = append(page, id)
 		keys = append(keys, outputKey(job, id))
+		for _, in := range ready {
+			keys = append(keys, chunkOutputKey(cat, in, id))
+		}
 		if len(page) < sweepPage {
 			continue
 		}
