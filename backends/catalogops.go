@@ -65,7 +65,7 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 	var after *Catalog
 	check := func(cat *Catalog) error {
 		var err error
-		valid, enqueue, err = prepareJob(cat, j)
+		valid, enqueue, err = e.prepareJob(cat, j)
 		old, existed := cat.Jobs.Lookup(j.ID)
 		reschedule = enqueue || !existed || old.Output != valid.Output
 		return err
@@ -133,6 +133,16 @@ func prepareJob(cat *Catalog, j Job) (Job, bool, error) {
 	return j, !existed || !slices.Equal(old.Inputs, j.Inputs) || !slices.Equal(old.InputMappings, j.InputMappings), nil
 }
 
+// prepareJob is prepareJob, refusing besides a job one claim of which
+// would not fit in a transaction of e's backend (claimFits).
+func (e *engine) prepareJob(cat *Catalog, j Job) (Job, bool, error) {
+	valid, enqueue, err := prepareJob(cat, j)
+	if err == nil {
+		err = e.claimFits(cat, valid)
+	}
+	return valid, enqueue, err
+}
+
 // ValidateJob checks j against the cached catalog, and against one read
 // afresh before it refuses j.
 func (e *engine) ValidateJob(ctx context.Context, j Job) (Job, error) {
@@ -143,12 +153,12 @@ func (e *engine) ValidateJob(ctx context.Context, j Job) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	valid, _, err := prepareJob(cat.Catalog, j)
+	valid, _, err := e.prepareJob(cat.Catalog, j)
 	if err != nil && !cat.fresh {
 		if cat, err = e.loadCatalog(ctx, false); err != nil {
 			return Job{}, err
 		}
-		valid, _, err = prepareJob(cat.Catalog, j)
+		valid, _, err = e.prepareJob(cat.Catalog, j)
 	}
 	return valid, err
 }

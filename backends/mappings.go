@@ -703,3 +703,65 @@ func (e *engine) backfillSweep(ctx context.Context, cat *Catalog, job Job, in st
 		return addSweep(ctx, tx, cat, job, in, page.Rows[0].DataID, now)
 	})
 }
+
+// widthSample is how many output dataids, from the first its definition
+// expects, mappedReads looks at to find the widest TIME_WINDOW: a year of
+// days covers the months, the weeks and the DST changes.
+const widthSample = 400
+
+// mappedReads is about the most input chunks one claim of job reads: one
+// per input read one to one or through LATEST, every expected dataid of an
+// input read through ALL, and the widest window, among the first
+// widthSample outputs, of an input read through TIME_WINDOW.
+func mappedReads(cat *Catalog, job Job) int {
+	n := 0
+	for _, in := range job.Inputs {
+		m := job.Mapping(in)
+		inDef, out := defOf(cat, in), defOf(cat, job.Output)
+		switch m.Kind {
+		case partition.All:
+			if ids, err := inDef.Range("", ""); err == nil {
+				c := 0
+				for range ids {
+					if c++; c > partition.MaxMapped {
+						break
+					}
+				}
+				n += c
+				continue
+			}
+		case partition.TimeWindow:
+			widest := 1
+			if ids, err := out.Range("", ""); err == nil {
+				seen := 0
+				for o := range ids {
+					if ws, err := m.Inputs(out, inDef, o); err == nil {
+						widest = max(widest, len(ws))
+					}
+					if seen++; seen == widthSample {
+						break
+					}
+				}
+			}
+			n += widest
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// claimFits refuses a job with mappings whose claims read more input
+// chunks than one transaction of e's backend holds (KeyBudget: etcd's
+// --max-txn-ops): every claim of it would fail.
+func (e *engine) claimFits(cat *Catalog, job Job) error {
+	if e.maxKeys <= 0 || !job.Mapped() {
+		return nil
+	}
+	reads := mappedReads(cat, job)
+	if need := opKeys(reads); need > e.maxKeys {
+		return InvalidArgument("job %q reads up to %d input chunks for one output dataid through its mappings; a claim of it reads and writes them in one transaction of about %d operations, more than this store's limit of %d (etcd's --max-txn-ops): raise the cluster's --max-txn-ops and the store's max_txn_ops, or map fewer chunks per output",
+			job.ID, reads, need, e.maxKeys)
+	}
+	return nil
+}

@@ -96,3 +96,40 @@ func TestMappedLatestPublishFitsMaxTxnOps(t *testing.T) {
 	}
 	require.Equal(t, 150, claimed)
 }
+
+// TestMappedClaimMustFitMaxTxnOps: on a member with the default
+// --max-txn-ops, a job whose claims would read more input chunks than one
+// transaction holds (a weekly roll-up of hours: 168) is refused when it is
+// upserted, saying what to raise; a daily roll-up of hours (up to 25,
+// DST days included) is stored, and its claims commit.
+func TestMappedClaimMustFitMaxTxnOps(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := openSmallTxnStore(t, ctx)
+	definedDataset(t, ctx, s, "hours", partition.Def{Kind: partition.Hourly, Start: "2025-03-29T00", Timezone: "Europe/Berlin"})
+	definedDataset(t, ctx, s, "weeks", partition.Def{Kind: partition.Weekly, Start: "2025-W13", Timezone: "Europe/Berlin"})
+	definedDataset(t, ctx, s, "days", partition.Def{Kind: partition.Daily, Start: "2025-03-29", Timezone: "Europe/Berlin"})
+	window := []backends.InputMapping{{Dataset: "hours", Mapping: partition.Mapping{Kind: partition.TimeWindow}}}
+	weekly := backends.Job{ID: "weekly", Output: "weeks", Inputs: []string{"hours"}, InputMappings: window}
+	for _, call := range []func(context.Context, backends.Job) (backends.Job, error){s.ValidateJob, s.UpsertJob} {
+		_, err := call(ctx, weekly)
+		require.Error(t, err)
+		require.Equal(t, backends.CodeInvalidArgument, backends.CodeOf(err))
+		require.Contains(t, err.Error(), "reads up to 168 input chunks")
+		require.Contains(t, err.Error(), "--max-txn-ops")
+	}
+	_, err := s.Job(ctx, "weekly")
+	require.Equal(t, backends.CodeNotFound, backends.CodeOf(err))
+
+	_, err = s.UpsertJob(ctx, backends.Job{ID: "daily", Output: "days", Inputs: []string{"hours"}, InputMappings: window})
+	require.NoError(t, err)
+	// 2025-03-30 in Berlin has 23 hours; claim it and the day before.
+	_, err = s.PublishRange(ctx, "hours", "2025-03-29T00", "2025-03-30T23")
+	require.NoError(t, err)
+	for _, day := range []string{"2025-03-29", "2025-03-30"} {
+		c, err := s.FindNext(ctx, "daily", "e")
+		require.NoError(t, err)
+		require.NotNil(t, c)
+		require.Equal(t, day, c.DataID)
+	}
+}
