@@ -99,7 +99,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 	for _, group := range [][]testCase{
 		definitionTests, lockTableTests, operationTests, guaranteeTests,
 		seedTests, readModelTests, resourceLockTests, hardeningTests, partitionTests, rangeTests,
-		backoffTests, scheduleTests, poolTests, recordTests, mappingTests, mappingLossTests, mappingSweepTests,
+		backoffTests, scheduleTests, poolTests, recordTests, mappingTests, mappingLossTests, mappingSweepTests, mappingLatestFindTests,
 	} {
 		for _, tc := range group {
 			t.Run(tc.name, func(t *testing.T) { tc.run(s, t) })
