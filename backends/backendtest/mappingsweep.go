@@ -20,6 +20,7 @@ var mappingSweepTests = []testCase{
 	{"MappingSweepParkedPileUp", (*suite).testMappingSweepParkedPileUp},
 	{"MappingSweepMaxConcurrent", (*suite).testMappingSweepMaxConcurrent},
 	{"MappingSweepMixedBlocked", (*suite).testMappingSweepMixedBlocked},
+	{"MappingSweepPassesRunningInput", (*suite).testMappingSweepPassesRunningInput},
 }
 
 // sweepDef is the daily definition of the sweep tests' datasets: eight
@@ -175,4 +176,31 @@ func (s *suite) testMappingSweepMixedBlocked(t *testing.T) {
 	require.Equal(t, []string{"2025-12-27"}, b.drain("j"))
 	b.publish("raw", "2025-12-28", "2026-01-01")
 	require.Equal(t, []string{"2025-12-28", "2026-01-01"}, b.drain("j"))
+}
+
+// testMappingSweepPassesRunningInput: a sweep passes outputs whose chunk
+// of the input read one to one is being produced (RUNNING, from nothing or
+// over a READY chunk, by a force); completing or releasing that claim
+// makes the chunk READY and queues the output.
+func (s *suite) testMappingSweepPassesRunningInput(t *testing.T) {
+	b := s.setup(t)
+	for _, d := range []string{"src", "raw", "dim", "out"} {
+		b.definedDataset(d, sweepDef)
+	}
+	b.upsertJob(backends.Job{ID: "mkraw", Output: "raw", Inputs: []string{"src"}})
+	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"raw", "dim"},
+		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
+	b.publish("src", "2025-12-26", "2025-12-27", "2025-12-28")
+	b.run("mkraw", "2025-12-26")
+	b.run("mkraw", "2025-12-28")
+	running := b.claim("mkraw", "2025-12-27")
+	forced := b.force("mkraw", "2025-12-28")
+	require.Empty(t, b.drain("j"), "no snapshot yet")
+	b.publish("dim", "2025-12-25")
+	require.Equal(t, []string{"2025-12-26"}, b.drain("j"))
+	b.complete(running)
+	require.Equal(t, []string{"2025-12-27"}, b.drain("j"))
+	b.release(forced)
+	require.Equal(t, backends.StatusReady, b.status("raw", "2025-12-28"))
+	require.Equal(t, []string{"2025-12-28"}, b.drain("j"))
 }
