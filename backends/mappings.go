@@ -234,7 +234,7 @@ func latestRead(ctx context.Context, tx Tx, cat *Catalog, m partition.Mapping, o
 	for looked < partition.MaxMapped {
 		if finder != nil && looked > 0 && id != "" {
 			// Not among the newest: one ordered read finds the rest.
-			found, ok, err := finder.LatestReady(ctx, in, span.From, id)
+			found, ok, err := finder.LatestReady(ctx, in, chunkOutputKey(cat, in, "").Job, span.From, id)
 			switch {
 			case err != nil:
 				return "", false, err

@@ -260,9 +260,12 @@ type RowPeeker interface {
 // LatestReadyFinder is implemented by transactions that can find, as a
 // hint (see RowPeeker), the READY chunk of dataset with the highest
 // dataid in shortlex order from from (none when empty) to to, inclusive,
-// in one ordered read, however many dataids between have no chunk.
+// in one ordered read, however many dataids between have no chunk. A
+// chunk's status is that of its OUTPUT row of job, the dataset's producer
+// ("" for a source): rows of other jobs (left by an earlier catalog) are
+// not the chunk's.
 type LatestReadyFinder interface {
-	LatestReady(ctx context.Context, dataset, from, to string) (dataid string, ok bool, err error)
+	LatestReady(ctx context.Context, dataset, job, from, to string) (dataid string, ok bool, err error)
 }
 
 // peekRows reads rows as a hint through tx (RowPeeker), or with GetRows.

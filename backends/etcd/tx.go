@@ -374,7 +374,7 @@ func (t *tx) PeekRows(ctx context.Context, keys []backends.RowKey) ([]*backends.
 // the transaction's snapshot, a page at a time (at a dataid the OUTPUT row
 // comes before the INPUT rows), neither guarded at commit nor counted in
 // its operations.
-func (t *tx) LatestReady(ctx context.Context, dataset, from, to string) (string, bool, error) {
+func (t *tx) LatestReady(ctx context.Context, dataset, job, from, to string) (string, bool, error) {
 	prefix := t.b.key("rows", dataset) + "/"
 	start := prefix
 	if from != "" {
@@ -393,7 +393,7 @@ func (t *tx) LatestReady(ctx context.Context, dataset, from, to string) (string,
 		}
 		for _, kv := range resp.Kvs {
 			k, ok := t.b.parseRowKey(string(kv.Key))
-			if !ok || k.Role != backends.RoleOutput {
+			if !ok || k.Role != backends.RoleOutput || k.Job != job {
 				continue
 			}
 			r, err := decodeRow(k, kv.Value)

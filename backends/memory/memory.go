@@ -149,6 +149,38 @@ func (t *tx) GetRows(_ context.Context, keys []backends.RowKey) ([]*backends.Sta
 	return out, nil
 }
 
+// LatestReady finds the newest READY chunk of dataset between from and
+// to (backends.LatestReadyFinder), looking at every row.
+func (t *tx) LatestReady(_ context.Context, dataset, job, from, to string) (string, bool, error) {
+	best, found := "", false
+	consider := func(k backends.RowKey, r *backends.StatusRow) {
+		if k.Dataset != dataset || k.Role != backends.RoleOutput || k.Job != job || k.ReadFor != "" {
+			return
+		}
+		if backends.CompareDataID(k.DataID, to) > 0 || (from != "" && backends.CompareDataID(k.DataID, from) < 0) {
+			return
+		}
+		if found && backends.CompareDataID(k.DataID, best) <= 0 {
+			return
+		}
+		if w, ok := t.rows[k]; ok {
+			r = w // this transaction's write
+		}
+		if r != nil && r.Status == backends.StatusReady {
+			best, found = k.DataID, true
+		}
+	}
+	for k, r := range t.b.rows {
+		consider(k, &r)
+	}
+	for k, r := range t.rows {
+		if _, ok := t.b.rows[k]; !ok {
+			consider(k, r)
+		}
+	}
+	return best, found, nil
+}
+
 func (t *tx) ListReads(_ context.Context, dataset, dataid, job string) ([]backends.StatusRow, error) {
 	byKey := map[backends.RowKey]*backends.StatusRow{}
 	for k, r := range t.b.rows {

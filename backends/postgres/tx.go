@@ -396,7 +396,7 @@ func (t *txn) ListReads(ctx context.Context, dataset, dataid, job string) ([]bac
 // LatestReady finds the newest READY chunk of dataset between from and
 // to in one backward index scan (backends.LatestReadyFinder), after the
 // buffered writes.
-func (t *txn) LatestReady(ctx context.Context, dataset, from, to string) (string, bool, error) {
+func (t *txn) LatestReady(ctx context.Context, dataset, job, from, to string) (string, bool, error) {
 	if err := t.flush(ctx); err != nil {
 		return "", false, err
 	}
@@ -404,7 +404,7 @@ func (t *txn) LatestReady(ctx context.Context, dataset, from, to string) (string
 	if from != "" {
 		bottom = backends.SortKey(from)
 	}
-	ids, err := t.q.LatestReady(ctx, sqldb.LatestReadyParams{Dataset: dataset, Top: backends.SortKey(to), Bottom: bottom})
+	ids, err := t.q.LatestReady(ctx, sqldb.LatestReadyParams{Dataset: dataset, Top: backends.SortKey(to), Bottom: bottom, Job: job})
 	if err != nil {
 		return "", false, mapErr(err, "finding the newest READY chunk")
 	}

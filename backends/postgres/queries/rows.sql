@@ -93,12 +93,12 @@ WHERE dataset = @dataset AND dataid = @dataid AND job = @job AND role = 'INPUT' 
 ORDER BY length(read_for), read_for;
 
 -- name: LatestReady :many
--- The newest READY OUTPUT row of a dataset with a sort key between
+-- The newest READY OUTPUT row of job on a dataset with a sort key between
 -- @bottom and @top, walking status_rows_list backwards from @top (at each
 -- sort key the OUTPUT rows come before the INPUT rows).
 SELECT dataid
 FROM status_rows
 WHERE dataset = @dataset AND sortkey <= @top AND sortkey >= @bottom
-  AND role = 'OUTPUT' AND status = 'READY'
+  AND role = 'OUTPUT' AND job = @job AND status = 'READY'
 ORDER BY sortkey DESC, role DESC
 LIMIT 1;

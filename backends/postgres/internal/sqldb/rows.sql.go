@@ -147,7 +147,7 @@ const LatestReady = `-- name: LatestReady :many
 SELECT dataid
 FROM status_rows
 WHERE dataset = $1 AND sortkey <= $2 AND sortkey >= $3
-  AND role = 'OUTPUT' AND status = 'READY'
+  AND role = 'OUTPUT' AND job = $4 AND status = 'READY'
 ORDER BY sortkey DESC, role DESC
 LIMIT 1
 `
@@ -156,13 +156,19 @@ type LatestReadyParams struct {
 	Dataset string
 	Top     string
 	Bottom  string
+	Job     string
 }
 
-// The newest READY OUTPUT row of a dataset with a sort key between
+// The newest READY OUTPUT row of job on a dataset with a sort key between
 // @bottom and @top, walking status_rows_list backwards from @top (at each
 // sort key the OUTPUT rows come before the INPUT rows).
 func (q *Queries) LatestReady(ctx context.Context, arg LatestReadyParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, LatestReady, arg.Dataset, arg.Top, arg.Bottom)
+	rows, err := q.db.Query(ctx, LatestReady,
+		arg.Dataset,
+		arg.Top,
+		arg.Bottom,
+		arg.Job,
+	)
 	if err != nil {
 		return nil, err
 	}
