@@ -75,6 +75,7 @@ func event(ctx context.Context, old *StatusRow, r StatusRow) Event {
 	return Event{
 		Time: r.UpdatedAt, Actor: ActorFrom(ctx), Job: r.Job, Dataset: r.Dataset, DataID: r.DataID,
 		Role: r.Role, From: from, To: r.Status, Attempt: r.Attempt, Executor: r.Executor, Reason: r.Reason,
+		ReadFor: r.ReadFor,
 	}
 }
 

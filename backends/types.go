@@ -277,6 +277,9 @@ type Event struct {
 	Attempt  int
 	Executor string
 	Reason   string
+	// ReadFor is the row's RowKey.ReadFor: the output dataid an INPUT row
+	// of a mapped read is read for (SPEC §9), empty otherwise.
+	ReadFor string
 }
 
 // LockMode is the mode of a resource lock.

@@ -141,6 +141,7 @@ type ComplexityRoot struct {
 		Executor func(childComplexity int) int
 		From     func(childComplexity int) int
 		Job      func(childComplexity int) int
+		ReadFor  func(childComplexity int) int
 		Reason   func(childComplexity int) int
 		Role     func(childComplexity int) int
 		Time     func(childComplexity int) int
@@ -412,6 +413,8 @@ type EventResolver interface {
 	Cursor(ctx context.Context, obj *backends.Event) (string, error)
 
 	Job(ctx context.Context, obj *backends.Event) (*string, error)
+
+	ReadFor(ctx context.Context, obj *backends.Event) (*string, error)
 }
 type GraphEdgeResolver interface {
 	Status(ctx context.Context, obj *backends.GraphEdge) (*backends.Status, error)
@@ -883,6 +886,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Event.Job(childComplexity), true
+	case "Event.readFor":
+		if e.ComplexityRoot.Event.ReadFor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.ReadFor(childComplexity), true
 	case "Event.reason":
 		if e.ComplexityRoot.Event.Reason == nil {
 			break
@@ -2821,6 +2830,8 @@ type Event {
   attempt: Int!
   executor: String!
   reason: String!
+  "On an INPUT row of a mapped read: the dataid of the output chunk it is read for (see ` + "`" + `StatusRow.readFor` + "`" + `). Null otherwise."
+  readFor: String
 }
 
 "A page of events in log order."
@@ -3383,6 +3394,8 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 		return ec.fieldContext_Event_executor(ctx, field)
 	case "reason":
 		return ec.fieldContext_Event_reason(ctx, field)
+	case "readFor":
+		return ec.fieldContext_Event_readFor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
 }
@@ -6370,6 +6383,29 @@ func (ec *executionContext) _Event_reason(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Event_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Event_readFor(ctx context.Context, field graphql.CollectedField, obj *backends.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_readFor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Event().ReadFor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Event_readFor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *EventConnection) (ret graphql.Marshaler) {
@@ -13522,6 +13558,44 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "readFor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Event_readFor(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

@@ -22,6 +22,11 @@ func (r *eventResolver) Job(ctx context.Context, obj *backends.Event) (*string, 
 	return nullIfEmpty(obj.Job), nil
 }
 
+// ReadFor is the resolver for the readFor field.
+func (r *eventResolver) ReadFor(ctx context.Context, obj *backends.Event) (*string, error) {
+	return nullIfEmpty(obj.ReadFor), nil
+}
+
 // Events is the resolver for the events field.
 func (r *queryResolver) Events(ctx context.Context, dataset *string, job *string, dataid *string, first *int, after *string) (graph.EventConnection, error) {
 	n, err := pageSize(first)

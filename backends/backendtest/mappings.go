@@ -30,6 +30,7 @@ var mappingTests = []testCase{
 	{"MappingFindNextRollUpAndFanOut", (*suite).testMappingFindNextRollUpAndFanOut},
 	{"MappingFindNextLatestAndAll", (*suite).testMappingFindNextLatestAndAll},
 	{"MappingLatestHistory", (*suite).testMappingLatestHistory},
+	{"MappingEventsReadFor", (*suite).testMappingEventsReadFor},
 	{"MappingBackfill", (*suite).testMappingBackfill},
 	{"MappingPublishRange", (*suite).testMappingPublishRange},
 	{"MappingCascade", (*suite).testMappingCascade},
@@ -687,6 +688,36 @@ func (s *suite) testMappingLatestHistory(t *testing.T) {
 	n, err = backends.QueueLength(b.ctx, b.s, "enrich")
 	require.NoError(t, err)
 	require.Zero(t, n)
+}
+
+// testMappingEventsReadFor: the events of a mapped read's INPUT rows name
+// the output dataid each was read for (the rows' readFor), so that the log
+// tells the seven reads of one day by a lookback apart.
+func (s *suite) testMappingEventsReadFor(t *testing.T) {
+	b := s.setup(t)
+	b.mappedDatasets()
+	b.lookbackJob()
+	b.publish("raw", dayRange("2025-01-02", "2025-01-08")...)
+	c := b.claim("roll", "2025-01-08")
+	b.complete(c)
+	got := map[string][]string{} // raw dataid -> readFor of its INPUT events
+	for _, e := range b.events(backends.EventFilter{Dataset: "raw", Job: "roll"}) {
+		require.Equal(t, backends.RoleInput, e.Role)
+		if e.DataID != "2025-01-02" && e.DataID != "2025-01-08" {
+			continue
+		}
+		got[e.DataID] = append(got[e.DataID], e.ReadFor)
+	}
+	// The claim of 2025-01-08 read 2025-01-02..08: 2025-01-02 for
+	// 2025-01-08 (RUNNING, then DONE), 2025-01-08 for itself (no readFor).
+	for _, rf := range got["2025-01-08"] {
+		require.Empty(t, rf)
+	}
+	require.NotEmpty(t, got["2025-01-08"])
+	require.Contains(t, got["2025-01-02"], "2025-01-08")
+	for _, rf := range got["2025-01-02"] {
+		require.NotEmpty(t, rf, "a read of 2025-01-02 for another day names that day")
+	}
 }
 
 // testMappingBackfill: a job with mappings defined over data already READY

@@ -27,16 +27,17 @@ type eventVal struct {
 	N  int             `json:"n,omitempty"`
 	E  string          `json:"e,omitempty"`
 	R  string          `json:"r,omitempty"`
+	F  string          `json:"f,omitempty"` // ReadFor
 }
 
 func toEventVal(e backends.Event) eventVal {
 	return eventVal{T: micros(e.Time), Ac: e.Actor, J: e.Job, D: e.Dataset, I: e.DataID, Ro: e.Role,
-		Fr: e.From, To: e.To, N: e.Attempt, E: e.Executor, R: e.Reason}
+		Fr: e.From, To: e.To, N: e.Attempt, E: e.Executor, R: e.Reason, F: e.ReadFor}
 }
 
 func (v eventVal) event(seq int64) backends.Event {
 	return backends.Event{Seq: seq, Time: fromMicros(v.T), Actor: v.Ac, Job: v.J, Dataset: v.D, DataID: v.I,
-		Role: v.Ro, From: v.Fr, To: v.To, Attempt: v.N, Executor: v.E, Reason: v.R}
+		Role: v.Ro, From: v.Fr, To: v.To, Attempt: v.N, Executor: v.E, Reason: v.R, ReadFor: v.F}
 }
 
 // seqOf is the Seq of the i-th event of the transaction committed at rev.

@@ -98,7 +98,7 @@ func (b *Backend) listEvents(ctx context.Context, f backends.EventFilter, before
 		out[i] = backends.Event{
 			Seq: r.Seq, Time: r.Time.UTC(), Actor: r.Actor, Job: r.Job, Dataset: r.Dataset, DataID: r.Dataid,
 			Role: backends.Role(r.Role), From: backends.Status(r.FromStatus), To: backends.Status(r.ToStatus),
-			Attempt: int(r.Attempt), Executor: r.Executor, Reason: r.Reason,
+			Attempt: int(r.Attempt), Executor: r.Executor, Reason: r.Reason, ReadFor: r.ReadFor,
 		}
 	}
 	return out, nil

@@ -244,6 +244,7 @@ func (t *txn) writes(withEvents bool) (*sqldb.ApplyWritesParams, error) {
 			p.EventAttempts = append(p.EventAttempts, int32(e.Attempt))
 			p.EventExecutors = append(p.EventExecutors, e.Executor)
 			p.EventReasons = append(p.EventReasons, e.Reason)
+			p.EventReadFors = append(p.EventReadFors, e.ReadFor)
 		}
 		t.events, t.eventsStored = nil, true
 	}

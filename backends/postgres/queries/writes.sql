@@ -55,12 +55,12 @@ WITH put_rows AS (
 ), drop_candidates AS (
     DELETE FROM candidates WHERE id = ANY(@drop_candidate_ids::bigint[])
 ), inserted_events AS (
-    INSERT INTO events (seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
+    INSERT INTO events (seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason, read_for)
     SELECT (pg_current_xact_id()::text::bigint << 20) | i,
            (@event_times::timestamptz[])[i], (@event_actors::text[])[i], (@event_jobs::text[])[i],
            (@event_datasets::text[])[i], (@event_dataids::text[])[i], (@event_roles::text[])[i],
            (@event_from::text[])[i], (@event_to::text[])[i], (@event_attempts::integer[])[i],
-           (@event_executors::text[])[i], (@event_reasons::text[])[i]
+           (@event_executors::text[])[i], (@event_reasons::text[])[i], (@event_read_fors::text[])[i]
     FROM generate_subscripts(@event_times::timestamptz[], 1) AS i
 )
 SELECT 1;

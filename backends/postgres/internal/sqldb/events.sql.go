@@ -48,7 +48,7 @@ func (q *Queries) FirstEnded(ctx context.Context, xids []int64) (int64, error) {
 }
 
 const ListEvents = `-- name: ListEvents :many
-SELECT seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason
+SELECT seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason, read_for
 FROM events
 WHERE seq > $1
   AND seq < $2
@@ -99,6 +99,7 @@ func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event
 			&i.Attempt,
 			&i.Executor,
 			&i.Reason,
+			&i.ReadFor,
 		); err != nil {
 			return nil, err
 		}

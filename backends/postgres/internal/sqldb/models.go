@@ -57,6 +57,7 @@ type Event struct {
 	Attempt    int32
 	Executor   string
 	Reason     string
+	ReadFor    string
 }
 
 type Job struct {

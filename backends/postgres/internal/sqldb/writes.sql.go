@@ -57,12 +57,12 @@ WITH put_rows AS (
 ), drop_candidates AS (
     DELETE FROM candidates WHERE id = ANY($34::bigint[])
 ), inserted_events AS (
-    INSERT INTO events (seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason)
+    INSERT INTO events (seq, time, actor, job, dataset, dataid, role, from_status, to_status, attempt, executor, reason, read_for)
     SELECT (pg_current_xact_id()::text::bigint << 20) | i,
            ($35::timestamptz[])[i], ($36::text[])[i], ($37::text[])[i],
            ($38::text[])[i], ($39::text[])[i], ($40::text[])[i],
            ($41::text[])[i], ($42::text[])[i], ($43::integer[])[i],
-           ($44::text[])[i], ($45::text[])[i]
+           ($44::text[])[i], ($45::text[])[i], ($46::text[])[i]
     FROM generate_subscripts($35::timestamptz[], 1) AS i
 )
 SELECT 1
@@ -114,6 +114,7 @@ type ApplyWritesParams struct {
 	EventAttempts    []int32
 	EventExecutors   []string
 	EventReasons     []string
+	EventReadFors    []string
 }
 
 // Applies a transaction's buffered writes in one round trip: status row
@@ -173,6 +174,7 @@ func (q *Queries) ApplyWrites(ctx context.Context, arg ApplyWritesParams) error 
 		arg.EventAttempts,
 		arg.EventExecutors,
 		arg.EventReasons,
+		arg.EventReadFors,
 	)
 	return err
 }
