@@ -39,6 +39,7 @@ type Backend struct {
 	hookBackfillFlush func() error
 
 	commits, conflicts        atomic.Int64 // Update outcomes, for tests and diagnostics
+	requests                  atomic.Int64 // reads and Txns sent (get, txn), for tests and diagnostics
 	resolved, resolvedApplied atomic.Int64 // commits whose answer was lost, and of those the ones that happened
 	watches                   atomic.Int64 // etcd watches open for WatchEvents subscribers
 
@@ -179,6 +180,7 @@ func (b *Backend) rctx(ctx context.Context) (context.Context, context.CancelFunc
 }
 
 func (b *Backend) get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	b.requests.Add(1)
 	if b.closed.Load() {
 		return nil, backends.Unavailable(nil, "etcd store is closed")
 	}
@@ -192,6 +194,7 @@ func (b *Backend) get(ctx context.Context, key string, opts ...clientv3.OpOption
 }
 
 func (b *Backend) txn(ctx context.Context, cmps []clientv3.Cmp, then []clientv3.Op, els []clientv3.Op) (*clientv3.TxnResponse, error) {
+	b.requests.Add(1)
 	if b.closed.Load() {
 		return nil, backends.Unavailable(nil, "etcd store is closed")
 	}

@@ -316,6 +316,13 @@ func (t *tx) del(key string)               { t.writes[key] = nil }
 // and the engine runs the operation again with the new catalog.
 func (t *tx) CatalogVersion(ctx context.Context) (int64, error) {
 	key := t.b.catalogVersionKey()
+	if rev, ok := t.reads[key]; ok {
+		// Read before in this transaction (the version is the key's
+		// revision): asking etcd again would cost a round trip, and a
+		// claim round of a job with a concurrency limit asks twice
+		// (slotGate.seed, then the engine's catalog check).
+		return rev, nil
+	}
 	if _, err := t.read(ctx, []string{key}); err != nil {
 		return 0, err
 	}

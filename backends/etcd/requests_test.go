@@ -1,0 +1,46 @@
+package etcd
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// TestLimitedClaimRoundAsksNoMore: a findNext round of a job with a
+// maxConcurrent sends etcd as many requests as one of a job without: its
+// slot records come with the round's rows, and the catalog version it
+// reads twice (for its slot records, then for the engine's catalog check)
+// is asked once.
+func TestLimitedClaimRoundAsksNoMore(t *testing.T) {
+	ctx := context.Background()
+	b, err := NewBackend(ctx, testClient, freshConfig(nil))
+	require.NoError(t, err)
+	s := backends.New(b, nil)
+	t.Cleanup(func() { s.Close() })
+	for _, d := range []string{"src", "free-out", "limited-out"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
+		require.NoError(t, err)
+	}
+	_, err = s.UpsertJob(ctx, backends.Job{ID: "free", Output: "free-out", Inputs: []string{"src"}})
+	require.NoError(t, err)
+	_, err = s.UpsertJob(ctx, backends.Job{ID: "limited", Output: "limited-out", Inputs: []string{"src"}, MaxConcurrent: 32})
+	require.NoError(t, err)
+	for _, id := range []string{"1", "2", "3"} {
+		_, err := s.Publish(ctx, "src", id)
+		require.NoError(t, err)
+	}
+	round := func(job string) int64 {
+		before := b.requests.Load()
+		c, err := s.FindNext(ctx, job, "e")
+		require.NoError(t, err)
+		require.NotNil(t, c)
+		return b.requests.Load() - before
+	}
+	round("free")
+	round("limited") // the first round seeds the job's record
+	free, limited := round("free"), round("limited")
+	require.Equal(t, free, limited, "requests of one findNext round: without a limit %d, with %d", free, limited)
+}
