@@ -162,7 +162,7 @@ func frontierAt(job Job, def *partition.Def, id string) Candidate {
 func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState, claimed bool) error {
 	def := scheduleDef(cat, st.Job)
 	if def == nil {
-		return e.advanceSweep(ctx, tx, cat, c, st, claimed)
+		return e.advanceSweep(ctx, tx, cat, c, st)
 	}
 	id := c.DataID
 	if !claimed && st.Output == nil && def.Contains(id) && len(st.Job.Inputs) == 0 {
@@ -172,11 +172,11 @@ func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Can
 		}
 		return tx.AddCandidate(ctx, f)
 	}
-	next, ok, err := e.nextOpen(ctx, tx, cat, st.Job, *def, id, st.Output != nil, "", nil)
-	if err != nil || !ok {
+	next, err := e.nextOpen(ctx, tx, cat, st.Job, *def, id, st.Output != nil, "", nil, 1)
+	if err != nil || len(next) == 0 {
 		return err
 	}
-	return tx.AddCandidate(ctx, frontierAt(st.Job, def, next))
+	return tx.AddCandidate(ctx, frontierAt(st.Job, def, next[0]))
 }
 
 // advanceSweep moves a sweep, the frontier candidate c of a job that is not
@@ -186,10 +186,10 @@ func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Can
 // or ALL may have made claimable (enqueueMapped): that reverse mapping is
 // open-ended, so one candidate walks it rather than one per output. It
 // does not wait at an output it could not claim: what blocked it (a chunk
-// of another input) queues it when it becomes READY. For the same reason,
-// once it meets such an output, it passes every output whose chunk of an
-// input read one to one is not READY (nextOpen).
-func (e *engine) advanceSweep(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState, claimed bool) error {
+// of another input) queues it when it becomes READY. For the same reason
+// it passes every output whose chunk of an input read one to one is not
+// READY (nextOpen).
+func (e *engine) advanceSweep(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState) error {
 	def := outputDef(cat, st.Job)
 	if def == nil || !sweeps(st.Job) {
 		return nil // the job no longer reads anything through LATEST or ALL
@@ -204,11 +204,20 @@ func (e *engine) advanceSweep(ctx context.Context, tx Tx, cat *Catalog, c Candid
 			driving = append(driving, in)
 		}
 	}
-	next, ok, err := e.nextOpen(ctx, tx, cat, st.Job, *def, c.DataID, st.Output != nil || !claimed, last, driving)
-	if err != nil || !ok {
+	// The outputs ahead are read with each step, and the next sweepAhead
+	// that may be claimable are queued at once: rounds then serve several
+	// claims each, as for outputs queued one by one, and the sweep goes on
+	// from the last of them.
+	next, err := e.nextOpen(ctx, tx, cat, st.Job, *def, c.DataID, true, last, driving, sweepAhead)
+	if err != nil || len(next) == 0 {
 		return err
 	}
-	return tx.AddCandidate(ctx, frontierAt(st.Job, def, next))
+	for _, id := range next[:len(next)-1] {
+		if err := tx.AddCandidate(ctx, Candidate{Job: st.Job.ID, DataID: id}); err != nil {
+			return err
+		}
+	}
+	return tx.AddCandidate(ctx, frontierAt(st.Job, def, next[len(next)-1]))
 }
 
 // sweepPage and sweepPages bound what one step of a frontier reads ahead
@@ -218,43 +227,51 @@ const (
 	sweepPages = 4
 )
 
+// sweepAhead is how many outputs that may be claimable a sweep queues at
+// each step (advanceSweep).
+const sweepAhead = 16
+
 // nextOpen is where a frontier of job at id over def goes next: the next
 // expected dataid, up to last when last is set. With skip (the chunk at id
 // had a row, or a sweep could not claim it: the frontier walks a stretch
 // of chunks the job has produced or cannot produce yet), it reads the rows
-// ahead as a hint (RowPeeker) and goes to the first chunk that has no row
-// or is free for producers and whose chunks of the inputs ready are READY,
-// or, when none is among the rows read, to the last one read, to go on
-// from there at its next step.
-func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def partition.Def, id string, skip bool, last string, ready []string) (string, bool, error) {
+// ahead as a hint (RowPeeker) and returns the first want chunks that have
+// no row or are free for producers and whose chunks of the inputs ready
+// are READY, or, when none is among the rows read, the last one read, to
+// go on from there at the next step. Nothing when def ends first.
+func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def partition.Def, id string, skip bool, last string, ready []string, want int) ([]string, error) {
 	next, ok := def.Next(id)
 	if !ok || (last != "" && CompareDataID(next, last) > 0) {
-		return "", false, nil
+		return nil, nil
 	}
 	if !skip {
-		return next, true, nil
+		return []string{next}, nil
 	}
 	ids, err := def.Range(next, last)
 	if err != nil {
-		return "", false, err
+		return nil, err
 	}
 	per := 1 + len(ready) // keys per dataid: the output row, then the inputs'
 	page := make([]string, 0, sweepPage)
 	keys := make([]RowKey, 0, sweepPage*per)
+	size := min(sweepPage, 2*want) // the first page: the common case is a run of free chunks
+	var found []string
 	pages := 0
-	flush := func() (string, bool, error) {
+	flush := func() error {
 		rows, err := peekRows(ctx, tx, keys)
 		if err != nil {
-			return "", false, err
+			return err
 		}
 		for i := range page {
 			at := rows[i*per : (i+1)*per]
 			if FreeForProducers(statusOf(at[0])) && !slices.ContainsFunc(at[1:], func(r *StatusRow) bool { return statusOf(r) != StatusReady }) {
-				return page[i], true, nil
+				if found = append(found, page[i]); len(found) == want {
+					break
+				}
 			}
 		}
 		pages++
-		return "", false, nil
+		return nil
 	}
 	for id := range ids {
 		page = append(page, id)
@@ -262,22 +279,29 @@ func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def
 		for _, in := range ready {
 			keys = append(keys, chunkOutputKey(cat, in, id))
 		}
-		if len(page) < sweepPage {
+		if len(page) < size {
 			continue
 		}
-		if at, ok, err := flush(); err != nil || ok {
-			return at, ok, err
+		if err := flush(); err != nil {
+			return nil, err
 		}
-		if pages == sweepPages {
-			return page[len(page)-1], true, nil
+		size = sweepPage
+		switch {
+		case len(found) == want:
+			return found, nil
+		case pages == sweepPages && len(found) == 0:
+			return []string{page[len(page)-1]}, nil
+		case pages == sweepPages:
+			return found, nil
 		}
 		page, keys = page[:0], keys[:0]
 	}
-	if len(page) == 0 {
-		return "", false, nil
+	if len(page) > 0 {
+		if err := flush(); err != nil {
+			return nil, err
+		}
 	}
-	at, ok, err := flush()
-	return at, ok, err
+	return found, nil
 }
 
 // frontierSeed is the frontier of job under cat, when it is scheduled

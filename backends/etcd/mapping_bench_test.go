@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -30,7 +31,8 @@ func BenchmarkFindNextMapped(b *testing.B) {
 }
 
 // BenchmarkLatestSnapshot: a first LATEST snapshot arriving after 3,000
-// READY days of the job's other input (backendtest.BenchLatestSnapshot),
+// READY days of the job's other input, drained by one runner, then by
+// eight (backendtest.BenchLatestSnapshot),
 // on an embedded member of its own.
 //
 //	go test ./backends/etcd/ -run '^$' -bench LatestSnapshot -benchtime 1x
@@ -38,5 +40,7 @@ func BenchmarkLatestSnapshot(b *testing.B) {
 	_, be := privateBackend(b)
 	s := backends.New(be, nil)
 	defer s.Close()
-	backendtest.BenchLatestSnapshot(b, s, 3000)
+	for _, r := range []int{1, 8} {
+		b.Run(fmt.Sprintf("runners=%d", r), func(b *testing.B) { backendtest.BenchLatestSnapshot(b, s, 3000, r) })
+	}
 }

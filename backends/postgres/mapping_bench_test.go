@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -33,7 +34,8 @@ func BenchmarkFindNextMapped(b *testing.B) {
 }
 
 // BenchmarkLatestSnapshot: a first LATEST snapshot arriving after 3,000
-// READY days of the job's other input (backendtest.BenchLatestSnapshot).
+// READY days of the job's other input, drained by one runner, then by
+// eight (backendtest.BenchLatestSnapshot).
 //
 //	go test ./backends/postgres/ -run '^$' -bench LatestSnapshot -benchtime 1x
 func BenchmarkLatestSnapshot(b *testing.B) {
@@ -43,5 +45,7 @@ func BenchmarkLatestSnapshot(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	backendtest.BenchLatestSnapshot(b, s, 3000)
+	for _, r := range []int{1, 8} {
+		b.Run(fmt.Sprintf("runners=%d", r), func(b *testing.B) { backendtest.BenchLatestSnapshot(b, s, 3000, r) })
+	}
 }
