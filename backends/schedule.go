@@ -36,11 +36,12 @@ import (
 // READY may make claimable any output after it (LATEST) or any output at
 // all (ALL), so it adds one candidate at the first of them, which walks
 // the outputs whose windows have started, claiming what it can
-// (advanceSweep). A frontier or a sweep taken at a chunk that has a row
-// looks at the rows ahead of it as a hint and goes straight to the next
-// chunk without one or free for producers (nextOpen): walking a stretch of
-// produced chunks costs a read per page of them, not a findNext round per
-// chunk.
+// (advanceSweep). A frontier taken at a chunk that has a row, and a sweep
+// at every step, look at the rows ahead as a hint and go straight to the
+// next chunk without one or free for producers (nextOpen): walking a
+// stretch of produced chunks costs a read per page of them, not a findNext
+// round per chunk. A sweep's step also queues the next sweepAhead outputs
+// it finds, so that a round serves several claims.
 
 // frontierRetry is how long a frontier whose claim was refused for a
 // passing reason (not its due time) stays hidden before it is tried again.
