@@ -76,6 +76,13 @@ func (t batchingTx) DropCandidate(ctx context.Context, c backends.Candidate) err
 	return t.Tx.DropCandidate(ctx, c)
 }
 
+// LatestReady forwards the memory store's ordered read: without it a
+// LATEST claim would step back through candidates instead, stopping at
+// partition.MaxMapped.
+func (t batchingTx) LatestReady(ctx context.Context, dataset, job, from, to string) (string, bool, error) {
+	return t.Tx.(backends.LatestReadyFinder).LatestReady(ctx, dataset, job, from, to)
+}
+
 func (t batchingTx) CatalogVersion(ctx context.Context) (int64, error) {
 	return t.Tx.(backends.CatalogVersionTx).CatalogVersion(ctx)
 }

@@ -516,16 +516,24 @@ func enqueueMapped(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, d
 	return nil
 }
 
-// addSweep starts the sweep over job's outputs that chunk (dataset,
+// addSweep starts the sweeps over job's outputs that chunk (dataset,
 // dataid), read through LATEST or ALL, may have made claimable. A sweep is
-// a frontier candidate (Candidate.Frontier): two that meet at one output
-// merge, and a scheduled job's sweep merges into its schedule's frontier.
+// a frontier candidate (Candidate.Frontier): two of a kind that meet at
+// one output merge, and a scheduled job's sweep merges into its
+// schedule's frontier.
 func addSweep(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, dataid string, now time.Time) error {
 	id, ok, err := sweepStart(cat, job, dataset, dataid, now)
 	if err != nil || !ok {
 		return err
 	}
 	def := outputDef(cat, job)
+	// Two sweeps from there: one for the RESUBMIT outputs, which come
+	// first (SPEC §3 findNext), and one for the others.
+	rs := frontierAt(job, def, id)
+	rs.Resubmit = true
+	if err := tx.AddCandidate(ctx, rs); err != nil {
+		return err
+	}
 	return tx.AddCandidate(ctx, frontierAt(job, def, id))
 }
 

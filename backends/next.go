@@ -108,8 +108,14 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 	if err != nil {
 		return err
 	}
-	next := 0 // the next call to serve
+	next := 0               // the next call to serve
+	resubmitsAhead := false // a RESUBMIT sweep goes on: plain candidates wait
 	for _, c := range cands {
+		if resubmitsAhead && !c.Resubmit {
+			// RESUBMIT outputs not found yet come first (SPEC §3
+			// findNext): the candidates after them stay queued.
+			break
+		}
 		if g != nil && g.full() {
 			// At the job's limit: the calls left get nil, and the
 			// candidates left stay queued for a claim once a slot is free.
@@ -123,13 +129,11 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 			if err := dropCandidates(ctx, tx, append(twins[c.DataID], c)); err != nil {
 				return err
 			}
-			if c.Frontier {
-				// Its chunk cannot be claimed at all: the frontier
-				// passes it, as one passes a chunk that has a row.
-				passed := ClaimState{Job: job, Output: &StatusRow{}}
-				if err := e.advanceFrontier(ctx, tx, cat, c, passed, false); err != nil {
-					return err
-				}
+			// Its chunk cannot be claimed at all: its frontiers pass it,
+			// as one passes a chunk that has a row.
+			passed := ClaimState{Job: job, Output: &StatusRow{}}
+			if err := e.advanceFrontiers(ctx, tx, cat, c, twins[c.DataID], passed, false, &resubmitsAhead); err != nil {
+				return err
 			}
 			continue
 		}
@@ -148,13 +152,35 @@ func (e *engine) claimRound(ctx context.Context, tx Tx, cat *Catalog, job Job, c
 		if claimed {
 			next++
 		}
-		if c.Frontier {
-			if err := e.advanceFrontier(ctx, tx, cat, c, st, claimed); err != nil {
-				return err
-			}
+		if err := e.advanceFrontiers(ctx, tx, cat, c, twins[c.DataID], st, claimed, &resubmitsAhead); err != nil {
+			return err
 		}
 	}
 	return g.flush(ctx, tx)
+}
+
+// advanceFrontiers moves on the frontiers just taken at one chunk: c when
+// it stands for one, and a twin of the other kind (distinctCandidates).
+// It notes in resubmitsAhead that a RESUBMIT sweep goes on.
+func (e *engine) advanceFrontiers(ctx context.Context, tx Tx, cat *Catalog, c Candidate, twins []Candidate, st ClaimState, claimed bool, resubmitsAhead *bool) error {
+	moved := []Candidate{}
+	if c.Frontier {
+		moved = append(moved, c)
+	}
+	for _, d := range twins {
+		if d.Frontier && d.Resubmit != c.Resubmit && !slices.ContainsFunc(moved, func(m Candidate) bool { return m.Resubmit == d.Resubmit }) {
+			moved = append(moved, d)
+		}
+	}
+	for _, f := range moved {
+		if err := e.advanceFrontier(ctx, tx, cat, f, st, claimed); err != nil {
+			return err
+		}
+		if f.Resubmit {
+			*resubmitsAhead = true
+		}
+	}
+	return nil
 }
 
 // takeCandidate claims candidate c (its chunk in st) for op, when serve is
@@ -216,14 +242,16 @@ func liftsAt(err error) (time.Time, bool) {
 // distinctCandidates keeps one candidate per dataid and returns the
 // duplicates by dataid: a duplicate hint is dropped when the one kept is
 // taken, as a single findNext would drop it once the first is claimed.
-// The one kept stands for a schedule's frontier when any of them did.
+// The one kept stands for a frontier of its kind when any of them did.
 func distinctCandidates(cands []Candidate) ([]Candidate, map[string][]Candidate) {
 	var distinct []Candidate
 	var twins map[string][]Candidate
 	seen := map[string]int{}
 	for _, c := range cands {
 		if i, ok := seen[c.DataID]; ok {
-			distinct[i].Frontier = distinct[i].Frontier || c.Frontier
+			// A frontier of the other kind (a RESUBMIT sweep beside
+			// another) stays a twin: the round moves it on its own way.
+			distinct[i].Frontier = distinct[i].Frontier || (c.Frontier && c.Resubmit == distinct[i].Resubmit)
 			if twins == nil {
 				twins = map[string][]Candidate{}
 			}

@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 )
 
@@ -21,7 +22,7 @@ var errNotInRange = errors.New("backends: not available to a range operation's c
 type batchReads struct {
 	Tx
 	ahead map[RowKey]*StatusRow
-	// sweeps is, by job, the lowest dataid of a sweep (a frontier
+	// sweeps is, by job and kind, the lowest dataid of a sweep (a frontier
 	// candidate, addSweep) that the batch's kept chunks added: a sweep
 	// walks every output after it, so one at a higher dataid of the same
 	// job adds nothing (a range of snapshots starts one sweep per job).
@@ -32,13 +33,14 @@ type batchReads struct {
 // already covers.
 func (b *batchReads) addCandidate(ctx context.Context, c Candidate) error {
 	if c.Frontier {
-		if at, ok := b.sweeps[c.Job]; ok && CompareDataID(at, c.DataID) <= 0 {
+		kind := c.Job + "\x00" + strconv.FormatBool(c.Resubmit)
+		if at, ok := b.sweeps[kind]; ok && CompareDataID(at, c.DataID) <= 0 {
 			return nil
 		}
 		if b.sweeps == nil {
 			b.sweeps = map[string]string{}
 		}
-		b.sweeps[c.Job] = c.DataID
+		b.sweeps[kind] = c.DataID
 	}
 	return b.Tx.AddCandidate(ctx, c)
 }

@@ -36,7 +36,10 @@ import (
 // READY may make claimable any output after it (LATEST) or any output at
 // all (ALL), so it adds one candidate at the first of them, which walks
 // the outputs whose windows have started, claiming what it can
-// (advanceSweep). A frontier taken at a chunk that has a row, and a sweep
+// (advanceSweep): a chunk of such an input becoming READY starts two, one
+// that looks for RESUBMIT outputs (Candidate.Resubmit: it comes first in
+// the queue, and findNext takes RESUBMIT outputs first) and one for the
+// others. A frontier taken at a chunk that has a row, and a sweep
 // at every step, look at the rows ahead as a hint and go straight to the
 // next chunk without one or free for producers (nextOpen): walking a
 // stretch of produced chunks costs a read per page of them, not a findNext
@@ -161,6 +164,9 @@ func frontierAt(job Job, def *partition.Def, id string) Candidate {
 // undriven job's frontier passes it: what blocks it is a chunk of a
 // LATEST or ALL input, which starts a sweep over it when it becomes READY.
 func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Candidate, st ClaimState, claimed bool) error {
+	if c.Resubmit {
+		return e.advanceSweep(ctx, tx, cat, c, st)
+	}
 	def := scheduleDef(cat, st.Job)
 	if def == nil {
 		return e.advanceSweep(ctx, tx, cat, c, st)
@@ -173,7 +179,7 @@ func (e *engine) advanceFrontier(ctx context.Context, tx Tx, cat *Catalog, c Can
 		}
 		return tx.AddCandidate(ctx, f)
 	}
-	next, err := e.nextOpen(ctx, tx, cat, st.Job, *def, id, st.Output != nil, "", nil, 1)
+	next, err := e.nextOpen(ctx, tx, cat, st.Job, *def, id, st.Output != nil, "", nil, 1, FreeForProducers)
 	if err != nil || len(next) == 0 {
 		return err
 	}
@@ -209,16 +215,23 @@ func (e *engine) advanceSweep(ctx context.Context, tx Tx, cat *Catalog, c Candid
 	// that may be claimable are queued at once: rounds then serve several
 	// claims each, as for outputs queued one by one, and the sweep goes on
 	// from the last of them.
-	next, err := e.nextOpen(ctx, tx, cat, st.Job, *def, c.DataID, true, last, driving, sweepAhead)
+	match := FreeForProducers
+	if c.Resubmit {
+		// The RESUBMIT outputs, which findNext takes first.
+		match = func(s Status) bool { return s == StatusResubmit }
+	}
+	next, err := e.nextOpen(ctx, tx, cat, st.Job, *def, c.DataID, true, last, driving, sweepAhead, match)
 	if err != nil || len(next) == 0 {
 		return err
 	}
 	for _, id := range next[:len(next)-1] {
-		if err := tx.AddCandidate(ctx, Candidate{Job: st.Job.ID, DataID: id}); err != nil {
+		if err := tx.AddCandidate(ctx, Candidate{Job: st.Job.ID, DataID: id, Resubmit: c.Resubmit}); err != nil {
 			return err
 		}
 	}
-	return tx.AddCandidate(ctx, frontierAt(st.Job, def, next[len(next)-1]))
+	f := frontierAt(st.Job, def, next[len(next)-1])
+	f.Resubmit = c.Resubmit
+	return tx.AddCandidate(ctx, f)
 }
 
 // sweepPage and sweepPages bound what one step of a frontier reads ahead
@@ -236,11 +249,12 @@ const sweepAhead = 16
 // expected dataid, up to last when last is set. With skip (the chunk at id
 // had a row, or a sweep could not claim it: the frontier walks a stretch
 // of chunks the job has produced or cannot produce yet), it reads the rows
-// ahead as a hint (RowPeeker) and returns the first want chunks that have
-// no row or are free for producers and whose chunks of the inputs ready
-// are READY, or, when none is among the rows read, the last one read, to
-// go on from there at the next step. Nothing when def ends first.
-func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def partition.Def, id string, skip bool, last string, ready []string, want int) ([]string, error) {
+// ahead as a hint (RowPeeker) and returns the first want chunks whose
+// status (NONE without a row) match accepts and whose chunks of the
+// inputs ready are READY, or, when none is among the rows read, the last
+// one read, to go on from there at the next step. Nothing when def ends
+// first.
+func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def partition.Def, id string, skip bool, last string, ready []string, want int, match func(Status) bool) ([]string, error) {
 	next, ok := def.Next(id)
 	if !ok || (last != "" && CompareDataID(next, last) > 0) {
 		return nil, nil
@@ -265,7 +279,7 @@ func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def
 		}
 		for i := range page {
 			at := rows[i*per : (i+1)*per]
-			if FreeForProducers(statusOf(at[0])) && !slices.ContainsFunc(at[1:], func(r *StatusRow) bool { return statusOf(r) != StatusReady }) {
+			if match(statusOf(at[0])) && !slices.ContainsFunc(at[1:], func(r *StatusRow) bool { return statusOf(r) != StatusReady }) {
 				if found = append(found, page[i]); len(found) == want {
 					break
 				}

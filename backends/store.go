@@ -325,9 +325,10 @@ type Tx interface {
 	NextCandidate(ctx context.Context, job string, now time.Time) (c Candidate, ok bool, err error)
 	// DropCandidate removes the candidate NextCandidate returned (only that
 	// entry, not duplicates added since). Dropping a frontier also drops
-	// the job's other frontiers at the same dataid that no transaction,
-	// this one included, has reserved: two frontiers that meet merge, and
-	// the engine drops a reserved twin only when it takes the dataid.
+	// the job's other frontiers of the same kind (Resubmit) at the same
+	// dataid that no transaction, this one included, has reserved: two
+	// frontiers that meet merge, and the engine drops a reserved twin only
+	// when it takes the dataid.
 	DropCandidate(ctx context.Context, c Candidate) error
 
 	// GetSlots reads slot records (slots.go) by key, given in ascending
@@ -354,7 +355,9 @@ type Candidate struct {
 	NotBefore time.Time
 	// Frontier marks the one candidate of a scheduled job (no inputs, an
 	// output with a partition definition) that stands for the lowest
-	// expected dataid the job has not claimed yet (schedule.go).
+	// expected dataid the job has not claimed yet, and the sweeps of a job
+	// reading through LATEST or ALL; a sweep with Resubmit looks for the
+	// job's RESUBMIT outputs (schedule.go).
 	Frontier bool
 	Handle   any
 }

@@ -31,6 +31,7 @@ var mappingTests = []testCase{
 	{"MappingFindNextLatestAndAll", (*suite).testMappingFindNextLatestAndAll},
 	{"MappingLatestHistory", (*suite).testMappingLatestHistory},
 	{"MappingEventsReadFor", (*suite).testMappingEventsReadFor},
+	{"MappingSweepResubmitFirst", (*suite).testMappingSweepResubmitFirst},
 	{"MappingBackfill", (*suite).testMappingBackfill},
 	{"MappingPublishRange", (*suite).testMappingPublishRange},
 	{"MappingCascade", (*suite).testMappingCascade},
@@ -664,7 +665,7 @@ func (s *suite) testMappingLatestHistory(t *testing.T) {
 	b.publish("dim", "2025-01-01")
 	n, err := backends.QueueLength(b.ctx, b.s, "enrich")
 	require.NoError(t, err)
-	require.Equal(t, 1, n, "one sweep, not one candidate per output")
+	require.Equal(t, 2, n, "two sweeps (one for RESUBMIT outputs), not one candidate per output")
 	var got []string
 	for range len(days) + 1 {
 		c, d := b.next("enrich")
@@ -682,12 +683,34 @@ func (s *suite) testMappingLatestHistory(t *testing.T) {
 	n, err = backends.QueueLength(b.ctx, b.s, "enrich")
 	require.NoError(t, err)
 	require.Positive(t, n)
-	require.LessOrEqual(t, n, 10, "a sweep per transaction at most, not a candidate per output")
+	require.LessOrEqual(t, n, 20, "two sweeps per transaction at most, not a candidate per output")
 	_, d = b.next("enrich")
 	require.Empty(t, d)
 	n, err = backends.QueueLength(b.ctx, b.s, "enrich")
 	require.NoError(t, err)
 	require.Zero(t, n)
+}
+
+// testMappingSweepResubmitFirst: outputs that wait for an ALL input's
+// chunk are offered, once it is READY again, RESUBMIT ones first, then the
+// others, lowest first (SPEC §3 findNext), though nothing queued them in
+// that order: the chunk starts a sweep for each.
+func (s *suite) testMappingSweepResubmitFirst(t *testing.T) {
+	b := s.setup(t)
+	b.mappedDatasets()
+	b.upsertJob(backends.Job{ID: "enrich", Output: "roll7", Inputs: []string{"raw", "region"},
+		InputMappings: []backends.InputMapping{mapping("region", partition.All, 0, 0)}})
+	b.publish("raw", "2025-01-02", "2025-01-03")
+	b.publish("region", "eu", "us")
+	require.Equal(t, []string{"2025-01-02", "2025-01-03"}, b.drain("enrich"))
+	_, err := b.s.Resubmit(b.ctx, "region", "us", false)
+	require.NoError(t, err)
+	_, err = b.s.Resubmit(b.ctx, "roll7", "2025-01-03", false)
+	require.NoError(t, err)
+	b.publish("raw", "2025-01-01")
+	require.Empty(t, b.drain("enrich"), "both wait for region/us")
+	b.publish("region", "us")
+	require.Equal(t, []string{"2025-01-03", "2025-01-01"}, b.drain("enrich"))
 }
 
 // testMappingEventsReadFor: the events of a mapped read's INPUT rows name

@@ -276,7 +276,7 @@ func (t *tx) DropCandidate(_ context.Context, c backends.Candidate) error {
 		// Other frontiers of the job at the same dataid merge into this
 		// one, but for those this transaction reserved (Tx.DropCandidate).
 		for id, o := range t.b.cands {
-			if o.Frontier && o.Job == c.Job && o.DataID == c.DataID && !t.reserved[id] {
+			if o.Frontier && o.Resubmit == c.Resubmit && o.Job == c.Job && o.DataID == c.DataID && !t.reserved[id] {
 				t.dropped[id] = true
 			}
 		}

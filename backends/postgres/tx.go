@@ -496,16 +496,17 @@ func (t *txn) DropCandidate(_ context.Context, c backends.Candidate) error {
 		// Other frontiers of the job at the same dataid merge into this
 		// one; those a transaction holds, this one included, are left to
 		// it (Tx.DropCandidate).
-		t.enqueue(dropFrontierTwinsSQL, []any{c.Job, backends.SortKey(c.DataID), id, slices.Clone(t.reserved)}, nil)
+		t.enqueue(dropFrontierTwinsSQL, []any{c.Job, backends.SortKey(c.DataID), id, slices.Clone(t.reserved), c.Resubmit}, nil)
 	}
 	return nil
 }
 
 // dropFrontierTwinsSQL deletes the frontier candidates of job $1 at sort
-// key $2 other than $3 that no transaction holds: not among $4, those this
-// one reserved, nor locked by another.
+// key $2 with resubmit $5 (the same kind) other than $3 that no
+// transaction holds: not among $4, those this one reserved, nor locked by
+// another.
 const dropFrontierTwinsSQL = `DELETE FROM candidates WHERE id IN (
-    SELECT id FROM candidates WHERE job = $1 AND sortkey = $2 AND frontier AND id <> $3 AND id <> ALL($4::bigint[])
+    SELECT id FROM candidates WHERE job = $1 AND sortkey = $2 AND frontier AND resubmit = $5 AND id <> $3 AND id <> ALL($4::bigint[])
     FOR UPDATE SKIP LOCKED)`
 
 // CatalogVersion returns the catalog version this transaction read with
