@@ -21,6 +21,7 @@ var mappingSweepTests = []testCase{
 	{"MappingSweepMaxConcurrent", (*suite).testMappingSweepMaxConcurrent},
 	{"MappingSweepMixedBlocked", (*suite).testMappingSweepMixedBlocked},
 	{"MappingSweepPassesRunningInput", (*suite).testMappingSweepPassesRunningInput},
+	{"MappingSweepsMerge", (*suite).testMappingSweepsMerge},
 }
 
 // sweepDef is the daily definition of the sweep tests' datasets: eight
@@ -203,4 +204,45 @@ func (s *suite) testMappingSweepPassesRunningInput(t *testing.T) {
 	b.release(forced)
 	require.Equal(t, backends.StatusReady, b.status("raw", "2025-12-28"))
 	require.Equal(t, []string{"2025-12-28"}, b.drain("j"))
+}
+
+// testMappingSweepsMerge: snapshots published while a job lags behind
+// its outputs each start a sweep; a sweep that catches up with another
+// merges into it (two frontiers at one output), so that the queue holds
+// at most one sweep's read-ahead (16 outputs) and a frontier per sweep
+// beyond the outputs left, not a copy of every output per sweep (each
+// copy costs a findNext round to drop).
+func (s *suite) testMappingSweepsMerge(t *testing.T) {
+	b := s.setup(t)
+	def := partition.Def{Kind: partition.Daily, Start: "2025-09-01"}
+	for _, d := range []string{"raw", "dim", "out"} {
+		b.definedDataset(d, def)
+	}
+	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"raw", "dim"},
+		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
+	_, err := b.s.PublishRange(b.ctx, "raw", "2025-09-01", "2026-01-01")
+	require.NoError(t, err)
+	left := len(dayRange("2025-09-01", "2026-01-01"))
+	b.publish("dim", "2025-09-01")
+	c, _ := b.next("j")
+	require.NotNil(t, c)
+	b.complete(c)
+	left--
+	snapshots := []string{"2025-10-01", "2025-10-15", "2025-11-01", "2025-11-15"}
+	b.publish("dim", snapshots...)
+	sweeps := 1 + len(snapshots)
+	worst := 0
+	for {
+		c, _ := b.next("j")
+		if c == nil {
+			break
+		}
+		b.complete(c)
+		left--
+		n, err := backends.QueueLength(b.ctx, b.s, "j")
+		require.NoError(t, err)
+		worst = max(worst, n-left)
+	}
+	require.Zero(t, left, "every output claimed")
+	require.LessOrEqual(t, worst, 16+sweeps, "queue entries beyond the outputs left: sweeps that met did not merge")
 }
