@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -132,4 +133,39 @@ func TestMappedClaimMustFitMaxTxnOps(t *testing.T) {
 		require.NotNil(t, c)
 		require.Equal(t, day, c.DataID)
 	}
+}
+
+// TestMappedClaimFitsAfterDefinitionGrows: the same refusal when the job
+// is stored first and its input's definition then grows past what one
+// transaction holds (a STATIC set read through ALL, from 8 values to 80):
+// the dataset's upsert must refuse it, as the job's would, or every claim
+// of the job fails.
+func TestMappedClaimFitsAfterDefinitionGrows(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := openSmallTxnStore(t, ctx)
+	values := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("r%02d", i))
+		}
+		return out
+	}
+	definedDataset(t, ctx, s, "regions", partition.Def{Kind: partition.Static, Values: values(8)})
+	definedDataset(t, ctx, s, "out", partition.Def{Kind: partition.Static, Values: []string{"x"}})
+	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Output: "out", Inputs: []string{"regions"},
+		InputMappings: []backends.InputMapping{{Dataset: "regions", Mapping: partition.Mapping{Kind: partition.All}}}})
+	require.NoError(t, err)
+	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "regions", URL: "s3://lake/regions", Location: "dt={dataid}/",
+		Partitions: &partition.Def{Kind: partition.Static, Values: values(80)}})
+	if err == nil {
+		for _, v := range values(80) {
+			_, err := s.Publish(ctx, "regions", v)
+			require.NoError(t, err)
+		}
+		_, err = s.FindNext(ctx, "j", "e")
+		require.NoError(t, err, "the definition was accepted, and every claim of the job fails")
+		return
+	}
+	require.Equal(t, backends.CodeInvalidArgument, backends.CodeOf(err))
 }
