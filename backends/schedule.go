@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"hash/fnv"
 	"iter"
 	"math"
 	"slices"
@@ -220,7 +221,15 @@ func (e *engine) advanceSweep(ctx context.Context, tx Tx, cat *Catalog, c Candid
 		// The RESUBMIT outputs, which findNext takes first.
 		match = func(s Status) bool { return s == StatusResubmit }
 	}
-	next, err := e.nextOpen(ctx, tx, cat, st.Job, *def, c.DataID, true, last, driving, sweepAhead, match)
+	// From an anchor it queues the outputs up to the next one; from
+	// anywhere else it steps to the next output only, so that a sweep
+	// started behind another queues nothing the other has queued before
+	// it reaches an anchor, where the two merge.
+	want := 1
+	if anchor(c.DataID) {
+		want = sweepAhead
+	}
+	next, err := e.nextOpen(ctx, tx, cat, st.Job, *def, c.DataID, true, last, driving, want, match)
 	if err != nil || len(next) == 0 {
 		return err
 	}
@@ -242,8 +251,20 @@ const (
 )
 
 // sweepAhead is how many outputs that may be claimable a sweep queues at
-// each step (advanceSweep).
+// each step, at most (advanceSweep).
 const sweepAhead = 16
+
+// anchor tells whether a sweep's step ends at output id, with the sweep
+// placed there: about one output in sweepAhead, chosen by the dataid
+// alone, so that two sweeps of a job that walk the same outputs from
+// different places land on the same ones and merge there
+// (Tx.DropCandidate), as they would stepping one output at a time; a
+// sweep reads ahead only from an anchor (advanceSweep).
+func anchor(id string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return h.Sum32()%sweepAhead == 0
+}
 
 // nextOpen is where a frontier of job at id over def goes next: the next
 // expected dataid, up to last when last is set. With skip (the chunk at id
@@ -251,9 +272,9 @@ const sweepAhead = 16
 // of chunks the job has produced or cannot produce yet), it reads the rows
 // ahead as a hint (RowPeeker) and returns the first want chunks whose
 // status (NONE without a row) match accepts and whose chunks of the
-// inputs ready are READY, or, when none is among the rows read, the last
-// one read, to go on from there at the next step. Nothing when def ends
-// first.
+// inputs ready are READY, up to the first anchor among them when want is
+// more than one, or, when none is among the rows read, the last one read,
+// to go on from there at the next step. Nothing when def ends first.
 func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def partition.Def, id string, skip bool, last string, ready []string, want int, match func(Status) bool) ([]string, error) {
 	next, ok := def.Next(id)
 	if !ok || (last != "" && CompareDataID(next, last) > 0) {
@@ -271,6 +292,7 @@ func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def
 	keys := make([]RowKey, 0, sweepPage*per)
 	size := min(sweepPage, 2*want) // the first page: the common case is a run of free chunks
 	var found []string
+	done := false // found holds want chunks, or ends at an anchor
 	pages := 0
 	flush := func() error {
 		rows, err := peekRows(ctx, tx, keys)
@@ -280,7 +302,8 @@ func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def
 		for i := range page {
 			at := rows[i*per : (i+1)*per]
 			if match(statusOf(at[0])) && !slices.ContainsFunc(at[1:], func(r *StatusRow) bool { return statusOf(r) != StatusReady }) {
-				if found = append(found, page[i]); len(found) == want {
+				if found = append(found, page[i]); len(found) == want || (want > 1 && anchor(page[i])) {
+					done = true
 					break
 				}
 			}
@@ -302,7 +325,7 @@ func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def
 		}
 		size = sweepPage
 		switch {
-		case len(found) == want:
+		case done:
 			return found, nil
 		case pages == sweepPages && len(found) == 0:
 			return []string{page[len(page)-1]}, nil

@@ -244,5 +244,7 @@ func (s *suite) testMappingSweepsMerge(t *testing.T) {
 		worst = max(worst, n-left)
 	}
 	require.Zero(t, left, "every output claimed")
-	require.LessOrEqual(t, worst, 16+sweeps, "queue entries beyond the outputs left: sweeps that met did not merge")
+	// One read-ahead (16) and, per snapshot, its two sweeps (the RESUBMIT
+	// one and the other) until they merge.
+	require.LessOrEqual(t, worst, 16+2*sweeps, "queue entries beyond the outputs left: sweeps that met did not merge")
 }
