@@ -19,7 +19,7 @@ func (e *engine) UpsertDataset(ctx context.Context, d Dataset) (Dataset, error) 
 	now := e.clock.Now()
 	d.CreatedAt, d.UpdatedAt = now, now
 	var stored Dataset
-	err := e.changeCatalog(ctx, func(cat *Catalog) error { return cat.checkMappingsOf(d) }, func(cat *Catalog, version int64) (*Catalog, int64, error) {
+	err := e.changeCatalog(ctx, func(cat *Catalog) error { return e.checkDatasetMappings(cat, d) }, func(cat *Catalog, version int64) (*Catalog, int64, error) {
 		var frontier *Candidate
 		if old, existed := cat.Datasets.Lookup(d.ID); existed && !reflect.DeepEqual(old.Partitions, d.Partitions) {
 			// The producer's frontier moves to the new definition's first

@@ -773,3 +773,29 @@ func (e *engine) claimFits(cat *Catalog, job Job) error {
 	}
 	return nil
 }
+
+// checkDatasetMappings refuses a definition of d that breaks a mapping of
+// a job reading or producing it (Catalog.checkMappingsOf), or makes its
+// claims read more chunks than one transaction of e's backend holds
+// (claimFits).
+func (e *engine) checkDatasetMappings(cat *Catalog, d Dataset) error {
+	if err := cat.checkMappingsOf(d); err != nil {
+		return err
+	}
+	if e.maxKeys <= 0 {
+		return nil
+	}
+	next := cat.WithDataset(d)
+	jobs := slices.Clone(cat.Consumers(d.ID))
+	if p := cat.Producer(d.ID); p != "" {
+		jobs = append(jobs, p)
+	}
+	for _, jid := range jobs {
+		if j, ok := next.Jobs.Lookup(jid); ok {
+			if err := e.claimFits(next, j); err != nil {
+				return InvalidArgument("dataset %q: this definition would make the claims of job %q too large: %s", d.ID, jid, err.Error())
+			}
+		}
+	}
+	return nil
+}
