@@ -386,11 +386,18 @@ func mappedOutputs(cat *Catalog, job Job, in, inID string) ([]string, error) {
 	return nil, nil
 }
 
+// sweptKind tells whether a mapping's reverse is open-ended (LATEST, ALL):
+// a chunk of its input becoming READY starts sweeps over the outputs
+// instead of queueing them.
+func sweptKind(k partition.MappingKind) bool {
+	return k == partition.Latest || k == partition.All
+}
+
 // sweeps tells whether job reads an input through LATEST or ALL: a chunk
 // of it becoming READY starts a sweep over the job's outputs.
 func sweeps(job Job) bool {
 	for _, m := range job.InputMappings {
-		if m.Kind == partition.Latest || m.Kind == partition.All {
+		if sweptKind(m.Kind) {
 			return true
 		}
 	}
@@ -468,7 +475,7 @@ func lastStarted(d partition.Def, now time.Time) (string, bool) {
 // advanceSweep): the transaction writes one candidate however long the
 // history.
 func enqueueMapped(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, dataid string, now time.Time) error {
-	if k := job.Mapping(dataset).Kind; k == partition.Latest || k == partition.All {
+	if sweptKind(job.Mapping(dataset).Kind) {
 		return addSweep(ctx, tx, cat, job, dataset, dataid, now)
 	}
 	outs, err := mappedOutputs(cat, job, dataset, dataid)
@@ -630,7 +637,7 @@ func (e *engine) backfillMapped(ctx context.Context, cat *Catalog, job Job) erro
 		}
 	}
 	now := e.clock.Now()
-	if k := job.Mapping(in).Kind; k == partition.Latest || k == partition.All {
+	if sweptKind(job.Mapping(in).Kind) {
 		// Every input is read through LATEST or ALL: one sweep from the
 		// first output that may read the input's first READY chunk.
 		return e.backfillSweep(ctx, cat, job, in, now)

@@ -35,17 +35,17 @@ import (
 // A job that is not scheduled but reads an input through LATEST or ALL
 // gets frontier candidates too, sweeps: a chunk of such an input becoming
 // READY may make claimable any output after it (LATEST) or any output at
-// all (ALL), so it adds one candidate at the first of them, which walks
-// the outputs whose windows have started, claiming what it can
-// (advanceSweep): a chunk of such an input becoming READY starts two, one
-// that looks for RESUBMIT outputs (Candidate.Resubmit: it comes first in
-// the queue, and findNext takes RESUBMIT outputs first) and one for the
-// others. A frontier taken at a chunk that has a row, and a sweep
-// at every step, look at the rows ahead as a hint and go straight to the
-// next chunk without one or free for producers (nextOpen): walking a
-// stretch of produced chunks costs a read per page of them, not a findNext
-// round per chunk. A sweep's step also queues the next sweepAhead outputs
-// it finds, so that a round serves several claims.
+// all (ALL), so it adds two candidates at the first of them, which walk
+// the outputs whose windows have started, claiming what they can
+// (advanceSweep): one looks for RESUBMIT outputs (Candidate.Resubmit: it
+// comes first in the queue, and findNext takes RESUBMIT outputs first),
+// the other for the rest. A frontier taken at a chunk that has a row, and
+// a sweep at every step, look at the rows ahead as a hint and go straight
+// to the next chunk without one or free for producers (nextOpen): walking
+// a stretch of produced chunks costs a read per page of them, not a
+// findNext round per chunk. From an anchor, a sweep's step also queues
+// the outputs it finds up to the next anchor, so that a round serves
+// several claims.
 
 // frontierRetry is how long a frontier whose claim was refused for a
 // passing reason (not its due time) stays hidden before it is tried again.
@@ -107,7 +107,7 @@ func undriven(job Job) bool {
 		return false
 	}
 	for _, in := range job.Inputs {
-		if k := job.Mapping(in).Kind; k != partition.Latest && k != partition.All {
+		if !sweptKind(job.Mapping(in).Kind) {
 			return false
 		}
 	}
