@@ -145,10 +145,11 @@ func partnerOf(key string) string {
 }
 
 // peek reads keys at the snapshot without tracking them; a buffered write
-// of this transaction wins, then a value fetched ahead.
+// of this transaction wins, then a value fetched ahead. A first read fixes
+// the snapshot. Keys go a Txn of at most 64 (and the cluster's limit) at a
+// time.
 func (t *tx) peek(ctx context.Context, keys []string) ([][]byte, error) {
 	out := make([][]byte, len(keys))
-	ops := make([]clientv3.Op, 0, len(keys))
 	var idx []int
 	for i, k := range keys {
 		if w, ok := t.writes[k]; ok {
@@ -161,23 +162,28 @@ func (t *tx) peek(ctx context.Context, keys []string) ([][]byte, error) {
 			out[i] = p.val
 			continue
 		}
-		ops = append(ops, clientv3.OpGet(k, clientv3.WithRev(t.rev)))
 		idx = append(idx, i)
 	}
-	if len(ops) == 0 {
-		return out, nil
-	}
-	resp, err := t.b.txn(ctx, nil, ops, nil)
-	if err != nil {
-		return nil, mapErr(err, "read slot records")
-	}
-	if t.rev == 0 {
-		t.rev = resp.Header.Revision
-	}
-	for j, i := range idx {
-		if kvs := resp.Responses[j].GetResponseRange().Kvs; len(kvs) > 0 {
-			out[i] = kvs[0].Value
+	batch := min(64, t.b.cfg.MaxTxnOps)
+	for len(idx) > 0 {
+		n := min(batch, len(idx))
+		ops := make([]clientv3.Op, n)
+		for j, i := range idx[:n] {
+			ops[j] = clientv3.OpGet(keys[i], clientv3.WithRev(t.rev))
 		}
+		resp, err := t.b.txn(ctx, nil, ops, nil)
+		if err != nil {
+			return nil, mapErr(err, "read ahead")
+		}
+		if t.rev == 0 {
+			t.rev = resp.Header.Revision
+		}
+		for j, i := range idx[:n] {
+			if kvs := resp.Responses[j].GetResponseRange().Kvs; len(kvs) > 0 {
+				out[i] = kvs[0].Value
+			}
+		}
+		idx = idx[n:]
 	}
 	return out, nil
 }

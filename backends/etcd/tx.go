@@ -330,48 +330,27 @@ func (t *tx) CatalogVersion(ctx context.Context) (int64, error) {
 }
 
 // PeekRows reads rows as a hint (backends.RowPeeker): at the
-// transaction's snapshot when it has one, with its own writes, and neither
-// guarded at commit nor counted in its operations.
+// transaction's snapshot (a first read fixes it), with its own writes, and
+// neither guarded at commit nor counted in its operations (peek).
 func (t *tx) PeekRows(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, error) {
-	out := make([]*backends.StatusRow, len(keys))
-	var missing []int
+	ks := make([]string, len(keys))
 	for i, k := range keys {
-		if w, ok := t.writes[t.b.rowKey(k)]; ok {
-			if w != nil {
-				r, err := decodeRow(k, *w)
-				if err != nil {
-					return nil, err
-				}
-				out[i] = &r
-			}
+		ks[i] = t.b.rowKey(k)
+	}
+	vals, err := t.peek(ctx, ks)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*backends.StatusRow, len(keys))
+	for i, v := range vals {
+		if v == nil {
 			continue
 		}
-		missing = append(missing, i)
-	}
-	batch := min(64, t.b.cfg.MaxTxnOps)
-	for len(missing) > 0 {
-		n := min(batch, len(missing))
-		ops := make([]clientv3.Op, n)
-		for j, i := range missing[:n] {
-			ops[j] = clientv3.OpGet(t.b.rowKey(keys[i]), clientv3.WithRev(t.rev))
-		}
-		resp, err := t.b.txn(ctx, nil, ops, nil)
+		r, err := decodeRow(keys[i], v)
 		if err != nil {
-			return nil, mapErr(err, "read rows")
+			return nil, err
 		}
-		if t.rev == 0 {
-			t.rev = resp.Header.Revision // a first read fixes the snapshot
-		}
-		for j, i := range missing[:n] {
-			if kvs := resp.Responses[j].GetResponseRange().Kvs; len(kvs) > 0 {
-				r, err := decodeRow(keys[i], kvs[0].Value)
-				if err != nil {
-					return nil, err
-				}
-				out[i] = &r
-			}
-		}
-		missing = missing[n:]
+		out[i] = &r
 	}
 	return out, nil
 }
