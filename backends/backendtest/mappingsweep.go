@@ -40,6 +40,18 @@ func (b *bundle) requireClaimable(job string, ids ...string) {
 	}
 }
 
+// requireOffered asserts that claim would accept job at each dataid, and
+// that findNext offers exactly those, at once or once a parked frontier's
+// retry time (10 s) has passed.
+func (b *bundle) requireOffered(job string, ids ...string) {
+	b.t.Helper()
+	b.requireClaimable(job, ids...)
+	got := b.drain(job)
+	b.clock.Advance(10 * time.Second) // past any parked frontier's retry
+	got = append(got, b.drain(job)...)
+	require.Equal(b.t, ids, got, "outputs claim accepts are never offered by findNext")
+}
+
 // testMappingSweepBackfillTwoLatest: a job reading two snapshots through
 // LATEST, created over snapshots already READY (a on 12-26, b on 12-28):
 // every output from 12-28 reads both, claim accepts it, and findNext must
@@ -53,12 +65,7 @@ func (s *suite) testMappingSweepBackfillTwoLatest(t *testing.T) {
 	b.publish("b", "2025-12-28")
 	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"a", "b"},
 		InputMappings: []backends.InputMapping{mapping("a", partition.Latest, 0, 0), mapping("b", partition.Latest, 0, 0)}})
-	want := dayRange("2025-12-28", "2026-01-01")
-	b.requireClaimable("j", want...)
-	got := b.drain("j")
-	b.clock.Advance(10 * time.Second) // past any parked frontier's retry
-	got = append(got, b.drain("j")...)
-	require.Equal(t, want, got, "outputs claim accepts are never offered by findNext")
+	b.requireOffered("j", dayRange("2025-12-28", "2026-01-01")...)
 }
 
 // testMappingSweepBackfillAllAndLatest: the same with an ALL input first
@@ -74,12 +81,7 @@ func (s *suite) testMappingSweepBackfillAllAndLatest(t *testing.T) {
 	b.publish("a", "2025-12-28")
 	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"region", "a"},
 		InputMappings: []backends.InputMapping{mapping("region", partition.All, 0, 0), mapping("a", partition.Latest, 0, 0)}})
-	want := dayRange("2025-12-28", "2026-01-01")
-	b.requireClaimable("j", want...)
-	got := b.drain("j")
-	b.clock.Advance(10 * time.Second)
-	got = append(got, b.drain("j")...)
-	require.Equal(t, want, got, "outputs claim accepts are never offered by findNext")
+	b.requireOffered("j", dayRange("2025-12-28", "2026-01-01")...)
 }
 
 // testMappingSweepSnapshotBeforeJob: b's snapshot (12-28) is READY before
@@ -94,12 +96,7 @@ func (s *suite) testMappingSweepSnapshotBeforeJob(t *testing.T) {
 	b.upsertJob(backends.Job{ID: "j", Output: "out", Inputs: []string{"a", "b"},
 		InputMappings: []backends.InputMapping{mapping("a", partition.Latest, 0, 0), mapping("b", partition.Latest, 0, 0)}})
 	b.publish("a", "2025-12-26")
-	want := dayRange("2025-12-28", "2026-01-01")
-	b.requireClaimable("j", want...)
-	got := b.drain("j")
-	b.clock.Advance(10 * time.Second)
-	got = append(got, b.drain("j")...)
-	require.Equal(t, want, got, "outputs claim accepts are never offered by findNext")
+	b.requireOffered("j", dayRange("2025-12-28", "2026-01-01")...)
 }
 
 // testMappingSweepParkedPileUp: a job reading two snapshots through
