@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // SlotCodec encodes slot records as JSON and decodes them, remembering
@@ -31,14 +33,180 @@ type slotEncoding struct {
 	rec Slots
 }
 
-// Encode marshals s and remembers the encoding.
+// slotsJSON is Slots as SlotCodec marshals and unmarshals it: the same
+// fields, names and order (the bytes are those of json.Marshal(Slots)),
+// with the holder list written and read by hand (holderList).
+type slotsJSON struct {
+	Key     string
+	Pool    Pool
+	Holders holderList
+	Ended   []string `json:",omitempty"`
+	Seeded  map[string]int64
+}
+
+// holderList is a record's holders, encoded as json.Marshal encodes
+// []SlotHolder, without a reflective round per holder: a claim round
+// writes its job's record, and the list is most of it.
+type holderList []SlotHolder
+
+// MarshalJSON writes [{"t":token,"l":lease},...], or null for a nil list.
+func (l holderList) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("null"), nil
+	}
+	n := 2
+	for _, h := range l {
+		n += len(h.Token) + 32
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, h := range l {
+		if !plainToken(h.Token) {
+			return json.Marshal([]SlotHolder(l)) // escaping needed: the slow way
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"t":"`...)
+		out = append(out, h.Token...)
+		out = append(out, `","l":`...)
+		out = strconv.AppendInt(out, h.LeaseExpiresAt.UnixMicro(), 10)
+		out = append(out, '}')
+	}
+	return append(out, ']'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote; anything else (other spacing
+// or field order, escapes) goes through encoding/json.
+func (l *holderList) UnmarshalJSON(b []byte) error {
+	if hs, ok := parseHolders(b); ok {
+		*l = hs
+		return nil
+	}
+	var hs []SlotHolder
+	if err := json.Unmarshal(b, &hs); err != nil {
+		return err
+	}
+	*l = hs
+	return nil
+}
+
+// parseHolders parses exactly the bytes holderList.MarshalJSON writes.
+func parseHolders(b []byte) ([]SlotHolder, bool) {
+	if string(b) == "null" {
+		return nil, true
+	}
+	rest, ok := bytes.CutPrefix(b, []byte("["))
+	if !ok {
+		return nil, false
+	}
+	hs := []SlotHolder{}
+	for len(rest) > 0 && rest[0] != ']' {
+		if len(hs) > 0 {
+			if rest, ok = bytes.CutPrefix(rest, []byte(",")); !ok {
+				return nil, false
+			}
+		}
+		if rest, ok = bytes.CutPrefix(rest, []byte(`{"t":"`)); !ok {
+			return nil, false
+		}
+		end := bytes.IndexByte(rest, '"')
+		if end < 0 || !plainToken(string(rest[:end])) {
+			return nil, false
+		}
+		token := string(rest[:end])
+		if rest, ok = bytes.CutPrefix(rest[end:], []byte(`","l":`)); !ok {
+			return nil, false
+		}
+		end = bytes.IndexByte(rest, '}')
+		if end < 0 {
+			return nil, false
+		}
+		lease, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		rest = rest[end+1:]
+		k, _, err := ParseToken(token)
+		if err != nil {
+			return nil, false // the slow way reports it
+		}
+		hs = append(hs, SlotHolder{Job: k.Job, Dataset: k.Dataset, DataID: k.DataID, Token: token, LeaseExpiresAt: time.UnixMicro(lease).UTC()})
+	}
+	return hs, string(rest) == "]"
+}
+
+// plainToken tells whether token is written in JSON as it is: claim
+// tokens are "ct1." and unpadded base64url.
+func plainToken(token string) bool {
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Encode marshals s and remembers the encoding. The bytes are those of
+// json.Marshal(s), written field by field (marshalSlots).
 func (c *SlotCodec) Encode(s Slots) ([]byte, error) {
-	raw, err := json.Marshal(s)
+	raw, err := marshalSlots(s)
 	if err != nil {
 		return nil, err
 	}
 	c.remember(s.Key, raw, s)
 	return raw, nil
+}
+
+// zeroPool is how json.Marshal writes the Pool of a job's record.
+var zeroPool, _ = json.Marshal(Pool{})
+
+// marshalSlots writes s as json.Marshal does, without reflection over the
+// holders and ended tokens, which are most of a record and are written on
+// every claim round and ending.
+func marshalSlots(s Slots) ([]byte, error) {
+	out := make([]byte, 0, 64+len(s.Holders)*(len(zeroPool)+32))
+	out = append(out, `{"Key":`...)
+	out = appendJSON(out, s.Key)
+	out = append(out, `,"Pool":`...)
+	if s.Pool == (Pool{}) {
+		out = append(out, zeroPool...)
+	} else {
+		out = appendJSON(out, s.Pool)
+	}
+	out = append(out, `,"Holders":`...)
+	hs, err := holderList(s.Holders).MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, hs...)
+	if len(s.Ended) > 0 {
+		out = append(out, `,"Ended":[`...)
+		for i, t := range s.Ended {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = appendJSON(out, t)
+		}
+		out = append(out, ']')
+	}
+	out = append(out, `,"Seeded":`...)
+	out = appendJSON(out, s.Seeded)
+	return append(out, '}'), nil
+}
+
+// appendJSON appends v as json.Marshal writes it: a plain string as it is,
+// anything else through encoding/json (which cannot fail for the strings,
+// Pool and map of a record).
+func appendJSON(out []byte, v any) []byte {
+	if s, ok := v.(string); ok && plainToken(s) {
+		out = append(out, '"')
+		out = append(out, s...)
+		return append(out, '"')
+	}
+	b, _ := json.Marshal(v)
+	return append(out, b...)
 }
 
 // Decode unmarshals the record stored under key. raw may be reused by the
@@ -53,11 +221,11 @@ func (c *SlotCodec) Decode(key string, raw []byte) (*Slots, error) {
 		}
 	}
 	c.mu.Unlock()
-	var s Slots
-	if err := json.Unmarshal(raw, &s); err != nil {
+	var v slotsJSON
+	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("slot record %s is corrupt: %w", key, err)
 	}
-	s.Key = key
+	s := Slots{Key: key, Pool: v.Pool, Holders: v.Holders, Ended: v.Ended, Seeded: v.Seeded}
 	c.remember(key, slices.Clone(raw), s)
 	return &s, nil
 }
