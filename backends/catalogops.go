@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 )
@@ -63,6 +64,17 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 	var valid, stored Job
 	var enqueue, reschedule bool
 	var after *Catalog
+	// A job with mappings is backfilled after its catalog change commits:
+	// the backfill is marked pending first, so that a server stopping half
+	// way leaves it to be resumed (backfillmark.go).
+	var mark int64
+	var wasPending bool
+	if j.Mapped() {
+		var err error
+		if mark, wasPending, err = e.markBackfill(ctx, j.ID); err != nil {
+			return Job{}, err
+		}
+	}
 	check := func(cat *Catalog) error {
 		var err error
 		valid, enqueue, err = e.prepareJob(cat, j)
@@ -91,19 +103,33 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		return after, version, nil
 	})
 	if err != nil {
+		if c := CodeOf(err); j.Mapped() && !wasPending && (c == CodeInvalidArgument || c == CodeNotFound || c == CodeAlreadyExists) {
+			// Refused: nothing changed, no backfill is owed for this
+			// upsert. (After any other error the change may have
+			// committed: the backfill stays pending.)
+			_ = e.finishBackfill(context.WithoutCancel(ctx), j.ID, mark)
+		}
 		return stored, err
 	}
 	if stored.Mapped() && !enqueue {
 		// A backfill that did not finish (its transaction failed, or the
 		// server stopped) is run again by the next upsert of the job,
-		// `chunklock apply`, when the job has nothing queued: it only adds
-		// the candidates still missing.
-		if n, err := e.queueLength(ctx, stored.ID); err == nil && n == 0 {
+		// `chunklock apply`: it only adds the candidates still missing.
+		// One stored before backfills were marked is run again when the
+		// job has nothing queued.
+		if wasPending {
+			enqueue = true
+		} else if n, err := e.queueLength(ctx, stored.ID); err == nil && n == 0 {
 			enqueue = true
 		}
 	}
 	if enqueue && stored.Mapped() {
 		if err := e.backfillMapped(ctx, after, stored); err != nil {
+			return stored, fmt.Errorf("job %s is stored, but queueing what it can claim already failed (the next apply of the job, or a server start, runs it again): %w", stored.ID, err)
+		}
+	}
+	if j.Mapped() {
+		if err := e.finishBackfill(ctx, j.ID, mark); err != nil {
 			return stored, err
 		}
 	}

@@ -85,6 +85,11 @@ type Store interface {
 	// reason "lease expired", and returns how many it failed. Safe to run
 	// from any number of servers at once.
 	ExpireLeases(ctx context.Context) (int, error)
+	// ResumeBackfills queues what jobs with mappings can claim already,
+	// for each whose backfill an upsert began and did not finish (a
+	// server stopped half way), and returns how many it ran. Every server
+	// runs it when it starts; safe to run from any number at once.
+	ResumeBackfills(ctx context.Context) (int, error)
 	// Resubmit sets a chunk's OUTPUT row to RESUBMIT (from READY, FAILED,
 	// HOLD; LOCKED while RUNNING) with its attempt count reset. With cascade,
 	// every downstream chunk computed from it (through DONE INPUT rows) is

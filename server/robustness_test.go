@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
 )
@@ -141,4 +142,44 @@ func TestServeLifecycle(t *testing.T) {
 	require.NotEqual(t, websocket.StatusCode(-1), websocket.CloseStatus(err), "closed by the server, not torn: %v", err)
 	_, err = http.Get(s.url + "/healthz")
 	require.Error(t, err, "the listener is closed")
+}
+
+// TestServeResumesBackfills: a server starting on a store where an upsert
+// of a job with mappings left its backfill pending (a server stopped half
+// way) runs it at once, before its first reaper interval.
+func TestServeResumesBackfills(t *testing.T) {
+	clock := backends.NewFakeClock(t0)
+	store := storeKinds[0].Open(t, clock, 1)[0]
+	ctx := t.Context()
+	daily := partition.Def{Kind: partition.Daily, Start: "2025-01-01"}
+	for _, d := range []string{"raw", "roll7"} {
+		_, err := store.UpsertDataset(ctx, backends.Dataset{ID: d, Partitions: &daily})
+		require.NoError(t, err)
+	}
+	_, err := store.UpsertJob(ctx, backends.Job{ID: "roll", Output: "roll7", Inputs: []string{"raw"},
+		InputMappings: []backends.InputMapping{{Dataset: "raw", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -6}}}})
+	require.NoError(t, err)
+	r, err := store.Record(ctx, "backfill/roll")
+	require.NoError(t, err)
+	require.Equal(t, "done", string(r.Value), "an upsert that finished its backfill says so")
+	_, ok, err := store.SwapRecord(ctx, "backfill/roll", []byte("pending"), r.Version)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	cfg := server.DefaultConfig()
+	cfg.Store, cfg.Keyring = store, age.New()
+	cfg.ReaperInterval = time.Hour
+	srv, err := server.New(cfg)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	sctx, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx, ln) }()
+	require.Eventually(t, func() bool {
+		r, err := store.Record(ctx, "backfill/roll")
+		return err == nil && string(r.Value) == "done"
+	}, 10*time.Second, 10*time.Millisecond, "the server resumes the pending backfill when it starts")
+	cancel()
+	require.NoError(t, <-served)
 }
