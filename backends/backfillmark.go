@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // A job with mappings (SPEC §9) is backfilled by the engine after its
@@ -74,10 +75,40 @@ func (e *engine) ResumeBackfills(ctx context.Context) (int, error) {
 		if err := e.backfillMapped(ctx, cat, job); err != nil {
 			return n, fmt.Errorf("resume the backfill of job %s: %w", job.ID, err)
 		}
+		n++
+		// An upsert still under way may have changed the job since the
+		// catalog was read: its backfill is then its own to finish.
+		now, err := e.catalog(ctx)
+		if err != nil {
+			return n, err
+		}
+		if cur, ok := now.Jobs.Lookup(job.ID); !ok || !sameReads(cur, job) {
+			continue
+		}
 		if err := e.finishBackfill(ctx, job.ID, r.Version); err != nil {
 			return n, err
 		}
-		n++
 	}
 	return n, nil
+}
+
+// sameReads tells whether a and b read the same chunks for the same output.
+func sameReads(a, b Job) bool {
+	return a.Output == b.Output && slices.Equal(a.Inputs, b.Inputs) && slices.EqualFunc(a.InputMappings, b.InputMappings,
+		func(x, y InputMapping) bool { return x == y })
+}
+
+// keepBackfillMark makes sure, once an upsert's catalog change committed,
+// that a backfill is still marked pending: a server resuming backfills
+// meanwhile may have marked it done with the definition before the change.
+// It returns the version the upsert finishes with.
+func (e *engine) keepBackfillMark(ctx context.Context, job string, version int64) (int64, error) {
+	r, err := e.b.GetRecord(ctx, backfillRecordKey(job))
+	if err != nil || string(r.Value) == backfillPending {
+		// Ours, or a later upsert's: finishing with our version then
+		// leaves the later one's mark to it.
+		return version, err
+	}
+	v, _, err := e.markBackfill(ctx, job)
+	return v, err
 }

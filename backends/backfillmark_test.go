@@ -135,3 +135,51 @@ func TestRefusedMappedUpsertOwesNoBackfill(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
+
+// hooked runs beforePutJob before each catalog write of a job.
+type hooked struct {
+	*stopping
+	beforePutJob func()
+}
+
+func (h *hooked) PutJob(ctx context.Context, j backends.Job, enqueue bool, frontier *backends.Candidate, version int64) (backends.Job, int64, error) {
+	if h.beforePutJob != nil {
+		h.beforePutJob()
+	}
+	return h.stopping.PutJob(ctx, j, enqueue, frontier, version)
+}
+
+// TestBackfillResumedDuringUpsert: a server that starts while another
+// upserts a job with mappings resumes the backfill that upsert marked, with
+// the definition before it, and marks it done; the upsert's own backfill is
+// marked pending again, so that a stop half way through it is resumed too.
+func TestBackfillResumedDuringUpsert(t *testing.T) {
+	ctx := context.Background()
+	b, clock, _ := newBackfillStore(t)
+	h := &hooked{stopping: b}
+	s := backends.New(h, clock)
+	old := rollJob
+	old.InputMappings = []backends.InputMapping{{Dataset: "raw", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -1}}}
+	_, err := s.UpsertJob(ctx, old)
+	require.NoError(t, err)
+	resumed := 0
+	h.beforePutJob = func() {
+		h.beforePutJob = nil
+		// Another server starts between this upsert's mark and its catalog
+		// change, and resumes the marked backfill with the old definition.
+		n, err := backends.New(h, clock).ResumeBackfills(ctx)
+		require.NoError(t, err)
+		resumed = n
+		b.stopAt.Store(b.updates.Load() + 2) // then this server stops half way through its own
+	}
+	_, err = s.UpsertJob(ctx, rollJob)
+	require.Error(t, err)
+	require.Equal(t, 1, resumed)
+	b.stopAt.Store(0)
+	r, err := s.Record(ctx, "backfill/roll")
+	require.NoError(t, err)
+	require.Equal(t, "pending", string(r.Value), "the upsert's own backfill is still owed")
+	n, err := backends.New(h, clock).ResumeBackfills(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+}

@@ -111,6 +111,11 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		}
 		return stored, err
 	}
+	if j.Mapped() {
+		if mark, err = e.keepBackfillMark(ctx, j.ID, mark); err != nil {
+			return stored, err
+		}
+	}
 	if stored.Mapped() && !enqueue {
 		// A backfill that did not finish (its transaction failed, or the
 		// server stopped) is run again by the next upsert of the job,
