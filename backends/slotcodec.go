@@ -173,7 +173,11 @@ func marshalSlots(s Slots) ([]byte, error) {
 	if s.Pool == (Pool{}) {
 		out = append(out, zeroPool...)
 	} else {
-		out = appendJSON(out, s.Pool)
+		p, err := json.Marshal(s.Pool) // fails on a time it cannot write, as json.Marshal(s) did
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p...)
 	}
 	out = append(out, `,"Holders":`...)
 	hs, err := holderList(s.Holders).MarshalJSON()
@@ -197,8 +201,8 @@ func marshalSlots(s Slots) ([]byte, error) {
 }
 
 // appendJSON appends v as json.Marshal writes it: a plain string as it is,
-// anything else through encoding/json (which cannot fail for the strings,
-// Pool and map of a record).
+// anything else through encoding/json, which cannot fail for a string or a
+// map[string]int64.
 func appendJSON(out []byte, v any) []byte {
 	if s, ok := v.(string); ok && plainToken(s) {
 		out = append(out, '"')
