@@ -727,9 +727,11 @@ const widthSample = 400
 // mappedReads is about the most input chunks one claim of job reads: one
 // per input read one to one or through LATEST, every expected dataid of an
 // input read through ALL, and the widest window, among the first
-// widthSample outputs, of an input read through TIME_WINDOW.
-func mappedReads(cat *Catalog, job Job) int {
-	n := 0
+// widthSample outputs, of an input read through TIME_WINDOW. It stops
+// counting once the count passes limit (0: no limit), and then tells that
+// the claims read at least the count returned.
+func mappedReads(cat *Catalog, job Job, limit int) (n int, atLeast bool) {
+	over := func() bool { return limit > 0 && n > limit }
 	for _, in := range job.Inputs {
 		m := job.Mapping(in)
 		inDef, out := defOf(cat, in), defOf(cat, job.Output)
@@ -738,11 +740,14 @@ func mappedReads(cat *Catalog, job Job) int {
 			if ids, err := inDef.Range("", ""); err == nil {
 				c := 0
 				for range ids {
-					if c++; c > partition.MaxMapped {
+					if c++; c > partition.MaxMapped || limit > 0 && n+c > limit {
 						break
 					}
 				}
 				n += c
+				if over() {
+					return n, true
+				}
 				continue
 			}
 		case partition.TimeWindow:
@@ -753,17 +758,23 @@ func mappedReads(cat *Catalog, job Job) int {
 					if ws, err := m.Inputs(out, inDef, o); err == nil {
 						widest = max(widest, len(ws))
 					}
+					if limit > 0 && n+widest > limit {
+						break // a window this wide is too wide already
+					}
 					if seen++; seen == widthSample {
 						break
 					}
 				}
 			}
 			n += widest
+			if over() {
+				return n, true
+			}
 			continue
 		}
 		n++
 	}
-	return n
+	return n, false
 }
 
 // claimFits refuses a job with mappings whose claims read more input
@@ -773,10 +784,16 @@ func (e *engine) claimFits(cat *Catalog, job Job) error {
 	if e.maxKeys <= 0 || !job.Mapped() {
 		return nil
 	}
-	reads := mappedReads(cat, job)
+	// The most reads whose claim fits: opKeys(fit) <= maxKeys.
+	fit := (e.maxKeys - opKeys(0)) / 2
+	reads, atLeast := mappedReads(cat, job, fit)
 	if need := opKeys(reads); need > e.maxKeys {
-		return InvalidArgument("job %q reads up to %d input chunks for one output dataid through its mappings; a claim of it reads and writes them in one transaction of about %d operations, more than this store's limit of %d (etcd's --max-txn-ops): raise the cluster's --max-txn-ops and the store's max_txn_ops, or map fewer chunks per output",
-			job.ID, reads, need, e.maxKeys)
+		how, about := "up to", "about"
+		if atLeast {
+			how, about = "at least", "at least"
+		}
+		return InvalidArgument("job %q reads %s %d input chunks for one output dataid through its mappings; a claim of it reads and writes them in one transaction of %s %d operations, more than this store's limit of %d (etcd's --max-txn-ops): raise the cluster's --max-txn-ops and the store's max_txn_ops, or map fewer chunks per output",
+			job.ID, how, reads, about, need, e.maxKeys)
 	}
 	return nil
 }

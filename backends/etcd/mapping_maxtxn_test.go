@@ -116,11 +116,20 @@ func TestMappedClaimMustFitMaxTxnOps(t *testing.T) {
 		_, err := call(ctx, weekly)
 		require.Error(t, err)
 		require.Equal(t, backends.CodeInvalidArgument, backends.CodeOf(err))
-		require.Contains(t, err.Error(), "reads up to 168 input chunks")
+		// The first week is too wide already: the count stops there.
+		require.Contains(t, err.Error(), "reads at least 168 input chunks")
 		require.Contains(t, err.Error(), "--max-txn-ops")
 	}
 	_, err := s.Job(ctx, "weekly")
 	require.Equal(t, backends.CodeNotFound, backends.CodeOf(err))
+	// A monthly roll-up reaching 9,000 hours back: refused from its first
+	// window, without listing the 9,000 hours of each of the next ones.
+	definedDataset(t, ctx, s, "months", partition.Def{Kind: partition.Monthly, Start: "2025-04", Timezone: "Europe/Berlin"})
+	far := backends.Job{ID: "far", Output: "months", Inputs: []string{"hours"},
+		InputMappings: []backends.InputMapping{{Dataset: "hours", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -9000}}}}
+	_, err = s.ValidateJob(ctx, far)
+	require.Equal(t, backends.CodeInvalidArgument, backends.CodeOf(err), "%v", err)
+	require.Contains(t, err.Error(), "reads at least")
 
 	_, err = s.UpsertJob(ctx, backends.Job{ID: "daily", Output: "days", Inputs: []string{"hours"}, InputMappings: window})
 	require.NoError(t, err)
