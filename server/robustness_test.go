@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,4 +183,41 @@ func TestServeResumesBackfills(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond, "the server resumes the pending backfill when it starts")
 	cancel()
 	require.NoError(t, <-served)
+}
+
+// slowResume is a store whose ResumeBackfills takes until its context ends
+// (a huge pending backfill, or a store that stopped answering), and which
+// counts ExpireLeases calls.
+type slowResume struct {
+	backends.Store
+	reaps atomic.Int64
+}
+
+func (s *slowResume) ResumeBackfills(ctx context.Context) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+func (s *slowResume) ExpireLeases(ctx context.Context) (int, error) {
+	s.reaps.Add(1)
+	return s.Store.ExpireLeases(ctx)
+}
+
+// TestReaperNotHeldByResume: a server starting on a store with a long
+// pending backfill still fails expired claims every reaper interval.
+func TestReaperNotHeldByResume(t *testing.T) {
+	store := &slowResume{Store: storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0]}
+	cfg := server.DefaultConfig()
+	cfg.Store, cfg.Keyring = store, age.New()
+	cfg.ReaperInterval = 10 * time.Millisecond
+	srv, err := server.New(cfg)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); require.NoError(t, <-served) }()
+	require.Eventually(t, func() bool { return store.reaps.Load() > 0 }, 2*time.Second, 10*time.Millisecond,
+		"the reaper expires leases while backfills are resumed")
 }
