@@ -2,113 +2,134 @@ package backends
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
-	"slices"
+	"strconv"
+	"strings"
 )
 
 // A job with mappings (SPEC §9) is backfilled by the engine after its
 // catalog change commits, in batches of transactions (backfillMapped): a
-// server that stops half way would leave the outputs of READY input chunks
-// that the remaining batches would have queued unqueued, and no later
-// publish would queue them. So the upsert of such a job first marks the
-// backfill pending in a record ("backfill/<job>"), and marks it done once
-// the backfill finished; a pending backfill is run again by the next
-// upsert of the job (`chunklock apply`) and by ResumeBackfills, which
-// every server runs when it starts. A backfill only adds the candidates
-// still missing, so running one twice, or two at once, queues nothing
-// twice.
+// server that stops half way would leave unqueued the outputs of READY
+// input chunks that the remaining batches would have queued, and no later
+// publish would queue them. So each job with mappings has a record,
+// "backfill/<job>", which says "done:<digest>" once a backfill of the
+// definition with that digest (what the job reads, readsDigest) finished
+// while that definition was stored. An upsert marks the record pending
+// before it changes the catalog, and marks it done after its backfill if
+// its definition is still the one stored. A job whose record says
+// anything else (pending, or done for another definition: an upsert that
+// stopped, or raced another) owes a backfill: the next upsert of the job
+// (`chunklock apply`) runs it, and so does ResumeBackfills, which every
+// server runs when it starts. A backfill only adds the candidates still
+// missing, so running one twice, or two at once, queues nothing twice. A
+// job stored before these records existed has none and owes nothing.
 
 const (
 	backfillPending = "pending"
-	backfillDone    = "done"
+	backfillDone    = "done:"
 )
 
 // backfillRecordKey names the record of job's mapped backfill.
 func backfillRecordKey(job string) string { return "backfill/" + job }
 
-// markBackfill marks job's backfill pending and returns the record's
-// version after the write, and whether it was pending already.
-func (e *engine) markBackfill(ctx context.Context, job string) (int64, bool, error) {
+// readsDigest identifies what job reads for which output: a backfill of
+// one definition serves every definition with the same digest.
+func readsDigest(job Job) string {
+	h := sha256.New()
+	field := func(s string) { h.Write([]byte(strconv.Itoa(len(s)) + ":" + s)) }
+	field(job.Output)
+	for _, in := range job.Inputs {
+		m := job.Mapping(in)
+		field(in)
+		field(string(m.Kind))
+		field(strconv.Itoa(m.StartOffset))
+		field(strconv.Itoa(m.EndOffset))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// backfillOwed tells whether the record r of the stored job says that its
+// backfill may not have finished.
+func backfillOwed(r Record, job Job) bool {
+	v := string(r.Value)
+	return v == backfillPending || strings.HasPrefix(v, backfillDone) && v != backfillDone+readsDigest(job)
+}
+
+// markBackfill marks job's backfill pending and returns the record as it
+// was before, and its version after the write.
+func (e *engine) markBackfill(ctx context.Context, job string) (Record, int64, error) {
 	key := backfillRecordKey(job)
 	for {
 		r, err := e.b.GetRecord(ctx, key)
 		if err != nil {
-			return 0, false, err
+			return Record{}, 0, err
 		}
 		w, ok, err := e.b.SwapRecord(ctx, key, []byte(backfillPending), r.Version)
 		if err != nil {
-			return 0, false, err
+			return Record{}, 0, err
 		}
 		if ok {
-			return w.Version, string(r.Value) == backfillPending, nil
+			return r, w.Version, nil
 		}
 	}
 }
 
-// finishBackfill marks job's backfill done, unless the record changed
-// since version (another upsert marked a newer backfill pending: its own
-// run, or the next resume, finishes it).
-func (e *engine) finishBackfill(ctx context.Context, job string, version int64) error {
-	_, _, err := e.b.SwapRecord(ctx, backfillRecordKey(job), []byte(backfillDone), version)
+// finishBackfill records that a backfill of def finished, when def is
+// still the definition stored: of another, the upsert that stored it, or
+// the next resume, finishes it.
+func (e *engine) finishBackfill(ctx context.Context, def Job) error {
+	r, err := e.b.GetRecord(ctx, backfillRecordKey(def.ID))
+	if err != nil {
+		return err
+	}
+	cat, err := e.catalog(ctx) // read after the record: a mark since makes the swap fail
+	if err != nil {
+		return err
+	}
+	if cur, ok := cat.Jobs.Lookup(def.ID); !ok || !cur.Mapped() || readsDigest(cur) != readsDigest(def) {
+		return nil
+	}
+	_, _, err = e.b.SwapRecord(ctx, backfillRecordKey(def.ID), []byte(backfillDone+readsDigest(def)), r.Version)
 	return err
 }
 
-// ResumeBackfills runs every mapped backfill still marked pending (see
-// above) and returns how many it ran.
+// ResumeBackfills runs the backfill of every job with mappings that owes
+// one (see above) and returns how many it ran. It goes on past a job whose
+// backfill fails, and reports every failure.
 func (e *engine) ResumeBackfills(ctx context.Context) (int, error) {
 	cat, err := e.catalog(ctx)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
+	var errs []error
 	for _, job := range cat.Jobs.All() {
+		if ctx.Err() != nil {
+			errs = append(errs, ctx.Err())
+			break
+		}
 		if !job.Mapped() {
 			continue
 		}
 		r, err := e.b.GetRecord(ctx, backfillRecordKey(job.ID))
 		if err != nil {
-			return n, err
+			errs = append(errs, err)
+			continue
 		}
-		if string(r.Value) != backfillPending {
+		if !backfillOwed(r, job) {
 			continue
 		}
 		if err := e.backfillMapped(ctx, cat, job); err != nil {
-			return n, fmt.Errorf("resume the backfill of job %s: %w", job.ID, err)
-		}
-		n++
-		// An upsert still under way may have changed the job since the
-		// catalog was read: its backfill is then its own to finish.
-		now, err := e.catalog(ctx)
-		if err != nil {
-			return n, err
-		}
-		if cur, ok := now.Jobs.Lookup(job.ID); !ok || !sameReads(cur, job) {
+			errs = append(errs, fmt.Errorf("resume the backfill of job %s: %w", job.ID, err))
 			continue
 		}
-		if err := e.finishBackfill(ctx, job.ID, r.Version); err != nil {
-			return n, err
+		n++
+		if err := e.finishBackfill(ctx, job); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	return n, nil
-}
-
-// sameReads tells whether a and b read the same chunks for the same output.
-func sameReads(a, b Job) bool {
-	return a.Output == b.Output && slices.Equal(a.Inputs, b.Inputs) && slices.EqualFunc(a.InputMappings, b.InputMappings,
-		func(x, y InputMapping) bool { return x == y })
-}
-
-// keepBackfillMark makes sure, once an upsert's catalog change committed,
-// that a backfill is still marked pending: a server resuming backfills
-// meanwhile may have marked it done with the definition before the change.
-// It returns the version the upsert finishes with.
-func (e *engine) keepBackfillMark(ctx context.Context, job string, version int64) (int64, error) {
-	r, err := e.b.GetRecord(ctx, backfillRecordKey(job))
-	if err != nil || string(r.Value) == backfillPending {
-		// Ours, or a later upsert's: finishing with our version then
-		// leaves the later one's mark to it.
-		return version, err
-	}
-	v, _, err := e.markBackfill(ctx, job)
-	return v, err
+	return n, errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package backends_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,7 +45,7 @@ func (s *server) PutJob(ctx context.Context, j backends.Job, enqueue bool, front
 }
 
 func (s *server) SwapRecord(ctx context.Context, key string, value []byte, version int64) (backends.Record, bool, error) {
-	if s.beforeFinish != nil && string(value) == "done" {
+	if s.beforeFinish != nil && strings.HasPrefix(string(value), "done") {
 		s.once[2].Do(s.beforeFinish)
 	}
 	return s.stopping.SwapRecord(ctx, key, value, version)
@@ -105,8 +106,8 @@ func afterwards(t *testing.T, b *stopping, clock *backends.FakeClock, want int) 
 // (rollOther) of the same job on two servers. A marks first, B second; B
 // commits first, A last, so A's definition is stored. A's server stops
 // half way through A's backfill; B's backfill (of a definition no longer
-// stored) finishes and marks the record done with B's version, which is
-// still the record's. Nothing resumes A's backfill.
+// stored) finishes and marks the record done for B's definition. A
+// server start or the next apply must still run A's.
 func TestConcurrentUpsertsCommitInOtherOrder(t *testing.T) {
 	ctx := context.Background()
 	want := wantRoll(t)
@@ -141,8 +142,8 @@ func TestConcurrentUpsertsCommitInOtherOrder(t *testing.T) {
 // upsert is under way resumes the backfill that upsert marked, with the
 // definition before it, and marks it done before the upsert's catalog
 // change; the change commits but its answer is lost (UNAVAILABLE), so the
-// upsert never marks its own backfill pending again (keepBackfillMark).
-// The job's queue is not empty, so the next apply does not backfill either.
+// upsert never marks its own backfill done. The job's queue is not empty:
+// only the record can tell a server start or the next apply to backfill.
 func TestUnavailableAfterCommitDuringResume(t *testing.T) {
 	ctx := context.Background()
 	want := wantRoll(t)

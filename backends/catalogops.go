@@ -67,11 +67,14 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 	// A job with mappings is backfilled after its catalog change commits:
 	// the backfill is marked pending first, so that a server stopping half
 	// way leaves it to be resumed (backfillmark.go).
+	var prev Record // the backfill record before this upsert marked it
 	var mark int64
-	var wasPending bool
 	if j.Mapped() {
+		if err := ValidateID("job", j.ID); err != nil {
+			return Job{}, err
+		}
 		var err error
-		if mark, wasPending, err = e.markBackfill(ctx, j.ID); err != nil {
+		if prev, mark, err = e.markBackfill(ctx, j.ID); err != nil {
 			return Job{}, err
 		}
 	}
@@ -103,28 +106,23 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		return after, version, nil
 	})
 	if err != nil {
-		if c := CodeOf(err); j.Mapped() && !wasPending && (c == CodeInvalidArgument || c == CodeNotFound || c == CodeAlreadyExists) {
-			// Refused: nothing changed, no backfill is owed for this
-			// upsert. (After any other error the change may have
-			// committed: the backfill stays pending.)
-			_ = e.finishBackfill(context.WithoutCancel(ctx), j.ID, mark)
+		if c := CodeOf(err); j.Mapped() && (c == CodeInvalidArgument || c == CodeNotFound || c == CodeAlreadyExists) {
+			// Refused: nothing changed, and the record says again what
+			// it said, unless marked since. (After any other error the
+			// change may have committed: the backfill stays owed.)
+			_, _, _ = e.b.SwapRecord(context.WithoutCancel(ctx), backfillRecordKey(j.ID), append([]byte{}, prev.Value...), mark)
 		}
 		return stored, err
-	}
-	if j.Mapped() {
-		if mark, err = e.keepBackfillMark(ctx, j.ID, mark); err != nil {
-			return stored, err
-		}
 	}
 	if stored.Mapped() && !enqueue {
 		// A backfill that did not finish (its transaction failed, or the
 		// server stopped) is run again by the next upsert of the job,
 		// `chunklock apply`: it only adds the candidates still missing.
-		// One stored before backfills were marked is run again when the
+		// One stored before backfills were recorded is run again when the
 		// job has nothing queued.
-		if wasPending {
+		if backfillOwed(prev, stored) {
 			enqueue = true
-		} else if n, err := e.queueLength(ctx, stored.ID); err == nil && n == 0 {
+		} else if n, err := e.queueLength(ctx, stored.ID); len(prev.Value) == 0 && err == nil && n == 0 {
 			enqueue = true
 		}
 	}
@@ -133,8 +131,8 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 			return stored, fmt.Errorf("job %s is stored, but queueing what it can claim already failed (the next apply of the job, or a server start, runs it again): %w", stored.ID, err)
 		}
 	}
-	if j.Mapped() {
-		if err := e.finishBackfill(ctx, j.ID, mark); err != nil {
+	if stored.Mapped() {
+		if err := e.finishBackfill(ctx, stored); err != nil {
 			return stored, err
 		}
 	}

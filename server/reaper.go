@@ -7,11 +7,16 @@ import (
 
 // runReaper fails expired claims every ReaperInterval until ctx ends. Every
 // replica of the server runs one; the store makes concurrent runs safe (a
-// claim is expired once, by whichever run gets there first).
-// Its first pass, at once, and every pass until one succeeds, also resumes
-// the backfills of jobs with mappings that a server stopped half way.
+// claim is expired once, by whichever run gets there first). Beside it,
+// and without holding it up, the server resumes the backfills of jobs with
+// mappings that a stopped server left unfinished (runResume).
 func (s *Server) runReaper(ctx context.Context) {
-	resumed := s.resumeBackfills(ctx)
+	resumeDone := make(chan struct{})
+	go func() {
+		defer close(resumeDone)
+		s.runResume(ctx)
+	}()
+	defer func() { <-resumeDone }()
 	t := time.NewTicker(s.cfg.ReaperInterval)
 	defer t.Stop()
 	for {
@@ -20,27 +25,29 @@ func (s *Server) runReaper(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if !resumed {
-			resumed = s.resumeBackfills(ctx)
-		}
 		s.reap(ctx)
 	}
 }
 
-// resumeBackfills runs the backfills left pending (Store.ResumeBackfills)
-// and tells whether that worked.
-func (s *Server) resumeBackfills(ctx context.Context) bool {
-	n, err := s.cfg.Store.ResumeBackfills(ctx)
-	if n > 0 {
-		s.log.Info("resumed backfills of jobs with mappings that a server left unfinished", "jobs", n)
-	}
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("resuming unfinished backfills failed; retrying next reaper interval", "err", err)
+// runResume runs Store.ResumeBackfills at once, and again every
+// ReaperInterval until a run succeeds or ctx ends. A backfill may take
+// long: no run is cut short but by ctx.
+func (s *Server) runResume(ctx context.Context) {
+	for {
+		n, err := s.cfg.Store.ResumeBackfills(ctx)
+		if n > 0 {
+			s.log.Info("resumed backfills of jobs with mappings that a server left unfinished", "jobs", n)
 		}
-		return false
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("resuming unfinished backfills failed; retrying", "err", err, "in", s.cfg.ReaperInterval)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.cfg.ReaperInterval):
+		}
 	}
-	return true
 }
 
 // reap runs one pass of the reaper, bounded by the reaper interval or the
