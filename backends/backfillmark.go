@@ -19,7 +19,7 @@ import (
 // definition with that digest (what the job reads, readsDigest) finished
 // while that definition was stored. An upsert marks the record pending
 // before it changes the catalog, and marks it done after its backfill if
-// its definition is still the one stored. A job whose record says
+// nobody marked it since. A job whose record says
 // anything else (pending, or done for another definition: an upsert that
 // stopped, or raced another) owes a backfill: the next upsert of the job
 // (`chunklock apply`) runs it, and so does ResumeBackfills, which every
@@ -77,22 +77,14 @@ func (e *engine) markBackfill(ctx context.Context, job string) (Record, int64, e
 	}
 }
 
-// finishBackfill records that a backfill of def finished, when def is
-// still the definition stored: of another, the upsert that stored it, or
-// the next resume, finishes it.
-func (e *engine) finishBackfill(ctx context.Context, def Job) error {
-	r, err := e.b.GetRecord(ctx, backfillRecordKey(def.ID))
-	if err != nil {
-		return err
-	}
-	cat, err := e.catalog(ctx) // read after the record: a mark since makes the swap fail
-	if err != nil {
-		return err
-	}
-	if cur, ok := cat.Jobs.Lookup(def.ID); !ok || !cur.Mapped() || readsDigest(cur) != readsDigest(def) {
-		return nil
-	}
-	_, _, err = e.b.SwapRecord(ctx, backfillRecordKey(def.ID), []byte(backfillDone+readsDigest(def)), r.Version)
+// finishBackfill records that a backfill of def finished, when the record
+// is still at version, the mark this backfill answers: any mark since
+// (another upsert, which may have changed the job and changed it back, and
+// stopped) leaves the record to whoever marked last, or to the next
+// resume. A definition stored since by an upsert that marked before this
+// one leaves the record done for another digest: still owed.
+func (e *engine) finishBackfill(ctx context.Context, def Job, version int64) error {
+	_, _, err := e.b.SwapRecord(ctx, backfillRecordKey(def.ID), []byte(backfillDone+readsDigest(def)), version)
 	return err
 }
 
@@ -127,7 +119,7 @@ func (e *engine) ResumeBackfills(ctx context.Context) (int, error) {
 			continue
 		}
 		n++
-		if err := e.finishBackfill(ctx, job); err != nil {
+		if err := e.finishBackfill(ctx, job, r.Version); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -114,6 +114,7 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		}
 		return stored, err
 	}
+	legacy := j.Mapped() && len(prev.Value) == 0 // stored before backfills were recorded
 	if stored.Mapped() && !enqueue {
 		// A backfill that did not finish (its transaction failed, or the
 		// server stopped) is run again by the next upsert of the job,
@@ -122,7 +123,7 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		// job has nothing queued.
 		if backfillOwed(prev, stored) {
 			enqueue = true
-		} else if n, err := e.queueLength(ctx, stored.ID); len(prev.Value) == 0 && err == nil && n == 0 {
+		} else if n, err := e.queueLength(ctx, stored.ID); legacy && err == nil && n == 0 {
 			enqueue = true
 		}
 	}
@@ -131,8 +132,15 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 			return stored, fmt.Errorf("job %s is stored, but queueing what it can claim already failed (the next apply of the job, or a server start, runs it again): %w", stored.ID, err)
 		}
 	}
-	if stored.Mapped() {
-		if err := e.finishBackfill(ctx, stored); err != nil {
+	switch {
+	case stored.Mapped() && (enqueue || !legacy):
+		if err := e.finishBackfill(ctx, stored, mark); err != nil {
+			return stored, err
+		}
+	case legacy:
+		// No backfill ran, and none is known to have finished: the record
+		// says again what it said (nothing), unless marked since.
+		if _, _, err := e.b.SwapRecord(ctx, backfillRecordKey(j.ID), []byte{}, mark); err != nil {
 			return stored, err
 		}
 	}
