@@ -85,20 +85,19 @@ func wantRoll(t *testing.T) int {
 	return drain(t, control, "roll")
 }
 
-// afterwards checks that whatever a server start (ResumeBackfills) and
-// the next `chunklock apply` of rollJob do, every output of rollJob is
-// offered.
-func afterwards(t *testing.T, b *stopping, clock *backends.FakeClock, want int) {
+// afterwards checks that, whatever a server start (ResumeBackfills) and
+// the next `chunklock apply` of job do, every output of job is offered.
+func afterwards(t *testing.T, b *stopping, clock *backends.FakeClock, job backends.Job, want int) {
 	t.Helper()
 	ctx := context.Background()
-	r, err := backends.New(b, clock).Record(ctx, "backfill/roll")
+	r, err := backends.New(b, clock).Record(ctx, "backfill/"+job.ID)
 	require.NoError(t, err)
 	next := backends.New(b, clock)
 	_, err = next.ResumeBackfills(ctx)
 	require.NoError(t, err)
-	_, err = next.UpsertJob(ctx, rollJob)
+	_, err = next.UpsertJob(ctx, job)
 	require.NoError(t, err)
-	require.Equal(t, want, drain(t, next, "roll"),
+	require.Equal(t, want, drain(t, next, job.ID),
 		"every output of the stored job is offered after a server start and an apply (record was %q after the race)", r.Value)
 }
 
@@ -135,7 +134,7 @@ func TestConcurrentUpsertsCommitInOtherOrder(t *testing.T) {
 	stored, err := a.Job(ctx, "roll")
 	require.NoError(t, err)
 	require.Equal(t, rollJob.Inputs, stored.Inputs, "A committed last")
-	afterwards(t, b, clock, want)
+	afterwards(t, b, clock, rollJob, want)
 }
 
 // TestUnavailableAfterCommitDuringResume: a server starting while an
@@ -158,5 +157,5 @@ func TestUnavailableAfterCommitDuringResume(t *testing.T) {
 	sa.afterPutJob = func(error) error { return backends.Unavailable(nil, "connection lost after the commit") }
 	_, err := a.UpsertJob(ctx, rollJob)
 	require.Equal(t, backends.CodeUnavailable, backends.CodeOf(err), "%v", err)
-	afterwards(t, b, clock, want)
+	afterwards(t, b, clock, rollJob, want)
 }
