@@ -23,7 +23,8 @@ import (
 // anything else (pending, or done for another definition: an upsert that
 // stopped, or raced another) owes a backfill: the next upsert of the job
 // (`chunklock apply`) runs it, and so does ResumeBackfills, which every
-// server runs when it starts. A backfill only adds the candidates still
+// server runs when it starts, and again in the background after an apply
+// through it left one owed. A backfill only adds the candidates still
 // missing, so running one twice, or two at once, queues nothing twice. A
 // job stored before these records existed has none and owes nothing.
 
@@ -90,13 +91,23 @@ func (e *engine) finishBackfill(ctx context.Context, def Job, version int64) err
 
 // ResumeBackfills runs the backfill of every job with mappings that owes
 // one (see above) and returns how many it ran. It goes on past a job whose
-// backfill fails, and reports every failure.
-func (e *engine) ResumeBackfills(ctx context.Context) (int, error) {
+// backfill fails, and reports every failure. Once a run found nothing
+// left, the next ones return at once until an upsert through this engine
+// leaves a backfill owed (its backfill failed: an apply whose request
+// timed out, say), so a server can call it every reaper interval.
+func (e *engine) ResumeBackfills(ctx context.Context) (n int, err error) {
+	if e.resumeSkip.Swap(true) {
+		return 0, nil
+	}
+	defer func() {
+		if err != nil {
+			e.resumeSkip.Store(false)
+		}
+	}()
 	cat, err := e.catalog(ctx)
 	if err != nil {
 		return 0, err
 	}
-	n := 0
 	var errs []error
 	for _, job := range cat.Jobs.All() {
 		if ctx.Err() != nil {

@@ -104,8 +104,8 @@ func TestMappedBackfillResumedAfterStop(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, 1, n)
 				require.Equal(t, want-1, drain(t, next, "roll"))
-				// Done: nothing is left to resume.
-				n, err = next.ResumeBackfills(ctx)
+				// Done: nothing is left to resume, for any server.
+				n, err = backends.New(b, clock).ResumeBackfills(ctx)
 				require.NoError(t, err)
 				require.Zero(t, n)
 			case "upsert":
@@ -186,4 +186,29 @@ func TestBackfillResumedDuringUpsert(t *testing.T) {
 	n, err = backends.New(h, clock).ResumeBackfills(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n)
+}
+
+// TestFailedBackfillResumedInBackground: a server whose own apply of a job
+// with mappings failed half way through its backfill (a request timing
+// out) finishes it at its next resume, though an earlier resume found
+// nothing to do.
+func TestFailedBackfillResumedInBackground(t *testing.T) {
+	ctx := context.Background()
+	_, _, control := newBackfillStore(t)
+	_, err := control.UpsertJob(ctx, rollJob)
+	require.NoError(t, err)
+	want := drain(t, control, "roll")
+
+	b, _, s := newBackfillStore(t)
+	n, err := s.ResumeBackfills(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	b.stopAt.Store(b.updates.Load() + 2) // the backfill's first transaction commits, its second fails
+	_, err = s.UpsertJob(ctx, rollJob)
+	require.ErrorContains(t, err, "goes on with it in the background")
+	b.stopAt.Store(0)
+	n, err = s.ResumeBackfills(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, want, drain(t, s, "roll"))
 }

@@ -106,6 +106,9 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		return after, version, nil
 	})
 	if err != nil {
+		if j.Mapped() {
+			e.resumeSkip.Store(false) // the change may have committed
+		}
 		if c := CodeOf(err); j.Mapped() && (c == CodeInvalidArgument || c == CodeNotFound || c == CodeAlreadyExists) {
 			// Refused: nothing changed, and the record says again what
 			// it said, unless marked since. (After any other error the
@@ -129,7 +132,8 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 	}
 	if enqueue && stored.Mapped() {
 		if err := e.backfillMapped(ctx, after, stored); err != nil {
-			return stored, fmt.Errorf("job %s is stored, but queueing what it can claim already failed (the next apply of the job, or a server start, runs it again): %w", stored.ID, err)
+			e.resumeSkip.Store(false) // the server's next resume runs it
+			return stored, fmt.Errorf("job %s is stored, but queueing what it can claim already failed; the server goes on with it in the background (so does the next apply of the job): %w", stored.ID, err)
 		}
 	}
 	switch {

@@ -21,6 +21,10 @@ type engine struct {
 	maxRange int                              // RangeBatcher; chunks of a range per transaction
 	live     batcher[*liveOp]                 // see live.go
 	next     batcher[*nextOp]                 // see next.go, by job
+	// resumeSkip is set once ResumeBackfills has run every owed backfill,
+	// and cleared when an upsert of this engine leaves one owed: until
+	// then ResumeBackfills has nothing to look for (backfillmark.go).
+	resumeSkip atomic.Bool
 }
 
 // New builds the Store on a backend. A nil clock is the system clock.

@@ -87,8 +87,11 @@ type Store interface {
 	ExpireLeases(ctx context.Context) (int, error)
 	// ResumeBackfills queues what jobs with mappings can claim already,
 	// for each whose backfill an upsert began and did not finish (a
-	// server stopped half way), and returns how many it ran. Every server
-	// runs it when it starts; safe to run from any number at once.
+	// server stopped half way, a request timed out), and returns how many
+	// it ran. Every server runs it when it starts and every reaper
+	// interval after; a run returns at once while this store has left
+	// nothing owed since its last complete run. Safe to run from any
+	// number of servers at once.
 	ResumeBackfills(ctx context.Context) (int, error)
 	// Resubmit sets a chunk's OUTPUT row to RESUBMIT (from READY, FAILED,
 	// HOLD; LOCKED while RUNNING) with its attempt count reset. With cascade,

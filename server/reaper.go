@@ -29,19 +29,20 @@ func (s *Server) runReaper(ctx context.Context) {
 	}
 }
 
-// runResume runs Store.ResumeBackfills at once, and again every
-// ReaperInterval until a run succeeds or ctx ends. A backfill may take
-// long: no run is cut short but by ctx.
+// runResume runs Store.ResumeBackfills at once and then every
+// ReaperInterval until ctx ends: it finishes the backfills that a stopped
+// server left owed, and in the background those whose apply failed here
+// (a request timing out half way through a long history). A run costs
+// nothing while none is owed; no run is cut short but by ctx.
 func (s *Server) runResume(ctx context.Context) {
 	for {
 		n, err := s.cfg.Store.ResumeBackfills(ctx)
 		if n > 0 {
-			s.log.Info("resumed backfills of jobs with mappings that a server left unfinished", "jobs", n)
+			s.log.Info("finished the backfills of jobs with mappings left unfinished", "jobs", n)
 		}
-		if err == nil || ctx.Err() != nil {
-			return
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("finishing backfills of jobs with mappings failed; retrying", "err", err, "in", s.cfg.ReaperInterval)
 		}
-		s.log.Warn("resuming unfinished backfills failed; retrying", "err", err, "in", s.cfg.ReaperInterval)
 		select {
 		case <-ctx.Done():
 			return

@@ -31,8 +31,8 @@ func serveCommand() *cli.Command {
 		Description: "Serves GraphQL at /graphql (POST; GET for queries; websocket graphql-transport-ws for\n" +
 			"subscriptions), the GraphiQL playground at /, the dashboard at /ui, /healthz, /readyz and\n" +
 			"/metrics, and fails expired claims every --reaper-interval; with --webhook, POSTs signed alerts.\n" +
-			"When it starts it finishes the backfills of jobs with mappings that a stopped server left\n" +
-			"half done.\n\n" +
+			"It finishes, when it starts and then in the background, the backfills of jobs with mappings\n" +
+			"that a stopped server, or an apply that timed out, left half done.\n\n" +
 			"Settings come from flags, then CHUNKLOCK_* environment variables, then the --config\n" +
 			"YAML file (flag names as keys), then the defaults.\n\n" +
 			"Without --tokens-file the server runs open (every request is an admin), which it allows\n" +
