@@ -28,18 +28,26 @@ func TestLimitedClaimRoundAsksNoMore(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.UpsertJob(ctx, backends.Job{ID: "limited", Output: "limited-out", Inputs: []string{"src"}, MaxConcurrent: 32})
 	require.NoError(t, err)
-	for _, id := range []string{"1", "2", "3"} {
+	for _, id := range []string{"1", "2", "3", "4", "5", "6"} {
 		_, err := s.Publish(ctx, "src", id)
 		require.NoError(t, err)
 	}
+	// The backend's own background work (the event mover, after each
+	// commit) sends requests too: a round's count is the fewest seen over
+	// a few rounds.
 	round := func(job string) int64 {
-		before := b.requests.Load()
-		c, err := s.FindNext(ctx, job, "e")
-		require.NoError(t, err)
-		require.NotNil(t, c)
-		return b.requests.Load() - before
+		fewest := int64(-1)
+		for range 3 {
+			before := b.requests.Load()
+			c, err := s.FindNext(ctx, job, "e")
+			require.NoError(t, err)
+			require.NotNil(t, c)
+			if n := b.requests.Load() - before; fewest < 0 || n < fewest {
+				fewest = n
+			}
+		}
+		return fewest
 	}
-	round("free")
 	round("limited") // the first round seeds the job's record
 	free, limited := round("free"), round("limited")
 	require.Equal(t, free, limited, "requests of one findNext round: without a limit %d, with %d", free, limited)
