@@ -341,6 +341,11 @@ func (t *tx) PeekRows(ctx context.Context, keys []backends.RowKey) ([]*backends.
 	if err != nil {
 		return nil, err
 	}
+	return decodeRows(keys, vals)
+}
+
+// decodeRows decodes the values read for keys; a missing one is nil.
+func decodeRows(keys []backends.RowKey, vals [][]byte) ([]*backends.StatusRow, error) {
 	out := make([]*backends.StatusRow, len(keys))
 	for i, v := range vals {
 		if v == nil {
@@ -468,17 +473,12 @@ func (t *tx) GetRows(ctx context.Context, keys []backends.RowKey) ([]*backends.S
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*backends.StatusRow, len(keys))
-	for i, v := range vals {
-		if v == nil {
-			continue
-		}
-		r, err := decodeRow(keys[i], v)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = &r
-		if r.Role == backends.RoleOutput && r.Status == backends.StatusRunning {
+	out, err := decodeRows(keys, vals)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range out {
+		if r != nil && r.Role == backends.RoleOutput && r.Status == backends.StatusRunning {
 			t.running[ks[i]] = true
 		}
 	}
