@@ -33,9 +33,8 @@ type slotEncoding struct {
 	rec Slots
 }
 
-// slotsJSON is Slots as SlotCodec marshals and unmarshals it: the same
-// fields, names and order (the bytes are those of json.Marshal(Slots)),
-// with the holder list written and read by hand (holderList).
+// slotsJSON is Slots as SlotCodec unmarshals it: the same fields and
+// names, with the holder list read by hand where it can be (holderList).
 type slotsJSON struct {
 	Key     string
 	Pool    Pool
@@ -44,25 +43,22 @@ type slotsJSON struct {
 	Seeded  map[string]int64
 }
 
-// holderList is a record's holders, encoded as json.Marshal encodes
-// []SlotHolder, without a reflective round per holder: a claim round
-// writes its job's record, and the list is most of it.
+// holderList is a record's holders as SlotCodec reads them.
 type holderList []SlotHolder
 
-// MarshalJSON writes [{"t":token,"l":lease},...], or null for a nil list.
-func (l holderList) MarshalJSON() ([]byte, error) {
-	if l == nil {
-		return []byte("null"), nil
+// appendHolders appends hs as json.Marshal writes []SlotHolder,
+// [{"t":token,"l":lease},...] or null, without a reflective round per
+// holder: a claim round writes its job's record, and the list is most of it.
+func appendHolders(out []byte, hs []SlotHolder) ([]byte, error) {
+	if hs == nil {
+		return append(out, "null"...), nil
 	}
-	n := 2
-	for _, h := range l {
-		n += len(h.Token) + 32
-	}
-	out := make([]byte, 0, n)
+	start := len(out)
 	out = append(out, '[')
-	for i, h := range l {
+	for i, h := range hs {
 		if !plainToken(h.Token) {
-			return json.Marshal([]SlotHolder(l)) // escaping needed: the slow way
+			b, err := json.Marshal(hs) // escaping needed: the slow way
+			return append(out[:start], b...), err
 		}
 		if i > 0 {
 			out = append(out, ',')
@@ -76,8 +72,8 @@ func (l holderList) MarshalJSON() ([]byte, error) {
 	return append(out, ']'), nil
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote; anything else (other spacing
-// or field order, escapes) goes through encoding/json.
+// UnmarshalJSON reads what appendHolders wrote; anything else (other
+// spacing or field order, escapes) goes through encoding/json.
 func (l *holderList) UnmarshalJSON(b []byte) error {
 	if hs, ok := parseHolders(b); ok {
 		*l = hs
@@ -91,7 +87,7 @@ func (l *holderList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// parseHolders parses exactly the bytes holderList.MarshalJSON writes.
+// parseHolders parses exactly the bytes appendHolders writes.
 func parseHolders(b []byte) ([]SlotHolder, bool) {
 	if string(b) == "null" {
 		return nil, true
@@ -180,11 +176,10 @@ func marshalSlots(s Slots) ([]byte, error) {
 		out = append(out, p...)
 	}
 	out = append(out, `,"Holders":`...)
-	hs, err := holderList(s.Holders).MarshalJSON()
+	out, err := appendHolders(out, s.Holders)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, hs...)
 	if len(s.Ended) > 0 {
 		out = append(out, `,"Ended":[`...)
 		for i, t := range s.Ended {
