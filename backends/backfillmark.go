@@ -78,6 +78,14 @@ func (e *engine) markBackfill(ctx context.Context, job string) (Record, int64, e
 	}
 }
 
+// restoreBackfill makes job's record say again what it said (prev) before
+// the mark at version, unless marked since: for an upsert that changed
+// nothing, or ran no backfill of a job stored before these records.
+func (e *engine) restoreBackfill(ctx context.Context, job string, prev Record, version int64) error {
+	_, _, err := e.b.SwapRecord(ctx, backfillRecordKey(job), append([]byte{}, prev.Value...), version)
+	return err
+}
+
 // finishBackfill records that a backfill of def finished, when the record
 // is still at version, the mark this backfill answers: any mark since
 // (another upsert, which may have changed the job and changed it back, and

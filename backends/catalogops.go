@@ -110,10 +110,9 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 			e.resumeSkip.Store(false) // the change may have committed
 		}
 		if c := CodeOf(err); j.Mapped() && (c == CodeInvalidArgument || c == CodeNotFound || c == CodeAlreadyExists) {
-			// Refused: nothing changed, and the record says again what
-			// it said, unless marked since. (After any other error the
-			// change may have committed: the backfill stays owed.)
-			_, _, _ = e.b.SwapRecord(context.WithoutCancel(ctx), backfillRecordKey(j.ID), append([]byte{}, prev.Value...), mark)
+			// Refused: nothing changed. (After any other error the change
+			// may have committed: the backfill stays owed.)
+			_ = e.restoreBackfill(context.WithoutCancel(ctx), j.ID, prev, mark)
 		}
 		return stored, err
 	}
@@ -142,9 +141,8 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 			return stored, err
 		}
 	case legacy:
-		// No backfill ran, and none is known to have finished: the record
-		// says again what it said (nothing), unless marked since.
-		if _, _, err := e.b.SwapRecord(ctx, backfillRecordKey(j.ID), []byte{}, mark); err != nil {
+		// No backfill ran, and none is known to have finished.
+		if err := e.restoreBackfill(ctx, j.ID, prev, mark); err != nil {
 			return stored, err
 		}
 	}
