@@ -55,6 +55,25 @@ func newBackfillStore(t *testing.T) (*stopping, *backends.FakeClock, backends.St
 var rollJob = backends.Job{ID: "roll", Output: "roll7", Inputs: []string{"raw"},
 	InputMappings: []backends.InputMapping{{Dataset: "raw", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -6}}}}
 
+// upsertStoppingHalfWay upserts rollJob through s on b, whose server stops
+// half way through the backfill: its first transaction commits, its second
+// fails. It returns the upsert's error.
+func upsertStoppingHalfWay(b *stopping, s backends.Store) error {
+	b.stopAt.Store(b.updates.Load() + 2)
+	defer b.stopAt.Store(0)
+	_, err := s.UpsertJob(context.Background(), rollJob)
+	return err
+}
+
+// wantRoll is how many outputs rollJob is offered once fully backfilled.
+func wantRoll(t *testing.T) int {
+	t.Helper()
+	_, _, control := newBackfillStore(t)
+	_, err := control.UpsertJob(context.Background(), rollJob)
+	require.NoError(t, err)
+	return drain(t, control, "roll")
+}
+
 // drain claims and completes everything job is offered, and counts it.
 func drain(t *testing.T, s backends.Store, job string) int {
 	t.Helper()
@@ -77,20 +96,15 @@ func drain(t *testing.T, s backends.Store, job string) int {
 // the job has candidates queued by then.
 func TestMappedBackfillResumedAfterStop(t *testing.T) {
 	ctx := context.Background()
-	_, _, control := newBackfillStore(t)
-	_, err := control.UpsertJob(ctx, rollJob)
-	require.NoError(t, err)
-	want := drain(t, control, "roll")
+	want := wantRoll(t)
 	require.Greater(t, want, 1000)
 
 	for _, how := range []string{"restart", "upsert"} {
 		t.Run(how, func(t *testing.T) {
 			b, clock, s := newBackfillStore(t)
-			b.stopAt.Store(b.updates.Load() + 2) // the backfill's first transaction commits, its second fails
-			_, err := s.UpsertJob(ctx, rollJob)
+			err := upsertStoppingHalfWay(b, s)
 			require.Error(t, err)
 			require.Contains(t, err.Error(), "job roll is stored")
-			b.stopAt.Store(0)
 			// The outputs queued so far are offered; claim one, so that the
 			// queue is not empty when the job is next upserted.
 			c, err := s.FindNext(ctx, "roll", "runner")
@@ -194,19 +208,13 @@ func TestBackfillResumedDuringUpsert(t *testing.T) {
 // nothing to do.
 func TestFailedBackfillResumedInBackground(t *testing.T) {
 	ctx := context.Background()
-	_, _, control := newBackfillStore(t)
-	_, err := control.UpsertJob(ctx, rollJob)
-	require.NoError(t, err)
-	want := drain(t, control, "roll")
+	want := wantRoll(t)
 
 	b, _, s := newBackfillStore(t)
 	n, err := s.ResumeBackfills(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n)
-	b.stopAt.Store(b.updates.Load() + 2) // the backfill's first transaction commits, its second fails
-	_, err = s.UpsertJob(ctx, rollJob)
-	require.ErrorContains(t, err, "goes on with it in the background")
-	b.stopAt.Store(0)
+	require.ErrorContains(t, upsertStoppingHalfWay(b, s), "goes on with it in the background")
 	n, err = s.ResumeBackfills(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)

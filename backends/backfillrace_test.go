@@ -77,14 +77,6 @@ func newRaceStore(t *testing.T) (*stopping, *backends.FakeClock) {
 var rollOther = backends.Job{ID: "roll", Output: "roll7", Inputs: []string{"other"},
 	InputMappings: []backends.InputMapping{{Dataset: "other", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -1}}}}
 
-// wantRoll is how many outputs rollJob is offered once fully backfilled.
-func wantRoll(t *testing.T) int {
-	_, _, control := newBackfillStore(t)
-	_, err := control.UpsertJob(context.Background(), rollJob)
-	require.NoError(t, err)
-	return drain(t, control, "roll")
-}
-
 // afterwards checks that, whatever a server start (ResumeBackfills) and
 // the next `chunklock apply` of job do, every output of job is offered.
 func afterwards(t *testing.T, b *stopping, clock *backends.FakeClock, job backends.Job, want int) {

@@ -168,22 +168,29 @@ func TestServeResumesBackfills(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 
-	cfg := server.DefaultConfig()
-	cfg.Store, cfg.Keyring = store, age.New()
-	cfg.ReaperInterval = time.Hour
-	srv, err := server.New(cfg)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	sctx, cancel := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(sctx, ln) }()
+	serveInBackground(t, store, time.Hour)
 	require.Eventually(t, func() bool {
 		r, err := store.Record(ctx, "backfill/roll")
 		return err == nil && strings.HasPrefix(string(r.Value), "done:")
 	}, 10*time.Second, 10*time.Millisecond, "the server resumes the pending backfill when it starts")
-	cancel()
-	require.NoError(t, <-served)
+}
+
+// serveInBackground runs an open server on store, with the reaper interval
+// given, on a free port of 127.0.0.1 until the test ends; Serve must then
+// return nil.
+func serveInBackground(t *testing.T, store backends.Store, reaperInterval time.Duration) {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Store, cfg.Keyring = store, age.New()
+	cfg.ReaperInterval = reaperInterval
+	srv, err := server.New(cfg)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-served) })
 }
 
 // slowResume is a store whose ResumeBackfills takes until its context ends
@@ -208,17 +215,7 @@ func (s *slowResume) ExpireLeases(ctx context.Context) (int, error) {
 // pending backfill still fails expired claims every reaper interval.
 func TestReaperNotHeldByResume(t *testing.T) {
 	store := &slowResume{Store: storeKinds[0].Open(t, backends.NewFakeClock(t0), 1)[0]}
-	cfg := server.DefaultConfig()
-	cfg.Store, cfg.Keyring = store, age.New()
-	cfg.ReaperInterval = 10 * time.Millisecond
-	srv, err := server.New(cfg)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	defer func() { cancel(); require.NoError(t, <-served) }()
+	serveInBackground(t, store, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return store.reaps.Load() > 0 }, 2*time.Second, 10*time.Millisecond,
 		"the reaper expires leases while backfills are resumed")
 }

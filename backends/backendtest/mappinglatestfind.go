@@ -37,11 +37,19 @@ func (s *suite) testMappingLatestFarStaleProducer(t *testing.T) {
 	b.upsertJob(backends.Job{ID: "enrich", Output: "roll7", Inputs: []string{"raw", "dim"},
 		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
 	b.publish("raw", "2025-04-30") // 60 days after mk's row: past the newest 32 candidates
-	bs, err := b.s.Blockers(b.ctx, "enrich", "2025-04-30")
-	require.NoError(t, err)
-	require.Empty(t, bs, "dim/2025-01-05 is READY and the newest READY chunk of dim before 2025-04-30")
-	c := b.claim("enrich", "2025-04-30")
-	require.Equal(t, backends.Read{Dataset: "dim", DataID: "2025-01-05"}, c.Reads[1])
+	b.requireSnapshot("enrich", "2025-04-30", backends.Read{Dataset: "dim", DataID: "2025-01-05"},
+		"dim/2025-01-05 is READY and the newest READY chunk of dim before 2025-04-30")
+}
+
+// requireSnapshot checks that nothing blocks job's output dataid and that
+// its claim reads snapshot through its second input (LATEST); why says why.
+func (b *bundle) requireSnapshot(job, dataid string, snapshot backends.Read, why string) {
+	b.t.Helper()
+	bs, err := b.s.Blockers(b.ctx, job, dataid)
+	require.NoError(b.t, err)
+	require.Empty(b.t, bs, why)
+	c := b.claim(job, dataid)
+	require.Equal(b.t, snapshot, c.Reads[1])
 }
 
 // testMappingLatestFarSourceRow: the same the other way round: dim was a
@@ -57,11 +65,8 @@ func (s *suite) testMappingLatestFarSourceRow(t *testing.T) {
 	b.upsertJob(backends.Job{ID: "enrich", Output: "roll7", Inputs: []string{"raw", "dim"},
 		InputMappings: []backends.InputMapping{mapping("dim", partition.Latest, 0, 0)}})
 	b.publish("raw", "2025-04-30")
-	bs, err := b.s.Blockers(b.ctx, "enrich", "2025-04-30")
-	require.NoError(t, err)
-	require.Empty(t, bs, "dim/2025-01-05 is READY (mk's) and the newest READY chunk of dim before 2025-04-30")
-	c := b.claim("enrich", "2025-04-30")
-	require.Equal(t, backends.Read{Dataset: "dim", DataID: "2025-01-05"}, c.Reads[1])
+	b.requireSnapshot("enrich", "2025-04-30", backends.Read{Dataset: "dim", DataID: "2025-01-05"},
+		"dim/2025-01-05 is READY (mk's) and the newest READY chunk of dim before 2025-04-30")
 }
 
 // testMappingLatestFarInteger: INTEGER datasets, the only snapshot more
