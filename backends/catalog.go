@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/chunklock/chunklock/backends/envname"
 )
 
 // Catalog is a snapshot of every dataset and job, indexed for the engine.
@@ -16,6 +18,7 @@ type Catalog struct {
 	Jobs      CatalogMap[Job]
 	producer  CatalogMap[string]   // dataset -> producing job ("": none)
 	consumers CatalogMap[[]string] // dataset -> consuming jobs, sorted
+	envAllow  envname.Allow        // env names ValidateJob admits beyond the rule
 }
 
 // NewCatalog indexes datasets and jobs.
@@ -28,6 +31,14 @@ func NewCatalog(datasets []Dataset, jobs []Job) *Catalog {
 		c = c.WithJob(j)
 	}
 	return c
+}
+
+// WithEnvAllow returns the catalog whose ValidateJob admits, besides the
+// env names envname.Check admits, those of allow (the operator's).
+func (c *Catalog) WithEnvAllow(allow envname.Allow) *Catalog {
+	n := *c
+	n.envAllow = allow
+	return &n
 }
 
 // WithDataset returns the catalog with d added or replaced.
@@ -157,8 +168,9 @@ func ValidateDataset(d Dataset) error {
 // MaxPartitionDelay bounds a partition definition's lag and deadline.
 const MaxPartitionDelay = 366 * 24 * time.Hour
 
-// validJobText checks a job's description and env (SPEC §1 Job, Text).
-func validJobText(j Job) error {
+// validJobText checks a job's description and env (SPEC §1 Job, Text),
+// admitting the env names of allow beyond envname's rule.
+func validJobText(j Job, allow envname.Allow) error {
 	if err := ValidText("description", j.Description, MaxDescriptionBytes); err != nil {
 		return InvalidArgument("job %q: %s", j.ID, err.Error())
 	}
@@ -167,7 +179,7 @@ func validJobText(j Job) error {
 	}
 	names := map[string]bool{}
 	for _, e := range j.Env {
-		if err := CheckEnvName(e.Name); err != nil {
+		if err := allow.Check(e.Name); err != nil {
 			return InvalidArgument("job %q: %s", j.ID, err.Error())
 		}
 		if names[e.Name] {
@@ -218,7 +230,7 @@ func (c *Catalog) ValidateJob(j Job) (Job, error) {
 			return Job{}, InvalidArgument("job %q would close a cycle: %q is computed from its output %q", j.ID, d, j.Output)
 		}
 	}
-	if err := validJobText(j); err != nil {
+	if err := validJobText(j, c.envAllow); err != nil {
 		return Job{}, err
 	}
 	if j.MaxAttempts == 0 {

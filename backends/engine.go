@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/backends/partition"
 )
 
@@ -25,6 +26,9 @@ type engine struct {
 	// and cleared when an upsert of this engine leaves one owed: until
 	// then ResumeBackfills has nothing to look for (backfillmark.go).
 	resumeSkip atomic.Bool
+	// envAllow holds the env names the operator allows beyond envname's
+	// rule (SetEnvAllow); nil: none.
+	envAllow atomic.Pointer[envname.Allow]
 }
 
 // New builds the Store on a backend. A nil clock is the system clock.

@@ -184,7 +184,7 @@ func TestParseErrorsPointAtTheLine(t *testing.T) {
 		"duplicate-key.yaml":  `6: mapping key "id" already defined at line 4`,
 		"wrong-type.yaml":     "8: cannot unmarshal !!str `many` into int",
 		"secret-field.yaml":   `4:27: secret has no field "value"; use {env: VARIABLE} or {file: PATH}`,
-		"env-name.yaml":       `12:7: job "clean": env name "LD_PRELOAD" is not allowed: it changes how processes load code`,
+		"env-name.yaml":       `12:7: job "clean": env name "LD_PRELOAD" is not allowed: it changes how processes load code (names starting with LD_)`,
 	} {
 		path := filepath.Join("testdata", "broken", file)
 		_, err := ParseFile(path)

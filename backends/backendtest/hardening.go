@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/stretchr/testify/require"
 )
 
@@ -403,23 +404,67 @@ func (s *suite) testTextBounds(t *testing.T) {
 
 // testEnvNames: job env names are plain shell names that change nothing
 // about how a process loads or runs code, and never the runner's own
-// CHUNKLOCK_* (SPEC §1 Job).
+// CHUNKLOCK_* (SPEC §1 Job). Whole families are refused, not only the
+// names listed one by one (TAR_OPTIONS, HTTPS_PROXY, RSYNC_RSH, ...),
+// unless the operator allows them (backends.SetEnvAllow); a refused upsert
+// stores nothing, and withdrawing a name refuses it again.
 func (s *suite) testEnvNames(t *testing.T) {
 	b := s.setup(t)
 	b.datasets("src", "a")
-	for _, name := range []string{"MODE", "_X", "A1", "WAREHOUSE_SCHEMA", "PATHWAY"} {
-		b.upsertJob(backends.Job{ID: "ja", Inputs: []string{"src"}, Output: "a", Env: []backends.EnvVar{{Name: name, Value: "v"}}})
+	upsert := func(names ...string) error {
+		env := make([]backends.EnvVar, len(names))
+		for i, name := range names {
+			env[i] = backends.EnvVar{Name: name, Value: "v"}
+		}
+		_, err := b.s.UpsertJob(b.ctx, backends.Job{ID: "ja", Inputs: []string{"src"}, Output: "a", Env: env})
+		return err
 	}
-	for _, name := range []string{"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "BASH_ENV", "ENV", "IFS", "SHELLOPTS", "PS4",
+	requireEnv := func(names ...string) {
+		t.Helper()
+		job, err := b.s.Job(b.ctx, "ja")
+		require.NoError(t, err)
+		var got []string
+		for _, e := range job.Env {
+			got = append(got, e.Name)
+		}
+		require.Equal(t, names, got)
+	}
+	for _, name := range []string{"MODE", "_X", "A1", "WAREHOUSE_SCHEMA", "SHOP_DIR", "CURRENCY", "PATHWAY"} {
+		require.NoError(t, upsert(name), name)
+	}
+	refused := []string{"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "BASH_ENV", "ENV", "IFS", "SHELLOPTS", "PS4",
 		"PROMPT_COMMAND", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS", "PERL5LIB", "PERL5OPT", "RUBYOPT",
 		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "DYLD_INSERT_LIBRARIES", "CHUNKLOCK_TOKEN", "CHUNKLOCK_SERVER",
-		"mode", "1A", "A-B", ""} {
-		_, err := b.s.UpsertJob(b.ctx, backends.Job{ID: "ja", Inputs: []string{"src"}, Output: "a", Env: []backends.EnvVar{{Name: name, Value: "v"}}})
-		requireCode(t, err, backends.CodeInvalidArgument, "env name %q", name)
+		"GIT_SSH_COMMAND", "HOME",
+		// By family.
+		"TAR_OPTIONS", "RSYNC_RSH", "HTTPS_PROXY", "ALL_PROXY", "SSLKEYLOGFILE", "PIP_INDEX_URL", "RUSTC_WRAPPER",
+		"MANPAGER", "JAVA_HOME", "KUBECONFIG", "SSL_CERT_FILE", "RUSTFLAGS",
+		"mode", "1A", "A-B", ""}
+	for _, name := range refused {
+		requireCode(t, upsert("MODE", name), backends.CodeInvalidArgument, "env name %q", name)
 	}
-	job, err := b.s.Job(b.ctx, "ja")
+	requireEnv("PATHWAY")
+
+	allow, err := envname.ParseAllow([]string{"TAR_OPTIONS", "HTTPS_PROXY"})
 	require.NoError(t, err)
-	require.Equal(t, []backends.EnvVar{{Name: "PATHWAY", Value: "v"}}, job.Env)
+	require.NoError(t, backends.SetEnvAllow(b.s, allow))
+	require.NoError(t, upsert("TAR_OPTIONS", "HTTPS_PROXY", "MODE"), "the operator allows them")
+	requireEnv("TAR_OPTIONS", "HTTPS_PROXY", "MODE")
+	for _, name := range []string{"ALL_PROXY", "LD_PRELOAD", "CHUNKLOCK_URL"} {
+		requireCode(t, upsert("TAR_OPTIONS", name), backends.CodeInvalidArgument, "env name %q, beside allowed ones", name)
+	}
+	requireEnv("TAR_OPTIONS", "HTTPS_PROXY", "MODE")
+
+	// A claim carries the stored env as it is: the runner decides what it runs.
+	b.publish("src", "1")
+	c := b.claim("ja", "1")
+	require.Equal(t, []backends.EnvVar{{Name: "TAR_OPTIONS", Value: "v"}, {Name: "HTTPS_PROXY", Value: "v"}, {Name: "MODE", Value: "v"}}, c.Env)
+
+	require.NoError(t, backends.SetEnvAllow(b.s, envname.Allow{}))
+	requireCode(t, upsert("TAR_OPTIONS", "MODE"), backends.CodeInvalidArgument, "withdrawn: refused again")
+	requireEnv("TAR_OPTIONS", "HTTPS_PROXY", "MODE")
+	require.NoError(t, upsert("MODE"), "the job's env is mended by an upsert without the name")
+	requireEnv("MODE")
 }
 
 // testResourceLockTTLBound: every resource lock expires, at most

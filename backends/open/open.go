@@ -135,6 +135,9 @@ type closers struct {
 	after []io.Closer
 }
 
+// Unwrap returns the store c wraps (see backends.SetEnvAllow).
+func (c *closers) Unwrap() backends.Store { return c.Store }
+
 func (c *closers) Close() error {
 	errs := []error{c.Store.Close()}
 	for _, a := range c.after {

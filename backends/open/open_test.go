@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 )
 
@@ -98,7 +99,9 @@ func embeddedOpts(dir string) Options {
 
 // TestEmbeddedAndEtcdURL opens the embedded store, writes, closes it (which
 // stops the server and frees the directory), reopens it, then reaches the
-// same server through an etcd:// URL under another prefix.
+// same server through an etcd:// URL under another prefix. The operator's
+// env allowlist (backends.SetEnvAllow) reaches the store inside Open's
+// wrapper.
 func TestEmbeddedAndEtcdURL(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -135,6 +138,18 @@ func TestEmbeddedAndEtcdURL(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	require.Equal(t, "src", ds[0].ID)
+
+	// The operator's env allowlist reaches the engine inside the wrapper.
+	job := backends.Job{ID: "j", Inputs: []string{"src"}, Output: "src-out", Env: []backends.EnvVar{{Name: "TAR_OPTIONS", Value: "-v"}}}
+	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src-out"})
+	require.NoError(t, err)
+	_, err = s.UpsertJob(ctx, job)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	allow, err := envname.ParseAllow([]string{"TAR_OPTIONS"})
+	require.NoError(t, err)
+	require.NoError(t, backends.SetEnvAllow(s, allow))
+	_, err = s.UpsertJob(ctx, job)
+	require.NoError(t, err)
 }
 
 // clientAddrOf finds the client address of the embedded server behind s.

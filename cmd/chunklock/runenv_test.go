@@ -117,7 +117,7 @@ func TestNextRefusesClaimEnv(t *testing.T) {
 	code := run(t.Context(), []string{"chunklock", "next", "--url", url, "--job", "j", "--format", "env"}, &stdout, &stderr)
 	require.Equal(t, exitError, code)
 	require.Empty(t, stdout.String())
-	require.Contains(t, stderr.String(), `env name "LD_PRELOAD" is not allowed: it changes how processes load code; the claim on j 1 was failed with this reason`)
+	require.Contains(t, stderr.String(), `env name "LD_PRELOAD" is not allowed: it changes how processes load code (names starting with LD_); the claim on j 1 was failed with this reason`)
 	rows, err := api.Chunks(t.Context(), client.ChunkFilter{Dataset: "out"})
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
