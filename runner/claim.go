@@ -47,7 +47,7 @@ func EnvName(id string) string {
 // single-chunk variables (LOCATION) name the last of them, the newest.
 // An input one to one has one chunk, at CHUNKLOCK_DATAID.
 //
-// followed by the job's own env entries, but for those envname.Check refuses
+// followed by the job's own env entries, but for those allow.Check refuses
 // (CHUNKLOCK_* among them, so that the job's env never overrides the
 // above): CheckEnv tells whether there are any. SECRET variables are
 // present only when the secret was resolved.
@@ -55,7 +55,7 @@ func EnvName(id string) string {
 // The claim token is CHUNKLOCK_CLAIM_TOKEN, not CHUNKLOCK_TOKEN: the latter is
 // the API bearer token of the chunklock command, which `eval "$(chunklock
 // next --format env)"` must not overwrite.
-func Environ(c client.Claim) []string {
+func Environ(c client.Claim, allow envname.Allow) []string {
 	var env []string
 	set := func(k, v string) { env = append(env, k+"="+v) }
 	set("CHUNKLOCK_JOB", c.Job)
@@ -104,7 +104,7 @@ func Environ(c client.Claim) []string {
 	}
 	set("CHUNKLOCK_INPUTS", strings.Join(ids, ","))
 	for _, e := range c.Env {
-		if envname.Check(e.Name) != nil {
+		if allow.Check(e.Name) != nil {
 			continue
 		}
 		set(e.Name, e.Value)
@@ -113,7 +113,7 @@ func Environ(c client.Claim) []string {
 }
 
 // EnvError is the error of a claim whose job env names variables that
-// envname.Check refuses.
+// the runner refuses (see CheckEnv).
 type EnvError struct {
 	Job  string
 	Errs []error // one per refused name
@@ -128,13 +128,16 @@ func (e *EnvError) Error() string {
 }
 
 // CheckEnv returns an *EnvError if the claim's job env names a variable
-// that envname.Check refuses: one that changes how a process loads or runs
-// code, or one of the runner's own CHUNKLOCK_*. The server refuses such a
-// job, but a server older than that rule may still send one.
-func CheckEnv(c client.Claim) error {
+// that envname's rule refuses and allow, the runner's own allowlist, does
+// not list: one that changes how a process loads or runs code, or one of
+// the runner's own CHUNKLOCK_*. The server refuses such a job, but a
+// server older than the rule, or one whose operator allows more than this
+// runner's, may still send one: the runner never takes its allowlist from
+// the server.
+func CheckEnv(c client.Claim, allow envname.Allow) error {
 	var errs []error
 	for _, e := range c.Env {
-		if err := envname.Check(e.Name); err != nil {
+		if err := allow.Check(e.Name); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -145,8 +148,8 @@ func CheckEnv(c client.Claim) error {
 }
 
 // ShellExports renders Environ as `export NAME='value'` lines for `eval`.
-func ShellExports(c client.Claim) string {
-	env := Environ(c)
+func ShellExports(c client.Claim, allow envname.Allow) string {
+	env := Environ(c, allow)
 	var b strings.Builder
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/client"
 )
 
@@ -57,6 +58,9 @@ type Config struct {
 	// Explain turns an error from the server into a message for the
 	// operator (default: the error as is).
 	Explain func(error) error
+	// EnvAllow is Options.EnvAllow: the job env names this runner admits
+	// although envname's rule refuses them.
+	EnvAllow envname.Allow
 }
 
 // Stopped is Loop's error when one of Config.StopSignals stopped it.
@@ -198,7 +202,7 @@ func (r *loop) readJobs(ctx context.Context) error {
 			}
 			return err
 		}
-		if err := checkJobEnv(job); err != nil {
+		if err := checkJobEnv(job, r.cfg.EnvAllow); err != nil {
 			return err
 		}
 		r.leases[j] = time.Duration(job.LeaseSeconds) * time.Second
@@ -218,8 +222,8 @@ func (r *loop) readJobs(ctx context.Context) error {
 
 // checkJobEnv refuses, before anything is claimed, a job whose env names a
 // variable the runner refuses (see CheckEnv).
-func checkJobEnv(job client.Job) error {
-	if err := CheckEnv(client.Claim{Job: job.ID, Env: job.Env}); err != nil {
+func checkJobEnv(job client.Job, allow envname.Allow) error {
+	if err := CheckEnv(client.Claim{Job: job.ID, Env: job.Env}, allow); err != nil {
 		return fmt.Errorf("%w; nothing was claimed: fix the job's env (`chunklock apply`)", err)
 	}
 	return nil
@@ -368,6 +372,7 @@ func (r *loop) supervise(ctx context.Context, claim client.Claim) (Outcome, erro
 		KillGrace: r.cfg.KillGrace,
 		IsStale:   func(err error) bool { return client.CodeOf(err) == backends.CodeStaleClaim },
 		Logf:      r.logf,
+		EnvAllow:  r.cfg.EnvAllow,
 	})
 	r.stats[outcome]++
 	r.report(outcome, claim, time.Since(start).Round(time.Millisecond))

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/client"
 )
 
@@ -68,6 +69,9 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// EnvAllow lists the job env names this runner admits although
+	// envname's rule refuses them (the operator's, never the server's).
+	EnvAllow envname.Allow
 }
 
 func (o *Options) defaults(c client.Claim, now time.Time) {
@@ -122,13 +126,13 @@ func Run(ctx context.Context, c Client, claim client.Claim, opt Options) (Outcom
 		return Failed, errors.New("runner: no command to run")
 	}
 	opt.defaults(claim, time.Now())
-	if err := CheckEnv(claim); err != nil {
+	if err := CheckEnv(claim, opt.EnvAllow); err != nil {
 		return failUnstarted(ctx, c, claim, opt, err)
 	}
 	tail := &tailBuffer{max: opt.TailBytes}
 	cmd := exec.Command(opt.Command[0], opt.Command[1:]...)
 	cmd.Dir = opt.Dir
-	cmd.Env = append(append(os.Environ(), opt.Env...), Environ(claim)...)
+	cmd.Env = append(append(os.Environ(), opt.Env...), Environ(claim, opt.EnvAllow)...)
 	cmd.Stdout = opt.Stdout
 	cmd.Stderr = io.MultiWriter(opt.Stderr, tail)
 	cmd.SysProcAttr = sysProcAttr()

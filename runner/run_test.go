@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/client"
 )
@@ -157,8 +158,7 @@ func TestRunRefusesDangerousEnv(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	dir := t.TempDir()
-	hook := filepath.Join(dir, "hook.sh")
-	require.NoError(t, os.WriteFile(hook, []byte("touch "+filepath.Join(dir, "hook-ran")+"\n"), 0o755))
+	hook, _ := writeHook(t, dir)
 	b.claim.Env = append(b.claim.Env,
 		client.EnvVar{Name: "BASH_ENV", Value: hook},
 		client.EnvVar{Name: "CHUNKLOCK_URL", Value: "http://elsewhere"},
@@ -185,6 +185,52 @@ func TestRunRefusesDangerousEnv(t *testing.T) {
 	require.Contains(t, ch.Output.Reason, `env name "BASH_ENV" is not allowed`, "operators see why in the chunk's status")
 }
 
+// writeHook writes the executable dir/hook.sh, which leaves the file
+// dir/hook-ran behind when it runs, and returns both paths.
+func writeHook(t *testing.T, dir string) (hook, ran string) {
+	t.Helper()
+	hook, ran = filepath.Join(dir, "hook.sh"), filepath.Join(dir, "hook-ran")
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\ntouch "+ran+"\n"), 0o755))
+	return hook, ran
+}
+
+// TestRunRefusesToolSettingEnv: a job env name the rule refuses by family,
+// not by name, is refused as well: TAR_OPTIONS makes tar run any command
+// (--checkpoint-action=exec), so the claim is failed and tar never runs.
+// Told the same name in its allowlist (Options.EnvAllow), the runner passes
+// it on: the operator has decided it is safe.
+func TestRunRefusesToolSettingEnv(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	hook, pwned := writeHook(t, dir)
+	tarEnv := client.EnvVar{Name: "TAR_OPTIONS", Value: "--checkpoint=1 --checkpoint-action=exec=" + hook}
+	command := []string{"tar", "-cf", filepath.Join(dir, "out.tar"), "-C", dir, "hook.sh"}
+
+	b := setup(t)
+	b.claim.Env = append(b.claim.Env, tarEnv)
+	got, err := Run(context.Background(), storeClient{b.store}, b.claim, Options{Command: command, IsStale: isStale})
+	require.Equal(t, Failed, got)
+	require.ErrorContains(t, err, `job j: the runner refuses its env: env name "TAR_OPTIONS" is not allowed: tools read command-line options from it`)
+	require.NoFileExists(t, pwned, "TAR_OPTIONS ran a command")
+	require.NoFileExists(t, filepath.Join(dir, "out.tar"), "tar was not started")
+	ch, err := b.store.Chunk(context.Background(), "out", "7")
+	require.NoError(t, err)
+	require.Equal(t, backends.StatusFailed, ch.Output.Status)
+	require.Contains(t, ch.Output.Reason, `env name "TAR_OPTIONS" is not allowed`)
+
+	allow, err := envname.ParseAllow([]string{"TAR_OPTIONS"})
+	require.NoError(t, err)
+	b = setup(t)
+	b.claim.Env = append(b.claim.Env, tarEnv)
+	got, err = Run(context.Background(), storeClient{b.store}, b.claim, Options{Command: command, IsStale: isStale, EnvAllow: allow})
+	require.NoError(t, err)
+	require.Equal(t, Completed, got)
+	require.FileExists(t, pwned, "an allowed name reaches the process")
+	require.NoError(t, CheckEnv(b.claim, allow))
+	require.Contains(t, Environ(b.claim, allow), "TAR_OPTIONS="+tarEnv.Value)
+	require.NotContains(t, strings.Join(Environ(b.claim, envname.Allow{}), "\n"), "TAR_OPTIONS")
+}
+
 func TestEnvironAndExports(t *testing.T) {
 	t.Parallel()
 	secret := "p'w"
@@ -193,8 +239,8 @@ func TestEnvironAndExports(t *testing.T) {
 		Inputs: []client.DatasetAccess{{Dataset: "raw-a"}, {Dataset: "raw-b"}},
 		Env: []client.EnvVar{{Name: "X", Value: "1"}, {Name: "CHUNKLOCK_DATAID", Value: "spoof"}, {Name: "CHUNKLOCK_URL", Value: "spoof"},
 			{Name: "LD_PRELOAD", Value: "spoof"}, {Name: "lower", Value: "spoof"}}}
-	require.ErrorContains(t, CheckEnv(c), `job j: the runner refuses its env: env name "CHUNKLOCK_DATAID" is not allowed`)
-	env := strings.Join(Environ(c), "\n")
+	require.ErrorContains(t, CheckEnv(c, envname.Allow{}), `job j: the runner refuses its env: env name "CHUNKLOCK_DATAID" is not allowed`)
+	env := strings.Join(Environ(c, envname.Allow{}), "\n")
 	require.Contains(t, env, "\nX=1")
 	require.Contains(t, env, "CHUNKLOCK_OUTPUT_SECRET=p'w")
 	require.Contains(t, env, "CHUNKLOCK_INPUT_1_DATASET=raw-b")
@@ -205,8 +251,8 @@ func TestEnvironAndExports(t *testing.T) {
 	require.NotContains(t, env, "CHUNKLOCK_TOKEN=", "CHUNKLOCK_TOKEN is the API token of the chunklock command")
 	require.NotContains(t, env, "spoof", "job env cannot override claim variables, nor set refused ones")
 	c.Env = c.Env[:1]
-	require.NoError(t, CheckEnv(c))
-	require.Contains(t, ShellExports(c), `export CHUNKLOCK_OUTPUT_SECRET='p'\''w'`)
+	require.NoError(t, CheckEnv(c, envname.Allow{}))
+	require.Contains(t, ShellExports(c, envname.Allow{}), `export CHUNKLOCK_OUTPUT_SECRET='p'\''w'`)
 }
 
 // TestEnvironMappedInputs: an input read through a mapping has several
@@ -222,7 +268,7 @@ func TestEnvironMappedInputs(t *testing.T) {
 			{Dataset: "orders", DataID: "2026-11-22", Location: "s3://lake/orders/2026-11-22/"},
 			{Dataset: "fx", DataID: "2026-11-22", Location: "fx/2026-11-22"},
 		}}
-	env := Environ(c)
+	env := Environ(c, envname.Allow{})
 	require.Contains(t, env, "CHUNKLOCK_INPUTS=orders,fx")
 	require.Contains(t, env, "CHUNKLOCK_INPUT_ORDERS_LOCATIONS=s3://lake/orders/2026-11-20/\ns3://lake/orders/2026-11-21/\ns3://lake/orders/2026-11-22/")
 	require.Contains(t, env, "CHUNKLOCK_INPUT_ORDERS_DATAIDS=2026-11-20\n2026-11-21\n2026-11-22")
@@ -231,7 +277,7 @@ func TestEnvironMappedInputs(t *testing.T) {
 	require.Contains(t, env, "CHUNKLOCK_INPUT_1_DATASET=fx")
 	require.Contains(t, env, "CHUNKLOCK_INPUT_FX_LOCATIONS=fx/2026-11-22")
 	require.Contains(t, env, "CHUNKLOCK_INPUT_FX_DATAIDS=2026-11-22")
-	require.Contains(t, ShellExports(c), "export CHUNKLOCK_INPUT_ORDERS_DATAIDS='2026-11-20\n2026-11-21\n2026-11-22'")
+	require.Contains(t, ShellExports(c, envname.Allow{}), "export CHUNKLOCK_INPUT_ORDERS_DATAIDS='2026-11-20\n2026-11-21\n2026-11-22'")
 	for _, kv := range env {
 		require.NotContains(t, kv, "CHUNKLOCK_INPUT_2", "two input datasets, numbered 0 and 1")
 	}

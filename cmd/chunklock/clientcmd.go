@@ -22,6 +22,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/client"
 )
 
@@ -85,6 +86,19 @@ func jobKeyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "keys-dir", TakesFile: true,
 			Usage: "`directory` of job keys named <job>.key, as written by apply --keys-dir (for several jobs)"},
 	}
+}
+
+// envAllowFlag is the operator's list of job env names to admit although
+// the rule on env names (package envname) refuses them. serve, run, next,
+// apply and status take it, each from its own flag or CHUNKLOCK_ENV_ALLOW:
+// a runner never learns it from the server.
+func envAllowFlag(usage string) cli.Flag {
+	return &cli.StringSliceFlag{Name: "env-allow", Sources: cli.EnvVars("CHUNKLOCK_ENV_ALLOW"), DefaultText: "none", Usage: usage}
+}
+
+// envAllow is the allowlist of the command's --env-allow.
+func envAllow(cmd *cli.Command) (envname.Allow, error) {
+	return envname.ParseAllow(cmd.StringSlice("env-allow"))
 }
 
 // connHelp is appended to every client command's description.

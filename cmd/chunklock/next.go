@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/client"
 	"github.com/chunklock/chunklock/runner"
 )
@@ -32,10 +33,8 @@ func nextCommand() *cli.Command {
 			"Then keep the claim alive with `chunklock heartbeat` (within the job's leaseSeconds)\n" +
 			"and end it with `chunklock complete`, `chunklock fail --reason ...` or\n" +
 			"`chunklock release`; each reads the token from CHUNKLOCK_CLAIM_TOKEN by default.\n\n" +
-			"A claim whose job env names a variable the runner refuses (one that changes how a\n" +
-			"process loads or runs code, such as PATH, LD_PRELOAD or BASH_ENV, or a CHUNKLOCK_*\n" +
-			"name; a server older than that rule may hand one out) is failed with the reason and\n" +
-			"not printed.\n\n" +
+			"A claim whose job env names a variable the runner refuses is failed with the reason\n" +
+			"and not printed. " + envRuleHelp + "\n\n" +
 			"Exit status:\n" +
 			"   0  a chunk was claimed (the claim is on stdout)\n" +
 			"   3  nothing to do: no chunk is claimable now (with --dataid: that chunk is locked;\n" +
@@ -55,6 +54,7 @@ func nextCommand() *cli.Command {
 			&cli.StringFlag{Name: "dataid", Usage: "claim this `dataid` instead of the next one"},
 			&cli.StringFlag{Name: "format", Value: "json", Usage: "`json` (one document) or env (export lines)"},
 			&cli.StringFlag{Name: "executor", DefaultText: "host-pid-random", Usage: "the `name` operators see as the claim's holder"},
+			envAllowFlag(runnerEnvAllowUsage),
 		),
 		Action: action(next),
 	}
@@ -68,6 +68,10 @@ func next(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	executor := cmd.String("executor")
 	if executor == "" {
 		executor = defaultExecutor()
+	}
+	allow, err := envAllow(cmd)
+	if err != nil {
+		return err
 	}
 	job := cmd.String("job")
 	key, err := jobKeyFor(cmd, job, false)
@@ -93,10 +97,16 @@ func next(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if claim == nil {
 		return exitWith(cmd, exitNothing, "nothing to do: job %s has no claimable chunk now (see `chunklock status --job %s`)", job, job)
 	}
-	if err := runner.CheckEnv(*claim); err != nil {
-		return refuseEnv(ctx, c, *claim, err)
+	return deliverClaim(ctx, cmd, c, *claim, format, allow)
+}
+
+// deliverClaim prints claim (printClaim), or fails it (refuseEnv) when its
+// job env names a variable the runner refuses.
+func deliverClaim(ctx context.Context, cmd *cli.Command, c *client.Client, claim client.Claim, format string, allow envname.Allow) error {
+	if err := runner.CheckEnv(claim, allow); err != nil {
+		return refuseEnv(ctx, c, claim, err)
 	}
-	return printClaim(cmd, *claim, format)
+	return printClaim(cmd, claim, format, allow)
 }
 
 // refuseEnv fails a claim whose job env the runner refuses (see
@@ -109,10 +119,11 @@ func refuseEnv(ctx context.Context, c *client.Client, claim client.Claim, cause 
 	return fmt.Errorf("%w; the claim on %s %s was failed with this reason: fix the job's env (`chunklock apply`)", cause, claim.Job, claim.DataID)
 }
 
-// printClaim writes a claim as JSON or export lines.
-func printClaim(cmd *cli.Command, claim client.Claim, format string) error {
+// printClaim writes a claim as JSON or export lines (with the env names
+// of allow beside those the rule admits).
+func printClaim(cmd *cli.Command, claim client.Claim, format string, allow envname.Allow) error {
 	if format == "env" {
-		_, err := fmt.Fprint(stdout(cmd), runner.ShellExports(claim))
+		_, err := fmt.Fprint(stdout(cmd), runner.ShellExports(claim, allow))
 		return err
 	}
 	return printJSON(stdout(cmd), claim)

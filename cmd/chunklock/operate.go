@@ -244,7 +244,8 @@ func forceCommand() *cli.Command {
 			"job's own read locks. A live claim on that chunk is superseded: its token goes stale,\n" +
 			"and a `chunklock run` holding it stops its job process at its next heartbeat without\n" +
 			"writing anything. Prints the new claim like `next`; finish it with `complete`, `fail`\n" +
-			"or `release`.\n\n" +
+			"or `release`. A claim whose job env names a variable the runner refuses is failed\n" +
+			"with the reason and not printed, as by `next` (see `chunklock next --help`).\n\n" +
 			"Example:\n" +
 			"   eval \"$(chunklock force --job report --dataid 2026-01-15 --format env)\"" + connHelp,
 		Flags: append(append(connFlags(), jobKeyFlags()...),
@@ -252,11 +253,16 @@ func forceCommand() *cli.Command {
 			&cli.StringFlag{Name: "dataid", Required: true, Usage: "the `dataid`"},
 			&cli.StringFlag{Name: "executor", DefaultText: "host-pid-random", Usage: "the `name` operators see as the claim's holder"},
 			&cli.StringFlag{Name: "format", Value: "json", Usage: "`json` (one document) or env (export lines)"},
+			envAllowFlag(runnerEnvAllowUsage),
 		),
 		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 			format := cmd.String("format")
 			if format != "json" && format != "env" {
 				return fmt.Errorf("--format %q: want json or env", format)
+			}
+			allow, err := envAllow(cmd)
+			if err != nil {
+				return err
 			}
 			executor := cmd.String("executor")
 			if executor == "" {
@@ -273,7 +279,7 @@ func forceCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return printClaim(cmd, *claim, format)
+			return deliverClaim(ctx, cmd, c, *claim, format, allow)
 		}),
 	}
 }

@@ -41,11 +41,11 @@ func runCommand() *cli.Command {
 			"(SIGTERM to its process group, SIGKILL after --kill-grace) and nothing is written.\n" +
 			"SIGINT or SIGTERM to the runner stops CMD the same way and releases the claim (no\n" +
 			"attempt is counted). On Linux, if the runner is killed, CMD is killed with it.\n\n" +
-			"The runner refuses a job whose env names a variable that changes how a process loads\n" +
-			"or runs code (PATH, LD_*, BASH_ENV, PYTHON*, ...) or one of its own CHUNKLOCK_*, which\n" +
-			"a server older than that rule may still hold: at start it exits with an error before\n" +
-			"claiming; should a claim bring such an env later, CMD is not started, the claim is\n" +
-			"failed with the variables' names as the reason, and the runner stops serving the job.\n\n" +
+			"The runner refuses a job whose env names a variable it refuses, which a server older\n" +
+			"than the rule, or one that allows more, may still hold: at start it exits with an error\n" +
+			"before claiming; should a claim bring such an env later, CMD is not started, the claim\n" +
+			"is failed with the variables' names as the reason, and the runner stops serving the\n" +
+			"job. " + envRuleHelp + "\n\n" +
 			"With several --job the runner serves each in turn (CMD can dispatch on CHUNKLOCK_JOB).\n" +
 			"With --loop it keeps claiming until nothing is left, or with --idle-wait D waits up to\n" +
 			"D without work for new chunks (it follows the server's events subscription and falls\n" +
@@ -73,10 +73,28 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "dir", TakesFile: true, Usage: "working `directory` of CMD (default: the current one)"},
 			&cli.DurationFlag{Name: "kill-grace", Value: 10 * time.Second, Usage: "how long CMD gets between SIGTERM and SIGKILL when it must stop"},
 			&cli.DurationFlag{Name: "retry-for", Value: 5 * time.Minute, Usage: "how long to keep retrying a server that cannot be reached before giving up"},
+			envAllowFlag(runnerEnvAllowUsage),
 		),
 		Action: action(runJobs),
 	}
 }
+
+// envRuleHelp describes, in run's and next's help, which job env names a
+// runner refuses and how an operator admits one.
+const envRuleHelp = "Refused are the names that change how a process loads or runs\n" +
+	"code, by family: a word (the parts between _) ending in PATH, LIB, HOME, ROOT, BIN,\n" +
+	"CONF, CONFIG, RC, INIT, CACHE, PLUGINS, MODULES, OPTIONS, OPTS, OPT, FLAGS, ARGS,\n" +
+	"COMMAND, CMD, EXEC, SHELL, EDITOR, PAGER, RSH, SSH, WRAPPER, LAUNCHER, COMPILER, LINKER,\n" +
+	"RUNNER, PROXY, MIRROR, REGISTRY, VERIFY, INSECURE, ...; a name starting with LD_, DYLD_,\n" +
+	"BASH_, GIT_, SSH_, PYTHON, PERL5, R_, PIP_, UV_, CONDA_, NPM_CONFIG_, CARGO_, ...; or\n" +
+	"containing PYTHON, KEYLOG, INDEX_URL, CA_BUNDLE, SSL_CERT; by name (ENV, IFS, PS4, CC,\n" +
+	"LD, MAKEFILES, LESSOPEN, ...); and the runner's own CHUNKLOCK_* (the README lists the\n" +
+	"whole rule). --env-allow NAME,... (CHUNKLOCK_ENV_ALLOW) admits names the operator knows\n" +
+	"to be safe on this host, but CHUNKLOCK_*; the server's own --env-allow does not reach\n" +
+	"runners."
+
+// runnerEnvAllowUsage is the usage of run's and next's --env-allow.
+const runnerEnvAllowUsage = "job env `NAME`s this runner passes on although the rule on env names refuses them (such as TAR_OPTIONS); separate several with commas"
 
 // exitSignal is the exit status of a runner stopped by a signal.
 func exitSignal(sig os.Signal) int {
@@ -127,7 +145,11 @@ func runConfig(cmd *cli.Command, c *client.Client) (runner.Config, error) {
 	case cmd.Int("max") < 0 || cmd.Duration("idle-wait") < 0:
 		return runner.Config{}, errors.New("--max and --idle-wait must not be negative")
 	}
-	cfg := runner.Config{Client: c, JobClients: map[string]*client.Client{}, Jobs: jobs, Loop: loop,
+	allow, err := envAllow(cmd)
+	if err != nil {
+		return runner.Config{}, err
+	}
+	cfg := runner.Config{Client: c, JobClients: map[string]*client.Client{}, Jobs: jobs, Loop: loop, EnvAllow: allow,
 		Max: cmd.Int("max"), IdleWait: cmd.Duration("idle-wait"), DataID: dataid,
 		Executor: cmd.String("executor"), RetryFor: cmd.Duration("retry-for"), URL: cmd.String("url"),
 		Command: argv, Dir: cmd.String("dir"), Stdout: stdout(cmd), Stderr: stderr(cmd), KillGrace: cmd.Duration("kill-grace"),

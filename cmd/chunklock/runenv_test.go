@@ -42,12 +42,13 @@ func olderServer(match string, env ...client.EnvVar) func(http.Handler) http.Han
 	}
 }
 
-// hookEnv is a BASH_ENV that would run a script leaving a file behind in
-// dir, on the host of any runner that passed it on to a bash job.
+// hookEnv is a BASH_ENV that would run a script (its Value, an executable)
+// leaving the file hook-ran behind in dir, on the host of any runner that
+// passed it on to a bash job.
 func hookEnv(t *testing.T, dir string) client.EnvVar {
 	t.Helper()
 	hook := filepath.Join(dir, "hook.sh")
-	require.NoError(t, os.WriteFile(hook, []byte("touch "+filepath.Join(dir, "hook-ran")+"\n"), 0o755))
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\ntouch "+filepath.Join(dir, "hook-ran")+"\n"), 0o755))
 	return client.EnvVar{Name: "BASH_ENV", Value: hook}
 }
 
@@ -123,4 +124,31 @@ func TestNextRefusesClaimEnv(t *testing.T) {
 	require.Len(t, rows, 1)
 	require.Equal(t, "FAILED", rows[0].Status)
 	require.Contains(t, rows[0].Reason, "LD_PRELOAD")
+}
+
+// TestRunEnvAllow: a runner refuses a job whose env names TAR_OPTIONS,
+// which makes tar run any command, before claiming; given --env-allow
+// TAR_OPTIONS by its operator, it passes the variable on to the job.
+func TestRunEnvAllow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	hook := hookEnv(t, dir).Value
+	pwned := filepath.Join(dir, "hook-ran")
+	url, api := serveMemory(t, olderServer("env { name value }", client.EnvVar{Name: "TAR_OPTIONS", Value: "--checkpoint=1 --checkpoint-action=exec=" + hook}))
+	args := []string{"chunklock", "run", "--url", url, "--job", "j"}
+	tar := []string{"--", "tar", "-cf", filepath.Join(dir, "out.tar"), "-C", dir, "hook.sh"}
+
+	var stdout, stderr lockedBuffer
+	require.Equal(t, exitError, run(t.Context(), append(args, tar...), &stdout, &stderr))
+	require.Contains(t, stderr.String(), `chunklock: job j: the runner refuses its env: env name "TAR_OPTIONS" is not allowed: tools read command-line options from it`)
+	require.Contains(t, stderr.String(), "nothing was claimed")
+	require.NoFileExists(t, pwned)
+
+	stdout, stderr = lockedBuffer{}, lockedBuffer{}
+	require.Equal(t, exitOK, run(t.Context(), append(append(args, "--env-allow", "TAR_OPTIONS"), tar...), &stdout, &stderr), stderr.String())
+	require.FileExists(t, pwned, "the allowed variable reached tar")
+	rows, err := api.Chunks(t.Context(), client.ChunkFilter{Dataset: "out"})
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, "READY", rows[0].Status)
 }
