@@ -151,6 +151,51 @@ func TestServeQueryBounds(t *testing.T) {
 	require.Equal(t, 0, stop(), stderr.String())
 }
 
+// TestServeEnvAllow: the server refuses a job whose env names a variable
+// of a refused family (TAR_OPTIONS runs commands through tar), unless
+// --env-allow (or CHUNKLOCK_ENV_ALLOW, or env-allow in --config) names it;
+// it never allows the runner's own CHUNKLOCK_*.
+func TestServeEnvAllow(t *testing.T) {
+	const define = `mutation { upsertDataset(input: {id: "out", location: "/out/{dataid}"}) { id } }`
+	job := func(name string) string {
+		return `mutation { upsertJob(input: {id: "j", output: "out", env: [{name: "MODE", value: "full"}, {name: "` + name + `", value: "v"}]}) { job { id } } }`
+	}
+	code := func(out map[string]any) any {
+		errs, _ := out["errors"].([]any)
+		if len(errs) == 0 {
+			return nil
+		}
+		return errs[0].(map[string]any)["extensions"].(map[string]any)["code"]
+	}
+
+	url, stderr, stop := startServe(t, "--listen", "127.0.0.1:0", "--store", "memory:")
+	require.Nil(t, postGraphQL(t, url, "", define)["errors"])
+	out := postGraphQL(t, url, "", job("TAR_OPTIONS"))
+	require.Equal(t, "INVALID_ARGUMENT", code(out), "%v", out)
+	require.Contains(t, fmt.Sprint(out["errors"]), `job "j": env name "TAR_OPTIONS" is not allowed: tools read command-line options from it`)
+	require.Contains(t, fmt.Sprint(out["errors"]), "--env-allow TAR_OPTIONS")
+	require.Equal(t, 0, stop(), stderr.String())
+
+	url, stderr, stop = startServe(t, "--listen", "127.0.0.1:0", "--store", "memory:", "--env-allow", "TAR_OPTIONS,HTTPS_PROXY")
+	require.Contains(t, stderr.String(), "chunklock: job env names allowed beyond the rule: HTTPS_PROXY,TAR_OPTIONS (runners refuse them unless they are given them too: chunklock run --env-allow)")
+	require.Nil(t, postGraphQL(t, url, "", define)["errors"])
+	out = postGraphQL(t, url, "", job("TAR_OPTIONS"))
+	require.Nil(t, out["errors"], "%v", out)
+	require.Equal(t, "INVALID_ARGUMENT", code(postGraphQL(t, url, "", job("ALL_PROXY"))), "only the names allowed")
+	require.Equal(t, 0, stop(), stderr.String())
+
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(config, []byte("env-allow: [RSYNC_RSH]\n"), 0o600))
+	url, stderr, stop = startServe(t, "--listen", "127.0.0.1:0", "--store", "memory:", "--config", config)
+	require.Nil(t, postGraphQL(t, url, "", define)["errors"])
+	require.Nil(t, postGraphQL(t, url, "", job("RSYNC_RSH"))["errors"], "env-allow in the config file")
+	require.Equal(t, 0, stop(), stderr.String())
+
+	var errOut bytes.Buffer
+	require.Equal(t, 1, run(t.Context(), []string{"chunklock", "serve", "--listen", "127.0.0.1:0", "--store", "memory:", "--env-allow", "CHUNKLOCK_URL"}, io.Discard, &errOut))
+	require.Contains(t, errOut.String(), `--env-allow "CHUNKLOCK_URL": CHUNKLOCK_* names are the runner's own variables and cannot be allowed`)
+}
+
 func TestServeRefusesOpenOffLoopback(t *testing.T) {
 	var stderr bytes.Buffer
 	code := run(t.Context(), []string{"chunklock", "serve", "--listen", "0.0.0.0:0", "--store", "memory:"}, io.Discard, &stderr)

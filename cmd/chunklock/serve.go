@@ -78,6 +78,7 @@ func serveCommand() *cli.Command {
 				Usage: "`secret` keying the HMAC-SHA256 signature of every webhook body (prefer --webhook-secret-file or the environment to a flag, which other users may see)"},
 			&cli.StringFlag{Name: "webhook-secret-file", Sources: env("WEBHOOK_SECRET_FILE"), DefaultText: "none",
 				Usage: "`file` holding the webhook secret (a trailing newline is dropped)"},
+			envAllowFlag("names of job env variables to admit although the rule on env names refuses them (such as TAR_OPTIONS: `NAME`,...); runners refuse them still unless given the same --env-allow"),
 			&cli.StringFlag{Name: "log-level", Value: "info", Sources: env("LOG_LEVEL"),
 				Usage: "`level` of the log on stderr: debug, info, warn or error"},
 			&cli.StringFlag{Name: "config", Sources: env("CONFIG"), DefaultText: "none",
@@ -99,33 +100,14 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	cfg := server.DefaultConfig()
-	cfg.Logger = log
-	cfg.Introspection = cmd.Bool("introspection")
-	cfg.MaxBodyBytes = cmd.Int64("max-body-bytes")
-	cfg.RequestTimeout = cmd.Duration("request-timeout")
-	cfg.MaxComplexity = int(cmd.Int64("max-complexity"))
-	cfg.MaxDepth = int(cmd.Int64("max-depth"))
-	cfg.MaxTokens = int(cmd.Int64("max-tokens"))
-	cfg.MaxSelections = int(cmd.Int64("max-selections"))
-	cfg.MaxAliases = int(cmd.Int64("max-aliases"))
-	cfg.ReaperInterval = cmd.Duration("reaper-interval")
-	cfg.ShutdownTimeout = cmd.Duration("shutdown-timeout")
-	if path := cmd.String("tokens-file"); path != "" {
-		tokens, err := auth.LoadTokens(path)
-		if err != nil {
-			return err
-		}
-		if tokens.Len() == 0 {
-			return fmt.Errorf("tokens file %s has no tokens; add one with `chunklock token new`, or leave --tokens-file out to run open on a loopback address", path)
-		}
-		cfg.Tokens = tokens
-	}
-	kr, err := keyring.Open(cmd.String("keys"))
+	cfg, err := serverConfig(cmd, log)
 	if err != nil {
 		return err
 	}
-	cfg.Keyring = kr
+	allow, err := envAllow(cmd)
+	if err != nil {
+		return err
+	}
 
 	ln, moved, err := listen(cmd.String("listen"))
 	if err != nil {
@@ -146,6 +128,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		return explainStoreErr(err)
 	}
 	defer store.Close()
+	if err := backends.SetEnvAllow(store, allow); err != nil {
+		return err
+	}
 	cfg.Store = store
 	if cfg.Alerts, err = webhooks(cmd, store, log); err != nil {
 		return err
@@ -160,7 +145,10 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	base := "http://" + browsable(ln.Addr())
 	fmt.Fprintf(stderr, "chunklock: store: %s\n", describeStore(storeURL, dataDir, store))
-	fmt.Fprintf(stderr, "chunklock: keyring: %s\n", kr.Kind())
+	fmt.Fprintf(stderr, "chunklock: keyring: %s\n", cfg.Keyring.Kind())
+	if names := allow.Names(); len(names) > 0 {
+		fmt.Fprintf(stderr, "chunklock: job env names allowed beyond the rule: %s (runners refuse them unless they are given them too: chunklock run --env-allow)\n", strings.Join(names, ","))
+	}
 	if storeURL == "" {
 		path, err := writeServeURL(dataDir, base)
 		if err != nil {
@@ -186,6 +174,39 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serverConfig is the server.Config of serve's flags, but for the store
+// and the alerts.
+func serverConfig(cmd *cli.Command, log *slog.Logger) (server.Config, error) {
+	cfg := server.DefaultConfig()
+	cfg.Logger = log
+	cfg.Introspection = cmd.Bool("introspection")
+	cfg.MaxBodyBytes = cmd.Int64("max-body-bytes")
+	cfg.RequestTimeout = cmd.Duration("request-timeout")
+	cfg.MaxComplexity = int(cmd.Int64("max-complexity"))
+	cfg.MaxDepth = int(cmd.Int64("max-depth"))
+	cfg.MaxTokens = int(cmd.Int64("max-tokens"))
+	cfg.MaxSelections = int(cmd.Int64("max-selections"))
+	cfg.MaxAliases = int(cmd.Int64("max-aliases"))
+	cfg.ReaperInterval = cmd.Duration("reaper-interval")
+	cfg.ShutdownTimeout = cmd.Duration("shutdown-timeout")
+	if path := cmd.String("tokens-file"); path != "" {
+		tokens, err := auth.LoadTokens(path)
+		if err != nil {
+			return server.Config{}, err
+		}
+		if tokens.Len() == 0 {
+			return server.Config{}, fmt.Errorf("tokens file %s has no tokens; add one with `chunklock token new`, or leave --tokens-file out to run open on a loopback address", path)
+		}
+		cfg.Tokens = tokens
+	}
+	kr, err := keyring.Open(cmd.String("keys"))
+	if err != nil {
+		return server.Config{}, err
+	}
+	cfg.Keyring = kr
+	return cfg, nil
 }
 
 // defaultListen is where serve listens when --listen is not given.
