@@ -44,6 +44,18 @@ type Pipeline struct {
 	Jobs     []Job     `yaml:"jobs"`
 	// Pools declares named pools of slots that jobs share (pools.go).
 	Pools []Pool `yaml:"pools"`
+
+	envAllow envname.Allow // WithEnvAllow
+}
+
+// Option changes how Parse reads a pipeline.
+type Option func(*Pipeline)
+
+// WithEnvAllow admits in the jobs' env the names of allow although the
+// rule on env names refuses them, as a server given the same --env-allow
+// does (`chunklock apply --env-allow`).
+func WithEnvAllow(allow envname.Allow) Option {
+	return func(p *Pipeline) { p.envAllow = allow }
 }
 
 // Dataset declares a dataset.
@@ -65,7 +77,8 @@ type SecretRef struct {
 }
 
 // Job declares a job. Env keeps the file's order; its names must pass
-// envname.Check (no PATH, LD_PRELOAD, BASH_ENV, CHUNKLOCK_*, ...).
+// envname's rule (no PATH, LD_PRELOAD, BASH_ENV, TAR_OPTIONS, CHUNKLOCK_*,
+// ...) or be allowed (WithEnvAllow).
 type Job struct {
 	ID           string    `yaml:"id"`
 	Description  string    `yaml:"description"`
@@ -84,11 +97,13 @@ type Job struct {
 	// other than one to one (SPEC §9): each {dataset, kind, startOffset,
 	// endOffset}.
 	InputMappings []backends.InputMapping `yaml:"inputMappings"`
+
+	envAllow envname.Allow // the pipeline's WithEnvAllow
 }
 
 // Parse reads and validates a pipeline. Unknown fields are errors, so a
 // typo never passes silently. name is used in messages.
-func Parse(r io.Reader, name string) (*Pipeline, error) {
+func Parse(r io.Reader, name string, opts ...Option) (*Pipeline, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -102,6 +117,12 @@ func Parse(r io.Reader, name string) (*Pipeline, error) {
 		}
 		return nil, yamlError(name, data, err)
 	}
+	for _, o := range opts {
+		o(&p)
+	}
+	for i := range p.Jobs {
+		p.Jobs[i].envAllow = p.envAllow
+	}
 	if err := p.Validate(); err != nil {
 		return nil, placed(name, err)
 	}
@@ -109,16 +130,16 @@ func Parse(r io.Reader, name string) (*Pipeline, error) {
 }
 
 // ParseFile reads a pipeline file ("-" is standard input).
-func ParseFile(path string) (*Pipeline, error) {
+func ParseFile(path string, opts ...Option) (*Pipeline, error) {
 	if path == "-" {
-		return Parse(os.Stdin, "standard input")
+		return Parse(os.Stdin, "standard input", opts...)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Parse(f, path)
+	return Parse(f, path, opts...)
 }
 
 // EnvVars returns a job's env in file order.
@@ -135,7 +156,7 @@ func (j Job) EnvVars() ([]backends.EnvVar, error) {
 		if v.Kind != yaml.ScalarNode {
 			return nil, fmt.Errorf("job %q: env %s must be a plain value", j.ID, k.Value)
 		}
-		if err := envname.Check(k.Value); err != nil {
+		if err := j.envAllow.Check(k.Value); err != nil {
 			return nil, &posError{k.Line, k.Column, fmt.Sprintf("job %q: %v", j.ID, err)}
 		}
 		out = append(out, backends.EnvVar{Name: k.Value, Value: v.Value})
@@ -165,7 +186,7 @@ func (p *Pipeline) Validate() error {
 		}
 		ds = append(ds, bd)
 	}
-	cat := backends.NewCatalog(ds, nil)
+	cat := backends.NewCatalog(ds, nil).WithEnvAllow(p.envAllow)
 	jobSeen := map[string]bool{}
 	for _, j := range p.Jobs {
 		if jobSeen[j.ID] {
@@ -213,7 +234,7 @@ func (p *Pipeline) ValidateAgainst(datasets []backends.Dataset, jobs []backends.
 		for _, j := range js {
 			jl = append(jl, j)
 		}
-		return backends.NewCatalog(dl, jl)
+		return backends.NewCatalog(dl, jl).WithEnvAllow(p.envAllow)
 	}
 	// Jobs move one at a time, as apply will upsert them: the pipeline's
 	// job replaces the server's only when it is applied.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/backends/partition"
 )
 
@@ -210,6 +211,27 @@ func TestParseErrorsPointAtTheLine(t *testing.T) {
 	require.Len(t, lines, 2, err.Error())
 	require.True(t, strings.HasPrefix(lines[0], `p.yaml: dataset id "A" is invalid`), lines[0])
 	require.Equal(t, `p.yaml:6:11: job "j": env name "PATH" is not allowed: shells run code or find programs through it`, lines[1])
+}
+
+// TestEnvNamesByFamily: a job env name the rule refuses by family is
+// refused at its line, as the server refuses it; the names the operator
+// allows (WithEnvAllow, as `chunklock apply --env-allow`) pass, here and
+// against the server's pipeline.
+func TestEnvNamesByFamily(t *testing.T) {
+	t.Parallel()
+	const src = "datasets:\n  - {id: a}\njobs:\n  - id: j\n    output: a\n    env: {MODE: full, TAR_OPTIONS: --verbose}\n"
+	_, err := Parse(strings.NewReader(src), "p.yaml")
+	require.ErrorContains(t, err, `p.yaml:6:23: job "j": env name "TAR_OPTIONS" is not allowed: tools read command-line options from it`)
+	require.ErrorContains(t, err, "--env-allow TAR_OPTIONS")
+
+	allow, err := envname.ParseAllow([]string{"TAR_OPTIONS"})
+	require.NoError(t, err)
+	p, err := Parse(strings.NewReader(src), "p.yaml", WithEnvAllow(allow))
+	require.NoError(t, err)
+	require.NoError(t, p.ValidateAgainst(nil, nil))
+	j, err := p.Jobs[0].Backend()
+	require.NoError(t, err)
+	require.Equal(t, []backends.EnvVar{{Name: "MODE", Value: "full"}, {Name: "TAR_OPTIONS", Value: "--verbose"}}, j.Env)
 }
 
 // TestPartitionsAndJobLimits: partitions on datasets and a job's backoff

@@ -32,6 +32,9 @@ func applyCommand() *cli.Command {
 			"A new job's key is printed ONCE, when the job is created: store it in your runner's\n" +
 			"secret store (runners pass it in CHUNKLOCK_JOB_KEY or --job-key-file to receive the\n" +
 			"secrets). With --keys-dir each new key is written to DIR/<job>.key (mode 0600) instead.\n\n" +
+			"A file whose jobs' env names a variable the rule on env names refuses (one that changes\n" +
+			"how a process loads or runs code: see `chunklock run --help`) is refused, unless the\n" +
+			"operators allow the name on the server (serve --env-allow) and --env-allow names it here.\n\n" +
 			"Example:\n" +
 			"   chunklock apply -f examples/daily-pipeline/pipeline.yaml --dry-run\n" +
 			"   chunklock apply -f examples/daily-pipeline/pipeline.yaml --keys-dir ~/.chunklock/keys" + connHelp,
@@ -41,13 +44,18 @@ func applyCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change and change nothing"},
 			&cli.StringFlag{Name: "keys-dir", TakesFile: true,
 				Usage: "write each new job key to `DIR`/<job>.key (mode 0600) instead of printing it"},
+			envAllowFlag("job env `NAME`s to accept in the file although the rule on env names refuses them, as the server's --env-allow does (the server still decides, and runners refuse them unless given them too)"),
 		),
 		Action: action(apply),
 	}
 }
 
 func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
-	p, err := pipeline.ParseFile(cmd.String("file"))
+	allow, err := envAllow(cmd)
+	if err != nil {
+		return err
+	}
+	p, err := pipeline.ParseFile(cmd.String("file"), pipeline.WithEnvAllow(allow))
 	if err != nil {
 		return fmt.Errorf("%w\nnothing was applied", err)
 	}
