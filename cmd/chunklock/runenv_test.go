@@ -126,6 +126,32 @@ func TestNextRefusesClaimEnv(t *testing.T) {
 	require.Contains(t, rows[0].Reason, "LD_PRELOAD")
 }
 
+// TestStatusNamesRefusedJobEnv: a stored job whose env the rule refuses
+// (stored by a server older than the rule, or one that allows more) is
+// named by `chunklock status`, with the name, why, and what to do; the
+// names given to --env-allow, as to the runners, are not.
+func TestStatusNamesRefusedJobEnv(t *testing.T) {
+	t.Parallel()
+	url, _ := serveMemory(t, olderServer("jobs {", client.EnvVar{Name: "TAR_OPTIONS", Value: "--checkpoint-action=exec=sh"}))
+	status := func(args ...string) string {
+		t.Helper()
+		var stdout, stderr lockedBuffer
+		code := run(t.Context(), append([]string{"chunklock", "status", "--url", url}, args...), &stdout, &stderr)
+		require.Equal(t, 0, code, stderr.String())
+		return stdout.String()
+	}
+	out := status()
+	require.Contains(t, out, "\njob j: runners refuse its env: env name \"TAR_OPTIONS\" is not allowed: tools read command-line options from it")
+	require.Contains(t, out, "runners claim nothing for such a job: remove the name from its env (the pipeline file, then `chunklock apply`)")
+	require.Contains(t, status("--job", "j"), `env name "TAR_OPTIONS" is not allowed`)
+	require.NotContains(t, status("--env-allow", "TAR_OPTIONS"), "TAR_OPTIONS", "allowed as on the runners")
+
+	plain, _ := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	var stdout, stderr lockedBuffer
+	require.Equal(t, 0, run(t.Context(), []string{"chunklock", "status", "--url", plain}, &stdout, &stderr), stderr.String())
+	require.NotContains(t, stdout.String(), "refuse")
+}
+
 // TestRunEnvAllow: a runner refuses a job whose env names TAR_OPTIONS,
 // which makes tar run any command, before claiming; given --env-allow
 // TAR_OPTIONS by its operator, it passes the variable on to the job.

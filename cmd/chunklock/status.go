@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,9 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/runner"
 )
 
 func statusCommand() *cli.Command {
@@ -27,12 +30,16 @@ func statusCommand() *cli.Command {
 			"executor and lease; and the FAILED and HOLD chunks with their reason. Datasets with a\n" +
 			"partition definition also get a line of missing chunks (due, never produced or\n" +
 			"published) and late chunks (not READY by their deadline), with the oldest of each.\n" +
+			"A job whose env names a variable runners refuse (see `chunklock run --help`; stored by a\n" +
+			"server older than that rule, or one that allows more) is named, with the variable and\n" +
+			"why: runners claim nothing for it.\n" +
 			"--job narrows it to the job's inputs and output, --dataset to one dataset.\n\n" +
 			"Example:\n" +
 			"   chunklock status --job transform" + connHelp,
 		Flags: append(connFlags(),
 			&cli.StringFlag{Name: "dataset", Usage: "only this `dataset`"},
 			&cli.StringFlag{Name: "job", Usage: "only this `job`'s inputs and output"},
+			envAllowFlag("job env `NAME`s not to name although the rule on env names refuses them: those your runners are given with --env-allow"),
 		),
 		Action: action(status),
 	}
@@ -122,6 +129,10 @@ func (v pipelineView) selectDatasets(dataset, job string, more []string) ([]stri
 var statusOrder = []string{"READY", "RUNNING", "FAILED", "RESUBMIT", "HOLD"}
 
 func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+	allow, err := envAllow(cmd)
+	if err != nil {
+		return err
+	}
 	v, err := loadPipeline(ctx, c)
 	if err != nil {
 		return err
@@ -173,33 +184,13 @@ func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err := printPartitionSummaries(ctx, out, c, ids); err != nil {
 		return err
 	}
-
 	job := cmd.String("job")
 	if job == "" && cmd.String("dataset") != "" {
 		job = v.producer[cmd.String("dataset")]
 	}
-	var claims []claimRow
-	if job != "" || cmd.String("dataset") == "" {
-		cl, err := c.Claims(ctx, job)
-		if err != nil {
-			return err
-		}
-		for _, cl := range cl {
-			claims = append(claims, claimRow{cl.Job, cl.DataID, cl.Attempt, cl.Executor, cl.LeaseExpiresAt})
-		}
-	}
-	fmt.Fprintln(out)
-	if len(claims) == 0 {
-		fmt.Fprintln(out, "no live claims")
-	} else {
-		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "LIVE CLAIMS\tDATAID\tATTEMPT\tEXECUTOR\tLEASE LEFT")
-		for _, cl := range claims {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", cl.job, cl.dataid, cl.attempt, cl.executor, time.Until(cl.lease).Round(time.Second))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	printRefusedEnv(out, v, ids, job, allow)
+	if err := printClaims(ctx, out, c, job, job != "" || cmd.String("dataset") == ""); err != nil {
+		return err
 	}
 	if len(trouble) > 0 {
 		fmt.Fprintln(out)
@@ -216,11 +207,57 @@ func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	return nil
 }
 
-type claimRow struct {
-	job, dataid string
-	attempt     int
-	executor    string
-	lease       time.Time
+// printClaims prints the live claims of job ("": of every job), or says
+// there are none; with list false, it says there are none.
+func printClaims(ctx context.Context, out io.Writer, c *client.Client, job string, list bool) error {
+	var claims []client.Claim
+	if list {
+		var err error
+		if claims, err = c.Claims(ctx, job); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out)
+	if len(claims) == 0 {
+		fmt.Fprintln(out, "no live claims")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "LIVE CLAIMS\tDATAID\tATTEMPT\tEXECUTOR\tLEASE LEFT")
+	for _, cl := range claims {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", cl.Job, cl.DataID, cl.Attempt, cl.Executor, time.Until(cl.LeaseExpiresAt).Round(time.Second))
+	}
+	return tw.Flush()
+}
+
+// printRefusedEnv names each job, among the producers of ids (only job
+// when it is not ""), whose env names a variable that runners refuse (the
+// rule on env names, but for the names of allow): a job stored by a server
+// older than the rule, or by one that allows more than the runners. Such a
+// job claims nothing, so its output falls behind without a failed chunk to
+// show why.
+func printRefusedEnv(out io.Writer, v pipelineView, ids []string, job string, allow envname.Allow) {
+	named := false
+	for _, d := range ids {
+		j, ok := v.jobs[v.producer[d]]
+		if !ok || (job != "" && j.ID != job) {
+			continue
+		}
+		var envErr *runner.EnvError
+		if !errors.As(runner.CheckEnv(client.Claim{Job: j.ID, Env: j.Env}, allow), &envErr) {
+			continue
+		}
+		if !named {
+			fmt.Fprintln(out)
+			named = true
+		}
+		for _, err := range envErr.Errs {
+			fmt.Fprintf(out, "job %s: runners refuse its env: %v\n", j.ID, err)
+		}
+	}
+	if named {
+		fmt.Fprintln(out, "runners claim nothing for such a job: remove the name from its env (the pipeline file, then `chunklock apply`)")
+	}
 }
 
 // oneLine shortens s to one line of at most n characters.
