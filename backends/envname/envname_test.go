@@ -1,6 +1,7 @@
 package envname
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -192,4 +193,49 @@ func TestAllow(t *testing.T) {
 		_, err := ParseAllow([]string{"MODE", list})
 		require.ErrorContains(t, err, want, list)
 	}
+}
+
+// FuzzCheck: whatever the name, Check answers without panicking, an
+// *Error naming it when it refuses; a name the rule admits has the shape
+// of a variable name; every family refuses whatever is put before its
+// word (X_TAR_OPTIONS as TAR_OPTIONS); an allowlist admits exactly the
+// names listed on top of the rule's, and takes every well-formed name but
+// CHUNKLOCK_*. `go test` runs the seeds; run it longer with
+// `go test ./backends/envname -run '^$' -fuzz FuzzCheck -fuzztime 30s`.
+func FuzzCheck(f *testing.F) {
+	for _, seed := range []string{"MODE", "SHOP_DIR", "TAR_OPTIONS", "HTTPS_PROXY", "SSLKEYLOGFILE", "PIP_INDEX_URL",
+		"CHUNKLOCK_URL", "LD_PRELOAD", "PATH", "SRC", "PHPRC", "lower", "", "1A", "A=B", "_", "GEMINI_API_KEY", "WEBHOOK_URL"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		err := Check(name)
+		if err != nil {
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, name, e.Name)
+		} else {
+			require.True(t, name != "" && wellFormed(name), "admitted %q", name)
+			require.False(t, strings.HasPrefix(name, "CHUNKLOCK_"))
+		}
+		if name != "" && wellFormed(name) {
+			for _, word := range []string{"TAR_OPTIONS", "HTTPS_PROXY", "RSYNC_RSH", "RUSTC_WRAPPER", "MANPAGER", "JAVA_HOME",
+				"KUBECONFIG", "SSLKEYLOGFILE", "EXTRA_INDEX_URL", "SSL_CERT_FILE"} {
+				require.Error(t, Check(name+"_"+word), "%s_%s", name, word)
+			}
+		}
+
+		a, perr := ParseAllow([]string{name})
+		switch {
+		case strings.TrimSpace(name) == "":
+			require.NoError(t, perr)
+			require.Empty(t, a.Names())
+		case !wellFormed(strings.TrimSpace(name)) || strings.HasPrefix(strings.TrimSpace(name), "CHUNKLOCK_"):
+			require.Error(t, perr, "%q cannot be allowed", name)
+		default:
+			require.NoError(t, perr)
+			require.NoError(t, a.Check(strings.TrimSpace(name)))
+			other := "X" + strings.TrimSpace(name)
+			require.Equal(t, Check(other) == nil, a.Check(other) == nil, "the allowlist admits only what it lists: %s", other)
+		}
+	})
 }
