@@ -59,8 +59,6 @@ const (
 	exitNothing = 3 // next, run: nothing to claim
 )
 
-const defaultURL = "http://127.0.0.1:8080"
-
 // Categories group the commands in `chunklock --help`.
 const (
 	catRunner   = "runner"
@@ -72,8 +70,8 @@ const (
 // connFlags are the flags every client command takes.
 func connFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "url", Value: defaultURL, Sources: cli.NewValueSourceChain(cli.EnvVar("CHUNKLOCK_URL"), serveURLSource{}),
-			DefaultText: "the URL in ./chunklock-data/serve.url, else " + defaultURL,
+		&cli.StringFlag{Name: "url", Sources: cli.EnvVars("CHUNKLOCK_URL"),
+			DefaultText: "the URL in ./chunklock-data/serve.url when only you could have written it, else http://127.0.0.1:8080 when your own process listens there",
 			Usage:       "`URL` of the chunklock server (the bearer token comes from CHUNKLOCK_TOKEN)"},
 	}
 }
@@ -102,9 +100,13 @@ func envAllow(cmd *cli.Command) (envname.Allow, error) {
 }
 
 // connHelp is appended to every client command's description.
-const connHelp = "\n\nConnection: --url or CHUNKLOCK_URL (default: the URL a server on ./chunklock-data wrote to\n" +
-	"./chunklock-data/serve.url, else " + defaultURL + "); the bearer token from CHUNKLOCK_TOKEN (not\n" +
-	"needed by a server running open on a loopback address)."
+const connHelp = "\n\nConnection: --url or CHUNKLOCK_URL. Without them, the URL a server on ./chunklock-data wrote\n" +
+	"to ./chunklock-data/serve.url, used only when nobody else could have written it (you own\n" +
+	"the current directory, the data directory and the file, none of them may be written by\n" +
+	"group or others, and none is a symbolic link: else the command says which check failed and\n" +
+	"stops); with no such file, http://127.0.0.1:8080 when the process listening there is your\n" +
+	"own (checked on Linux; elsewhere give --url). The bearer token comes from CHUNKLOCK_TOKEN\n" +
+	"(not needed by a server running open on a loopback address)."
 
 // newClient builds the API client from the connection flags and the
 // environment, sending jobKey (if any) with every request.
@@ -113,7 +115,11 @@ func newClient(cmd *cli.Command, jobKey string) (*client.Client, error) {
 	if jobKey != "" {
 		opts = append(opts, client.WithJobKey(jobKey))
 	}
-	c, err := client.New(cmd.String("url"), opts...)
+	url, err := serverURL(cmd)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w; set --url or CHUNKLOCK_URL", err)
 	}

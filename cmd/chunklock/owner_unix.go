@@ -3,15 +3,35 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"syscall"
 )
 
-// ownedPrivately tells whether the current user owns fi and nobody else
-// may write it.
-func ownedPrivately(fi os.FileInfo) bool {
+// notPrivate tells, of fi (named name in messages, path in commands), why
+// it is not private to the current user: another owner, or write
+// permission for group or others; and how to fix that. "" when it is
+// private.
+func notPrivate(fi os.FileInfo, name, path string) (problem, fix string) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid() && fi.Mode().Perm()&0o022 == 0
+	if !ok {
+		return name + " cannot be checked for its owner", "run the command in a directory of your own"
+	}
+	if int(st.Uid) != os.Getuid() {
+		return fmt.Sprintf("%s is owned by uid %d, not by you (uid %d)", name, st.Uid, os.Getuid()), "run the command in a directory of your own"
+	}
+	var who, bits string
+	switch fi.Mode().Perm() & 0o022 {
+	case 0:
+		return "", ""
+	case 0o020:
+		who, bits = "its group", "g-w"
+	case 0o002:
+		who, bits = "other users", "o-w"
+	default:
+		who, bits = "its group and by other users", "go-w"
+	}
+	return fmt.Sprintf("%s may be written by %s (mode %s)", name, who, fi.Mode().Perm()), fmt.Sprintf("make it private with `chmod %s %s`", bits, path)
 }
 
 // openNoFollow opens path for reading, refusing a symbolic link.

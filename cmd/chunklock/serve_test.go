@@ -20,10 +20,14 @@ import (
 // preferListen makes addr the address serve prefers when --listen is not
 // given, in place of 127.0.0.1:8080, which the tests leave alone. Tests
 // that use it are not parallel.
-func preferListen(t *testing.T, addr string) {
-	old := defaultListen
-	defaultListen = addr
-	t.Cleanup(func() { defaultListen = old })
+func preferListen(t *testing.T, addr string) { override(t, &defaultListen, addr) }
+
+// override sets *p to v until the test ends. Tests that use it are not
+// parallel.
+func override[T any](t *testing.T, p *T, v T) {
+	old := *p
+	*p = v
+	t.Cleanup(func() { *p = old })
 }
 
 // freeAddr returns a loopback address nobody listened on a moment ago.
@@ -135,8 +139,8 @@ func TestServeAddressTaken(t *testing.T) {
 // TestClientFindsMovedServer: a server on the default data directory that
 // had to move off the preferred address writes its URL to
 // ./chunklock-data/serve.url, and the client commands run there use it;
-// --url and CHUNKLOCK_URL still win, and a file others may write is not
-// trusted.
+// --url and CHUNKLOCK_URL still win, and a file others may write is
+// refused.
 func TestClientFindsMovedServer(t *testing.T) {
 	t.Chdir(t.TempDir())
 	preferListen(t, holdAddr(t))
@@ -166,19 +170,20 @@ func TestClientFindsMovedServer(t *testing.T) {
 	os.Unsetenv("CHUNKLOCK_URL")
 
 	file := filepath.Join("chunklock-data", "serve.url")
-	_, ok := serveURLSource{}.Lookup()
-	require.True(t, ok)
+	found, err := discoverServeURL()
+	require.NoError(t, err)
+	require.Equal(t, url, found)
 	require.NoError(t, os.Chmod(file, 0o666))
-	_, ok = serveURLSource{}.Lookup()
-	require.False(t, ok, "a file others may write is ignored")
+	_, err = discoverServeURL()
+	require.ErrorContains(t, err, "may be written by its group and by other users", "a file others may write is refused")
 	require.NoError(t, os.Chmod(file, 0o600))
 	require.NoError(t, os.Chmod(".", 0o777))
-	_, ok = serveURLSource{}.Lookup()
-	require.False(t, ok, "a file in a directory others may write is ignored: they could swap it")
+	_, err = discoverServeURL()
+	require.ErrorContains(t, err, "the current directory", "a file in a directory others may write is refused: they could swap it")
 	require.NoError(t, os.Chmod(".", 0o700))
 
 	require.Equal(t, 0, stop(), stderr.String())
-	_, err := os.Stat(file)
+	_, err = os.Stat(file)
 	require.True(t, errors.Is(err, os.ErrNotExist), "the file is removed on a clean stop: %v", err)
 
 	// A file left behind by a server that was killed: the error says so.
@@ -194,10 +199,10 @@ func TestClientFindsMovedServer(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(elsewhere, "serve.url"), []byte(dead+"\n"), 0o600))
 	require.NoError(t, os.Remove(file))
 	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "serve.url"), file))
-	_, ok = serveURLSource{}.Lookup()
-	require.False(t, ok, "serve.url as a symbolic link is ignored")
+	_, err = discoverServeURL()
+	require.ErrorContains(t, err, file+" is a symbolic link", "serve.url as a symbolic link is refused")
 	require.NoError(t, os.RemoveAll("chunklock-data"))
 	require.NoError(t, os.Symlink(elsewhere, "chunklock-data"))
-	_, ok = serveURLSource{}.Lookup()
-	require.False(t, ok, "chunklock-data as a symbolic link is ignored")
+	_, err = discoverServeURL()
+	require.ErrorContains(t, err, "chunklock-data is a symbolic link", "chunklock-data as a symbolic link is refused")
 }
