@@ -34,7 +34,7 @@ func nextCommand() *cli.Command {
 			"and end it with `chunklock complete`, `chunklock fail --reason ...` or\n" +
 			"`chunklock release`; each reads the token from CHUNKLOCK_CLAIM_TOKEN by default.\n\n" +
 			"A claim whose job env names a variable the runner refuses is failed with the reason\n" +
-			"and not printed. " + envRuleHelp + "\n\n" +
+			"and not printed.\n" + envRuleHelp + "\n\n" +
 			"Exit status:\n" +
 			"   0  a chunk was claimed (the claim is on stdout)\n" +
 			"   3  nothing to do: no chunk is claimable now (with --dataid: that chunk is locked;\n" +

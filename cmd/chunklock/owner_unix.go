@@ -31,7 +31,7 @@ func notPrivate(fi os.FileInfo, name, path string) (problem, fix string) {
 	default:
 		who, bits = "its group and by other users", "go-w"
 	}
-	return fmt.Sprintf("%s may be written by %s (mode %s)", name, who, fi.Mode().Perm()), fmt.Sprintf("make it private with `chmod %s %s`", bits, path)
+	return fmt.Sprintf("%s may be written by %s (mode %04o)", name, who, fi.Mode().Perm()), fmt.Sprintf("make it private with `chmod %s %s`", bits, path)
 }
 
 // openNoFollow opens path for reading, refusing a symbolic link.

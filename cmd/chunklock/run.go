@@ -45,7 +45,7 @@ func runCommand() *cli.Command {
 			"than the rule, or one that allows more, may still hold: at start it exits with an error\n" +
 			"before claiming; should a claim bring such an env later, CMD is not started, the claim\n" +
 			"is failed with the variables' names as the reason, and the runner stops serving the\n" +
-			"job. " + envRuleHelp + "\n\n" +
+			"job.\n" + envRuleHelp + "\n\n" +
 			"With several --job the runner serves each in turn (CMD can dispatch on CHUNKLOCK_JOB).\n" +
 			"With --loop it keeps claiming until nothing is left, or with --idle-wait D waits up to\n" +
 			"D without work for new chunks (it follows the server's events subscription and falls\n" +
@@ -81,17 +81,16 @@ func runCommand() *cli.Command {
 
 // envRuleHelp describes, in run's and next's help, which job env names a
 // runner refuses and how an operator admits one.
-const envRuleHelp = "Refused are the names that change how a process loads or runs\n" +
-	"code, by family: a word (the parts between _) ending in PATH, LIB, HOME, ROOT, BIN,\n" +
-	"CONF, CONFIG, RC, INIT, CACHE, PLUGINS, MODULES, OPTIONS, OPTS, OPT, FLAGS, ARGS,\n" +
-	"COMMAND, CMD, EXEC, SHELL, EDITOR, PAGER, RSH, SSH, WRAPPER, LAUNCHER, COMPILER, LINKER,\n" +
-	"RUNNER, PROXY, MIRROR, REGISTRY, VERIFY, INSECURE, ...; a name starting with LD_, DYLD_,\n" +
-	"BASH_, GIT_, SSH_, PYTHON, PERL5, R_, PIP_, UV_, CONDA_, NPM_CONFIG_, CARGO_, ...; or\n" +
-	"containing PYTHON, KEYLOG, INDEX_URL, CA_BUNDLE, SSL_CERT; by name (ENV, IFS, PS4, CC,\n" +
-	"LD, MAKEFILES, LESSOPEN, ...); and the runner's own CHUNKLOCK_* (the README lists the\n" +
-	"whole rule). --env-allow NAME,... (CHUNKLOCK_ENV_ALLOW) admits names the operator knows\n" +
-	"to be safe on this host, but CHUNKLOCK_*; the server's own --env-allow does not reach\n" +
-	"runners."
+const envRuleHelp = "Refused are the names that change how a process loads or runs code, by family: a\n" +
+	"word (the parts between _) ending in PATH, LIB, HOME, ROOT, BIN, CONF, CONFIG, RC, INIT,\n" +
+	"CACHE, PLUGINS, MODULES, OPTIONS, OPTS, OPT, FLAGS, ARGS, COMMAND, CMD, EXEC, SHELL,\n" +
+	"EDITOR, PAGER, RSH, SSH, WRAPPER, LAUNCHER, COMPILER, LINKER, RUNNER, PROXY, MIRROR,\n" +
+	"REGISTRY, VERIFY, INSECURE, ...; a name starting with LD_, DYLD_, BASH_, GIT_, SSH_,\n" +
+	"PYTHON, PERL5, R_, PIP_, UV_, CONDA_, NPM_CONFIG_, CARGO_, ...; or containing PYTHON,\n" +
+	"KEYLOG, INDEX_URL, CA_BUNDLE, SSL_CERT; by name (ENV, IFS, PS4, CC, LD, MAKEFILES,\n" +
+	"LESSOPEN, ...); and the runner's own CHUNKLOCK_* (the README lists the whole rule).\n" +
+	"--env-allow NAME,... (CHUNKLOCK_ENV_ALLOW) admits names the operator knows to be safe on\n" +
+	"this host, but not CHUNKLOCK_*; the server's own --env-allow does not reach runners."
 
 // runnerEnvAllowUsage is the usage of run's and next's --env-allow.
 const runnerEnvAllowUsage = "job env `NAME`s this runner passes on although the rule on env names refuses them (such as TAR_OPTIONS); separate several with commas"

@@ -78,7 +78,7 @@ func serveCommand() *cli.Command {
 				Usage: "`secret` keying the HMAC-SHA256 signature of every webhook body (prefer --webhook-secret-file or the environment to a flag, which other users may see)"},
 			&cli.StringFlag{Name: "webhook-secret-file", Sources: env("WEBHOOK_SECRET_FILE"), DefaultText: "none",
 				Usage: "`file` holding the webhook secret (a trailing newline is dropped)"},
-			envAllowFlag("names of job env variables to admit although the rule on env names refuses them (such as TAR_OPTIONS: `NAME`,...); runners refuse them still unless given the same --env-allow"),
+			envAllowFlag("job env `NAME`s to accept although the rule on env names refuses them, such as TAR_OPTIONS (several: separated by commas); runners still refuse them unless given the same --env-allow"),
 			&cli.StringFlag{Name: "log-level", Value: "info", Sources: env("LOG_LEVEL"),
 				Usage: "`level` of the log on stderr: debug, info, warn or error"},
 			&cli.StringFlag{Name: "config", Sources: env("CONFIG"), DefaultText: "none",
