@@ -38,6 +38,8 @@ type mJob struct {
 	// input, through TIME_WINDOW and LATEST what modelmappings.go works
 	// out. The model reads only the kind and offsets from it.
 	mapped map[string]partition.Mapping
+	// env is the job's env (modelenv.go).
+	env []backends.EnvVar
 }
 
 // mKey is a row's key; readFor is, on an INPUT row, the output dataid the
@@ -126,6 +128,8 @@ type model struct {
 	// expected holds the expected dataids of the datasets with a
 	// partition definition (SPEC §8), sorted.
 	expected map[string][]string
+	// envAllowed: the operator allows modelAllowable (modelenv.go).
+	envAllowed bool
 }
 
 func newModel(datasets []string, jobs []*mJob, dataids []string, now time.Time) *model {

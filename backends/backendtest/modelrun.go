@@ -78,7 +78,7 @@ func storeJob(j *mJob) backends.Job {
 	bj := backends.Job{ID: j.id, Inputs: j.inputs, Output: j.output, MaxAttempts: j.maxAttempts,
 		LeaseSeconds: int(j.lease / time.Second), Paused: j.paused,
 		RetryDelaySeconds: int(j.retryDelay / time.Second), RetryMaxDelaySeconds: int(j.retryMax / time.Second),
-		MaxConcurrent: j.maxConcurrent, Pool: j.pool}
+		MaxConcurrent: j.maxConcurrent, Pool: j.pool, Env: j.env}
 	bj.InputMappings = storeMappings(j)
 	return bj
 }
@@ -191,7 +191,8 @@ type op struct {
 	tok     int // index in tokens; -1: a garbage token
 	from    string
 	to      string
-	limit   int // limit: the job's maxConcurrent; slots: the pool's slots
+	limit   int    // limit: the job's maxConcurrent; slots: the pool's slots
+	env     string // env: the job's one env name
 }
 
 func (o op) String() string {
@@ -220,6 +221,8 @@ func (o op) String() string {
 		return fmt.Sprintf("upsertPool(%s, slots=%d)", modelPool, o.limit)
 	case "partitions":
 		return fmt.Sprintf("partitions(%s)", o.dataset)
+	case "env", "envAllow":
+		return fmt.Sprintf("%s(%s %s)", o.kind, o.job, o.env)
 	}
 	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
 }
@@ -248,7 +251,7 @@ func (h *harness) randomOp() op {
 		{"heartbeat", 5}, {"complete", 14}, {"fail", 6}, {"release", 4}, {"advance", 6}, {"expire", 2},
 		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3}, {"partitions", 2},
 		{"advanceLong", 1}, {"limit", 2}, {"slots", 2},
-		{"resubmitRange", 3}, {"holdRange", 2}, {"publishRange", 1},
+		{"resubmitRange", 3}, {"holdRange", 2}, {"publishRange", 1}, {"env", 2}, {"envAllow", 1},
 	}
 	total := 0
 	for _, w := range weights {
@@ -316,6 +319,8 @@ func (h *harness) randomOp() op {
 		o.dataset = pick(r, []string{"src2", "d", "dim", "r", "wk"})
 	case "garbage":
 		o.kind = pick(r, []string{"heartbeat", "complete", "fail", "release"})
+	case "env":
+		o.env = pick(r, modelEnvNames).name
 	}
 	o.dataid = timeDataID(r, o, h.m.job(o.job).output)
 	return o
@@ -389,6 +394,8 @@ func (h *harness) apply(o op) {
 		h.equal("blockers", m.allBlockers(j, o.dataid), normBlockers(bs))
 	case "heartbeat", "complete", "fail", "release":
 		h.applyLive(o)
+	case "env", "envAllow":
+		h.applyEnv(o)
 	case "advance", "expire":
 		if o.kind == "advance" {
 			b.clock.Advance(o.advance)
@@ -415,9 +422,7 @@ func (h *harness) apply(o op) {
 		} else {
 			j.maxConcurrent = o.limit
 		}
-		_, err := b.s.UpsertJob(ctx, storeJob(&j))
-		h.code("upsertJob", "", err)
-		*m.job(o.job) = j
+		h.upsertModelJob("upsertJob", j)
 	case "slots":
 		_, err := b.s.UpsertPool(ctx, backends.Pool{ID: modelPool, Slots: o.limit})
 		h.code("upsertPool", "", err)
@@ -519,6 +524,7 @@ func (h *harness) claimed(want mClaim, c *backends.Claim) {
 	h.equal("claim lease", want.lease, c.LeaseExpiresAt.UTC())
 	h.equal("claim executor", modelExecutor, c.Executor)
 	h.equal("claim output", j.output, c.Output)
+	h.equal("claim env", envNames(j.env), envNames(c.Env))
 	chunk := j.output + "/" + c.DataID
 	if last, ok := h.fences[chunk]; ok && c.Fence <= last {
 		h.fatalf("fence %d on %s does not beat the previous fence %d", c.Fence, chunk, last)
