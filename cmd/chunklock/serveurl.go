@@ -105,17 +105,21 @@ func discoverServeURL() (string, error) {
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
-		return "", untrusted("the current directory cannot be checked ("+err.Error()+")", "check it")
+		return "", untrusted("the current directory cannot be checked ("+err.Error()+")", "check its permissions")
 	}
-	for _, d := range []struct{ path, name string }{{".", "the current directory " + cwd}, {filepath.Dir(serveURLFile), filepath.Dir(serveURLFile)}} {
+	dataDir := filepath.Dir(serveURLFile)
+	for _, d := range []struct{ path, name, shown string }{
+		{".", "the current directory " + cwd, cwd},
+		{dataDir, dataDir, dataDir},
+	} {
 		fi, err := os.Lstat(d.path)
 		if err != nil {
-			return "", untrusted(d.name+" cannot be checked ("+err.Error()+")", "check it")
+			return "", untrusted(d.name+" cannot be checked ("+err.Error()+")", "check its permissions")
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return "", untrusted(d.name+" is a symbolic link", "replace it by the directory it points to")
 		}
-		if problem, fix := notPrivate(fi, d.name, strings.TrimPrefix(d.name, "the current directory ")); problem != "" {
+		if problem, fix := notPrivate(fi, d.name, d.shown); problem != "" {
 			return "", untrusted(problem, fix)
 		}
 	}
@@ -124,7 +128,7 @@ func discoverServeURL() (string, error) {
 		if fi, lerr := os.Lstat(serveURLFile); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			return "", untrusted(serveURLFile+" is a symbolic link", "replace it by the file it points to")
 		}
-		return "", untrusted(serveURLFile+" cannot be read ("+err.Error()+")", "check it")
+		return "", untrusted(serveURLFile+" cannot be read ("+err.Error()+")", "check its permissions")
 	}
 	defer f.Close()
 	fi, err := f.Stat()
