@@ -2,7 +2,6 @@ package backends
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/chunklock/chunklock/backends/partition"
@@ -97,34 +96,21 @@ func (e *engine) PartitionCounts(ctx context.Context, dataset string) (Partition
 
 // countFrom is where a count starts: "" (the definition's start) unless
 // the history up to lastDue is longer than MaxPartitionCount dataids, then
-// about MaxPartitionCount dataids before lastDue (time kinds and INTEGER).
+// MaxPartitionCount-1 periods before lastDue, stepped back on the kind's
+// calendar (Def.Back: months as months, never a window's length times a
+// count, which overflows a time.Duration for weeks and months).
 func countFrom(def partition.Def, lastDue string) string {
-	if def.Kind == partition.Integer && lastDue != "" {
-		last, err := strconv.ParseUint(lastDue, 10, 64)
-		first, _ := strconv.ParseUint(def.Start, 10, 64) // "" is 0
-		if err != nil || last-first < MaxPartitionCount {
-			return ""
-		}
-		return strconv.FormatUint(last-MaxPartitionCount+1, 10)
-	}
-	if !def.Kind.IsTime() || lastDue == "" {
+	if lastDue == "" {
 		return ""
 	}
-	start, end, err := def.Window(lastDue)
-	if err != nil {
-		return ""
-	}
-	back := def
-	back.Lag = 0
-	first, ok := back.DueBefore(start.Add(-time.Duration(MaxPartitionCount-1) * end.Sub(start)))
+	from, ok := def.Back(lastDue, MaxPartitionCount-1)
 	if !ok {
 		return ""
 	}
-	next, ok := def.Next(first)
-	if !ok {
-		return ""
+	if _, earlier := def.Prev(from); !earlier {
+		return "" // from is the definition's first dataid: nothing is left out
 	}
-	return next
+	return from
 }
 
 // rowStream reads a dataset's OUTPUT rows in dataid order, a page at a

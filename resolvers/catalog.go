@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -37,20 +36,13 @@ func partitionsFromInput(in *graph.PartitionDefinitionInput) *partition.Def {
 	}
 	d := &partition.Def{
 		Kind: in.Kind, Start: deref(in.Start), End: deref(in.End), Timezone: deref(in.Timezone),
-		Values: in.Values, Lag: seconds(deref(in.LagSeconds)),
+		Values: in.Values, Lag: partition.Seconds(deref(in.LagSeconds)),
 	}
 	if in.DeadlineSeconds != nil {
-		deadline := seconds(*in.DeadlineSeconds)
+		deadline := partition.Seconds(*in.DeadlineSeconds)
 		d.Deadline = &deadline
 	}
 	return d
-}
-
-// seconds converts a count of seconds from the API to a duration,
-// saturating so that a huge count stays huge (and is refused as such).
-func seconds(n int) time.Duration {
-	const limit = int(math.MaxInt64 / int64(time.Second))
-	return time.Duration(min(max(n, -limit), limit)) * time.Second
 }
 
 // partitionsOf is the API's view of a stored definition.

@@ -23,6 +23,7 @@ var partitionTests = []testCase{
 	{"PartitionsErrors", (*suite).testPartitionsErrors},
 	{"PartitionCounts", (*suite).testPartitionCounts},
 	{"PartitionCountsBound", (*suite).testPartitionCountsBound},
+	{"PartitionCountsLongWindows", (*suite).testPartitionCountsLongWindows},
 	{"PublishOutsideDefinition", (*suite).testPublishOutsideDefinition},
 }
 

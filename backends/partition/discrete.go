@@ -75,6 +75,19 @@ func (t intDef) prev(id string) (string, bool) {
 	return strconv.FormatUint(v-1, 10), true
 }
 
+// back is the integer k before id, or the first one when that is later.
+func (t intDef) back(id string, k uint64) (string, bool) {
+	v, err := parseInteger(id)
+	if err != nil || v < t.first {
+		return "", false
+	}
+	v = min(v, t.last)
+	if k >= v-t.first {
+		return strconv.FormatUint(t.first, 10), true
+	}
+	return strconv.FormatUint(v-k, 10), true
+}
+
 // span clamps [from, to] ("" = the definition's own bound) to t.
 func (t intDef) span(from, to string) (lo, hi uint64, err error) {
 	lo, hi = t.first, t.last

@@ -125,6 +125,45 @@ func (d Def) Prev(id string) (prev string, ok bool) {
 	return "", false
 }
 
+// Back is the expected dataid k periods before id, stepped on the kind's
+// calendar (k hours, days, ISO weeks or months; INTEGER: k less), or the
+// definition's first dataid when that is later; a period the zone's clocks
+// skip gives the next one that exists. [Back(id, k), id] thus holds at
+// most k+1 expected dataids, exactly k+1 where no period is skipped and
+// the start is not reached. It is arithmetic on period numbers, so no k
+// overflows, however long the windows. ok is false for STATIC, a negative
+// k, an id not of the kind's format, or when no expected dataid lies at or
+// before id.
+func (d Def) Back(id string, k int) (back string, ok bool) {
+	switch {
+	case k < 0:
+		return "", false
+	case d.Kind.IsTime():
+		t, n, err := d.compileAndParse(id)
+		if err != nil || n < t.first {
+			return "", false
+		}
+		n = min(n, t.last)
+		m := t.first
+		if uint64(k) < uint64(n-t.first) {
+			m = n - int64(k)
+		}
+		if !t.cal.exists(m) {
+			if m = t.cal.next(m); m > n {
+				return "", false
+			}
+		}
+		return t.format(m)
+	case d.Kind == Integer:
+		t, err := compileInteger(d)
+		if err != nil {
+			return "", false
+		}
+		return t.back(id, uint64(k))
+	}
+	return "", false
+}
+
 // compileAndParse compiles a time definition and parses id by format only
 // (a skipped hour is accepted: it orders between its neighbours).
 func (d Def) compileAndParse(id string) (timeDef, int64, error) {

@@ -11,7 +11,8 @@ var fuzzZones = []string{"", "Europe/Berlin", "America/New_York", "Pacific/Apia"
 // FuzzDataID checks the invariants of the dataid formats on arbitrary
 // strings: a dataid that parses formats back to itself (one spelling per
 // period, so shortlex order is time order); an expected one has a window
-// that holds exactly its own instants, and Next and Prev invert each other.
+// that holds exactly its own instants, Next and Prev invert each other, and
+// Back steps one period back on the calendar.
 // Run longer with `go test ./backends/partition -run '^$' -fuzz FuzzDataID`.
 func FuzzDataID(f *testing.F) {
 	for _, s := range []string{"2026-11-22T05", "2026-03-29T02", "2026-W53", "2027-W53", "2024-02-29",
@@ -49,6 +50,14 @@ func checkExpected(t *testing.T, def Def, id string) {
 		if got := tc.cal.containing(x.Unix()); got != n {
 			t.Fatalf("%s %q: instant %s lies in period %d, not %d", def.Timezone, id, x, got, n)
 		}
+	}
+	if back, ok := def.Back(id, 0); !ok || back != id {
+		t.Fatalf("Back(%q, 0) = %q, %v", id, back, ok)
+	}
+	// One period back is the previous dataid, or id itself when the zone
+	// skipped that period.
+	if back, ok := def.Back(id, 1); !ok || (back != id && back != func() string { p, _ := def.Prev(id); return p }()) {
+		t.Fatalf("%s: Back(%q, 1) = %q, %v", def.Timezone, id, back, ok)
 	}
 	if next, ok := def.Next(id); ok {
 		if compareDataID(next, id) <= 0 {

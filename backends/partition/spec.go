@@ -1,6 +1,9 @@
 package partition
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Spec is a definition as the API and pipeline files spell it: lag and
 // deadline in whole seconds.
@@ -34,12 +37,21 @@ func (s *Spec) Def() *Def {
 		return nil
 	}
 	d := &Def{Kind: s.Kind, Start: s.Start, End: s.End, Timezone: s.Timezone, Values: s.Values,
-		Lag: time.Duration(s.LagSeconds) * time.Second}
+		Lag: Seconds(s.LagSeconds)}
 	if s.DeadlineSeconds != nil {
-		deadline := time.Duration(*s.DeadlineSeconds) * time.Second
+		deadline := Seconds(*s.DeadlineSeconds)
 		d.Deadline = &deadline
 	}
 	return d
+}
+
+// Seconds converts a count of seconds, as the API and pipeline files
+// spell lag and deadline, to a duration, saturating at the longest one of
+// either sign: a huge count stays huge (and Validate refuses it) rather
+// than wrapping around to a small or negative duration.
+func Seconds(n int) time.Duration {
+	const limit = int(math.MaxInt64 / int64(time.Second))
+	return time.Duration(min(max(n, -limit), limit)) * time.Second
 }
 
 // Normalized is d as stores keep it: a time kind's empty time zone is UTC,
