@@ -155,7 +155,7 @@ func ValidateDataset(d Dataset) error {
 		return InvalidArgument("dataset %q: location %q must contain {dataid} to locate a chunk", d.ID, d.Location)
 	}
 	if p := d.Partitions; p != nil {
-		if err := p.Validate(); err != nil {
+		if err := p.ValidateNew(); err != nil {
 			return InvalidArgument("dataset %q: partitions: %s", d.ID, err.Error())
 		}
 		if p.Lag > MaxPartitionDelay || (p.Deadline != nil && *p.Deadline > MaxPartitionDelay) {

@@ -282,6 +282,7 @@ jobs:
 		"unknown kind":     "datasets:\n  - id: a\n    partitions: {kind: YEARLY, start: '2026'}\n",
 		"bad start":        "datasets:\n  - id: a\n    partitions: {kind: DAILY, start: 2026-13-01}\n",
 		"unknown zone":     "datasets:\n  - id: a\n    partitions: {kind: DAILY, start: 2026-01-01, timezone: Mars/Base}\n",
+		"host-only zone":   "datasets:\n  - id: a\n    partitions: {kind: DAILY, start: 2026-01-01, timezone: posix/Europe/Berlin}\n",
 		"negative backoff": "datasets:\n  - id: a\n  - id: b\njobs:\n  - {id: j, inputs: [a], output: b, retryDelaySeconds: -1}\n",
 		// 18446744074 s is 2^64 ns and 0.29 s: seconds saturate rather than wrap.
 		"lag beyond int64 ns":      "datasets:\n  - id: a\n    partitions: {kind: DAILY, start: 2026-01-01, lagSeconds: 18446744074}\n",

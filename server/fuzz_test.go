@@ -37,6 +37,8 @@ func FuzzHandler(f *testing.F) {
 		`{"query": "{ a: jobs { id } ...F } fragment F on Query { ...F }"}`,
 		`{"query": "{...F0} fragment F0 on Query {...F1 ...F1} fragment F1 on Query {...F2 ...F2} fragment F2 on Query {jobs {id}}"}`,
 		`{"query": "subscription { events { dataid } }"}`,
+		`{"query": "mutation { upsertDataset(input: {id: \"tz\", partitions: {kind: DAILY, start: \"2026-01-01\", timezone: \"posix/Europe/Berlin\", lagSeconds: 9223372036}}) { id } }"}`,
+		`{"query": "mutation { upsertDataset(input: {id: \"m\", partitions: {kind: WEEKLY, start: \"0001-W01\", deadlineSeconds: 0}}) { partitionSummary { missing late truncated } } }"}`,
 		`[]`,
 		`null`,
 		"\x00\xff",

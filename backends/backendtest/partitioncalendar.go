@@ -54,3 +54,27 @@ func (s *suite) testPartitionCountsLongWindows(t *testing.T) {
 	require.Equal(t, 17_052, weeksSince(mondayOf(time.Date(1700, 1, 4, 0, 0, 0, 0, time.UTC))), "1700-W01 to 2026-W43")
 	require.Equal(t, 105_702, weeksSince(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), "0001-W01 to 2026-W43")
 }
+
+// testPartitionZones: a definition's time zone is a name of the IANA
+// database the binary carries (SPEC §8), links such as UTC and US/Eastern
+// included, so that every replica reads it alike; names that only some
+// hosts' zoneinfo has (posix/..., right/..., posixrules, Factory) are
+// INVALID_ARGUMENT, saying what to name instead, and store nothing.
+func (s *suite) testPartitionZones(t *testing.T) {
+	b := s.setup(t)
+	for _, zone := range []string{"UTC", "Etc/UTC", "GMT", "US/Eastern", "Asia/Calcutta", "Europe/Berlin"} {
+		b.definedDataset("d", partition.Def{Kind: partition.Daily, Start: "2026-01-01", Timezone: zone})
+	}
+	for zone, says := range map[string]string{
+		"posix/Europe/Berlin": `"Europe/Berlin"`, "right/UTC": `"UTC"`, "posixrules": `"America/New_York"`,
+		"Factory": "IANA zone", "Local": "IANA zone", "Mars/Base": "unknown time zone",
+	} {
+		_, err := b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "d",
+			Partitions: &partition.Def{Kind: partition.Daily, Start: "2026-01-01", Timezone: zone}})
+		requireCode(t, err, backends.CodeInvalidArgument, zone)
+		require.ErrorContains(t, err, says, zone)
+	}
+	d, err := b.s.Dataset(b.ctx, "d")
+	require.NoError(t, err)
+	require.Equal(t, "Europe/Berlin", d.Partitions.Timezone, "a refused definition stores nothing")
+}

@@ -24,6 +24,7 @@ var partitionTests = []testCase{
 	{"PartitionCounts", (*suite).testPartitionCounts},
 	{"PartitionCountsBound", (*suite).testPartitionCountsBound},
 	{"PartitionCountsLongWindows", (*suite).testPartitionCountsLongWindows},
+	{"PartitionZones", (*suite).testPartitionZones},
 	{"PublishOutsideDefinition", (*suite).testPublishOutsideDefinition},
 }
 

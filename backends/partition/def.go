@@ -97,6 +97,21 @@ func (d Def) Validate() error {
 	}
 }
 
+// ValidateNew is Validate for a definition about to be stored: its time
+// zone must also be a name of the IANA database by its own name. Names that
+// only some hosts' zoneinfo has (posix/..., right/..., posixrules) and
+// Factory pass Validate, so that definitions stored before they were
+// refused keep loading, but are refused here, saying what to name instead.
+func (d Def) ValidateNew() error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	if d.Kind.IsTime() {
+		return checkNewZone(d.Timezone)
+	}
+	return nil
+}
+
 // validateFields checks the fields that do not depend on the kind's dataid
 // format: the kind itself and the fields each kind allows.
 func (d Def) validateFields() error {

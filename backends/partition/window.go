@@ -1,15 +1,6 @@
 package partition
 
-import (
-	"sync"
-	"time"
-	// The IANA time zone database is embedded in every binary that imports
-	// this package, so windows are computable on a host without zoneinfo
-	// (a scratch or distroless container). time.LoadLocation still prefers
-	// the host's database when there is one, so a host that updates tzdata
-	// faster than the Go release sees the newer rules.
-	_ "time/tzdata"
-)
+import "time"
 
 // reachMargin is more than the largest UTC offset any zone ever had (under
 // 16 hours), so a wall clock never reads a given value earlier than that
@@ -20,28 +11,6 @@ const reachMargin = 26 * secondsPerHour
 // than a day (Pacific/Apia skipped 2011-12-30), so 72 hourly periods are
 // plenty.
 const maxSkip = 72
-
-var locations sync.Map // name -> *time.Location; only names that loaded
-
-// loadLocation resolves an IANA zone name; "" is UTC. Loaded zones are
-// cached: time.LoadLocation reads and parses the zone file each time.
-func loadLocation(name string) (*time.Location, error) {
-	if name == "" || name == "UTC" {
-		return time.UTC, nil
-	}
-	if l, ok := locations.Load(name); ok {
-		return l.(*time.Location), nil
-	}
-	if name == "Local" {
-		return nil, invalid("time zone %q depends on the server's host: name an IANA zone like Europe/Berlin", name)
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, invalid("unknown time zone %q: want an IANA name like UTC, Europe/Berlin or America/New_York", name)
-	}
-	locations.Store(name, loc)
-	return loc, nil
-}
 
 // calendar is the period arithmetic of one time kind in one zone.
 //
@@ -77,6 +46,13 @@ func (c calendar) reach(wall int64) int64 {
 		at := time.Unix(t, 0).In(c.loc)
 		_, offset := at.Zone()
 		_, end := at.ZoneBounds()
+		if !end.IsZero() && end.Unix() <= t {
+			// Past a zone file's listed transitions Go gives the end of a
+			// year's last zone period as 365 days after the year's start
+			// (time.tzset), short of a leap year's end: the offset holds
+			// until the next year begins.
+			end = time.Date(at.UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
 		// Within this zone period the wall clock reads t+offset and runs
 		// evenly; if it already reads more than wall at t, the clocks
 		// jumped over wall at t.

@@ -177,3 +177,36 @@ func TestDueAndLate(t *testing.T) {
 	_, err = static.Due("asia")
 	require.ErrorIs(t, err, ErrInvalid)
 }
+
+// TestLeapYearEnds: the last days and hours of leap years, far past the
+// zone files' listed transitions (where the zone's rule string takes
+// over), exist and tile. Go reports the end of a year's last zone period
+// as 365 days after the year's start, short of a leap year's end, and
+// 2020-12-31 and 2021-01-01 were no dataids in New York.
+func TestLeapYearEnds(t *testing.T) {
+	for _, tz := range []string{"America/New_York", "Europe/Berlin", "Australia/Sydney", "Australia/Lord_Howe", "America/Santiago"} {
+		for year := 2008; year <= 2404; year += 4 {
+			if year%100 == 0 && year%400 != 0 {
+				continue
+			}
+			for _, kind := range []Kind{Hourly, Daily, Weekly, Monthly} {
+				def := Def{Kind: kind, Start: early[kind], Timezone: tz}
+				from := idOf(kind, time.Date(year, 12, 29, 0, 0, 0, 0, time.UTC))
+				to := idOf(kind, time.Date(year+1, 1, 3, 0, 0, 0, 0, time.UTC))
+				seq, err := def.Range(from, to)
+				require.NoError(t, err)
+				var prevEnd time.Time
+				n := 0
+				for id := range seq {
+					s, e, err := def.Window(id)
+					require.NoError(t, err, "%s %s", tz, id)
+					require.True(t, prevEnd.IsZero() || prevEnd.Equal(s), "%s %s starts at %s, the one before ended %s", tz, id, s, prevEnd)
+					prevEnd = e
+					n++
+				}
+				want := map[Kind]int{Hourly: 5*24 + 1, Daily: 6, Weekly: 1, Monthly: 2}[kind]
+				require.GreaterOrEqual(t, n, want, "%s %s %s to %s", tz, kind, from, to)
+			}
+		}
+	}
+}
