@@ -1,17 +1,23 @@
 // Package webhook delivers alerts to HTTP endpoints: a chunk put on HOLD, a
 // claim that failed, a claim lost to lease expiry, and a late chunk (SPEC
-// §8). Each alert is a JSON body POSTed with an HMAC-SHA256 signature,
-// retried with exponential backoff until the endpoint answers 2xx.
+// §8). Each alert is a JSON body POSTed with HMAC-SHA256 signatures (one
+// covering a timestamp, see sign.go), retried with exponential backoff
+// until the endpoint answers 2xx.
 //
-// Delivery is driven by the store, not by the process: alerts come from
-// the event log (and, for late chunks, from the partition definitions),
-// and each webhook URL has a record in the store (backends.Record) holding
-// its cursor, advanced after every delivery, and the name of the replica
-// that delivers it. Replicas sharing a store elect that replica through the
-// record's compare-and-swap (a lease, see worker); a restarted server
-// resumes at the cursor. An alert is sent again only when a replica stops
-// between a send and the write of the cursor; its Chunklock-Event-Id lets
-// the receiver drop the copy.
+// Each webhook's alerts are two streams, each delivered in its own order
+// and on its own, so that neither waits for the other: transitions (hold,
+// fail, lease_expired), in the order of the event log, and deadlines
+// (late, late_summary), dataset by dataset in dataid order.
+//
+// Delivery is driven by the store, not by the process: transitions come
+// from the event log, deadlines from the partition definitions, and each
+// stream of each webhook URL has a record in the store (backends.Record)
+// holding its cursor, advanced after every delivery, and the name of the
+// replica that delivers it. Replicas sharing a store elect that replica
+// through the record's compare-and-swap (a lease, see worker); a restarted
+// server resumes at the cursor. An alert is sent again only when a replica
+// stops between a send and the write of the cursor; its Chunklock-Event-Id
+// lets the receiver drop the copy.
 package webhook
 
 import (
@@ -35,6 +41,11 @@ const (
 	// KindLate: a chunk of a dataset with a deadline was not READY when
 	// its window's end + deadline passed.
 	KindLate = "late"
+	// KindLateSummary: more chunks of one dataset than Config.LateCap
+	// became late at once (their deadlines passed while no server
+	// watched): one alert counts them (Count), from DataID to LastDataID,
+	// instead of one alert each.
+	KindLateSummary = "late_summary"
 )
 
 // Alert is the JSON body of a delivery.
@@ -62,6 +73,10 @@ type Alert struct {
 	Time time.Time `json:"time"`
 	// Seq is the event's position in the event log (0 for late chunks).
 	Seq int64 `json:"seq,omitempty"`
+	// Count and LastDataID: of a late_summary, how many chunks are late,
+	// DataID the first of them and LastDataID the last.
+	Count      int    `json:"count,omitempty"`
+	LastDataID string `json:"lastDataid,omitempty"`
 }
 
 // reaperActor is the actor of the reaper's transitions (backends'
@@ -103,4 +118,25 @@ func lateAlert(p backends.Partition, job string, deadline time.Duration) Alert {
 		Status: status, Reason: fmt.Sprintf("not READY %s after its window ended", deadline),
 		Actor: "chunklock", Time: p.WindowEnd.Add(deadline).UTC(),
 	}
+}
+
+// lateSummary is the alert of n late chunks of one dataset, first to
+// last, instead of n alerts.
+func lateSummary(first, last backends.Partition, n int, job string, deadline time.Duration) Alert {
+	return Alert{
+		ID: "late/" + first.Dataset + "/" + first.DataID + ".." + last.DataID, Kind: KindLateSummary,
+		Dataset: first.Dataset, DataID: first.DataID, LastDataID: last.DataID, Count: n, Job: job,
+		Reason: fmt.Sprintf("%s chunks of %s are late: not READY %s after their windows ended, %s to %s",
+			thousands(n), first.Dataset, deadline, first.DataID, last.DataID),
+		Actor: "chunklock", Time: last.WindowEnd.Add(deadline).UTC(),
+	}
+}
+
+// thousands writes n with a comma every three digits (1,353).
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -45,6 +45,11 @@ type Config struct {
 	Poll time.Duration
 	// LateEvery is how often datasets are checked for late chunks.
 	LateEvery time.Duration
+	// LateCap bounds the late alerts of one dataset a check sends: when
+	// more of its chunks became late since the last check (deadlines
+	// passed while no server watched), one late_summary alert counts them
+	// instead (default 100).
+	LateCap int
 	// MinBackoff and MaxBackoff bound the wait between attempts of one
 	// delivery: MinBackoff, doubling, at most MaxBackoff.
 	MinBackoff time.Duration
@@ -59,7 +64,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Lease: 30 * time.Second, Timeout: 10 * time.Second, Poll: time.Second, LateEvery: 30 * time.Second,
-		MinBackoff: time.Second, MaxBackoff: 5 * time.Minute,
+		LateCap: 100, MinBackoff: time.Second, MaxBackoff: 5 * time.Minute,
 	}
 }
 
@@ -112,6 +117,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.LateEvery == 0 {
 		cfg.LateEvery = d.LateEvery
 	}
+	if cfg.LateCap == 0 {
+		cfg.LateCap = d.LateCap
+	}
 	if cfg.MinBackoff == 0 {
 		cfg.MinBackoff = d.MinBackoff
 	}
@@ -129,6 +137,8 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, fmt.Errorf("webhook: the request timeout %s is more than a third of the lease %s", cfg.Timeout, cfg.Lease)
 	case cfg.Poll <= 0 || cfg.LateEvery <= 0 || cfg.MinBackoff <= 0 || cfg.MaxBackoff < cfg.MinBackoff:
 		return nil, errors.New("webhook: poll, late check and backoff intervals must be positive, the maximum backoff at least the minimum")
+	case cfg.LateCap < 0:
+		return nil, fmt.Errorf("webhook: the cap on late alerts a check must be positive, got %d", cfg.LateCap)
 	}
 	seen := map[string]bool{}
 	for _, u := range cfg.URLs {
@@ -166,18 +176,21 @@ func replicaName() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// Run delivers until ctx ends. On the way out each webhook this replica
-// delivers is handed back (its record names no replica), so that another
-// replica, or this server restarted, resumes at once.
+// Run delivers until ctx ends: each stream of each webhook (transitions,
+// deadlines) on its own. On the way out each stream this replica delivers
+// is handed back (its record names no replica), so that another replica,
+// or this server restarted, resumes at once.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, u := range d.cfg.URLs {
-		w := newWorker(d, u)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.run(ctx)
-		}()
+		for _, stream := range []string{streamTransitions, streamDeadlines} {
+			w := newWorker(d, u, stream)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.run(ctx)
+			}()
+		}
 	}
 	wg.Wait()
 }
@@ -191,8 +204,8 @@ func (d *Dispatcher) Collect(ch chan<- prometheus.Metric) { d.metrics.collect(ch
 type metrics struct {
 	attempts   *prometheus.CounterVec
 	delivered  *prometheus.CounterVec
-	lag        *prometheus.GaugeVec
-	delivering *prometheus.GaugeVec
+	lag        *streamGauge
+	delivering *streamGauge
 }
 
 func newMetrics() *metrics {
@@ -205,14 +218,55 @@ func newMetrics() *metrics {
 			Name: "chunklock_webhook_alerts_delivered_total",
 			Help: "Alerts delivered (answered 2xx) by this replica, by webhook and kind.",
 		}, []string{"webhook", "kind"}),
-		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "chunklock_webhook_lag_seconds",
-			Help: "Age of the oldest alert not yet delivered to the webhook (0 when none waits); exported by the replica delivering it.",
-		}, []string{"webhook"}),
-		delivering: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "chunklock_webhook_delivering",
-			Help: "1 when this replica delivers the webhook's alerts (holds its lease), else 0.",
-		}, []string{"webhook"}),
+		lag: newStreamGauge("chunklock_webhook_lag_seconds",
+			"Age of the oldest alert not yet delivered to the webhook (0 when none waits), over its streams this replica delivers."),
+		delivering: newStreamGauge("chunklock_webhook_delivering",
+			"1 when this replica delivers the webhook's alerts (holds the lease of a stream of them), else 0."),
+	}
+}
+
+// streamGauge is a gauge by webhook whose value is the largest that the
+// webhook's streams set on this replica.
+type streamGauge struct {
+	desc *prometheus.Desc
+	mu   sync.Mutex
+	v    map[string]map[string]float64 // webhook -> stream -> value
+}
+
+func newStreamGauge(name, help string) *streamGauge {
+	return &streamGauge{desc: prometheus.NewDesc(name, help, []string{"webhook"}, nil), v: map[string]map[string]float64{}}
+}
+
+func (g *streamGauge) set(webhook, stream string, v float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.v[webhook] == nil {
+		g.v[webhook] = map[string]float64{}
+	}
+	g.v[webhook][stream] = v
+}
+
+// drop removes a stream's value; the webhook's series goes when none is left.
+func (g *streamGauge) drop(webhook, stream string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.v[webhook], stream)
+	if len(g.v[webhook]) == 0 {
+		delete(g.v, webhook)
+	}
+}
+
+func (g *streamGauge) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
+
+func (g *streamGauge) Collect(ch chan<- prometheus.Metric) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for webhook, streams := range g.v {
+		top := 0.0
+		for _, v := range streams {
+			top = max(top, v)
+		}
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, top, webhook)
 	}
 }
 

@@ -1,4 +1,8 @@
 package webhook
 
-// RecordKey is the key of a webhook's record, for tests.
-var RecordKey = recordKey
+// RecordKey and LateRecordKey are the keys of a webhook's records, for
+// tests.
+var (
+	RecordKey     = recordKey
+	LateRecordKey = lateRecordKey
+)

@@ -34,17 +34,21 @@ type delivery struct {
 	Alert     webhook.Alert
 	Body      []byte
 	Signature string
-	Accepted  bool
+	// Timed is the timestamped signature (HeaderSignatureV2).
+	Timed    string
+	Accepted bool
 }
 
 // receiver is a webhook endpoint that records every request. While down
-// it answers 503; fail500 makes it answer 500 to that many requests.
+// it answers 503; fail500 makes it answer 500 to that many requests, and
+// to every alert of kind refuse.
 type receiver struct {
 	*httptest.Server
 	mu      sync.Mutex
 	got     []delivery
 	down    bool
 	fail500 int
+	refuse  string
 }
 
 func newReceiver(t *testing.T) *receiver {
@@ -52,7 +56,7 @@ func newReceiver(t *testing.T) *receiver {
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		d := delivery{ID: req.Header.Get(webhook.HeaderEventID), Kind: req.Header.Get(webhook.HeaderEventKind),
-			Body: body, Signature: req.Header.Get(webhook.HeaderSignature)}
+			Body: body, Signature: req.Header.Get(webhook.HeaderSignature), Timed: req.Header.Get(webhook.HeaderSignatureV2)}
 		if err := json.Unmarshal(body, &d.Alert); err != nil {
 			t.Errorf("a body is not an alert: %v: %s", err, body)
 		}
@@ -63,6 +67,8 @@ func newReceiver(t *testing.T) *receiver {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		case r.fail500 > 0:
 			r.fail500--
+			w.WriteHeader(http.StatusInternalServerError)
+		case r.refuse != "" && d.Kind == r.refuse:
 			w.WriteHeader(http.StatusInternalServerError)
 		default:
 			d.Accepted = true
@@ -146,13 +152,33 @@ func waitRecord(t *testing.T, store backends.Store, url string) {
 }
 
 type recordState struct {
-	Seq    int64             `json:"seq"`
-	Late   map[string]string `json:"late"`
-	Holder string            `json:"holder"`
+	Seq    int64               `json:"seq"`
+	Marks  map[string]lateMark `json:"marks"`
+	Holder string              `json:"holder"`
+	// Late is where versions before the deadlines stream kept the last
+	// dataid checked of each dataset.
+	Late map[string]string `json:"late"`
 }
 
+// lateMark is a dataset's watermark in the deadlines stream's record.
+type lateMark struct {
+	At   time.Time `json:"at"`
+	Last string    `json:"last"`
+}
+
+// recordsOf reads the record of url's transitions (fail, lease_expired,
+// hold alerts).
 func recordsOf(t *testing.T, store backends.Store, url string) recordState {
-	r, err := store.Record(context.Background(), webhook.RecordKey(url))
+	return recordAt(t, store, webhook.RecordKey(url))
+}
+
+// lateRecordOf reads the record of url's deadlines (late alerts).
+func lateRecordOf(t *testing.T, store backends.Store, url string) recordState {
+	return recordAt(t, store, webhook.LateRecordKey(url))
+}
+
+func recordAt(t *testing.T, store backends.Store, key string) recordState {
+	r, err := store.Record(context.Background(), key)
 	require.NoError(t, err)
 	var st recordState
 	if r.Version > 0 {

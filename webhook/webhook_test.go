@@ -20,8 +20,8 @@ import (
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // TestAlertKinds: each kind of alert reaches the webhook once, with its
-// fields, its id in the header, and a signature that verifies with the
-// secret (and not with another).
+// fields, its id in the header, and signatures that verify with the
+// secret (and not with another), one of them timestamped just now.
 func TestAlertKinds(t *testing.T) {
 	ctx := context.Background()
 	clock := backends.NewFakeClock(epoch)
@@ -38,32 +38,11 @@ func TestAlertKinds(t *testing.T) {
 	run := start(t, fastConfig(s, clock, rcv.URL))
 	waitRecord(t, s, rcv.URL)
 
-	// fail, then fail into HOLD (attempts exhausted)
-	for i, reason := range []string{"boom", "boom again"} {
-		_, err := s.Publish(ctx, "src", "1")
-		if i == 0 {
-			require.NoError(t, err)
-		}
-		c, err := s.FindNext(ctx, "j", "exec-1")
-		require.NoError(t, err)
-		require.NotNil(t, c)
-		require.NoError(t, s.Fail(ctx, c.Token, reason))
-	}
-	// operator hold
-	holds(t, s, 2, 1)
-	// a claim lost to lease expiry
-	_, err = s.Publish(ctx, "src", "3")
-	require.NoError(t, err)
-	_, err = s.Claim(ctx, "j", "3", "exec-2")
-	require.NoError(t, err)
-	clock.Advance(61 * time.Second)
-	n, err := s.ExpireLeases(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	transitions(t, s, clock)
 	// feed/2026-02-28 and 2026-03-01 were late before the first check;
 	// 2026-03-01 passes its deadline at 2026-03-02 01:00, while watched.
 	got := rcv.waitAccepted(t, 4)
-	require.Eventually(t, func() bool { _, ok := recordsOf(t, s, rcv.URL).Late["feed"]; return ok },
+	require.Eventually(t, func() bool { _, ok := lateRecordOf(t, s, rcv.URL).Marks["feed"]; return ok },
 		60*time.Second, 5*time.Millisecond, "waiting for the first check of deadlines")
 	clock.Advance(14 * time.Hour)
 	got = rcv.waitAccepted(t, 5)
@@ -83,8 +62,7 @@ func TestAlertKinds(t *testing.T) {
 		require.Equal(t, w.kind, d.Kind)
 		require.Equal(t, a.ID, d.ID)
 		require.Equal(t, []string{w.dataset, w.dataid, w.job, w.status, w.reason}, []string{a.Dataset, a.DataID, a.Job, a.Status, a.Reason})
-		require.True(t, webhook.Verify(secret, d.Body, d.Signature), "the signature verifies")
-		require.False(t, webhook.Verify([]byte("another"), d.Body, d.Signature))
+		requireSigned(t, d)
 		require.False(t, a.Time.IsZero())
 	}
 	require.Equal(t, 1, got[0].Alert.Attempt)
@@ -108,6 +86,42 @@ func TestAlertKinds(t *testing.T) {
 	require.Equal(t, []string{"out/4", "out/5"}, []string{got[5].Alert.Dataset + "/" + got[5].Alert.DataID, got[6].Alert.Dataset + "/" + got[6].Alert.DataID})
 }
 
+// transitions makes one alert of each transition kind, in order: fail,
+// fail into HOLD (attempts exhausted) of out/1, an operator's hold of
+// out/2, and out/3's claim lost to lease expiry.
+func transitions(t *testing.T, s backends.Store, clock *backends.FakeClock) {
+	ctx := context.Background()
+	for i, reason := range []string{"boom", "boom again"} {
+		_, err := s.Publish(ctx, "src", "1")
+		if i == 0 {
+			require.NoError(t, err)
+		}
+		c, err := s.FindNext(ctx, "j", "exec-1")
+		require.NoError(t, err)
+		require.NotNil(t, c)
+		require.NoError(t, s.Fail(ctx, c.Token, reason))
+	}
+	holds(t, s, 2, 1)
+	_, err := s.Publish(ctx, "src", "3")
+	require.NoError(t, err)
+	_, err = s.Claim(ctx, "j", "3", "exec-2")
+	require.NoError(t, err)
+	clock.Advance(61 * time.Second)
+	n, err := s.ExpireLeases(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+}
+
+// requireSigned: both signatures of a delivery verify with the secret and
+// not with another, and the timestamped one was made just now.
+func requireSigned(t *testing.T, d delivery) {
+	t.Helper()
+	require.True(t, webhook.Verify(secret, d.Body, d.Signature), "the signature verifies")
+	require.False(t, webhook.Verify([]byte("another"), d.Body, d.Signature))
+	require.NoError(t, webhook.Check(secret, d.Body, d.Timed, webhook.Tolerance(time.Minute)), "signed just now")
+	require.False(t, webhook.Verify([]byte("another"), d.Body, d.Timed))
+}
+
 // TestRetryAfter500: a 500 is retried; the alert is delivered once
 // accepted, with the same id and body, and the metrics count both tries.
 func TestRetryAfter500(t *testing.T) {
@@ -127,6 +141,10 @@ func TestRetryAfter500(t *testing.T) {
 	require.True(t, all[1].Accepted)
 	require.Equal(t, all[0].ID, all[1].ID)
 	require.Equal(t, all[0].Body, all[1].Body)
+	for _, d := range all {
+		requireSigned(t, d) // each attempt as it leaves
+	}
+	require.LessOrEqual(t, all[0].Timed[:len("t=1234567890")], all[1].Timed[:len("t=1234567890")])
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(run.d)
@@ -258,6 +276,7 @@ func TestConfigChecks(t *testing.T) {
 		"relative":        func(c *webhook.Config) { c.URLs = []string{"/hook"} },
 		"twice":           func(c *webhook.Config) { c.URLs = []string{"http://a/x", "http://a/x"} },
 		"timeout > lease": func(c *webhook.Config) { c.Lease, c.Timeout = time.Second, time.Second },
+		"negative cap":    func(c *webhook.Config) { c.LateCap = -1 },
 	} {
 		c := base
 		change(&c)

@@ -14,8 +14,8 @@ import (
 	"github.com/chunklock/chunklock/internal/urlerr"
 )
 
-// A worker delivers one webhook. Its record in the store (state) holds
-// the cursor and the replica delivering it: the holder. The holder
+// A worker delivers one stream of one webhook. Its record in the store
+// (state) holds the cursor and the replica delivering it: the holder. The holder
 // rewrites the record after every delivery and at least every Lease/3,
 // and sends only while its last write started less than Lease/3 ago; a
 // request lasts at most Timeout (≤ Lease/3). Another replica takes the
@@ -26,16 +26,29 @@ import (
 // sends at a time; the cursor names the last alert delivered, so a new
 // holder, or a restarted server, starts right after it.
 
-// state is a webhook's record in the store, as JSON.
+// The streams of a webhook's alerts, each delivered by its own worker.
+const (
+	// streamTransitions: hold, fail and lease_expired alerts, from the
+	// event log; its record is the webhook's record of old.
+	streamTransitions = "transitions"
+	// streamDeadlines: late and late_summary alerts.
+	streamDeadlines = "deadlines"
+)
+
+// state is the record of a stream of a webhook in the store, as JSON.
 type state struct {
 	// Webhook is the URL, redacted, for an operator reading the store.
 	Webhook string `json:"webhook"`
-	// Seq is the last event of the event log looked at.
+	// Seq is the last event of the event log looked at (transitions).
 	Seq int64 `json:"seq"`
-	// Late holds, per dataset with a deadline, the last dataid whose
-	// deadline was checked ("" when none had passed yet).
+	// Marks holds, per dataset with a deadline, its watermark (deadlines).
+	Marks map[string]lateMark `json:"marks,omitempty"`
+	// Late is how versions before the deadlines stream kept, in the
+	// webhook's one record, the last dataid whose deadline was checked
+	// ("" when none had passed yet). It is kept as read, and seeds the
+	// deadlines stream's record when that is first written.
 	Late map[string]string `json:"late,omitempty"`
-	// Holder is the replica delivering the webhook; "" when none.
+	// Holder is the replica delivering the stream; "" when none.
 	Holder string `json:"holder,omitempty"`
 }
 
@@ -45,10 +58,11 @@ var errLost = errors.New("another replica delivers this webhook now")
 const eventPage = 100
 
 type worker struct {
-	d    *Dispatcher
-	url  string
-	name string // redacted URL
-	key  string
+	d      *Dispatcher
+	url    string
+	name   string // redacted URL
+	stream string
+	key    string
 	// While held: the record as this replica last wrote it, and when that
 	// write started.
 	held    bool
@@ -62,9 +76,16 @@ type worker struct {
 	failures int       // consecutive failed passes, for the log
 }
 
-func newWorker(d *Dispatcher, u string) *worker {
-	return &worker{d: d, url: u, name: Redact(u), key: recordKey(u)}
+func newWorker(d *Dispatcher, u, stream string) *worker {
+	key := recordKey(u)
+	if stream == streamDeadlines {
+		key = lateRecordKey(u)
+	}
+	return &worker{d: d, url: u, name: Redact(u), stream: stream, key: key}
 }
+
+// lateRecordKey is the key of the record of a webhook's deadlines.
+func lateRecordKey(u string) string { return recordKey(u) + "/late" }
 
 func (w *worker) run(ctx context.Context) {
 	defer w.handBack()
@@ -73,18 +94,19 @@ func (w *worker) run(ctx context.Context) {
 		switch {
 		case ctx.Err() != nil:
 		case errors.Is(err, errLost):
-			w.d.log.Info("webhook: another replica delivers it now", "webhook", w.name)
+			w.d.log.Info("webhook: another replica delivers it now", "webhook", w.name, "stream", w.stream)
 		case err != nil:
 			w.failures++
 			if w.failures == 1 || w.failures%60 == 0 {
-				w.d.log.Warn("webhook: reading the store failed; retrying", "webhook", w.name, "err", err, "failures", w.failures)
+				w.d.log.Warn("webhook: reading the store failed; retrying", "webhook", w.name, "stream", w.stream,
+					"err", err, "failures", w.failures)
 			}
 		default:
 			w.failures = 0
 		}
-		w.d.metrics.delivering.WithLabelValues(w.name).Set(map[bool]float64{true: 1}[w.held])
+		w.d.metrics.delivering.set(w.name, w.stream, map[bool]float64{true: 1}[w.held])
 		if !w.held {
-			w.d.metrics.lag.DeleteLabelValues(w.name)
+			w.d.metrics.lag.drop(w.name, w.stream)
 		}
 		sleep(ctx, w.d.cfg.Poll)
 	}
@@ -110,12 +132,11 @@ func (w *worker) acquire(ctx context.Context) error {
 		return err
 	}
 	if rec.Version == 0 {
-		// A new webhook gets the alerts from now on.
-		seq, err := headSeq(ctx, store)
+		st, err := w.fresh(ctx)
 		if err != nil {
 			return err
 		}
-		return w.take(ctx, rec, state{Webhook: w.name, Seq: seq, Late: map[string]string{}})
+		return w.take(ctx, rec, st)
 	}
 	var st state
 	if err := json.Unmarshal(rec.Value, &st); err != nil {
@@ -128,17 +149,45 @@ func (w *worker) acquire(ctx context.Context) error {
 		w.seen, w.seenAt = rec.Version, time.Now()
 		return nil
 	case time.Since(w.seenAt) >= w.d.cfg.Lease:
-		w.d.log.Info("webhook: taking over delivery from a replica that stopped renewing", "webhook", w.name, "replica", st.Holder)
+		w.d.log.Info("webhook: taking over delivery from a replica that stopped renewing", "webhook", w.name,
+			"stream", w.stream, "replica", st.Holder)
 		return w.take(ctx, rec, st)
 	}
 	return nil
 }
 
+// fresh is the state of a stream never delivered before. A new webhook
+// gets the transitions from now on; its deadlines start where the
+// webhook's record of a version before streams left them, if any (else
+// each dataset at its first check).
+func (w *worker) fresh(ctx context.Context) (state, error) {
+	store := w.d.cfg.Store
+	if w.stream == streamTransitions {
+		seq, err := headSeq(ctx, store)
+		return state{Webhook: w.name, Seq: seq}, err
+	}
+	st := state{Webhook: w.name, Marks: map[string]lateMark{}}
+	rec, err := store.Record(ctx, recordKey(w.url))
+	if err != nil || rec.Version == 0 {
+		return st, err
+	}
+	var old state
+	if err := json.Unmarshal(rec.Value, &old); err != nil {
+		return st, fmt.Errorf("the record %s of webhook %s is corrupt: %w", recordKey(w.url), w.name, err)
+	}
+	for dataset, last := range old.Late {
+		if last != "" {
+			st.Marks[dataset] = lateMark{Last: last}
+		}
+	}
+	return st, nil
+}
+
 // take writes st as this replica's over rec.
 func (w *worker) take(ctx context.Context, rec backends.Record, st state) error {
 	st.Holder = w.d.cfg.Replica
-	if st.Late == nil {
-		st.Late = map[string]string{}
+	if w.stream == streamDeadlines && st.Marks == nil {
+		st.Marks = map[string]lateMark{}
 	}
 	val, err := json.Marshal(st)
 	if err != nil {
@@ -156,7 +205,7 @@ func (w *worker) take(ctx context.Context, rec backends.Record, st state) error 
 		return nil
 	}
 	w.held, w.rec, w.st, w.wroteAt = true, got, st, start
-	w.d.log.Info("webhook: this replica delivers it", "webhook", w.name, "after_seq", st.Seq)
+	w.d.log.Info("webhook: this replica delivers it", "webhook", w.name, "stream", w.stream, "after_seq", st.Seq)
 	return nil
 }
 
@@ -214,8 +263,8 @@ func (w *worker) keep(ctx context.Context) error {
 func (w *worker) handBack() {
 	defer func() {
 		w.held = false
-		w.d.metrics.delivering.WithLabelValues(w.name).Set(0)
-		w.d.metrics.lag.DeleteLabelValues(w.name)
+		w.d.metrics.delivering.set(w.name, w.stream, 0)
+		w.d.metrics.lag.drop(w.name, w.stream)
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), w.d.cfg.Timeout)
 	defer cancel()
@@ -238,13 +287,25 @@ func (w *worker) handBack() {
 		}
 	}
 	if err != nil {
-		w.d.log.Warn("webhook: handing delivery back failed; another replica takes over after the lease", "webhook", w.name, "err", err)
+		w.d.log.Warn("webhook: handing delivery back failed; another replica takes over after the lease", "webhook", w.name,
+			"stream", w.stream, "err", err)
 	}
 }
 
-// deliver sends the alerts of the event log after the cursor, in order,
-// then, every LateEvery, those of chunks whose deadline passed.
+// deliver sends what waits in the worker's stream: the alerts of the event
+// log after the cursor, in order; or, every LateEvery, those of chunks
+// whose deadline passed.
 func (w *worker) deliver(ctx context.Context) error {
+	if w.stream == streamDeadlines {
+		if time.Since(w.lateAt) >= w.d.cfg.LateEvery {
+			if err := w.checkLate(ctx); err != nil {
+				return err
+			}
+			w.lateAt = time.Now()
+		}
+		w.d.metrics.lag.set(w.name, w.stream, 0)
+		return w.keep(ctx)
+	}
 	store := w.d.cfg.Store
 	for {
 		if err := w.keep(ctx); err != nil {
@@ -279,13 +340,7 @@ func (w *worker) deliver(ctx context.Context) error {
 			break
 		}
 	}
-	w.d.metrics.lag.WithLabelValues(w.name).Set(0)
-	if time.Since(w.lateAt) >= w.d.cfg.LateEvery {
-		if err := w.checkLate(ctx); err != nil {
-			return err
-		}
-		w.lateAt = time.Now()
-	}
+	w.d.metrics.lag.set(w.name, w.stream, 0)
 	return w.keep(ctx)
 }
 
@@ -296,14 +351,13 @@ func (w *worker) send(ctx context.Context, a Alert) error {
 	if err != nil {
 		return err
 	}
-	sig := Sign(w.d.cfg.Secret, body)
 	backoff := w.d.cfg.MinBackoff
 	for attempt := 1; ; attempt++ {
 		if err := w.keep(ctx); err != nil {
 			return err
 		}
-		w.d.metrics.lag.WithLabelValues(w.name).Set(max(0, w.d.cfg.Clock.Now().Sub(a.Time).Seconds()))
-		err := w.post(ctx, a, body, sig)
+		w.d.metrics.lag.set(w.name, w.stream, max(0, w.d.cfg.Clock.Now().Sub(a.Time).Seconds()))
+		err := w.post(ctx, a, body)
 		if err == nil {
 			w.d.metrics.attempts.WithLabelValues(w.name, "ok").Inc()
 			w.d.metrics.delivered.WithLabelValues(w.name, a.Kind).Inc()
@@ -313,7 +367,8 @@ func (w *worker) send(ctx context.Context, a Alert) error {
 			return ctx.Err()
 		}
 		w.d.metrics.attempts.WithLabelValues(w.name, "error").Inc()
-		w.d.log.Warn("webhook: delivery failed; trying again", "webhook", w.name, "id", a.ID, "attempt", attempt, "err", err, "retry_in", backoff)
+		w.d.log.Warn("webhook: delivery failed; trying again", "webhook", w.name, "stream", w.stream, "id", a.ID,
+			"attempt", attempt, "err", err, "retry_in", backoff)
 		if err := w.wait(ctx, backoff); err != nil {
 			return err
 		}
@@ -321,8 +376,9 @@ func (w *worker) send(ctx context.Context, a Alert) error {
 	}
 }
 
-// post makes one HTTP request.
-func (w *worker) post(ctx context.Context, a Alert, body []byte, sig string) error {
+// post makes one HTTP request, signed as it leaves: each attempt carries
+// its own timestamp.
+func (w *worker) post(ctx context.Context, a Alert, body []byte) error {
 	ctx, cancel := w.detached(ctx)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
@@ -331,7 +387,8 @@ func (w *worker) post(ctx context.Context, a Alert, body []byte, sig string) err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "chunklock-webhook")
-	req.Header.Set(HeaderSignature, sig)
+	req.Header.Set(HeaderSignature, Sign(w.d.cfg.Secret, body))
+	req.Header.Set(HeaderSignatureV2, SignAt(w.d.cfg.Secret, body, time.Now()))
 	req.Header.Set(HeaderEventID, a.ID)
 	req.Header.Set(HeaderEventKind, a.Kind)
 	resp, err := w.d.cfg.Client.Do(req)

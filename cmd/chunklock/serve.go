@@ -75,7 +75,7 @@ func serveCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "webhook", Sources: env("WEBHOOK"), DefaultText: "none",
 				Usage: "`URL` to POST alerts to (a chunk put on HOLD, a claim failed or lost to lease expiry, a late chunk), signed with --webhook-secret; repeat for several (CHUNKLOCK_WEBHOOK: separated by commas; a comma inside a URL is %2C)"},
 			&cli.StringFlag{Name: "webhook-secret", Sources: env("WEBHOOK_SECRET"), DefaultText: "none",
-				Usage: "`secret` keying the HMAC-SHA256 signature of every webhook body (prefer --webhook-secret-file or the environment to a flag, which other users may see)"},
+				Usage: "`secret` keying the HMAC-SHA256 signatures of every webhook delivery (Chunklock-Signature-V2 covers its timestamp too, against replays; prefer --webhook-secret-file or the environment to a flag, which other users may see)"},
 			&cli.StringFlag{Name: "webhook-secret-file", Sources: env("WEBHOOK_SECRET_FILE"), DefaultText: "none",
 				Usage: "`file` holding the webhook secret (a trailing newline is dropped)"},
 			envAllowFlag("job env `NAME`s to accept although the rule on env names refuses them, such as TAR_OPTIONS (several: separated by commas); runners still refuse them unless given the same --env-allow"),
