@@ -408,13 +408,7 @@ func (h *harness) apply(o op) {
 		h.code("expireLeases", "", err)
 		h.equal("claims expired", m.expire(), n)
 	case "partitions":
-		page, err := b.s.Partitions(ctx, backends.PartitionFilter{Dataset: o.dataset})
-		h.code("partitions", "", err)
-		var got []string
-		for _, p := range page.Partitions {
-			got = append(got, p.DataID+"="+string(p.Status))
-		}
-		h.equal("partitions("+o.dataset+")", m.partitions(o.dataset), got)
+		h.applyPartitions(o.dataset)
 	case "pause", "limit":
 		j := *m.job(o.job)
 		if o.kind == "pause" {

@@ -1,0 +1,36 @@
+package backendtest
+
+import (
+	"strings"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// applyPartitions compares a dataset's partitions (SPEC §8 "Missing and
+// late") with the model's: the listing of its due expected dataids with
+// their status, and the missing count, which is how many of them have no
+// OUTPUT row, the first of them the oldest missing.
+func (h *harness) applyPartitions(dataset string) {
+	h.t.Helper()
+	b, m, ctx := h.b, h.m, h.b.ctx
+	page, err := b.s.Partitions(ctx, backends.PartitionFilter{Dataset: dataset})
+	h.code("partitions", "", err)
+	var got []string
+	for _, p := range page.Partitions {
+		got = append(got, p.DataID+"="+string(p.Status))
+	}
+	want := m.partitions(dataset)
+	h.equal("partitions("+dataset+")", want, got)
+
+	missing, oldest := 0, ""
+	for _, p := range want {
+		if id, ok := strings.CutSuffix(p, "="+string(none)); ok {
+			if missing++; oldest == "" {
+				oldest = id
+			}
+		}
+	}
+	c, err := b.s.PartitionCounts(ctx, dataset)
+	h.code("partitionCounts", "", err)
+	h.equal("partitionCounts("+dataset+")", []any{missing, oldest, false}, []any{c.Missing, c.OldestMissing, c.Truncated})
+}
