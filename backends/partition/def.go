@@ -158,11 +158,11 @@ type timeDef struct {
 }
 
 func compileTime(d Def) (timeDef, error) {
-	loc, err := loadLocation(d.Timezone)
+	z, err := loadZone(d.Timezone)
 	if err != nil {
 		return timeDef{}, err
 	}
-	t := timeDef{cal: calendar{d.Kind, loc}, last: periodLimits[d.Kind][1], lag: d.Lag, deadline: d.Deadline}
+	t := timeDef{cal: calendar{d.Kind, z}, last: periodLimits[d.Kind][1], lag: d.Lag, deadline: d.Deadline}
 	if d.Start == "" {
 		return t, invalid("start is required for %s partitions: the first dataid, like %s", d.Kind, example[d.Kind])
 	}
@@ -189,7 +189,7 @@ func (t timeDef) existing(field, id string) (int64, error) {
 		return 0, invalid("%s %v", field, err)
 	}
 	if !t.cal.exists(n) {
-		return 0, invalid("%s %q does not exist in %s: the clocks skip it", field, id, t.cal.loc)
+		return 0, invalid("%s %q does not exist in %s: the clocks skip it", field, id, t.cal.zone.loc)
 	}
 	return n, nil
 }

@@ -31,36 +31,27 @@ const maxSkip = 72
 // file layouts use (dt=2026-10-25/hour=02), without a UTC offset in them.
 type calendar struct {
 	kind Kind
-	loc  *time.Location
+	zone *zone
 }
 
 // reach is the first instant, in Unix seconds, at which the wall clock of
-// c.loc reads wall (in seconds of a clock that reads 0 at 1970-01-01 00:00)
-// or later.
+// c's zone reads wall (in seconds of a clock that reads 0 at 1970-01-01
+// 00:00) or later.
 func (c calendar) reach(wall int64) int64 {
-	if c.loc == time.UTC {
+	if c.zone.loc == time.UTC {
 		return wall
 	}
 	t := wall - reachMargin // the wall clock reads less than wall here
 	for range 32 {
-		at := time.Unix(t, 0).In(c.loc)
-		_, offset := at.Zone()
-		_, end := at.ZoneBounds()
-		if !end.IsZero() && end.Unix() <= t {
-			// Past a zone file's listed transitions Go gives the end of a
-			// year's last zone period as 365 days after the year's start
-			// (time.tzset), short of a leap year's end: the offset holds
-			// until the next year begins.
-			end = time.Date(at.UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
-		}
-		// Within this zone period the wall clock reads t+offset and runs
-		// evenly; if it already reads more than wall at t, the clocks
-		// jumped over wall at t.
+		offset, end := c.zone.offsetAt(t)
+		// Within [t, end) the wall clock reads t+offset and runs evenly;
+		// if it already reads more than wall at t, the clocks jumped over
+		// wall at t.
 		cand := max(wall-int64(offset), t)
-		if end.IsZero() || cand < end.Unix() {
+		if cand < end {
 			return cand
 		}
-		t = end.Unix()
+		t = end
 	}
 	return t
 }
@@ -73,12 +64,12 @@ func (c calendar) exists(n int64) bool { return c.start(n) < c.start(n+1) }
 
 // window is the [start, end) of period n, in c's zone.
 func (c calendar) window(n int64) (time.Time, time.Time) {
-	return time.Unix(c.start(n), 0).In(c.loc), time.Unix(c.start(n+1), 0).In(c.loc)
+	return time.Unix(c.start(n), 0).In(c.zone.loc), time.Unix(c.start(n+1), 0).In(c.zone.loc)
 }
 
 // containing is the period whose window holds instant x (Unix seconds).
 func (c calendar) containing(x int64) int64 {
-	_, offset := time.Unix(x, 0).In(c.loc).Zone()
+	offset, _ := c.zone.offsetAt(x)
 	n := periodOfWall(c.kind, x+int64(offset))
 	for i := 0; i < maxSkip && c.start(n) > x; i++ {
 		n--

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	_ "embed" // the zone database
 	"io"
+	"math"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -66,18 +68,21 @@ func hostOnlyZone(name string) (same string, ok bool) {
 // not set. New definitions name a real zone.
 const factoryZone = "Factory"
 
-var locations sync.Map // name -> *time.Location; only names that loaded
+var zones sync.Map // name -> *zone; only names that loaded
 
-// loadLocation resolves a definition's zone from the embedded database;
-// "" is UTC. It takes what any definition stored so far may name, the
-// host-only names included (hostOnlyZone); checkNewZone says which names a
-// new definition may take. Loaded zones are cached.
-func loadLocation(name string) (*time.Location, error) {
+// utcZone is UTC, whose offset is always 0.
+var utcZone = &zone{loc: time.UTC}
+
+// loadZone resolves a definition's zone from the embedded database; "" is
+// UTC. It takes what any definition stored so far may name, the host-only
+// names included (hostOnlyZone); checkNewZone says which names a new
+// definition may take. Loaded zones are cached.
+func loadZone(name string) (*zone, error) {
 	if name == "" || name == "UTC" {
-		return time.UTC, nil
+		return utcZone, nil
 	}
-	if l, ok := locations.Load(name); ok {
-		return l.(*time.Location), nil
+	if z, ok := zones.Load(name); ok {
+		return z.(*zone), nil
 	}
 	if name == "Local" {
 		return nil, invalid("time zone %q depends on the server's host: name an IANA zone like Europe/Berlin", name)
@@ -94,8 +99,8 @@ func loadLocation(name string) (*time.Location, error) {
 	if err != nil {
 		return nil, invalid("time zone %q: the embedded zone file is unreadable: %v", name, err)
 	}
-	locations.Store(name, loc)
-	return loc, nil
+	z, _ := zones.LoadOrStore(name, newZone(loc))
+	return z.(*zone), nil
 }
 
 // readZone parses a zone file of the database as the zone name.
@@ -110,6 +115,75 @@ func readZone(name string, f *zip.File) (*time.Location, error) {
 		return nil, err
 	}
 	return time.LoadLocationFromTZData(name, data)
+}
+
+// zone is a time zone of the embedded database with its UTC offsets
+// tabulated from tableFrom to tableTo. Go answers an offset by a binary
+// search over a zone file's transitions, but past the last one it reads
+// the zone's rule string anew for every instant, and the files of Go's copy
+// of the database list transitions only up to 2007 ("slim" files): that
+// doubled what ten years of hourly windows cost (BenchmarkZoneHours). The
+// table takes a binary search of its own.
+type zone struct {
+	loc *time.Location
+	// offsets[i] holds from starts[i] (Unix seconds) until starts[i+1],
+	// the last one until tableTo.
+	starts  []int64
+	offsets []int32
+}
+
+// The span of the tables: the years data has. Outside, Go answers.
+var (
+	tableFrom = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	tableTo   = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+)
+
+// newZone tabulates loc's offsets, as Go tells them, over the table's span.
+func newZone(loc *time.Location) *zone {
+	z := &zone{loc: loc}
+	for t := tableFrom; t < tableTo; {
+		offset, end := goOffset(loc, t)
+		if n := len(z.offsets); n == 0 || z.offsets[n-1] != int32(offset) {
+			z.starts = append(z.starts, t)
+			z.offsets = append(z.offsets, int32(offset))
+		}
+		t = end
+	}
+	return z
+}
+
+// offsetAt is z's UTC offset at instant t (Unix seconds), in seconds, and
+// an instant after t until which it holds at least (math.MaxInt64: for
+// good).
+func (z *zone) offsetAt(t int64) (offset int, end int64) {
+	if t < tableFrom || t >= tableTo || len(z.starts) == 0 {
+		return goOffset(z.loc, t)
+	}
+	i := sort.Search(len(z.starts), func(i int) bool { return z.starts[i] > t }) - 1
+	end = tableTo
+	if i+1 < len(z.starts) {
+		end = z.starts[i+1]
+	}
+	return int(z.offsets[i]), end
+}
+
+// goOffset is loc's offset at instant t as Go tells it, and the end of the
+// zone period holding t.
+func goOffset(loc *time.Location, t int64) (offset int, end int64) {
+	at := time.Unix(t, 0).In(loc)
+	_, offset = at.Zone()
+	_, e := at.ZoneBounds()
+	switch {
+	case e.IsZero():
+		return offset, math.MaxInt64
+	case e.Unix() <= t:
+		// Past a zone file's listed transitions Go gives the end of a
+		// year's last zone period as 365 days after the year's start
+		// (time.tzset), short of a leap year's end: the offset holds until
+		// the next year begins.
+		return offset, time.Date(at.UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	}
+	return offset, e.Unix()
 }
 
 // checkNewZone refuses, in a new definition, a zone name that loads only

@@ -3,6 +3,8 @@ package partition
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,5 +138,40 @@ func TestStoredHostOnlyZones(t *testing.T) {
 			require.Equal(t, stored, s.Location().String())
 		}
 		require.True(t, def.Contains("2026-06-01T12"), stored)
+	}
+}
+
+// TestZoneTableAgreesWithGo: the table of a zone's offsets answers as Go
+// does, for zones across the database and instants from year 1 to 9999
+// (inside and outside the table's span), and the offset holds from an
+// instant to the end offsetAt gives.
+func TestZoneTableAgreesWithGo(t *testing.T) {
+	names := []string{"Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Pacific/Apia", "Asia/Kathmandu",
+		"America/Santiago", "Africa/Casablanca", "Europe/Dublin", "Antarctica/Troll", "Etc/GMT-14"}
+	i := 0
+	for name := range zoneFiles() {
+		if i++; i%25 == 0 {
+			names = append(names, name)
+		}
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	lo, hi := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).Unix()
+	for _, name := range names {
+		z, err := loadZone(name)
+		require.NoError(t, err, name)
+		for k := range 400 {
+			x := lo + r.Int64N(hi-lo)
+			if k%2 == 0 { // most in the table's span
+				x = tableFrom + r.Int64N(tableTo-tableFrom)
+			}
+			offset, end := z.offsetAt(x)
+			_, want := time.Unix(x, 0).In(z.loc).Zone()
+			require.Equal(t, want, offset, "%s at %s", name, time.Unix(x, 0).UTC())
+			require.Greater(t, end, x)
+			if end < math.MaxInt64 {
+				_, atEnd := time.Unix(end-1, 0).In(z.loc).Zone()
+				require.Equal(t, want, atEnd, "%s: the offset at %s holds until %s", name, time.Unix(x, 0).UTC(), time.Unix(end, 0).UTC())
+			}
+		}
 	}
 }
