@@ -129,3 +129,56 @@ func TestBackOtherKinds(t *testing.T) {
 	_, ok := Def{Kind: Static, Values: []string{"a", "b"}}.Back("b", 1)
 	require.False(t, ok)
 }
+
+// FuzzBack: for any kind, zone, dataid from year 1 to 9999 and count, Back
+// answers an expected dataid at or before id; in UTC it is the one k
+// periods earlier by Go's calendar (or the start), and in any zone
+// [Back(id, k), id] holds at most k+1 dataids. Run longer with
+// `go test ./backends/partition -run '^$' -fuzz FuzzBack`.
+func FuzzBack(f *testing.F) {
+	f.Add(uint8(3), uint8(0), int64(2026*12+9), 82)
+	f.Add(uint8(2), uint8(1), int64(0), math.MaxInt)
+	f.Add(uint8(0), uint8(2), int64(-1_000_000), 100_000)
+	f.Fuzz(func(t *testing.T, kindIndex, zoneIndex uint8, at int64, k int) {
+		kind := Kinds[int(kindIndex)%4]
+		limits := periodLimits[kind]
+		n := limits[0] + int64(uint64(at)%uint64(limits[1]-limits[0]+1))
+		def := Def{Kind: kind, Start: idOf(kind, time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)),
+			Timezone: fuzzZones[int(zoneIndex)%len(fuzzZones)]}
+		id, _ := formatPeriod(kind, n)
+		back, ok := def.Back(id, k)
+		if k < 0 || !def.Contains(id) {
+			if k < 0 && ok {
+				t.Fatalf("Back(%q, %d) = %q for a negative count", id, k, back)
+			}
+			return
+		}
+		if !ok || !def.Contains(back) || compareDataID(back, id) > 0 {
+			t.Fatalf("%s: Back(%q, %d) = %q, %v", def.Timezone, id, k, back, ok)
+		}
+		if def.Timezone == "" && k < 200_000 {
+			start, _ := parsePeriod(kind, id)
+			at := time.Unix(wallStart(kind, start), 0).UTC()
+			want := def.Start
+			if b := civilStep(kind, at, -k); b.After(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)) {
+				want = idOf(kind, b)
+			}
+			if back != want {
+				t.Fatalf("Back(%q, %d) = %q, want %q", id, k, back, want)
+			}
+		}
+		if k <= 2000 {
+			seq, err := def.Range(back, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			count := 0
+			for range seq {
+				count++
+			}
+			if count > k+1 {
+				t.Fatalf("%s: [Back(%q, %d), %q] holds %d dataids", def.Timezone, id, k, id, count)
+			}
+		}
+	})
+}
