@@ -80,7 +80,10 @@ func (d Def) IsZero() bool {
 func (d Def) Bounded() bool { return d.Kind == Static || d.End != "" }
 
 // Validate checks d and says what is wrong in terms of the definition's
-// fields. Every other method assumes a definition that passed it.
+// fields. Every other method assumes a definition that passed it. It
+// takes any definition a store may hold, including one stored with a
+// host-only zone name before those were refused; a definition about to be
+// stored passes ValidateNew.
 func (d Def) Validate() error {
 	if err := d.validateFields(); err != nil {
 		return err
