@@ -16,7 +16,8 @@
 //	INTEGER  0, 1, 2, ...    no window; start to end, or unbounded
 //	STATIC   each of Values  no window; all expected at once
 //
-// Each time dataid has a window in the definition's zone (IANA, default
+// Each time dataid has a window in the definition's zone (IANA, read from
+// the database built into the binary, never the host's; default
 // UTC): from the first instant the zone's wall clock reaches the period's
 // civil start to the first instant it reaches the next period's. Windows
 // tile the time line: a day on which clocks spring forward has 23 hours and
