@@ -1,0 +1,97 @@
+"""Parts that need no server: times, the error mapping, URL discovery, documents, backoff."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+import chunklock
+from chunklock._base import _is_query
+from chunklock._discovery import graphql_endpoint, resolve_url, serve_url
+from chunklock._errors import error_from_wire
+from chunklock._transport import Backoff
+
+
+def test_parse_time() -> None:
+    utc = timezone.utc
+    assert chunklock.parse_time("2026-11-22T03:54:05.501465123Z") == datetime(2026, 11, 22, 3, 54, 5, 501465, tzinfo=utc)
+    assert chunklock.parse_time("2026-11-22T03:54:05Z") == datetime(2026, 11, 22, 3, 54, 5, tzinfo=utc)
+    assert chunklock.parse_time("2026-11-22T03:54:05.5Z").microsecond == 500000
+    t = chunklock.parse_time("2026-11-22T05:54:05+02:00")
+    assert t == datetime(2026, 11, 22, 3, 54, 5, tzinfo=utc) and t.utcoffset() == timedelta(hours=2)
+    assert chunklock.parse_time("2026-11-22T03:54:05-01:30").utcoffset() == -timedelta(hours=1, minutes=30)
+    with pytest.raises(ValueError):
+        chunklock.parse_time("2026-11-22")
+
+
+def test_errors_by_code() -> None:
+    for code, cls in (("NOT_FOUND", chunklock.NotFound), ("ALREADY_EXISTS", chunklock.AlreadyExists),
+                      ("INVALID_ARGUMENT", chunklock.InvalidArgument), ("STALE_CLAIM", chunklock.StaleClaim),
+                      ("UNAUTHENTICATED", chunklock.Unauthenticated), ("FORBIDDEN", chunklock.Forbidden),
+                      ("UNAVAILABLE", chunklock.Unavailable), ("INTERNAL", chunklock.Internal),
+                      ("LOCKED", chunklock.Locked)):
+        e = error_from_wire({"message": "m", "path": ["a", 0], "extensions": {"code": code}}, {"a": None})
+        assert type(e) is cls and isinstance(e, chunklock.Error)
+        assert (e.code, e.message, e.path, e.data, str(e)) == (code, "m", ["a", 0], {"a": None}, f"{code}: m")
+    odd = error_from_wire({"message": "new", "extensions": {"code": "SOMETHING_NEW"}}, None)
+    assert type(odd) is chunklock.Error and odd.code == "SOMETHING_NEW"
+    locked = error_from_wire({"message": "m", "extensions": {"code": "LOCKED", "blockers": [
+        {"dataset": "d", "dataid": "1", "job": None, "kind": "BACKOFF", "status": "FAILED", "until": "2026-01-01T00:00:00Z"}]}}, None)
+    assert isinstance(locked, chunklock.Locked)
+    assert locked.blockers == [chunklock.Blocker("d", "1", None, "BACKOFF", "FAILED",
+                                                 datetime(2026, 1, 1, tzinfo=timezone.utc), None)]
+
+
+def _private(path: Path) -> None:
+    path.chmod(0o700 if path.is_dir() else 0o600)
+
+
+def test_serve_url_discovery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "chunklock-data"
+    data.mkdir()
+    f = data / "serve.url"
+    f.write_text("http://127.0.0.1:42527\n")
+    for p in (tmp_path, data, f):
+        _private(p)
+    assert serve_url(str(tmp_path)) == "http://127.0.0.1:42527"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CHUNKLOCK_URL", raising=False)
+    assert resolve_url(None) == "http://127.0.0.1:42527"
+    monkeypatch.setenv("CHUNKLOCK_URL", "http://from-env:1")
+    assert resolve_url(None) == "http://from-env:1"
+    assert resolve_url("http://given:2") == "http://given:2"
+    assert chunklock.Client().url == "http://from-env:1"
+    # Not trusted: a file others may write, a directory others may write, a symbolic link.
+    f.chmod(0o620)
+    assert serve_url(str(tmp_path)) is None
+    _private(f)
+    data.chmod(0o770)
+    assert serve_url(str(tmp_path)) is None
+    _private(data)
+    f.rename(data / "elsewhere")
+    os.symlink(data / "elsewhere", f)
+    assert serve_url(str(tmp_path)) is None
+    monkeypatch.delenv("CHUNKLOCK_URL")
+    assert resolve_url(None) == "http://127.0.0.1:8080"
+
+
+def test_endpoint_and_documents() -> None:
+    assert graphql_endpoint("http://h:1") == "http://h:1/graphql"
+    assert graphql_endpoint("http://h:1/") == "http://h:1/graphql"
+    assert graphql_endpoint("https://h/chunklock/graphql") == "https://h/chunklock/graphql"
+    assert chunklock.Client("http://h:1", executor="me").executor == "me"
+    with pytest.raises(ValueError, match="not an http"):
+        chunklock.Client("ftp://h")
+    assert _is_query("{ datasets { id } }") and _is_query("  # comment\n query Q { jobs { id } }")
+    assert not _is_query("mutation { publish(dataset: \"a\", dataid: \"1\") { status } }")
+    assert not _is_query("subscription { events { dataid } }")
+
+
+def test_backoff_grows_to_its_bound_with_jitter() -> None:
+    b = Backoff(first=0.2, most=5.0)
+    waits = [b.next() for _ in range(12)]
+    assert 0.1 <= waits[0] <= 0.2 and 0.2 <= waits[1] <= 0.4
+    assert all(2.5 <= w <= 5.0 for w in waits[6:])
