@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Runs chunklock's whole test suite: every package, race detector on.
+# Runs chunklock's whole test suite: every Go package, race detector on, then
+# the Python client's checks and tests (scripts/test-python.sh).
 #
 # Needs PostgreSQL (CHUNKLOCK_TEST_POSTGRES, default the local server) and a
 # Vault binary for the Vault keyring tests (built once from the Go module
-# proxy by scripts/vault.sh and cached outside the repository), and Debian's
-# chromium for the dashboard's browser tests (scripts/browser.sh).
-# Extra arguments go to `go test`, e.g. scripts/test.sh -run Conformance ./backends/...
+# proxy by scripts/vault.sh and cached outside the repository), Debian's
+# chromium for the dashboard's browser tests (scripts/browser.sh), and
+# Debian's Python 3 with pytest and mypy (installed by scripts/test-python.sh
+# when missing; a Python that cannot be had fails the run).
+# Extra arguments go to `go test` and run the Go tests only, e.g.
+# scripts/test.sh -run Conformance ./backends/...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +35,17 @@ if [ -z "${CHUNKLOCK_CHROMIUM:-}" ]; then
 fi
 export CHUNKLOCK_REQUIRE_BROWSER=1
 
-if [ "$#" -eq 0 ]; then
-	set -- ./...
+if [ "$#" -gt 0 ]; then
+	exec go test -race -timeout 20m "$@"
 fi
-exec go test -race -timeout 20m "$@"
+
+# The e2e test of the example's Python job needs Python: install it first.
+echo "test.sh: locating Python for the example's Python job and the client's tests (installs it when missing)..." >&2
+bash scripts/test-python.sh --deps
+export CHUNKLOCK_PYTHON=/usr/bin/python3 CHUNKLOCK_REQUIRE_PYTHON=1
+
+# Go first, then Python; both run, and either failing fails the run.
+status=0
+go test -race -timeout 20m ./... || status=$?
+bash scripts/test-python.sh || status=$?
+exit "$status"
