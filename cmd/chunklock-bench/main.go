@@ -54,6 +54,9 @@ type config struct {
 	keepWorkdir bool
 	cpuProfile  string
 	limits      bench.Limits
+	python      string // interpreter for the Python client's figure ("" skips it)
+	pyScript    string
+	pySelect    string
 }
 
 func main() {
@@ -71,6 +74,9 @@ func main() {
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the runners and, with -api direct, the store) to this file")
 	flag.IntVar(&c.limits.MaxConcurrent, "max-concurrent", 0, "maxConcurrent of the benchmark job (0: no limit); set above the runners to measure what counting live claims costs")
 	flag.IntVar(&c.limits.PoolSlots, "pool-slots", 0, "put the benchmark job in a pool of its own with this many slots (0: no pool)")
+	flag.StringVar(&c.python, "python", "", "with -api graphql or both, also measure the Python client (-python-script) with this interpreter against the same serve process, after each graphql row (empty: skip)")
+	flag.StringVar(&c.pyScript, "python-script", "clients/python/bench/cycles.py", "the Python client's benchmark; the client is imported from clients/python/src")
+	flag.StringVar(&c.pySelect, "python-select", "claim", "what the Python client's findNext selects: claim (the whole claim, as the client does) or token (the token only, as the Go rows)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: chunklock-bench [flags]\n\n%s\n\nflags:\n", strings.TrimSpace(usage))
 		flag.PrintDefaults()
@@ -214,15 +220,6 @@ func run(ctx context.Context, c config) error {
 			return fmt.Errorf("-api %q: want direct, graphql, both or graphql-inproc", api)
 		}
 	}
-	type row struct {
-		api          string
-		res          bench.Result
-		limit, river float64
-		rss          int64
-		cpu, srvCPU  time.Duration // CPU time of this process and of the serve process during the run
-		dbCPU        time.Duration // CPU time of the local PostgreSQL server's processes during the run
-		machine      machineTimes  // the machine's CPU time during the run, by state
-	}
 	var rows []row
 	limits := map[int]float64{}
 	rivers := map[int]float64{}
@@ -243,46 +240,70 @@ func run(ctx context.Context, c config) error {
 			}
 		}
 		for _, api := range apis {
-			var d bench.Driver = bench.StoreDriver{Store: t.store}
-			if api != "direct" {
-				url := inproc
-				if api == "graphql" {
-					url = srv.url
-				}
-				// One kept-alive connection per runner, as separate runner
-				// processes would have (the default keeps 2 idle per host).
-				hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: r}}
-				cl, err := client.New(url, client.WithHTTPClient(hc))
-				if err != nil {
+			url := inproc
+			if api == "graphql" {
+				url = srv.url
+			}
+			rw, err := measure(ctx, c, t, api, url, srv, r)
+			if err != nil {
+				return err
+			}
+			rw.limit, rw.river = limits[r], rivers[r]
+			rows = append(rows, rw)
+			if api == "graphql" && c.python != "" {
+				if rw, err = runPython(ctx, c, t.store, srv, r); err != nil {
 					return err
 				}
-				d = graphqlDriver{cl}
+				rw.limit = limits[r]
+				rows = append(rows, rw)
 			}
-			prefix := fmt.Sprintf("b%d-%s-r%d", time.Now().Unix()%100000, api, r)
-			fmt.Fprintf(os.Stderr, "%s R=%d: publishing %d chunks...\n", api, r, c.chunks)
-			p, err := bench.SetupLimited(ctx, t.store, prefix, c.chunks, c.limits, os.Stderr)
-			if err != nil {
-				return err
-			}
-			cpu0, srv0, db0, m0 := processCPU(os.Getpid()), time.Duration(0), postgresCPU(), readMachineTimes()
-			if api == "graphql" {
-				srv0 = processCPU(srv.cmd.Process.Pid)
-			}
-			res, err := bench.Run(ctx, d, p, r, 0, os.Stderr)
-			if err != nil {
-				return err
-			}
-			rw := row{api: api, res: res, limit: limits[r], river: rivers[r], cpu: processCPU(os.Getpid()) - cpu0,
-				machine: readMachineTimes().since(m0)}
-			if c.backend == "postgres" && db0 > 0 {
-				rw.dbCPU = postgresCPU() - db0
-			}
-			if api == "graphql" {
-				rw.rss, rw.srvCPU = srv.peakRSS(), processCPU(srv.cmd.Process.Pid)-srv0
-			}
-			rows = append(rows, rw)
 		}
 	}
+	printRows(c, rows)
+	return nil
+}
+
+// measure drives R runners through one API (direct, or GraphQL at url) on a
+// fresh pipeline, with the CPU times of the processes involved.
+func measure(ctx context.Context, c config, t *target, api, url string, srv *serveProcess, r int) (row, error) {
+	var d bench.Driver = bench.StoreDriver{Store: t.store}
+	if api != "direct" {
+		// One kept-alive connection per runner, as separate runner
+		// processes would have (the default keeps 2 idle per host).
+		hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: r}}
+		cl, err := client.New(url, client.WithHTTPClient(hc))
+		if err != nil {
+			return row{}, err
+		}
+		d = graphqlDriver{cl}
+	}
+	prefix := fmt.Sprintf("b%d-%s-r%d", time.Now().Unix()%100000, api, r)
+	fmt.Fprintf(os.Stderr, "%s R=%d: publishing %d chunks...\n", api, r, c.chunks)
+	p, err := bench.SetupLimited(ctx, t.store, prefix, c.chunks, c.limits, os.Stderr)
+	if err != nil {
+		return row{}, err
+	}
+	cpu0, srv0, db0, m0 := processCPU(os.Getpid()), time.Duration(0), postgresCPU(), readMachineTimes()
+	if api == "graphql" {
+		srv0 = processCPU(srv.cmd.Process.Pid)
+	}
+	res, err := bench.Run(ctx, d, p, r, 0, os.Stderr)
+	if err != nil {
+		return row{}, err
+	}
+	rw := row{api: api, res: res, cpu: processCPU(os.Getpid()) - cpu0, machine: readMachineTimes().since(m0)}
+	if c.backend == "postgres" && db0 > 0 {
+		rw.dbCPU = postgresCPU() - db0
+	}
+	if api == "graphql" {
+		rw.rss, rw.srvCPU = srv.peakRSS(), processCPU(srv.cmd.Process.Pid)-srv0
+	}
+	return rw, nil
+}
+
+// printRows prints the table, and each Python row's ratio to the graphql
+// row of the same R.
+func printRows(c config, rows []row) {
 	fmt.Printf("\nbackend=%s chunks/run=%d maxConcurrent=%d poolSlots=%d\n", c.backend, c.chunks, c.limits.MaxConcurrent, c.limits.PoolSlots)
 	fmt.Printf("%-8s %4s %10s %12s %12s %12s %12s %12s %7s %10s %9s %9s %9s %9s %6s %6s\n",
 		"api", "R", "cycles/s", "find p50", "find p99", "compl p50", "compl p99", "limit/2", "ratio", "river/s", "rss MB", "cpu ms/c", "srv ms/c", "db ms/c", "idle%", "steal%")
@@ -311,7 +332,23 @@ func run(ctx context.Context, c config) error {
 			rw.res.Complete.P50.Round(time.Microsecond), rw.res.Complete.P99.Round(time.Microsecond), rw.limit, ratio, river, rss,
 			perCycle(rw.cpu), srvCPU, dbCPU, rw.machine.percent(rw.machine.idle), rw.machine.percent(rw.machine.steal))
 	}
-	return nil
+	for i, rw := range rows {
+		if rw.api == "python" && i > 0 && rows[i-1].api == "graphql" {
+			fmt.Printf("python/graphql R=%d: %.2f (Python client, findNext selecting the %s, against the Go client's GraphQL figure)\n",
+				rw.res.Runners, rw.res.CyclesPerSecond()/rows[i-1].res.CyclesPerSecond(), c.pySelect)
+		}
+	}
+}
+
+// row is one line of the table: one run of R runners through one API.
+type row struct {
+	api          string
+	res          bench.Result
+	limit, river float64
+	rss          int64
+	cpu, srvCPU  time.Duration // CPU time of the runners' process and of the serve process during the run
+	dbCPU        time.Duration // CPU time of the local PostgreSQL server's processes during the run
+	machine      machineTimes  // the machine's CPU time during the run, by state
 }
 
 // serverConfig is what chunklock serve uses for the benchmark: open (no
