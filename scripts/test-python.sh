@@ -84,10 +84,10 @@ echo "== Python client: mypy --strict" >&2
 for version in "" 3.9; do
 	args=(--strict --cache-dir "$work/mypy")
 	[ -n "$version" ] && args+=(--python-version "$version")
-	# The installed package, then what uses it (through its py.typed): the tests
-	# and the example's job.
+	# The installed package, then what uses it (through its py.typed): the tests,
+	# the benchmarks and the example's job.
 	(cd "$work" && "$VPY" -m mypy "${args[@]}" -p chunklock)
-	(cd clients/python && MYPYPATH=tests "$VPY" -m mypy "${args[@]}" tests)
+	(cd clients/python && MYPYPATH=tests "$VPY" -m mypy "${args[@]}" tests bench)
 	"$VPY" -m mypy "${args[@]}" examples/daily-pipeline/jobs/transform.py
 done
 

@@ -15,6 +15,7 @@ from ._types import (
     LockGraph,
     Partition,
     PartitionDefinition,
+    PartitionSummary,
     Pool,
     ResourceLock,
 )
@@ -175,6 +176,12 @@ class _Catalog(_Base):
              "pageInfo { hasNextPage endCursor } } }")
         variables = {"dataset": dataset, "from": from_, "to": to, "status": status, "late": late}
         return [Partition.from_json(n) for n in self._pages(q, variables, "partitions", limit)]
+
+    def partition_summaries(self) -> Dict[str, PartitionSummary]:
+        """The missing and late chunks of every dataset with a partition definition, by dataset id."""
+        data = self._call("{ datasets { id partitionSummary { at missing late oldestMissing oldestLate truncated } } }",
+                          None, "partitionSummaries", retry=True)
+        return {d["id"]: PartitionSummary.from_json(d["partitionSummary"]) for d in data["datasets"] if d.get("partitionSummary")}
 
     def events(
         self,

@@ -325,6 +325,23 @@ class Partition:
 
 
 @dataclass(frozen=True)
+class PartitionSummary:
+    """A dataset's missing and late chunks, as ``chunklock status`` counts them."""
+
+    at: Optional[datetime]
+    missing: int
+    late: int
+    oldest_missing: Optional[str]
+    oldest_late: Optional[str]
+    truncated: bool
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PartitionSummary:
+        return cls(_time(d.get("at")), d["missing"], d["late"], d.get("oldestMissing"), d.get("oldestLate"),
+                   bool(d.get("truncated")))
+
+
+@dataclass(frozen=True)
 class RangeSkip:
     """A chunk a range operation left as it was: ``code`` is why (``LOCKED``, ``NOT_FOUND``)."""
 

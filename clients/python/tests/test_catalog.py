@@ -1,0 +1,72 @@
+"""The operator's side against a real server: catalog, partitions, ranges, views."""
+
+from __future__ import annotations
+
+import chunklock
+from conftest import make_pipeline
+
+
+def test_catalog_and_pools(client: chunklock.Client, names: str) -> None:
+    pool = client.upsert_pool(f"{names}-pool", 2, description="warehouse slots")
+    assert (pool.id, pool.slots, pool.used, pool.jobs) == (f"{names}-pool", 2, 0, [])
+    ds = client.upsert_dataset(f"{names}-d", description="days", url="s3://lake", location="s3://lake/{dataid}/",
+                               partitions=chunklock.PartitionDefinition("DAILY", start="2026-01-01", end="2026-01-05",
+                                                                        deadline_seconds=3600))
+    assert ds.partitions == chunklock.PartitionDefinition("DAILY", "2026-01-01", "2026-01-05", "UTC", None, 0, 3600)
+    client.upsert_dataset(f"{names}-o", location="/o/{dataid}", partitions={"kind": "DAILY", "start": "2026-01-01"})
+    key = client.upsert_job(f"{names}-j", inputs=[ds.id], output=f"{names}-o", env={"MODE": "full"}, max_attempts=5,
+                            lease_seconds=30, pool=pool.id, max_concurrent=1, retry_delay_seconds=10,
+                            input_mappings=[{"dataset": ds.id, "kind": "TIME_WINDOW", "startOffset": -1}])
+    assert key is not None
+    assert client.upsert_job(f"{names}-j", inputs=[ds.id], output=f"{names}-o") is None, "the key is shown once"
+    client.upsert_job(f"{names}-j", inputs=[ds.id], output=f"{names}-o", env={"MODE": "full"}, pool=pool.id,
+                      input_mappings=[{"dataset": ds.id, "kind": "TIME_WINDOW", "startOffset": -1}])
+    client.set_credential(f"{names}-j", ds.id, "s3cr3t")
+    job = client.job(f"{names}-j")
+    assert (job.inputs, job.output, job.env, job.pool, job.credentials) == ([ds.id], f"{names}-o", {"MODE": "full"}, pool.id, [ds.id])
+    assert job.input_mappings == [chunklock.InputMapping(ds.id, "TIME_WINDOW", -1, 0)]
+    assert client.dataset(ds.id) == ds
+    assert {d.id for d in client.datasets()} >= {ds.id, f"{names}-o"}
+    assert f"{names}-j" in {j.id for j in client.jobs()}
+    assert client.pool(pool.id).jobs == [f"{names}-j"]
+    assert pool.id in {p.id for p in client.pools()}
+
+
+def test_partitions_ranges_and_views(client: chunklock.Client, names: str) -> None:
+    src = f"{names}-days"
+    client.upsert_dataset(src, location="/d/{dataid}", partitions={"kind": "DAILY", "start": "2026-01-01", "end": "2026-01-05"})
+    assert client.publish(src, "2026-01-02").status == "READY"
+    r = client.publish_range(src, "2026-01-02", "2026-01-03")
+    assert (r.changed, r.unchanged, r.skipped) == (1, 1, [])
+    parts = client.partitions(src)
+    assert [(p.dataid, p.status) for p in parts] == [
+        ("2026-01-01", "NONE"), ("2026-01-02", "READY"), ("2026-01-03", "READY"), ("2026-01-04", "NONE"), ("2026-01-05", "NONE")]
+    assert parts[0].window_start is not None and parts[0].window_end is not None and not parts[0].late
+    assert [p.dataid for p in client.partitions(src, status="NONE", limit=2)] == ["2026-01-01", "2026-01-04"]
+    summary = client.partition_summaries()[src]
+    assert (summary.missing, summary.late, summary.oldest_missing) == (3, 0, "2026-01-01")
+
+    p = make_pipeline(client, names, 4, lease=30)
+    claim = client.claim(p.job, "1")
+    claim.complete()
+    held = client.hold(p.out, "1", "bad data")
+    assert (held.status, held.reason) == ("HOLD", "bad data")
+    assert [b.kind for b in client.blockers(p.job, "1")] == ["OUTPUT_LOCKED", "LOCAL_READ"]
+    assert [row.status for row in client.resubmit(p.out, "1")] == ["RESUBMIT"]
+    running = client.claim(p.job, "2")
+    hr = client.hold_range(p.out, "1", "2", "freeze")
+    assert (hr.changed, [(s.dataid, s.code) for s in hr.skipped]) == (1, [("2", "LOCKED")])
+    running.release()
+    rr = client.resubmit_range(p.out, "1", "4")
+    assert rr.changed == 1
+    detail = client.chunk(p.out, "1")
+    assert detail.status == "RESUBMIT" and detail.output is not None and detail.output.job == p.job
+    assert client.chunks(p.out, status="RESUBMIT")[0].dataid == "1"
+    assert len(client.chunks(p.src, limit=3)) == 3
+    assert [n.kind for n in client.lock_graph(job=p.job).nodes].count("JOB") == 1
+    assert {(lk.dataid, lk.kind, lk.job) for lk in client.locks(dataset=p.src, job=p.job)} >= {("1", "LOCAL_READ", p.job)}
+    events = client.events(dataset=p.out)
+    assert [e.to for e in events[:2]] == ["RUNNING", "READY"]
+    later = client.events(dataset=p.out, after=events[1].cursor)
+    assert later == events[2:]
+    assert client.execute("query($id: String!) { dataset(id: $id) { id } }", {"id": p.out}) == {"dataset": {"id": p.out}}
