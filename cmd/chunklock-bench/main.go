@@ -6,6 +6,7 @@
 //
 //	go run ./cmd/chunklock-bench -backend postgres -runners 1,4,16,64
 //	go run ./cmd/chunklock-bench -backend etcd -api graphql -runners 16
+//	go run ./cmd/chunklock-bench -backend etcd -api graphql -runners 16 -python /usr/bin/python3
 //
 // Figures go to standard output as a table; progress goes to standard error.
 package main
@@ -116,7 +117,13 @@ the CPU time of this process per cycle (runners and, with -api direct, the
 engine, and the embedded etcd member with -backend etcd); srv ms/c, that of
 the serve process; db ms/c, that of the PostgreSQL server when it runs on
 this machine. idle% and steal% are the machine's idle time and the time its
-hypervisor gave to others, over the run: figures taken with steal are low.`
+hypervisor gave to others, over the run: figures taken with steal are low.
+
+With -python (and -api graphql or both), each graphql row is followed by a
+python row: the Python client (clients/python, run from the repository root)
+draining a fresh pipeline of the same size with R threads of one process
+against the same serve process; its cpu ms/c is that process's, and a line
+after the table gives its cycles/s as a ratio of the graphql row's.`
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {

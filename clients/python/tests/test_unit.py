@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import socket
 from datetime import datetime, timedelta, timezone
@@ -121,3 +122,8 @@ def test_request_goes_out_in_one_write() -> None:
     finally:
         listener.close()
     assert len(writes) == 1 and writes[0].endswith(b'{"query":"{ viewer { name } }"}'), writes
+
+
+def test_https_connections_write_once_too() -> None:
+    conn = _transport.new_connection("https", "example.invalid", 443, 5.0)
+    assert isinstance(conn, http.client.HTTPSConnection) and isinstance(conn, _transport._OneWrite)

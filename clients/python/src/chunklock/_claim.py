@@ -236,7 +236,8 @@ class Claim:
             try:
                 until = self._client._heartbeat_once(self.token, timeout=max(interval, 1.0))
             except StaleClaim as e:
-                self._mark_lost(e.message)
+                if not self._stop.is_set():  # not the claim's own ending racing its heartbeat
+                    self._mark_lost(e.message)
                 return
             except Error as e:
                 with self._mu:
