@@ -56,6 +56,7 @@ from ._types import (
     parse_time,
 )
 from ._version import __version__
+from ._websocket import EventStream
 from ._worker import Worker
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "DatasetAccess",
     "Error",
     "Event",
+    "EventStream",
     "Forbidden",
     "GraphEdge",
     "GraphNode",

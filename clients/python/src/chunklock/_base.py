@@ -54,6 +54,9 @@ class _Base:
         if job_key:
             # The job key travels in this header only, never in a document or its variables.
             headers["X-Chunklock-Job-Key"] = job_key.strip()
+        self._token = token or None
+        self._headers = headers
+        self._timeout = timeout
         self._transport = Transport(graphql_endpoint(self.url), headers, timeout)
         self.executor = executor or default_executor()
         self.retry_for = retry_for

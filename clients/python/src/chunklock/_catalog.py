@@ -19,6 +19,7 @@ from ._types import (
     Pool,
     ResourceLock,
 )
+from ._websocket import EventStream
 
 DATASET_FIELDS = (
     "id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds }"
@@ -198,6 +199,17 @@ class _Catalog(_Base):
              f"{EVENT_FIELDS} }} }} pageInfo {{ hasNextPage endCursor }} }} }}")
         variables = {"dataset": dataset, "job": job, "dataid": dataid}
         return [Event.from_json(n) for n in self._pages(q, variables, "events", limit, after=after)]
+
+    def watch_events(self, dataset: Optional[str] = None, job: Optional[str] = None, *,
+                     after: Optional[str] = None) -> EventStream:
+        """Events as they are recorded, over a websocket: ``for event in client.watch_events(job="j"): ...``.
+
+        Filtered by dataset and job (both optional). With ``after`` (an event's
+        ``cursor``) the server first replays what was recorded since. ``close()`` the
+        stream (or use it as a context manager) to end it. Standard library only.
+        """
+        variables = {"dataset": dataset, "job": job, "after": after}
+        return EventStream(self.endpoint, self._headers, self._token, variables, self._timeout)
 
     def locks(self, dataset: Optional[str] = None, job: Optional[str] = None) -> List[Lock]:
         """The locks derived from the status rows (of a dataset, of a job)."""
