@@ -47,7 +47,7 @@ func runPython(ctx context.Context, c config, st backends.Store, srv *serveProce
 		"--runners", strconv.Itoa(r), "--select", c.pySelect)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+src)
 	cmd.Stderr = os.Stderr
-	srv0, m0 := processCPU(srv.cmd.Process.Pid), readMachineTimes()
+	srv0, db0, m0 := processCPU(srv.cmd.Process.Pid), postgresCPU(), readMachineTimes()
 	out, err := cmd.Output()
 	if err != nil {
 		return row{}, fmt.Errorf("python benchmark (%s %s; run from the repository root): %w", c.python, c.pyScript, err)
@@ -65,6 +65,10 @@ func runPython(ctx context.Context, c config, st backends.Store, srv *serveProce
 	res := bench.Result{Runners: r, Cycles: pr.Cycles, Elapsed: time.Duration(pr.Seconds * float64(time.Second)),
 		FindNext: bench.Latencies{P50: ms(pr.FindP50MS), P99: ms(pr.FindP99MS), N: pr.Cycles},
 		Complete: bench.Latencies{P50: ms(pr.CompleteP50MS), P99: ms(pr.CompleteP99MS), N: pr.Cycles}}
-	return row{api: "python", res: res, rss: srv.peakRSS(), cpu: time.Duration(pr.CPUSeconds * float64(time.Second)),
-		srvCPU: processCPU(srv.cmd.Process.Pid) - srv0, machine: readMachineTimes().since(m0)}, nil
+	rw := row{api: "python", res: res, rss: srv.peakRSS(), cpu: time.Duration(pr.CPUSeconds * float64(time.Second)),
+		srvCPU: processCPU(srv.cmd.Process.Pid) - srv0, machine: readMachineTimes().since(m0)}
+	if c.backend == "postgres" && db0 > 0 {
+		rw.dbCPU = postgresCPU() - db0
+	}
+	return rw, nil
 }
