@@ -1,11 +1,10 @@
-"""The objects the server answers with, as read-only dataclasses (snake_case names)."""
+"""The objects the server answers with, as named tuples (snake_case names)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional
 
 _TIME = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
@@ -41,8 +40,7 @@ def _env(v: Any) -> Dict[str, str]:
     return {str(e["name"]): str(e["value"]) for e in v or []}
 
 
-@dataclass(frozen=True)
-class DatasetAccess:
+class DatasetAccess(NamedTuple):
     """Everything needed to reach one chunk of a dataset.
 
     ``location`` is the dataset's location with the dataid substituted (a path, a
@@ -70,8 +68,7 @@ class DatasetAccess:
         )
 
 
-@dataclass(frozen=True)
-class PartitionDefinition:
+class PartitionDefinition(NamedTuple):
     """A dataset's partition definition: the dataids it is expected to have."""
 
     kind: str
@@ -95,8 +92,7 @@ class PartitionDefinition:
         )
 
 
-@dataclass(frozen=True)
-class Dataset:
+class Dataset(NamedTuple):
     """A dataset: where its chunks live."""
 
     id: str
@@ -119,8 +115,7 @@ class Dataset:
         )
 
 
-@dataclass(frozen=True)
-class InputMapping:
+class InputMapping(NamedTuple):
     """How a job reads one input other than one to one (a lookback, a roll-up)."""
 
     dataset: str
@@ -133,8 +128,7 @@ class InputMapping:
         return cls(d["dataset"], d["kind"], d.get("startOffset", 0), d.get("endOffset", 0))
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     """A job: reads its ``inputs``, writes its ``output``, one dataid at a time.
 
     ``credentials`` lists the datasets the job holds a secret for.
@@ -148,12 +142,12 @@ class Job:
     max_attempts: int
     lease_seconds: int
     paused: bool
-    retry_delay_seconds: int = 0
-    retry_max_delay_seconds: int = 0
-    max_concurrent: Optional[int] = None
-    pool: Optional[str] = None
-    input_mappings: List[InputMapping] = field(default_factory=list)
-    credentials: List[str] = field(default_factory=list)
+    retry_delay_seconds: int
+    retry_max_delay_seconds: int
+    max_concurrent: Optional[int]
+    pool: Optional[str]
+    input_mappings: List[InputMapping]
+    credentials: List[str]
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Job:
@@ -175,8 +169,7 @@ class Job:
         )
 
 
-@dataclass(frozen=True)
-class StatusRow:
+class StatusRow(NamedTuple):
     """One row of the status table: a chunk's OUTPUT row or a consumer's INPUT row.
 
     ``status`` is spelled as in the schema (``READY``, ``RUNNING``, ...); ``job`` is
@@ -220,8 +213,7 @@ class StatusRow:
         )
 
 
-@dataclass(frozen=True)
-class Lock:
+class Lock(NamedTuple):
     """A lock derived from a status row: ``job`` holds ``kind`` on the chunk."""
 
     dataset: str
@@ -236,8 +228,7 @@ class Lock:
         return cls(d["dataset"], d["dataid"], d["kind"], d.get("job"), d["status"], d.get("readFor"))
 
 
-@dataclass(frozen=True)
-class ChunkDetail:
+class ChunkDetail(NamedTuple):
     """One chunk: its OUTPUT status (``NONE`` when never produced), its rows and locks."""
 
     dataset: str
@@ -262,8 +253,7 @@ class ChunkDetail:
         )
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """One recorded status transition (``from_`` is the status before, ``to`` after)."""
 
     cursor: str
@@ -299,8 +289,7 @@ class Event:
         )
 
 
-@dataclass(frozen=True)
-class Partition:
+class Partition(NamedTuple):
     """One expected dataid of a dataset with a partition definition (``NONE``: missing)."""
 
     dataset: str
@@ -324,8 +313,7 @@ class Partition:
         )
 
 
-@dataclass(frozen=True)
-class PartitionSummary:
+class PartitionSummary(NamedTuple):
     """A dataset's missing and late chunks, as ``chunklock status`` counts them."""
 
     at: Optional[datetime]
@@ -341,8 +329,7 @@ class PartitionSummary:
                    bool(d.get("truncated")))
 
 
-@dataclass(frozen=True)
-class RangeSkip:
+class RangeSkip(NamedTuple):
     """A chunk a range operation left as it was: ``code`` is why (``LOCKED``, ``NOT_FOUND``)."""
 
     dataid: str
@@ -354,8 +341,7 @@ class RangeSkip:
         return cls(d["dataid"], d.get("code", ""), d.get("reason", ""))
 
 
-@dataclass(frozen=True)
-class RangeResult:
+class RangeResult(NamedTuple):
     """What a range operation did: chunks ``changed``, ``unchanged`` and ``skipped``."""
 
     changed: int
@@ -367,8 +353,7 @@ class RangeResult:
         return cls(d["changed"], d.get("unchanged", 0), [RangeSkip.from_json(s) for s in d.get("skipped") or []])
 
 
-@dataclass(frozen=True)
-class Blocker:
+class Blocker(NamedTuple):
     """One reason a job cannot claim a chunk now (``kind``: ``INPUT_NOT_READY``, ...).
 
     ``until`` is when it lifts by itself (``NOT_DUE``, ``BACKOFF``); ``pool`` names a
@@ -396,8 +381,7 @@ class Blocker:
         )
 
 
-@dataclass(frozen=True)
-class ResourceLock:
+class ResourceLock(NamedTuple):
     """A named lock on a resource URI, held by ``client``."""
 
     id: str
@@ -419,8 +403,7 @@ class ResourceLock:
         )
 
 
-@dataclass(frozen=True)
-class Pool:
+class Pool(NamedTuple):
     """A pool of slots shared by the jobs naming it; ``used`` slots are held by live claims."""
 
     id: str
@@ -434,8 +417,7 @@ class Pool:
         return cls(d["id"], d.get("description", ""), d["slots"], d.get("used", 0), [j["id"] for j in d.get("jobs") or []])
 
 
-@dataclass(frozen=True)
-class GraphNode:
+class GraphNode(NamedTuple):
     """A job, a dataset or a chunk of the lock graph."""
 
     id: str
@@ -450,8 +432,7 @@ class GraphNode:
         return cls(d["id"], d["kind"], d.get("job"), d.get("dataset"), d.get("dataid"), d.get("status"))
 
 
-@dataclass(frozen=True)
-class GraphEdge:
+class GraphEdge(NamedTuple):
     """An edge from a job to what it reads (``READS``) or writes (``WRITES``)."""
 
     from_: str
@@ -470,8 +451,7 @@ class GraphEdge:
         )
 
 
-@dataclass(frozen=True)
-class LockGraph:
+class LockGraph(NamedTuple):
     """Jobs, datasets and chunks, and who reads and writes what."""
 
     nodes: List[GraphNode]
