@@ -11,7 +11,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -133,3 +133,27 @@ def eventually(what: str, cond: Callable[[], object], timeout: float = 15.0) -> 
 
 # The interpreter running the tests, for worker processes (chunklock is importable there).
 PYTHON = sys.executable
+
+
+def _token(binary: str, *args: str) -> Tuple[str, str]:
+    """(the token, its tokens-file entry) from `chunklock token new`."""
+    r = subprocess.run([binary, "token", "new", *args], capture_output=True, text=True, check=True)
+    m = re.search(r"^(clk_\S+)$", r.stderr, re.M)
+    assert m, r.stderr
+    return m.group(1), r.stdout
+
+
+@pytest.fixture(scope="session")
+def guarded(chunklock_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tuple[Server, Dict[str, str]]]:
+    """A server with a tokens file: an admin, a reader and a runner of job "alpha"."""
+    base: Path = tmp_path_factory.mktemp("guarded")
+    tokens: Dict[str, str] = {}
+    entries = []
+    for name, args in (("admin", ["--role", "admin"]), ("reader", ["--role", "reader"]),
+                       ("runner", ["--role", "runner", "--job", "alpha"])):
+        tokens[name], entry = _token(chunklock_bin, "--name", name, *args)
+        entries.append(entry)
+    (base / "tokens.yaml").write_text("".join(entries))
+    s = start_server(chunklock_bin, base, "--tokens-file", str(base / "tokens.yaml"))
+    yield s, tokens
+    s.stop()

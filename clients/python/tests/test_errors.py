@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import subprocess
-from pathlib import Path
-from typing import Dict, Iterator, Tuple
+from typing import Dict, Tuple
 
 import pytest
 
 import chunklock
-from conftest import Server, make_pipeline, start_server
+from conftest import Server, make_pipeline
 
 
 def test_codes_of_an_open_server(client: chunklock.Client, names: str) -> None:
@@ -44,30 +41,6 @@ def test_resource_lock_refused_lists_its_holders(client: chunklock.Client, names
     client.unlock_resource(held.id, "loader")
     with pytest.raises(chunklock.NotFound):
         client.renew_resource(held.id, "loader")
-
-
-def _token(binary: str, *args: str) -> Tuple[str, str]:
-    """(the token, its tokens-file entry) from `chunklock token new`."""
-    r = subprocess.run([binary, "token", "new", *args], capture_output=True, text=True, check=True)
-    m = re.search(r"^(clk_\S+)$", r.stderr, re.M)
-    assert m, r.stderr
-    return m.group(1), r.stdout
-
-
-@pytest.fixture(scope="module")
-def guarded(chunklock_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tuple[Server, Dict[str, str]]]:
-    """A server with a tokens file: an admin, a reader and a runner of job "alpha"."""
-    base: Path = tmp_path_factory.mktemp("guarded")
-    tokens: Dict[str, str] = {}
-    entries = []
-    for name, args in (("admin", ["--role", "admin"]), ("reader", ["--role", "reader"]),
-                       ("runner", ["--role", "runner", "--job", "alpha"])):
-        tokens[name], entry = _token(chunklock_bin, "--name", name, *args)
-        entries.append(entry)
-    (base / "tokens.yaml").write_text("".join(entries))
-    s = start_server(chunklock_bin, base, "--tokens-file", str(base / "tokens.yaml"))
-    yield s, tokens
-    s.stop()
 
 
 def test_tokens(guarded: Tuple[Server, Dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:

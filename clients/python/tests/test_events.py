@@ -6,14 +6,13 @@ import socket
 import struct
 import threading
 import time
-from typing import List
+from typing import Dict, List, Tuple
 
 import pytest
 
 import chunklock
 from chunklock import _websocket
 from conftest import Server, make_pipeline
-from test_errors import guarded  # noqa: F401  (the server with tokens)
 
 
 def test_watch_events_as_they_happen_and_after_a_cursor(client: chunklock.Client, names: str) -> None:
@@ -59,7 +58,7 @@ def test_close_from_another_thread_ends_the_iteration(client: chunklock.Client, 
     assert ("OUTPUT", "NONE", "RUNNING") in [(e.role, e.from_, e.to) for e in seen]
 
 
-def test_watch_needs_a_token_the_server_knows(guarded: "tuple[Server, dict[str, str]]") -> None:  # noqa: F811
+def test_watch_needs_a_token_the_server_knows(guarded: Tuple[Server, Dict[str, str]]) -> None:
     server, tokens = guarded
     with pytest.raises(chunklock.Unauthenticated):
         chunklock.Client(server.url, token="clk_nope").watch_events()
@@ -92,3 +91,13 @@ def test_websocket_accept_key_and_frames() -> None:
         assert ws.frame() == (False, 1, b"abc")
     finally:
         ws.sock.close()
+
+
+def test_reading_a_closed_socket_ends_the_stream() -> None:
+    # close() from another thread may come between two reads of the iterating thread.
+    a, b = socket.socketpair()
+    b.close()
+    ws = _websocket._Socket(a)
+    a.close()
+    with pytest.raises(_websocket._Closed):
+        ws.recv_into_buffer(None)

@@ -45,12 +45,12 @@ class _Socket:
         timeout = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         if timeout == 0.0:
             return False
-        self.sock.settimeout(timeout)
         try:
+            self.sock.settimeout(timeout)
             data = self.sock.recv(65536)
         except socket.timeout:
             return False
-        except OSError as e:
+        except OSError as e:  # closed under us (close() from another thread), reset
             raise _Closed(str(e)) from e
         if not data:
             raise _Closed("the server closed the connection")
@@ -184,6 +184,16 @@ class EventStream:
         try:
             self._ws.send(_TEXT, json.dumps(message).encode())
         except OSError as e:
+            if self._closed.is_set():
+                raise StopIteration from None
+            raise Unavailable(f"the event stream broke: {e}") from e
+
+    def _pong(self, payload: bytes) -> None:
+        try:
+            self._ws.send(_PONG, payload)
+        except OSError as e:
+            if self._closed.is_set():
+                raise StopIteration from None
             raise Unavailable(f"the event stream broke: {e}") from e
 
     def _message(self, deadline: Optional[float]) -> Optional[Dict[str, Any]]:
@@ -202,7 +212,7 @@ class EventStream:
                 raise Unavailable(f"the event stream broke: {e}") from None
             fin, opcode, payload = f
             if opcode == _PING:
-                self._ws.send(_PONG, payload)
+                self._pong(payload)
             elif opcode == _CLOSE:
                 if self._closed.is_set():
                     raise StopIteration
