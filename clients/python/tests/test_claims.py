@@ -199,3 +199,22 @@ def test_claim_refused_is_locked_with_blockers(client: chunklock.Client, names: 
     assert e.value.code == "LOCKED"
     assert [(b.dataset, b.dataid, b.kind, b.status) for b in e.value.blockers] == [(p.src, "9", "INPUT_NOT_READY", "NONE")]
     assert isinstance(e.value, chunklock.Error)
+
+
+def test_heartbeat_that_cannot_reach_the_server_gives_up_at_the_lease_end(
+    server: Server, client: chunklock.Client, names: str
+) -> None:
+    p = make_pipeline(client, names, 1, lease=1)
+    proxy = Proxy(server.url)
+    try:
+        via = chunklock.Client(proxy.url, retry_for=30)
+        claim = via.find_next(p.job)
+        assert claim is not None
+        proxy.cut_off.set()
+        t0 = time.monotonic()
+        with pytest.raises(chunklock.StaleClaim, match="lease passed"):
+            claim.heartbeat()  # before moving a result into place: is the chunk still ours?
+        assert time.monotonic() - t0 < 3, "it waited past the lease (1s), not the client's retry_for (30s)"
+        assert claim.lost
+    finally:
+        proxy.close()

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Type
 
-from ._errors import Error, StaleClaim
+from ._errors import Error, StaleClaim, Unavailable
 from ._transport import Backoff
 from ._types import DatasetAccess, _env, parse_time
 
@@ -25,6 +25,10 @@ HEARTBEAT_FRACTION = 1.0 / 3.0
 # heartbeat that did not reach the server.
 _MIN_INTERVAL = 0.1
 _MAX_RETRY_WAIT = 2.0
+
+
+def _unconfirmed(e: Error) -> str:
+    return f"the lease passed without a heartbeat the server confirmed (last error: {e})"
 
 
 class Claim:
@@ -153,17 +157,37 @@ class Claim:
         """Extends the lease now and returns its new end.
 
         Raises :class:`StaleClaim` (and marks the claim lost) when the claim is no
-        longer live: a job calls it before it moves a result into place, to be sure
-        the chunk is still its own.
+        longer live, or when the server could not be reached before the lease ended:
+        a job calls it before it moves a result into place, to be sure the chunk is
+        still its own. Other failures to reach the server are retried until then.
         """
-        sent = time.monotonic()
-        try:
-            until = self._client.heartbeat(self.token)
-        except StaleClaim as e:
-            self._mark_lost(e.message)
-            raise
-        self._extended(until, sent)
-        return until
+        backoff = Backoff()
+        while True:
+            sent = time.monotonic()
+            try:
+                until = self._client._heartbeat_once(self.token, timeout=max(self._lease_left(), 0.5))
+            except StaleClaim as e:
+                self._mark_lost(e.message)
+                raise
+            except Unavailable as e:
+                left = self._lease_left()
+                if left <= 0:
+                    self._mark_lost(_unconfirmed(e))
+                    raise StaleClaim(f"the claim on {self.job} {self.dataid} is lost: {_unconfirmed(e)}") from e
+                time.sleep(min(backoff.next(), left))
+                continue
+            self._extended(until, sent)
+            return until
+
+    def _lease_left(self) -> float:
+        """Seconds until the lease surely ends unless a heartbeat extends it."""
+        with self._mu:
+            end = self._lease_end
+        if end is None:
+            end = self._sent + self._lease_seconds()
+            with self._mu:
+                self._lease_end = end if self._lease_end is None else self._lease_end
+        return end - time.monotonic()
 
     def _extended(self, until: datetime, sent: float) -> None:
         self.lease_expires_at = until
@@ -211,11 +235,8 @@ class Claim:
         return max(lease, 0.0)
 
     def _start_heartbeats(self) -> None:
-        lease = self._lease_seconds()
-        with self._mu:
-            if self._lease_end is None:
-                self._lease_end = self._sent + lease
-        interval = max(lease * HEARTBEAT_FRACTION, _MIN_INTERVAL)
+        self._lease_left()  # the lease's end, from the claim's own
+        interval = max(self._lease_seconds() * HEARTBEAT_FRACTION, _MIN_INTERVAL)
         self._stop.clear()
         t = threading.Thread(target=self._beat, args=(interval,), name=f"chunklock-heartbeat-{self.job}-{self.dataid}", daemon=True)
         self._thread = t
@@ -234,16 +255,15 @@ class Claim:
         while not self._stop.wait(wait):
             sent = time.monotonic()
             try:
-                until = self._client._heartbeat_once(self.token, timeout=max(interval, 1.0))
+                # An answer is worth waiting for as long as the lease lasts.
+                until = self._client._heartbeat_once(self.token, timeout=max(self._lease_left(), 0.5))
             except StaleClaim as e:
                 if not self._stop.is_set():  # not the claim's own ending racing its heartbeat
                     self._mark_lost(e.message)
                 return
             except Error as e:
-                with self._mu:
-                    lease_end = self._lease_end
-                if lease_end is not None and time.monotonic() >= lease_end:
-                    self._mark_lost(f"the lease passed without a heartbeat the server confirmed (last error: {e})")
+                if self._lease_left() <= 0:
+                    self._mark_lost(_unconfirmed(e))
                     return
                 log.warning("heartbeat of the claim on %s %s failed (retrying): %s", self.job, self.dataid, e)
                 wait = backoff.next()
