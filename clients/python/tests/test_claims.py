@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import textwrap
 import threading
 import time
-from typing import List
+from typing import Iterator, List, Tuple
 
 import pytest
 
 import chunklock
-from conftest import PYTHON, Server, eventually, make_pipeline, output_history
+from conftest import PYTHON, Pipeline, Server, eventually, make_pipeline, output_history
 from proxy import Proxy
 
 
@@ -99,15 +100,23 @@ def test_expired_claim_is_lost_and_its_late_complete_changes_nothing(client: chu
     assert output_history(client, p.out) == ["1 NONE->RUNNING", "1 RUNNING->FAILED"]
 
 
-def test_cut_off_heartbeats_lose_the_claim_and_the_block_does_not_complete(
-    server: Server, client: chunklock.Client, names: str
-) -> None:
+@contextlib.contextmanager
+def _claimed_through_a_proxy(server: Server, client: chunklock.Client, names: str) -> Iterator[Tuple[Pipeline, Proxy, chunklock.Claim]]:
+    """A claim on a one-chunk pipeline with a 1s lease, made by a client (retry_for 30s) through a proxy."""
     p = make_pipeline(client, names, 1, lease=1)
     proxy = Proxy(server.url)
     try:
-        via = chunklock.Client(proxy.url, retry_for=2)
-        claim = via.find_next(p.job)
+        claim = chunklock.Client(proxy.url, retry_for=30).find_next(p.job)
         assert claim is not None
+        yield p, proxy, claim
+    finally:
+        proxy.close()
+
+
+def test_cut_off_heartbeats_lose_the_claim_and_the_block_does_not_complete(
+    server: Server, client: chunklock.Client, names: str
+) -> None:
+    with _claimed_through_a_proxy(server, client, names) as (p, proxy, claim):
         lost = threading.Event()
         claim.on_lost(lambda c: lost.set())
         with pytest.raises(chunklock.StaleClaim, match="not completed"):
@@ -124,8 +133,6 @@ def test_cut_off_heartbeats_lose_the_claim_and_the_block_does_not_complete(
             claim.complete()
         assert output_history(client, p.out) == ["1 NONE->RUNNING", "1 RUNNING->FAILED"]
         assert client.chunk(p.out, "1").output.reason == "lease expired"  # type: ignore[union-attr]
-    finally:
-        proxy.close()
 
 
 def test_forced_claim_is_lost_at_its_next_heartbeat(client: chunklock.Client, names: str) -> None:
@@ -204,17 +211,10 @@ def test_claim_refused_is_locked_with_blockers(client: chunklock.Client, names: 
 def test_heartbeat_that_cannot_reach_the_server_gives_up_at_the_lease_end(
     server: Server, client: chunklock.Client, names: str
 ) -> None:
-    p = make_pipeline(client, names, 1, lease=1)
-    proxy = Proxy(server.url)
-    try:
-        via = chunklock.Client(proxy.url, retry_for=30)
-        claim = via.find_next(p.job)
-        assert claim is not None
+    with _claimed_through_a_proxy(server, client, names) as (_, proxy, claim):
         proxy.cut_off.set()
         t0 = time.monotonic()
         with pytest.raises(chunklock.StaleClaim, match="lease passed"):
             claim.heartbeat()  # before moving a result into place: is the chunk still ours?
         assert time.monotonic() - t0 < 3, "it waited past the lease (1s), not the client's retry_for (30s)"
         assert claim.lost
-    finally:
-        proxy.close()
