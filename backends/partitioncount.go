@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/chunklock/chunklock/backends/partition"
@@ -128,7 +129,7 @@ type rowStream struct {
 // expected dataid at or after id exists.
 func (s *rowStream) status(ctx context.Context, id string) (Status, bool, error) {
 	for {
-		for len(s.rows) > 0 && (CompareDataID(s.rows[0].DataID, id) < 0 || s.rows[0].Job != s.producer || !s.def.Contains(s.rows[0].DataID)) {
+		for len(s.rows) > 0 && CompareDataID(s.rows[0].DataID, id) < 0 {
 			s.rows = s.rows[1:]
 		}
 		if len(s.rows) > 0 {
@@ -144,7 +145,9 @@ func (s *rowStream) status(ctx context.Context, id string) (Status, bool, error)
 		if err != nil {
 			return StatusNone, false, err
 		}
-		s.rows = page.Rows
+		// Only the producer's rows of expected dataids count, each
+		// looked at once.
+		s.rows = slices.DeleteFunc(page.Rows, func(r StatusRow) bool { return r.Job != s.producer || !s.def.Contains(r.DataID) })
 		s.ended = !page.HasNextPage || len(page.Rows) == 0
 		if len(page.Cursors) > 0 {
 			s.f.After = page.Cursors[len(page.Cursors)-1]

@@ -3,7 +3,6 @@ package partition
 import (
 	"iter"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -136,46 +135,4 @@ func validateStatic(values []string) error {
 		seen[v] = true
 	}
 	return nil
-}
-
-// staticNext is the smallest value after id (shortlex), staticPrev the
-// largest before it. Both scan: values are few, and unsorted.
-func staticNext(values []string, id string) (string, bool) {
-	best := ""
-	for _, v := range values {
-		if compareDataID(v, id) > 0 && (best == "" || compareDataID(v, best) < 0) {
-			best = v
-		}
-	}
-	return best, best != ""
-}
-
-func staticPrev(values []string, id string) (string, bool) {
-	best := ""
-	for _, v := range values {
-		if compareDataID(v, id) < 0 && (best == "" || compareDataID(v, best) > 0) {
-			best = v
-		}
-	}
-	return best, best != ""
-}
-
-// staticSeq yields the values in [from, to] ("" = unbounded) in shortlex
-// order.
-func staticSeq(values []string, from, to string) iter.Seq[string] {
-	sorted := slices.Clone(values)
-	slices.SortFunc(sorted, compareDataID)
-	return func(yield func(string) bool) {
-		for _, v := range sorted {
-			if from != "" && compareDataID(v, from) < 0 {
-				continue
-			}
-			if to != "" && compareDataID(v, to) > 0 {
-				return
-			}
-			if !yield(v) {
-				return
-			}
-		}
-	}
 }

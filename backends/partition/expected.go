@@ -2,7 +2,6 @@ package partition
 
 import (
 	"iter"
-	"slices"
 	"time"
 )
 
@@ -77,7 +76,7 @@ func (d Def) Contains(id string) bool {
 		t, err := compileInteger(d)
 		return err == nil && t.contains(id)
 	default:
-		return slices.Contains(d.Values, id)
+		return staticContains(d.Values, id)
 	}
 }
 
@@ -276,7 +275,7 @@ func (d Def) DueBefore(now time.Time) (last string, ok bool) {
 		if len(d.Values) == 0 {
 			return "", false
 		}
-		return slices.MaxFunc(d.Values, compareDataID), true
+		return staticLast(d.Values), true
 	}
 	return "", false
 }
