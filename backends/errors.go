@@ -31,6 +31,8 @@ type Error struct {
 	Blockers []Blocker
 	// Holders lists the resource locks that refused a lockResource (LOCKED).
 	Holders []ResourceLock
+	// Range says how far a range operation got before it failed.
+	Range *RangeProgress
 	// Err is an optional cause; it is not shown to clients.
 	Err error
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"time"
@@ -113,23 +114,62 @@ func (e *engine) HoldRange(ctx context.Context, dataset, from, to, reason string
 }
 
 // runRange lists the range's dataids, then serves them a batch at a time.
+// Once it has begun, a failure answers how far it got (rangeStopped).
 func (e *engine) runRange(ctx context.Context, op rangeOp, from, to string) (RangeResult, error) {
 	ids, err := e.rangeDataIDs(ctx, op, from, to)
 	if err != nil {
 		return RangeResult{}, err
 	}
 	var res RangeResult
-	for total := len(ids); len(ids) > 0; {
-		if err := ctx.Err(); err != nil {
-			return res, Unavailable(err, "%s: the request ended after %d of %d chunks; call again to finish the range", op.name, total-len(ids), total)
+	for done := 0; done < len(ids); {
+		err := ctx.Err()
+		n := 0
+		if err == nil {
+			n, err = e.rangeBatch(ctx, op, ids[done:], &res)
 		}
-		n, err := e.rangeBatch(ctx, op, ids, &res)
 		if err != nil {
-			return res, err
+			p := RangeProgress{RangeResult: res, Done: done, Total: len(ids)}
+			if done > 0 {
+				p.LastDataID = ids[done-1]
+			}
+			return res, rangeStopped(ctx, op.name, p, err)
 		}
-		ids = ids[n:]
+		done += n
 	}
 	return res, nil
+}
+
+// RangeProgress is how far a range operation got before it failed: the
+// first Done of its Total dataids (the last of them LastDataID, "" when
+// none) were served, with the result so far.
+type RangeProgress struct {
+	RangeResult
+	Done, Total int
+	LastDataID  string
+}
+
+// rangeStopped is the error of a range operation that failed after p:
+// its message and Range say how far it got; its code is the failure's
+// (UNAVAILABLE when the request ended: its time ran out, or its client
+// left). A failure that is not a domain error keeps its cause for the log
+// only, as INTERNAL errors do.
+func rangeStopped(ctx context.Context, name string, p RangeProgress, err error) error {
+	cause, code := "an internal error (the server log has the details)", CodeInternal
+	var de *Error
+	switch {
+	case ctx.Err() != nil:
+		cause, code = "the request ended before the range did (its time ran out, or its client left)", CodeUnavailable
+	case errors.As(err, &de):
+		cause, code = de.Message, de.Code
+	}
+	last := ""
+	if p.LastDataID != "" {
+		last = fmt.Sprintf(", the last %s", p.LastDataID)
+	}
+	msg := fmt.Sprintf("%s stopped after %d of %d chunks (%d changed, %d unchanged, %d skipped%s): %s; "+
+		"what it did is kept: call again with the same range to finish it",
+		name, p.Done, p.Total, p.Changed, p.Unchanged, len(p.Skipped), last, cause)
+	return &Error{Code: code, Message: msg, Range: &p, Err: err}
 }
 
 // rangeDataIDs checks the call and returns the dataids it covers, in
