@@ -458,9 +458,9 @@ type MutationResolver interface {
 	RenewResource(ctx context.Context, id string, client string, ttlSeconds *int) (backends.ResourceLock, error)
 	UnlockResource(ctx context.Context, id string, client string) (bool, error)
 	UpsertPool(ctx context.Context, input PoolInput) (backends.Pool, error)
-	PublishRange(ctx context.Context, dataset string, from string, to string) (backends.RangeResult, error)
-	ResubmitRange(ctx context.Context, dataset string, from string, to string, cascade *bool) (backends.RangeResult, error)
-	HoldRange(ctx context.Context, dataset string, from string, to string, reason *string) (backends.RangeResult, error)
+	PublishRange(ctx context.Context, dataset string, from string, to string) (*backends.RangeResult, error)
+	ResubmitRange(ctx context.Context, dataset string, from string, to string, cascade *bool) (*backends.RangeResult, error)
+	HoldRange(ctx context.Context, dataset string, from string, to string, reason *string) (*backends.RangeResult, error)
 }
 type PartitionResolver interface {
 	WindowStart(ctx context.Context, obj *backends.Partition) (*time.Time, error)
@@ -3041,7 +3041,8 @@ extend type Query {
   keeps the late (true) or the other (false) partitions. Rows outside the
   definition are not listed here; ` + "`" + `chunks` + "`" + ` lists them. ` + "`" + `first` + "`" + ` is the page
   size (default 100, at most 1000); ` + "`" + `after` + "`" + ` is the ` + "`" + `endCursor` + "`" + ` of the page
-  before.
+  before. A page with a ` + "`" + `status` + "`" + ` or ` + "`" + `late` + "`" + ` filter costs 500 more than one
+  without (see the server's --max-complexity).
   """
   partitions(
     dataset: String!
@@ -3054,7 +3055,12 @@ extend type Query {
   ): PartitionConnection!
 }
 
-"How many of a dataset's expected chunks are missing and late."
+"""
+How many of a dataset's expected chunks are missing and late. A server
+counts one dataset at a time and shares each count with every request for
+` + "`" + `--summary-max-age` + "`" + ` (5 s by default); a request finding an older count gets
+it while the dataset is recounted, so ` + "`" + `at` + "`" + ` may lie that far back or more.
+"""
 type PartitionSummary {
   "When it was counted."
   at: Time!
@@ -3071,7 +3077,7 @@ type PartitionSummary {
 }
 
 extend type Dataset {
-  "Missing and late chunks of a dataset with a partition definition; null without one."
+  "Missing and late chunks of a dataset with a partition definition; null without one. Costs 50 (see the server's --max-complexity)."
   partitionSummary: PartitionSummary
 }
 `, BuiltIn: false},
@@ -3140,6 +3146,13 @@ What a range operation did. Every dataid of the range is counted once:
 for publishRange, RESUBMIT with nothing more to invalidate for resubmitRange,
 on HOLD for the same reason for holdRange), ` + "`" + `skipped` + "`" + ` ones were refused, in
 dataid order. Calling again over the same range changes nothing twice.
+
+A range operation that fails once it has begun answers null and an error
+saying how far it got, in its message and in ` + "`" + `extensions` + "`" + `: ` + "`" + `done` + "`" + ` of
+` + "`" + `total` + "`" + ` chunks (in dataid order, the last one ` + "`" + `lastDataid` + "`" + `), of which
+` + "`" + `changed` + "`" + `, ` + "`" + `unchanged` + "`" + ` and ` + "`" + `skipped` + "`" + `. What it did is kept: call again with
+the same range to finish it. Other fields of the request (aliases
+included) keep their answers.
 """
 type RangeResult {
   changed: Int!
@@ -3154,10 +3167,12 @@ extend type Mutation {
   a dataset a job produces). Each chunk as ` + "`" + `publish` + "`" + ` does it, all or nothing;
   a chunk on HOLD is skipped. At most 10,000 dataids per call
   (INVALID_ARGUMENT beyond, before anything is written); from after to is
-  INVALID_ARGUMENT. A call that fails half way (UNAVAILABLE) kept what it did:
-  call again to finish. Admin only.
+  INVALID_ARGUMENT. A call that fails half way (UNAVAILABLE) kept what it did
+  and says how far it got (see ` + "`" + `RangeResult` + "`" + `): call again to finish. A range
+  operation costs more than half of the server's --max-complexity, so a
+  request holds one. Admin only.
   """
-  publishRange(dataset: String!, from: String!, to: String!): RangeResult!
+  publishRange(dataset: String!, from: String!, to: String!): RangeResult
   """
   Resubmits every chunk in [from, to]: the dataset's expected dataids when it
   has a partition definition, else its existing chunks. Each chunk as
@@ -3165,14 +3180,14 @@ extend type Mutation {
   whose cascade meets a live claim, and an expected chunk with no row yet are
   skipped. Limits as publishRange. Admin only.
   """
-  resubmitRange(dataset: String!, from: String!, to: String!, cascade: Boolean = false): RangeResult!
+  resubmitRange(dataset: String!, from: String!, to: String!, cascade: Boolean = false): RangeResult
   """
   Holds every chunk in [from, to]: the dataset's expected dataids when it has
   a partition definition (creating the rows of missing ones), else its
   existing chunks. Each chunk as ` + "`" + `hold` + "`" + ` does it; a RUNNING chunk is skipped.
   Limits as publishRange. Admin only.
   """
-  holdRange(dataset: String!, from: String!, to: String!, reason: String = ""): RangeResult!
+  holdRange(dataset: String!, from: String!, to: String!, reason: String = ""): RangeResult
 }
 `, BuiltIn: false},
 	{Name: "../schema/schedule.graphqls", Input: `# Backoff (SPEC §3 fail) on status rows. Schedules need no schema of their
@@ -8404,11 +8419,11 @@ func (ec *executionContext) _Mutation_publishRange(ctx context.Context, field gr
 			return ec.Resolvers.Mutation().PublishRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v backends.RangeResult) graphql.Marshaler {
-			return ec.marshalNRangeResult2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *backends.RangeResult) graphql.Marshaler {
+			return ec.marshalORangeResult2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_publishRange(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8448,11 +8463,11 @@ func (ec *executionContext) _Mutation_resubmitRange(ctx context.Context, field g
 			return ec.Resolvers.Mutation().ResubmitRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["cascade"].(*bool))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v backends.RangeResult) graphql.Marshaler {
-			return ec.marshalNRangeResult2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *backends.RangeResult) graphql.Marshaler {
+			return ec.marshalORangeResult2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_resubmitRange(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8492,11 +8507,11 @@ func (ec *executionContext) _Mutation_holdRange(ctx context.Context, field graph
 			return ec.Resolvers.Mutation().HoldRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["reason"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v backends.RangeResult) graphql.Marshaler {
-			return ec.marshalNRangeResult2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *backends.RangeResult) graphql.Marshaler {
+			return ec.marshalORangeResult2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_holdRange(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -14731,21 +14746,21 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_publishRange(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "resubmitRange":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_resubmitRange(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "holdRange":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_holdRange(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -17527,10 +17542,6 @@ func (ec *executionContext) unmarshalNPoolInput2githubᚗcomᚋchunklockᚋchunk
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNRangeResult2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx context.Context, sel ast.SelectionSet, v backends.RangeResult) graphql.Marshaler {
-	return ec._RangeResult(ctx, sel, &v)
-}
-
 func (ec *executionContext) marshalNRangeSkip2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeSkip(ctx context.Context, sel ast.SelectionSet, v backends.RangeSkip) graphql.Marshaler {
 	return ec._RangeSkip(ctx, sel, &v)
 }
@@ -18042,6 +18053,13 @@ func (ec *executionContext) marshalOPool2ᚖgithubᚗcomᚋchunklockᚋchunklock
 		return graphql.Null
 	}
 	return ec._Pool(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORangeResult2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx context.Context, sel ast.SelectionSet, v *backends.RangeResult) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RangeResult(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRole(ctx context.Context, v any) (*backends.Role, error) {

@@ -98,3 +98,13 @@ func decodeEventCursor(cursor *string) (int64, error) {
 	}
 	return seq, nil
 }
+
+// rangeResult answers a range operation: null with the error when it
+// failed (the error says how far it got), so that a failing alias leaves
+// the others' answers.
+func rangeResult(res backends.RangeResult, err error) (*backends.RangeResult, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -24,10 +25,14 @@ const loaderWait = 2 * time.Millisecond
 //   - creds: the credentials of a job, by job id.
 //   - secrets: the decrypted secrets of a job by dataset, by job id (one
 //     Keyring.Decrypt call per job; see secrets.go).
+//   - summaries: the partition summary of a dataset, by dataset id, so that
+//     every alias of a response answers the same count (Summaries shares
+//     counts between responses).
 type loaders struct {
-	catalog *dataloadgen.Loader[struct{}, *backends.Catalog]
-	creds   *dataloadgen.Loader[string, []backends.Credential]
-	secrets *dataloadgen.Loader[string, map[string]string]
+	catalog   *dataloadgen.Loader[struct{}, *backends.Catalog]
+	creds     *dataloadgen.Loader[string, []backends.Credential]
+	secrets   *dataloadgen.Loader[string, map[string]string]
+	summaries sync.Map // dataset id -> func() (backends.PartitionCount, error)
 }
 
 type loadersKey struct{}
@@ -98,6 +103,16 @@ func (r *Resolver) fetchCredentials(ctx context.Context, jobs []string) ([][]bac
 		out[i], errs[i] = r.store.Credentials(ctx, j)
 	}
 	return out, errs
+}
+
+// summary returns the partition summary of ds (which has a definition),
+// the same for every field of the response that asks for it.
+func (r *Resolver) summary(ctx context.Context, ds *backends.Dataset) (backends.PartitionCount, error) {
+	once := sync.OnceValues(func() (backends.PartitionCount, error) {
+		return r.summaries.Count(ctx, ds.ID, *ds.Partitions)
+	})
+	count, _ := r.loadersFrom(ctx).summaries.LoadOrStore(ds.ID, once)
+	return count.(func() (backends.PartitionCount, error))()
 }
 
 // catalogChanged drops the response's catalog snapshot after a mutation

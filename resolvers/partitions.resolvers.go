@@ -18,7 +18,7 @@ func (r *datasetResolver) PartitionSummary(ctx context.Context, obj *backends.Da
 	if obj.Partitions == nil {
 		return nil, nil
 	}
-	c, err := r.store.PartitionCounts(ctx, obj.ID)
+	c, err := r.summary(ctx, obj)
 	if err != nil {
 		return nil, err
 	}

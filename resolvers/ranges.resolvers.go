@@ -13,18 +13,18 @@ import (
 )
 
 // PublishRange is the resolver for the publishRange field.
-func (r *mutationResolver) PublishRange(ctx context.Context, dataset string, from string, to string) (backends.RangeResult, error) {
-	return r.store.PublishRange(ctx, dataset, from, to)
+func (r *mutationResolver) PublishRange(ctx context.Context, dataset string, from string, to string) (*backends.RangeResult, error) {
+	return rangeResult(r.store.PublishRange(ctx, dataset, from, to))
 }
 
 // ResubmitRange is the resolver for the resubmitRange field.
-func (r *mutationResolver) ResubmitRange(ctx context.Context, dataset string, from string, to string, cascade *bool) (backends.RangeResult, error) {
-	return r.store.ResubmitRange(ctx, dataset, from, to, deref(cascade))
+func (r *mutationResolver) ResubmitRange(ctx context.Context, dataset string, from string, to string, cascade *bool) (*backends.RangeResult, error) {
+	return rangeResult(r.store.ResubmitRange(ctx, dataset, from, to, deref(cascade)))
 }
 
 // HoldRange is the resolver for the holdRange field.
-func (r *mutationResolver) HoldRange(ctx context.Context, dataset string, from string, to string, reason *string) (backends.RangeResult, error) {
-	return r.store.HoldRange(ctx, dataset, from, to, deref(reason))
+func (r *mutationResolver) HoldRange(ctx context.Context, dataset string, from string, to string, reason *string) (*backends.RangeResult, error) {
+	return rangeResult(r.store.HoldRange(ctx, dataset, from, to, deref(reason)))
 }
 
 // Code is the resolver for the code field.

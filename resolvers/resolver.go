@@ -47,6 +47,9 @@ type Config struct {
 	Keyrings []keys.Keyring
 	Logger   *slog.Logger
 	Metrics  Metrics
+	// Summaries counts partition summaries, shared with the server's
+	// gauges; nil: counts of their own, shared for DefaultSummaryMaxAge.
+	Summaries *Summaries
 }
 
 // Resolver is the root resolver.
@@ -54,9 +57,10 @@ type Resolver struct {
 	store   backends.Store
 	keyring keys.Keyring
 	// keyrings holds every keyring by kind, Keyring included.
-	keyrings map[string]keys.Keyring
-	log      *slog.Logger
-	metrics  Metrics
+	keyrings  map[string]keys.Keyring
+	log       *slog.Logger
+	metrics   Metrics
+	summaries *Summaries
 }
 
 // New returns the root resolver. A later keyring of a kind already given
@@ -68,7 +72,11 @@ func New(cfg Config) *Resolver {
 	if cfg.Metrics == nil {
 		cfg.Metrics = nopMetrics{}
 	}
-	r := &Resolver{store: cfg.Store, keyring: cfg.Keyring, keyrings: map[string]keys.Keyring{}, log: cfg.Logger, metrics: cfg.Metrics}
+	if cfg.Summaries == nil {
+		cfg.Summaries = NewSummaries(cfg.Store, DefaultSummaryMaxAge, cfg.Logger)
+	}
+	r := &Resolver{store: cfg.Store, keyring: cfg.Keyring, keyrings: map[string]keys.Keyring{}, log: cfg.Logger, metrics: cfg.Metrics,
+		summaries: cfg.Summaries}
 	for _, k := range append([]keys.Keyring{cfg.Keyring}, cfg.Keyrings...) {
 		if k == nil {
 			continue

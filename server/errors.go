@@ -46,10 +46,16 @@ func (s *Server) presentError(ctx context.Context, err error) *gqlerror.Error {
 	var de *backends.Error
 	switch {
 	case errors.As(err, &de):
-		if de.Code == backends.CodeUnavailable && de.Err != nil {
+		msg := de.Message
+		switch {
+		case de.Code == backends.CodeUnavailable && de.Err != nil:
 			s.log.Warn("store or key service unavailable", "err", de.Err, "path", out.Path.String())
+		case de.Code == backends.CodeInternal:
+			ref := newRef()
+			s.log.Error("internal error answered to a client", "ref", ref, "path", out.Path.String(), "err", de.Err)
+			msg += " (ref " + ref + ")"
 		}
-		return s.answer(&out, de.Code, de.Message, lockedDetails(de))
+		return s.answer(&out, de.Code, msg, errorDetails(de))
 	case errors.Is(err, context.DeadlineExceeded):
 		return s.answer(&out, backends.CodeUnavailable, "the request ran out of time ("+s.cfg.RequestTimeout.String()+"); retry, or ask for less at once", nil)
 	case errors.Is(err, context.Canceled):
@@ -95,13 +101,35 @@ type holderJSON struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// errorDetails returns the extensions of a domain error besides its code:
+// how far a range operation got (rangeDetails), or what refused a LOCKED
+// one (lockedDetails).
+func errorDetails(e *backends.Error) map[string]any {
+	if e.Range != nil {
+		return rangeDetails(e.Range)
+	}
+	if e.Code != backends.CodeLocked {
+		return nil
+	}
+	return lockedDetails(e)
+}
+
+// rangeDetails returns how far a failed range operation got:
+// extensions.done of extensions.total chunks, the last extensions.lastDataid
+// (null when none), of which extensions.changed, unchanged and skipped.
+func rangeDetails(p *backends.RangeProgress) map[string]any {
+	var last *string
+	if p.LastDataID != "" {
+		last = &p.LastDataID
+	}
+	return map[string]any{"done": p.Done, "total": p.Total, "lastDataid": last,
+		"changed": p.Changed, "unchanged": p.Unchanged, "skipped": len(p.Skipped)}
+}
+
 // lockedDetails returns extensions.blockers (what blocks a chunk) and
 // extensions.holders (the resource locks refusing a lock) of a LOCKED error,
 // in the shapes and spellings of the GraphQL types Blocker and ResourceLock.
 func lockedDetails(e *backends.Error) map[string]any {
-	if e.Code != backends.CodeLocked {
-		return nil
-	}
 	ext := map[string]any{}
 	if len(e.Blockers) > 0 {
 		bs := make([]blockerJSON, len(e.Blockers))

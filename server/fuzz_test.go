@@ -10,6 +10,7 @@ import (
 	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
 )
@@ -39,6 +40,11 @@ func FuzzHandler(f *testing.F) {
 		`{"query": "subscription { events { dataid } }"}`,
 		`{"query": "mutation { upsertDataset(input: {id: \"tz\", partitions: {kind: DAILY, start: \"2026-01-01\", timezone: \"posix/Europe/Berlin\", lagSeconds: 9223372036}}) { id } }"}`,
 		`{"query": "mutation { upsertDataset(input: {id: \"m\", partitions: {kind: WEEKLY, start: \"0001-W01\", deadlineSeconds: 0}}) { partitionSummary { missing late truncated } } }"}`,
+		`{"query": "{ partitions(dataset: \"p\", status: NONE, late: true, first: 3) { edges { cursor node { dataid windowEnd late } } pageInfo { endCursor } } }"}`,
+		`{"query": "{ partitions(dataset: \"s\", from: \"eu\", after: \"cDp1cw\") { edges { node { dataid status } } } }"}`,
+		`{"query": "{ a: dataset(id: \"p\") { partitionSummary { at missing oldestLate truncated } } b: datasets { partitions { values } partitionSummary { late } } }"}`,
+		`{"query": "mutation { a: holdRange(dataset: \"p\", from: \"2026-01-01\", to: \"2026-01-02\") { changed skipped { code } } }"}`,
+		`{"query": "mutation { a: publishRange(dataset: \"p\", from: \"2026-01-02\", to: \"2026-01-01\") { changed } b: resubmitRange(dataset: \"a\", from: \"1\", to: \"9\", cascade: true) { unchanged } }"}`,
 		`[]`,
 		`null`,
 		"\x00\xff",
@@ -88,14 +94,18 @@ func FuzzHandler(f *testing.F) {
 }
 
 // adminHandler builds a server over a memory store holding datasets a, b,
-// c, jobs ja (a -> b) and jb (b -> c) and chunk a/1, and returns its
+// c, p (DAILY from 2025-12-01) and s (STATIC us, eu, apac), jobs ja
+// (a -> b) and jb (b -> c) and chunk a/1, and returns its
 // handler, to call in-process, and an admin token.
 func adminHandler(f testing.TB) (http.Handler, string) {
 	ctx := f.Context()
 	store := memory.Open(backends.NewFakeClock(t0))
 	f.Cleanup(func() { _ = store.Close() })
-	for _, d := range []string{"a", "b", "c"} {
-		if _, err := store.UpsertDataset(ctx, backends.Dataset{ID: d, Location: "/" + d + "/{dataid}"}); err != nil {
+	for _, d := range []backends.Dataset{{ID: "a"}, {ID: "b"}, {ID: "c"},
+		{ID: "p", Partitions: &partition.Def{Kind: partition.Daily, Start: "2025-12-01"}},
+		{ID: "s", Partitions: &partition.Def{Kind: partition.Static, Values: []string{"us", "eu", "apac"}}}} {
+		d.Location = "/" + d.ID + "/{dataid}"
+		if _, err := store.UpsertDataset(ctx, d); err != nil {
 			f.Fatal(err)
 		}
 	}

@@ -9,60 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/graph"
 )
-
-// Costs of the complexity limit. A field costs 1 plus its selections; a
-// mutation that claims (findNext, claim, force) costs claimCost, any other
-// mutation writeCost, so that a request cannot batch hundreds of claims
-// under aliases. Paged lists cost their selections once per 100 rows asked.
-const (
-	claimCost = 50
-	writeCost = 10
-	pageUnit  = 100
-)
-
-// complexity returns the cost functions of the schema's expensive fields.
-func complexity() graph.ComplexityRoot {
-	var c graph.ComplexityRoot
-	claim := func(child int) int { return claimCost + child }
-	write := func(child int) int { return writeCost + child }
-	m := &c.Mutation
-	m.FindNext = func(child int, _, _ string) int { return claim(child) }
-	m.Claim = func(child int, _, _, _ string) int { return claim(child) }
-	m.Force = func(child int, _, _, _ string) int { return claim(child) }
-	m.UpsertDataset = func(child int, _ graph.DatasetInput) int { return write(child) }
-	m.UpsertJob = func(child int, _ graph.JobInput) int { return write(child) }
-	m.SetCredential = func(child int, _, _, _ string) int { return write(child) }
-	m.Publish = func(child int, _, _ string) int { return write(child) }
-	m.Resubmit = func(child int, _, _ string, _ *bool) int { return write(child) }
-	m.Hold = func(child int, _, _ string, _ *string) int { return write(child) }
-	m.Heartbeat = func(child int, _ string) int { return write(child) }
-	m.Complete = func(child int, _ string) int { return write(child) }
-	m.Fail = func(child int, _ string, _ *string) int { return write(child) }
-	m.Release = func(child int, _ string) int { return write(child) }
-	m.LockResource = func(child int, _, _ string, _ backends.LockMode, _ *int) int { return write(child) }
-	m.UnlockResource = func(child int, _, _ string) int { return write(child) }
-	m.RenewResource = func(child int, _, _ string, _ *int) int { return write(child) }
-	q := &c.Query
-	q.Chunks = func(child int, _, _ *string, _ *backends.Role, _ *backends.Status, _, _ *string, first *int, _ *string) int {
-		return 1 + child*pages(first)
-	}
-	q.Events = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }
-	q.Locks = func(child int, _, _ *string) int { return 1 + child*backends.MaxPageSize/pageUnit }
-	return c
-}
-
-// pages is how many units of pageUnit rows a page size asks for.
-func pages(first *int) int {
-	n := backends.DefaultPageSize
-	if first != nil && *first > 0 {
-		n = min(*first, backends.MaxPageSize)
-	}
-	return (n + pageUnit - 1) / pageUnit
-}
 
 // depthLimitCode marks the depth limit's error, complexityLimitCode the
 // complexity limit's; the presenter answers both as INVALID_ARGUMENT.

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/resolvers"
 )
 
 // partitionGauges serves chunklock_missing_chunks and chunklock_late_chunks
@@ -17,13 +18,15 @@ import (
 // count reads the dataset's OUTPUT rows over its due history, at most
 // backends.MaxPartitionCount expected dataids (see PartitionCounts): ten
 // years of hours is about 88 pages of rows every refresh, not every scrape.
+// The counts are those partitionSummary answers (resolvers.Summaries).
 type partitionGauges struct {
-	store   backends.Store
-	log     *slog.Logger
-	refresh time.Duration
-	timeout time.Duration
-	missing *prometheus.Desc
-	late    *prometheus.Desc
+	store     backends.Store
+	summaries *resolvers.Summaries
+	log       *slog.Logger
+	refresh   time.Duration
+	timeout   time.Duration
+	missing   *prometheus.Desc
+	late      *prometheus.Desc
 
 	mu     sync.Mutex
 	at     time.Time // when counts were computed (zero: never)
@@ -33,9 +36,9 @@ type partitionGauges struct {
 // partitionRefresh is how often the gauges are recounted at most.
 const partitionRefresh = 30 * time.Second
 
-func newPartitionGauges(store backends.Store, log *slog.Logger) *partitionGauges {
+func newPartitionGauges(store backends.Store, summaries *resolvers.Summaries, log *slog.Logger) *partitionGauges {
 	return &partitionGauges{
-		store: store, log: log, refresh: partitionRefresh, timeout: 10 * time.Second,
+		store: store, summaries: summaries, log: log, refresh: partitionRefresh, timeout: 10 * time.Second,
 		missing: prometheus.NewDesc("chunklock_missing_chunks",
 			"Due expected dataids with no OUTPUT row, per dataset with a partition definition (recounted at most every 30 s).",
 			[]string{"dataset"}, nil),
@@ -80,7 +83,7 @@ func (g *partitionGauges) count(ctx context.Context) ([]backends.PartitionCount,
 		if d.Partitions == nil {
 			continue
 		}
-		c, err := g.store.PartitionCounts(ctx, d.ID)
+		c, err := g.summaries.Fresh(ctx, d.ID, *d.Partitions)
 		if code := backends.CodeOf(err); err != nil && (code == backends.CodeInvalidArgument || code == backends.CodeNotFound) {
 			continue // its definition went away, or it did, since Datasets
 		}

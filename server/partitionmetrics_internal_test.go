@@ -11,6 +11,7 @@ import (
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/chunklock/chunklock/resolvers"
 )
 
 // TestPartitionGauges: the gauges count missing and late chunks per dataset
@@ -32,7 +33,7 @@ func TestPartitionGauges(t *testing.T) {
 		_, err := store.Publish(ctx, c[0], c[1])
 		require.NoError(t, err)
 	}
-	g := newPartitionGauges(store, slog.New(slog.DiscardHandler))
+	g := newPartitionGauges(store, resolvers.NewSummaries(store, time.Nanosecond, nil), slog.New(slog.DiscardHandler))
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(g)
 	gauges := func() map[string]float64 {

@@ -80,8 +80,12 @@ type Config struct {
 	MaxBodyBytes int64
 	// RequestTimeout bounds each query and mutation.
 	RequestTimeout time.Duration
-	// MaxComplexity bounds an operation's cost (see complexity()).
+	// MaxComplexity bounds an operation's cost (see costs.go).
 	MaxComplexity int
+	// SummaryMaxAge is how long a dataset's partition summary is shared by
+	// every request (and the gauges) before it is recounted; an older one
+	// is answered while the recount runs (see resolvers.Summaries).
+	SummaryMaxAge time.Duration
 	// MaxDepth bounds how deeply an operation's selections nest.
 	MaxDepth int
 	// MaxTokens, MaxSelections and MaxAliases bound a query before it is
@@ -109,6 +113,7 @@ func DefaultConfig() Config {
 		MaxBodyBytes:    1 << 20,
 		RequestTimeout:  30 * time.Second,
 		MaxComplexity:   1000,
+		SummaryMaxAge:   resolvers.DefaultSummaryMaxAge,
 		MaxDepth:        12,
 		MaxTokens:       5000,
 		MaxSelections:   500,
@@ -133,6 +138,8 @@ func (c Config) Validate() error {
 		return errors.New("server: request timeout must not be negative (0 means none)")
 	case c.MaxComplexity < claimCost:
 		return fmt.Errorf("server: max complexity %d is below %d, the cost of one findNext", c.MaxComplexity, claimCost)
+	case c.SummaryMaxAge <= 0:
+		return errors.New("server: summary max age must be positive: partition summaries are shared for that long")
 	case c.MaxDepth < 4:
 		return fmt.Errorf("server: max depth %d is below 4; ordinary queries nest that deep", c.MaxDepth)
 	case c.MaxTokens < minTokens:
@@ -201,12 +208,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, registry: prometheus.NewRegistry()}
 	s.metrics = newMetrics(s.registry)
-	s.registry.MustRegister(newPartitionGauges(cfg.Store, cfg.Logger))
+	summaries := resolvers.NewSummaries(cfg.Store, cfg.SummaryMaxAge, cfg.Logger)
+	s.registry.MustRegister(newPartitionGauges(cfg.Store, summaries, cfg.Logger))
 	if cfg.Alerts != nil {
 		s.registry.MustRegister(cfg.Alerts)
 	}
 	res := resolvers.New(resolvers.Config{Store: cfg.Store, Keyring: cfg.Keyring, Keyrings: withAge(cfg.Keyring, cfg.Keyrings),
-		Logger: cfg.Logger, Metrics: s.metrics})
+		Logger: cfg.Logger, Metrics: s.metrics, Summaries: summaries})
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.graphqlEndpoint(s.graphql(res)))
@@ -250,7 +258,7 @@ func (s *Server) Open() bool { return s.cfg.Tokens.Len() == 0 }
 // limits (the early query bounds first), introspection, dataloaders,
 // authorization, the error presenter and the panic handler.
 func (s *Server) graphql(res *resolvers.Resolver) http.Handler {
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()}))
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity(s.cfg.MaxComplexity)}))
 	wsReadLimit := s.cfg.MaxBodyBytes
 	srv.AddTransport(transport.Websocket{
 		InitFunc:              s.wsInit,
@@ -272,7 +280,7 @@ func (s *Server) graphql(res *resolvers.Resolver) http.Handler {
 	} else {
 		srv.SetDisableSuggestion(true)
 	}
-	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
+	srv.Use(&costLimit{max: s.cfg.MaxComplexity})
 	srv.Use(depthLimit{max: s.cfg.MaxDepth})
 	srv.Use(res.Loaders())
 	srv.AroundOperations(s.withTimeout)

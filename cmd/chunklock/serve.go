@@ -59,7 +59,9 @@ func serveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-body-bytes", Value: d.MaxBodyBytes, Sources: env("MAX_BODY_BYTES"),
 				Usage: "largest request body accepted; larger ones get HTTP 413"},
 			&cli.Int64Flag{Name: "max-complexity", Value: int64(d.MaxComplexity), Sources: env("MAX_COMPLEXITY"),
-				Usage: "largest operation cost accepted (a field costs 1, findNext/claim/force 50, other mutations 10, pages per 100 rows)"},
+				Usage: "largest operation cost accepted, a unit being about 0.1 ms of server work (a field costs 1, findNext/claim/force 50, other mutations 10, pages their fields per 100 rows, a partitions page with a status or late filter 500 more, a partition summary 50, a range operation more than half of the limit: one per request)"},
+			&cli.DurationFlag{Name: "summary-max-age", Value: d.SummaryMaxAge, Sources: env("SUMMARY_MAX_AGE"),
+				Usage: "how long a dataset's partition summary (missing and late counts) is shared by every request before it is recounted; counts are made one at a time"},
 			&cli.Int64Flag{Name: "max-depth", Value: int64(d.MaxDepth), Sources: env("MAX_DEPTH"),
 				Usage: "deepest selection nesting accepted"},
 			&cli.Int64Flag{Name: "max-tokens", Value: int64(d.MaxTokens), Sources: env("MAX_TOKENS"),
@@ -185,6 +187,7 @@ func serverConfig(cmd *cli.Command, log *slog.Logger) (server.Config, error) {
 	cfg.MaxBodyBytes = cmd.Int64("max-body-bytes")
 	cfg.RequestTimeout = cmd.Duration("request-timeout")
 	cfg.MaxComplexity = int(cmd.Int64("max-complexity"))
+	cfg.SummaryMaxAge = cmd.Duration("summary-max-age")
 	cfg.MaxDepth = int(cmd.Int64("max-depth"))
 	cfg.MaxTokens = int(cmd.Int64("max-tokens"))
 	cfg.MaxSelections = int(cmd.Int64("max-selections"))

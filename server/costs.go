@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+
+	gqlcomplexity "github.com/99designs/gqlgen/complexity"
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/graph"
+)
+
+// The cost of a request bounds the work it asks of the server. Each field
+// costs 1 plus its selections, except the fields whose work grows with
+// their arguments or with the data they cover, which cost what bounds that
+// work. A unit is about 0.1 ms of server CPU at most (measured in
+// BenchmarkHostileQueries): a request at the default --max-complexity of
+// 1000 is about 100 ms of work, whatever its aliases. The costs:
+//
+//   - a claim (findNext, claim, force): claimCost; any other mutation of
+//     one chunk, catalog object or lock: writeCost;
+//   - a range operation (publishRange, resubmitRange, holdRange, up to
+//     10,000 chunks): more than half of --max-complexity, so a request
+//     holds at most one, and one range is bounded by its own size (see
+//     README "Costs and limits"), never by the request timeout;
+//   - a page of rows (chunks, events, partitions): its selections once per
+//     100 rows asked (pageUnit); locks, claims and resourceLocks count as
+//     a page of 1,000 rows;
+//   - partitions with a status or late filter: a page may look at up to
+//     backends.MaxPartitionScan expected dataids for the rows it keeps, and
+//     costs partitionScanCost more;
+//   - Dataset.partitionSummary: summaryCost; counts are shared by every
+//     request of the server for a while and made one at a time (see
+//     resolvers.Summaries), so aliases and repeats cost no second count;
+//   - PartitionDefinition.values: a STATIC definition's values, up to
+//     10,000 of them: a page of 1,000 rows;
+//   - lockGraph: graphCost, and chunkGraphCost with a dataid (every job in
+//     the graph reads its rows there, mapped inputs included);
+//   - blockers: blockersCost (a mapped job's blockers read every chunk of
+//     its mapped sets); chunk: chunkCost.
+const (
+	claimCost         = 50
+	writeCost         = 10
+	pageUnit          = 100
+	partitionScanCost = 500
+	summaryCost       = 50
+	graphCost         = 20
+	chunkGraphCost    = 200
+	blockersCost      = 100
+	chunkCost         = 10
+)
+
+// rangeCost is the cost of a range operation under a limit of max: more
+// than half of it, so that two never fit in one request.
+func rangeCost(max int) int { return max/2 + 1 }
+
+// complexity returns the cost functions of the schema's costly fields
+// under a limit of max.
+func complexity(max int) graph.ComplexityRoot {
+	var c graph.ComplexityRoot
+	mutationCosts(&c, max)
+	thousand := func(child int) int { return 1 + child*pages(ptr(backends.MaxPageSize)) }
+	q := &c.Query
+	q.Chunks = func(child int, _, _ *string, _ *backends.Role, _ *backends.Status, _, _ *string, first *int, _ *string) int {
+		return 1 + child*pages(first)
+	}
+	q.Events = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }
+	q.Partitions = func(child int, _ string, _, _ *string, status *backends.Status, late *bool, first *int, _ *string) int {
+		n := 1 + child*pages(first)
+		if status != nil || late != nil {
+			n += partitionScanCost
+		}
+		return n
+	}
+	q.Locks = func(child int, _, _ *string) int { return thousand(child) }
+	q.Claims = func(child int, _ *string) int { return thousand(child) }
+	q.ResourceLocks = func(child int, _, _ *string, _ *backends.LockMode) int { return thousand(child) }
+	q.LockGraph = func(child int, _, _, dataid *string) int {
+		if dataid != nil {
+			return chunkGraphCost + child
+		}
+		return graphCost + child
+	}
+	q.Blockers = func(child int, _, _ string) int { return blockersCost + child }
+	q.Chunk = func(child int, _, _ string) int { return chunkCost + child }
+	c.Dataset.PartitionSummary = func(child int) int { return summaryCost + child }
+	c.PartitionDefinition.Values = func(child int) int { return thousand(child) }
+	return c
+}
+
+// mutationCosts fills in the costs of the mutations.
+func mutationCosts(c *graph.ComplexityRoot, max int) {
+	claim := func(child int) int { return claimCost + child }
+	write := func(child int) int { return writeCost + child }
+	bulk := func(child int) int { return rangeCost(max) + child }
+	m := &c.Mutation
+	m.FindNext = func(child int, _, _ string) int { return claim(child) }
+	m.Claim = func(child int, _, _, _ string) int { return claim(child) }
+	m.Force = func(child int, _, _, _ string) int { return claim(child) }
+	m.UpsertDataset = func(child int, _ graph.DatasetInput) int { return write(child) }
+	m.UpsertJob = func(child int, _ graph.JobInput) int { return write(child) }
+	m.UpsertPool = func(child int, _ graph.PoolInput) int { return write(child) }
+	m.SetCredential = func(child int, _, _, _ string) int { return write(child) }
+	m.Publish = func(child int, _, _ string) int { return write(child) }
+	m.Resubmit = func(child int, _, _ string, _ *bool) int { return write(child) }
+	m.Hold = func(child int, _, _ string, _ *string) int { return write(child) }
+	m.Heartbeat = func(child int, _ string) int { return write(child) }
+	m.Complete = func(child int, _ string) int { return write(child) }
+	m.Fail = func(child int, _ string, _ *string) int { return write(child) }
+	m.Release = func(child int, _ string) int { return write(child) }
+	m.LockResource = func(child int, _, _ string, _ backends.LockMode, _ *int) int { return write(child) }
+	m.UnlockResource = func(child int, _, _ string) int { return write(child) }
+	m.RenewResource = func(child int, _, _ string, _ *int) int { return write(child) }
+	m.PublishRange = func(child int, _, _, _ string) int { return bulk(child) }
+	m.ResubmitRange = func(child int, _, _, _ string, _ *bool) int { return bulk(child) }
+	m.HoldRange = func(child int, _, _, _ string, _ *string) int { return bulk(child) }
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// pages is how many units of pageUnit rows a page size asks for.
+func pages(first *int) int {
+	n := backends.DefaultPageSize
+	if first != nil && *first > 0 {
+		n = min(*first, backends.MaxPageSize)
+	}
+	return (n + pageUnit - 1) / pageUnit
+}
+
+// costLimit refuses an operation that costs more than max, saying what
+// costs much and what to do.
+type costLimit struct {
+	max int
+	es  graphql.ExecutableSchema
+}
+
+var (
+	_ graphql.HandlerExtension        = &costLimit{}
+	_ graphql.OperationContextMutator = &costLimit{}
+)
+
+func (*costLimit) ExtensionName() string { return "CostLimit" }
+
+func (c *costLimit) Validate(es graphql.ExecutableSchema) error {
+	c.es = es
+	return nil
+}
+
+func (c *costLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	n := gqlcomplexity.Calculate(ctx, c.es, op.Operation, op.Variables)
+	if n <= c.max {
+		return nil
+	}
+	err := gqlerror.Errorf("the request costs %d, more than the server's limit of %d (--max-complexity): "+
+		"a range operation costs more than half of the limit (one per request), a partitions page with a status or late filter %d, "+
+		"a partition summary %d, a lockGraph at a dataid %d, a claim %d, any other mutation %d, "+
+		"and a page of rows its selections once per 100 rows; split it into several requests",
+		n, c.max, partitionScanCost, summaryCost, chunkGraphCost, claimCost, writeCost)
+	errcode.Set(err, complexityLimitCode)
+	return err
+}
