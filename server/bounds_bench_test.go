@@ -21,7 +21,8 @@ import (
 // the handler in-process as an admin: the reported costly queries and
 // their 1 MiB variants, which the early bounds refuse; the costliest
 // shapes the default bounds let through (each at a bound); and ordinary
-// queries.
+// queries. Then, on etcd and PostgreSQL, the costly partition, summary and
+// range requests (benchCosts).
 //
 //	go test ./server/ -run '^$' -bench BenchmarkHostileQueries -benchtime 20x
 func BenchmarkHostileQueries(b *testing.B) {
@@ -90,6 +91,9 @@ func BenchmarkHostileQueries(b *testing.B) {
 			b.ReportMetric(float64(processCPU(b)-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/req")
 			b.ReportMetric(float64(len(c.query)), "query-bytes")
 		})
+	}
+	for _, k := range storeKinds[1:] {
+		b.Run("costs/"+k.Name, func(b *testing.B) { benchCosts(b, k) })
 	}
 }
 

@@ -44,21 +44,6 @@ func costStore(t *testing.T) backends.Store {
 	return store
 }
 
-// aliases is an operation (op: "query", "mutation" or "") of n fields
-// under aliases a0, a1, ...: field(i) is the i-th.
-func aliases(op string, n int, field func(i int) string) string {
-	var b strings.Builder
-	b.WriteString(op + " {")
-	for i := range n {
-		fmt.Fprintf(&b, " a%d: %s", i, field(i))
-	}
-	b.WriteString(" }")
-	return b.String()
-}
-
-// same is a field for aliases that is the same under every alias.
-func same(field string) func(int) string { return func(int) string { return field } }
-
 // TestCostlyFieldsBounded: the partition, summary and range fields cost
 // what bounds their work, so a request cannot multiply it under aliases:
 // the reported shapes (100 aliased summaries, aliased filtered partition

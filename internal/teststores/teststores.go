@@ -29,14 +29,14 @@ import (
 // would.
 type Kind struct {
 	Name string
-	Open func(t *testing.T, clock backends.Clock, n int) []backends.Store
+	Open func(t testing.TB, clock backends.Clock, n int) []backends.Store
 }
 
 // Kinds is every backend, memory first; name prefixes the etcd key prefixes
 // and PostgreSQL schemas the stores use.
 func Kinds(name string) []Kind {
 	return []Kind{
-		{"memory", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
+		{"memory", func(t testing.TB, clock backends.Clock, n int) []backends.Store {
 			b := memory.New()
 			stores := make([]backends.Store, n)
 			for i := range stores {
@@ -45,7 +45,7 @@ func Kinds(name string) []Kind {
 			t.Cleanup(func() { _ = b.Close() })
 			return stores
 		}},
-		{"etcd", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
+		{"etcd", func(t testing.TB, clock backends.Clock, n int) []backends.Store {
 			srv := Etcd(t)
 			prefix := EtcdPrefix(name)
 			stores := make([]backends.Store, n)
@@ -62,7 +62,7 @@ func Kinds(name string) []Kind {
 			}
 			return stores
 		}},
-		{"postgres", func(t *testing.T, clock backends.Clock, n int) []backends.Store {
+		{"postgres", func(t testing.TB, clock backends.Clock, n int) []backends.Store {
 			dsn := PostgresDSN(t)
 			schema := FreshSchema(t, name)
 			stores := make([]backends.Store, n)
@@ -86,7 +86,7 @@ var (
 )
 
 // Etcd returns the test binary's embedded etcd member, started on first use.
-func Etcd(t *testing.T) *embedded.Server {
+func Etcd(t testing.TB) *embedded.Server {
 	t.Helper()
 	etcdOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "chunklock-test-etcd-")
@@ -133,7 +133,7 @@ var pg struct {
 // PostgresDSN returns the test database's DSN: CHUNKLOCK_TEST_POSTGRES, or
 // the local default. Unset and not answering: skip; set and not
 // answering: fail.
-func PostgresDSN(t *testing.T) string {
+func PostgresDSN(t testing.TB) string {
 	t.Helper()
 	pg.once.Do(func() {
 		pg.dsn = os.Getenv("CHUNKLOCK_TEST_POSTGRES")
@@ -158,7 +158,7 @@ func PostgresDSN(t *testing.T) string {
 }
 
 // FreshSchema returns a schema name of its own, dropped after the test.
-func FreshSchema(t *testing.T, name string) string {
+func FreshSchema(t testing.TB, name string) string {
 	PostgresDSN(t)
 	var b [6]byte
 	_, _ = rand.Read(b[:])
