@@ -22,10 +22,11 @@ import (
 //   - an older count is answered as it is while a recount runs in the
 //     background; only a dataset never counted (or whose definition
 //     changed) makes its request wait for a count;
-//   - counts are made one at a time per server: a count of ten years of
-//     hours reads about 88,000 rows, and however many requests ask, at most
-//     one such count runs, so the other work of the server (claims,
-//     publishes, the reaper, /readyz) keeps the rest of the machine.
+//   - counts are made one at a time per server, each followed by a rest as
+//     long as it took: a count of ten years of hours reads about 88,000
+//     rows, and however many requests ask, counts take at most half of one
+//     core, so the other work of the server (claims, publishes, the reaper,
+//     /readyz) keeps the rest of the machine.
 type Summaries struct {
 	store  backends.Store
 	maxAge time.Duration
@@ -134,31 +135,46 @@ func (s *Summaries) start(dataset string, e *summaryEntry) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 		defer cancel()
-		var c backends.PartitionCount
-		var err error
 		select {
 		case s.gate <- struct{}{}:
-			c, err = s.store.PartitionCounts(ctx, dataset)
-			<-s.gate
 		case <-ctx.Done():
-			err = backends.Unavailable(ctx.Err(), "the server counts one dataset's partitions at a time and is busy; retry")
+			s.finish(dataset, e, done, backends.PartitionCount{},
+				backends.Unavailable(ctx.Err(), "the server counts one dataset's partitions at a time and is busy; retry"))
+			return
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		e.done = nil
-		defer close(done)
-		first := e.countedAt.IsZero()
-		switch {
-		case err == nil || first:
-			e.count, e.err, e.countedAt = c, err, time.Now()
-		default:
-			s.log.Warn("recounting missing and late chunks", "dataset", dataset, "err", err)
-		}
-		if first {
-			close(e.ready)
-		}
-		if err != nil && first && s.entries[dataset] == e {
-			delete(s.entries, dataset) // the next request counts again
-		}
+		begin := time.Now()
+		c, err := s.store.PartitionCounts(ctx, dataset)
+		took := time.Since(begin)
+		s.finish(dataset, e, done, c, err)
+		// Rest as long as the count took before the next one starts:
+		// counts take at most half of one core's time, however many
+		// requests ask.
+		time.Sleep(min(took, maxRest))
+		<-s.gate
 	}()
+}
+
+// maxRest bounds the rest after one count.
+const maxRest = 10 * time.Second
+
+// finish keeps the count c of dataset (or err) in e, and ends the count
+// done.
+func (s *Summaries) finish(dataset string, e *summaryEntry, done chan struct{}, c backends.PartitionCount, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.done = nil
+	defer close(done)
+	first := e.countedAt.IsZero()
+	switch {
+	case err == nil || first:
+		e.count, e.err, e.countedAt = c, err, time.Now()
+	default:
+		s.log.Warn("recounting missing and late chunks", "dataset", dataset, "err", err)
+	}
+	if first {
+		close(e.ready)
+	}
+	if err != nil && first && s.entries[dataset] == e {
+		delete(s.entries, dataset) // the next request counts again
+	}
 }

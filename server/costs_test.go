@@ -85,11 +85,13 @@ func TestCostlyFieldsBounded(t *testing.T) {
 	require.Equal(t, 4, held.Changed)
 }
 
-// countingStore counts the partition counts made, and how many ran at
-// once at most.
+// countingStore counts the partition counts made, how many ran at once at
+// most, and when each began and ended.
 type countingStore struct {
 	backends.Store
 	counts, running, most atomic.Int64
+	mu                    sync.Mutex
+	spans                 [][2]time.Time
 }
 
 func (c *countingStore) PartitionCounts(ctx context.Context, dataset string) (backends.PartitionCount, error) {
@@ -98,14 +100,20 @@ func (c *countingStore) PartitionCounts(ctx context.Context, dataset string) (ba
 	defer c.running.Add(-1)
 	for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {
 	}
+	begin := time.Now()
 	time.Sleep(20 * time.Millisecond) // long enough for concurrent counts to overlap
-	return c.Store.PartitionCounts(ctx, dataset)
+	count, err := c.Store.PartitionCounts(ctx, dataset)
+	c.mu.Lock()
+	c.spans = append(c.spans, [2]time.Time{begin, time.Now()})
+	c.mu.Unlock()
+	return count, err
 }
 
 // TestSummariesShared: a dataset's partition summary is counted once for
 // every alias, field and request asking for it within --summary-max-age,
-// counts run one at a time however many requests ask at once, and an older
-// count is answered while the dataset is recounted.
+// counts run one at a time however many requests ask at once, each
+// followed by a rest as long as it took, and an older count is answered
+// while the dataset is recounted.
 func TestSummariesShared(t *testing.T) {
 	store := &countingStore{Store: costStore(t)}
 	s := newStack(t, store, withConfig(func(c *server.Config) { c.SummaryMaxAge = time.Hour }))
@@ -118,6 +126,8 @@ func TestSummariesShared(t *testing.T) {
 	wg.Wait()
 	require.EqualValues(t, 2, store.counts.Load(), "feed and regions counted once each, for 8 requests of 11 summaries")
 	require.EqualValues(t, 1, store.most.Load(), "one count at a time")
+	first, second := store.spans[0], store.spans[1]
+	require.GreaterOrEqual(t, second[0].Sub(first[1]), first[1].Sub(first[0]), "a rest as long as the count before the next")
 	var a struct{ PartitionSummary struct{ Missing int } }
 	s.ok(reader, q, nil).field(t, "a3", &a)
 	require.Equal(t, 3, a.PartitionSummary.Missing)
