@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,4 +86,50 @@ func TestStaticLookupsMatchAScan(t *testing.T) {
 			require.Equal(t, s.between("", "")[n-1], last, "n=%d DueBefore", n)
 		}
 	}
+}
+
+// FuzzStaticLookups checks the STATIC lookups against a scan for arbitrary
+// values (comma-separated, padded to more than smallStatic so the index
+// answers) and probes. Run longer with
+// `go test ./backends/partition -run '^$' -fuzz FuzzStaticLookups`.
+func FuzzStaticLookups(f *testing.F) {
+	f.Add("eu,us,apac", "eu", "b")
+	f.Add("10,9,100,1", "5", "")
+	f.Add("a:b,a.b,a=b,A", "a", "a.c")
+	f.Fuzz(func(t *testing.T, list, id, from string) {
+		seen := map[string]bool{}
+		var values []string
+		for _, v := range strings.Split(list, ",") {
+			if validDataID(v) == nil && !seen[v] {
+				seen[v] = true
+				values = append(values, v)
+			}
+		}
+		for i := 0; len(values) <= smallStatic; i++ {
+			if v := fmt.Sprintf("pad%d", i); !seen[v] {
+				seen[v] = true
+				values = append(values, v)
+			}
+		}
+		d := Def{Kind: Static, Values: values}
+		s := scanned(values)
+		if got := d.Contains(id); got != seen[id] {
+			t.Fatalf("Contains(%q) = %v over %q", id, got, values)
+		}
+		next, ok := d.Next(id)
+		if wantNext, wantOK := s.next(id); next != wantNext || ok != wantOK {
+			t.Fatalf("Next(%q) = %q %v, a scan says %q %v", id, next, ok, wantNext, wantOK)
+		}
+		prev, ok := d.Prev(id)
+		if wantPrev, wantOK := s.prev(id); prev != wantPrev || ok != wantOK {
+			t.Fatalf("Prev(%q) = %q %v, a scan says %q %v", id, prev, ok, wantPrev, wantOK)
+		}
+		seq, err := d.Range(from, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := slices.Collect(seq), s.between(from, id); !slices.Equal(got, want) {
+			t.Fatalf("Range(%q, %q) = %q, a scan says %q", from, id, got, want)
+		}
+	})
 }
