@@ -276,7 +276,7 @@ func benchCosts(b *testing.B, kind storeKind) {
 				rec, dc, dw := s.serve(b, c.who, q, v)
 				cpu, wall = cpu+dc, wall+dw
 				body := rec.Body.String()
-				if strings.Contains(body, "complexity") {
+				if rec.Code == http.StatusUnprocessableEntity && strings.Contains(body, "complexity") {
 					refused++
 				} else if strings.Contains(body, `"errors"`) {
 					failed++
