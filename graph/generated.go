@@ -3057,9 +3057,10 @@ extend type Query {
 
 """
 How many of a dataset's expected chunks are missing and late. A server
-counts one dataset at a time and shares each count with every request for
-` + "`" + `--summary-max-age` + "`" + ` (5 s by default); a request finding an older count gets
-it while the dataset is recounted, so ` + "`" + `at` + "`" + ` may lie that far back or more.
+counts one dataset at a time and shares each count with every request until
+a mutation goes through it or ` + "`" + `--summary-max-age` + "`" + ` (5 s by default) passes,
+so a change made through another server shows that much later; ` + "`" + `at` + "`" + ` says
+when the count was made.
 """
 type PartitionSummary {
   "When it was counted."

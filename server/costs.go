@@ -31,11 +31,13 @@ import (
 //   - partitions with a status or late filter: a page may look at up to
 //     backends.MaxPartitionScan expected dataids for the rows it keeps, and
 //     costs partitionScanCost more;
-//   - Dataset.partitionSummary: summaryCost; counts are shared by every
-//     request of the server for a while and made one at a time (see
-//     resolvers.Summaries), so aliases and repeats cost no second count;
-//   - PartitionDefinition.values: a STATIC definition's values, up to
-//     10,000 of them: a page of 1,000 rows;
+//   - Dataset.partitionSummary: summaryCost; a count is shared by the
+//     aliases and requests that ask while it runs or after, until the next
+//     mutation or --summary-max-age, and counts are made one at a time with
+//     a rest between them (see resolvers.Summaries);
+//   - PartitionDefinition.values (a STATIC definition's values) and
+//     Claim.inputs (a mapped claim's chunks), up to 10,000 each: a page of
+//     1,000 rows;
 //   - lockGraph: graphCost, and chunkGraphCost with a dataid (every job in
 //     the graph reads its rows there, mapped inputs included);
 //   - blockers: blockersCost (a mapped job's blockers read every chunk of
@@ -87,6 +89,7 @@ func complexity(max int) graph.ComplexityRoot {
 	q.Chunk = func(child int, _, _ string) int { return chunkCost + child }
 	c.Dataset.PartitionSummary = func(child int) int { return summaryCost + child }
 	c.PartitionDefinition.Values = func(child int) int { return thousand(child) }
+	c.Claim.Inputs = func(child int) int { return thousand(child) }
 	return c
 }
 

@@ -87,3 +87,14 @@ func (s *Server) withTimeout(ctx context.Context, next graphql.OperationHandler)
 		return responses(ctx)
 	}
 }
+
+// afterMutations calls changed after each root field of a mutation.
+func afterMutations(changed func()) graphql.RootFieldMiddleware {
+	return func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+		m := next(ctx)
+		if op := graphql.GetOperationContext(ctx); op.Operation != nil && op.Operation.Operation == ast.Mutation {
+			changed()
+		}
+		return m
+	}
+}

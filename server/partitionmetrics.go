@@ -83,7 +83,7 @@ func (g *partitionGauges) count(ctx context.Context) ([]backends.PartitionCount,
 		if d.Partitions == nil {
 			continue
 		}
-		c, err := g.summaries.Fresh(ctx, d.ID, *d.Partitions)
+		c, err := g.summaries.Count(ctx, d.ID, *d.Partitions)
 		if code := backends.CodeOf(err); err != nil && (code == backends.CodeInvalidArgument || code == backends.CodeNotFound) {
 			continue // its definition went away, or it did, since Datasets
 		}

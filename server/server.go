@@ -83,8 +83,9 @@ type Config struct {
 	// MaxComplexity bounds an operation's cost (see costs.go).
 	MaxComplexity int
 	// SummaryMaxAge is how long a dataset's partition summary is shared by
-	// every request (and the gauges) before it is recounted; an older one
-	// is answered while the recount runs (see resolvers.Summaries).
+	// every request (and the gauges) at most: a mutation through this
+	// server ends the sharing at once, SummaryMaxAge bounds it for the
+	// changes made through other servers (see resolvers.Summaries).
 	SummaryMaxAge time.Duration
 	// MaxDepth bounds how deeply an operation's selections nest.
 	MaxDepth int
@@ -217,7 +218,7 @@ func New(cfg Config) (*Server, error) {
 		Logger: cfg.Logger, Metrics: s.metrics, Summaries: summaries})
 
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", s.graphqlEndpoint(s.graphql(res)))
+	mux.Handle("/graphql", s.graphqlEndpoint(s.graphql(res, summaries)))
 	ui.Register(mux) // GET / (playground), /ui (dashboard), /assets/
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
@@ -257,7 +258,7 @@ func (s *Server) Open() bool { return s.cfg.Tokens.Len() == 0 }
 // graphql builds the gqlgen handler: explicit transports, the query cache,
 // limits (the early query bounds first), introspection, dataloaders,
 // authorization, the error presenter and the panic handler.
-func (s *Server) graphql(res *resolvers.Resolver) http.Handler {
+func (s *Server) graphql(res *resolvers.Resolver, summaries *resolvers.Summaries) http.Handler {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity(s.cfg.MaxComplexity)}))
 	wsReadLimit := s.cfg.MaxBodyBytes
 	srv.AddTransport(transport.Websocket{
@@ -285,6 +286,7 @@ func (s *Server) graphql(res *resolvers.Resolver) http.Handler {
 	srv.Use(res.Loaders())
 	srv.AroundOperations(s.withTimeout)
 	srv.AroundFields(authorize)
+	srv.AroundRootFields(afterMutations(summaries.Changed))
 	srv.SetErrorPresenter(s.presentError)
 	srv.SetRecoverFunc(s.recoverPanic)
 	return srv

@@ -61,7 +61,7 @@ func serveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-complexity", Value: int64(d.MaxComplexity), Sources: env("MAX_COMPLEXITY"),
 				Usage: "largest operation cost accepted, a unit being about 0.1 ms of server work (a field costs 1, findNext/claim/force 50, other mutations 10, pages their fields per 100 rows, a partitions page with a status or late filter 500 more, a partition summary 50, a range operation more than half of the limit: one per request)"},
 			&cli.DurationFlag{Name: "summary-max-age", Value: d.SummaryMaxAge, Sources: env("SUMMARY_MAX_AGE"),
-				Usage: "how long a dataset's partition summary (missing and late counts) is shared by every request before it is recounted; counts are made one at a time"},
+				Usage: "how long at most a dataset's partition summary (missing and late counts) is shared by the requests asking for it; a mutation through this server ends the sharing at once, this bounds it for changes made through other replicas"},
 			&cli.Int64Flag{Name: "max-depth", Value: int64(d.MaxDepth), Sources: env("MAX_DEPTH"),
 				Usage: "deepest selection nesting accepted"},
 			&cli.Int64Flag{Name: "max-tokens", Value: int64(d.MaxTokens), Sources: env("MAX_TOKENS"),
