@@ -15,9 +15,12 @@ import (
 // The cost of a request bounds the work it asks of the server. Each field
 // costs 1 plus its selections, except the fields whose work grows with
 // their arguments or with the data they cover, which cost what bounds that
-// work. A unit is about 0.1 ms of server CPU at most (measured in
-// BenchmarkHostileQueries): a request at the default --max-complexity of
-// 1000 is about 100 ms of work, whatever its aliases. The costs:
+// work. A unit is meant as about 0.1 ms of server CPU (BENCHMARKS.md,
+// "Hostile queries after costing", measured nearer 0.15 ms for pages of
+// rows on a loaded machine): a request at the default --max-complexity of
+// 1000 is about 100 to 150 ms of work, whatever its aliases. A partition
+// summary's first count of a long history costs more than its cost says;
+// it is bounded by being shared and paced instead. The costs:
 //
 //   - a claim (findNext, claim, force): claimCost; any other mutation of
 //     one chunk, catalog object or lock: writeCost;
