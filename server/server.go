@@ -140,7 +140,7 @@ func (c Config) Validate() error {
 	case c.MaxComplexity < claimCost:
 		return fmt.Errorf("server: max complexity %d is below %d, the cost of one findNext", c.MaxComplexity, claimCost)
 	case c.SummaryMaxAge <= 0:
-		return errors.New("server: summary max age must be positive: partition summaries are shared for that long")
+		return errors.New("server: --summary-max-age must be positive (a partition summary is shared for at most that long), such as 5s")
 	case c.MaxDepth < 4:
 		return fmt.Errorf("server: max depth %d is below 4; ordinary queries nest that deep", c.MaxDepth)
 	case c.MaxTokens < minTokens:
