@@ -1,19 +1,17 @@
-"""Parts that need no server: times, the error mapping, URL discovery, documents, backoff."""
+"""Parts that need no server: times, the error mapping, endpoints, documents, backoff."""
 
 from __future__ import annotations
 
 import http.client
-import os
 import socket
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import List
 
 import pytest
 
 import chunklock
 from chunklock._base import _is_query
-from chunklock._discovery import graphql_endpoint, resolve_url, serve_url
+from chunklock._discovery import graphql_endpoint
 from chunklock._errors import error_from_wire
 from chunklock import _transport
 from chunklock._transport import Backoff
@@ -47,39 +45,6 @@ def test_errors_by_code() -> None:
     assert isinstance(locked, chunklock.Locked)
     assert locked.blockers == [chunklock.Blocker("d", "1", None, "BACKOFF", "FAILED",
                                                  datetime(2026, 1, 1, tzinfo=timezone.utc), None)]
-
-
-def _private(path: Path) -> None:
-    path.chmod(0o700 if path.is_dir() else 0o600)
-
-
-def test_serve_url_discovery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    data = tmp_path / "chunklock-data"
-    data.mkdir()
-    f = data / "serve.url"
-    f.write_text("http://127.0.0.1:42527\n")
-    for p in (tmp_path, data, f):
-        _private(p)
-    assert serve_url(str(tmp_path)) == "http://127.0.0.1:42527"
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("CHUNKLOCK_URL", raising=False)
-    assert resolve_url(None) == "http://127.0.0.1:42527"
-    monkeypatch.setenv("CHUNKLOCK_URL", "http://from-env:1")
-    assert resolve_url(None) == "http://from-env:1"
-    assert resolve_url("http://given:2") == "http://given:2"
-    assert chunklock.Client().url == "http://from-env:1"
-    # Not trusted: a file others may write, a directory others may write, a symbolic link.
-    f.chmod(0o620)
-    assert serve_url(str(tmp_path)) is None
-    _private(f)
-    data.chmod(0o770)
-    assert serve_url(str(tmp_path)) is None
-    _private(data)
-    f.rename(data / "elsewhere")
-    os.symlink(data / "elsewhere", f)
-    assert serve_url(str(tmp_path)) is None
-    monkeypatch.delenv("CHUNKLOCK_URL")
-    assert resolve_url(None) == "http://127.0.0.1:8080"
 
 
 def test_endpoint_and_documents() -> None:

@@ -13,7 +13,8 @@ A job's worker, in full::
 
 The synchronous client uses the standard library only. See :class:`Client`,
 :class:`Claim` and :class:`Worker`; errors are :class:`Error` and its subclasses,
-one per code of the server's ``extensions.code``.
+one per code of the server's ``extensions.code``, and :class:`ConfigurationError`
+when ``Client()`` finds no server it may trust.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ._claim import Claim
 from ._client import Client
 from ._errors import (
     AlreadyExists,
+    ConfigurationError,
     Error,
     Forbidden,
     Internal,
@@ -65,6 +67,7 @@ __all__ = [
     "ChunkDetail",
     "Claim",
     "Client",
+    "ConfigurationError",
     "Dataset",
     "DatasetAccess",
     "Error",

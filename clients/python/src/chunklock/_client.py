@@ -25,9 +25,13 @@ _HEARTBEAT = "mutation($t: String!) { heartbeat(token: $t) { leaseExpiresAt } }"
 class Client(_Catalog):
     """A chunklock client: ``Client(url=None, token=None, job_key=None)``.
 
-    ``url`` defaults to ``CHUNKLOCK_URL``, then to the URL a server on
-    ``./chunklock-data`` wrote to ``./chunklock-data/serve.url`` (as the chunklock
-    commands find it), then ``http://127.0.0.1:8080``. ``token`` (the API bearer
+    ``url`` defaults to ``CHUNKLOCK_URL``, then to the server the chunklock commands
+    would find: the URL in ``./chunklock-data/serve.url`` when nobody but this user
+    could have written it, else ``http://127.0.0.1:8080`` when this user's own process
+    listens there. When neither may be trusted (a ``serve.url`` others may write,
+    another user's process or none on the default port), it raises
+    :class:`chunklock.ConfigurationError` naming the check and the fix, rather than
+    send the token elsewhere. ``token`` (the API bearer
     token) defaults to ``CHUNKLOCK_TOKEN``; ``job_key`` to ``CHUNKLOCK_JOB_KEY``: it is
     sent in the ``X-Chunklock-Job-Key`` header, never in a document, and makes claims
     carry their datasets' decrypted secrets.

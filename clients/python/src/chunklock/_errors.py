@@ -9,7 +9,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class Error(Exception):
-    """An error the server answered, or ``UNAVAILABLE`` when it could not be reached.
+    """An error the server answered, ``UNAVAILABLE`` when it could not be reached, or a
+    :class:`ConfigurationError` (``code`` ``""``) when the client cannot start as configured.
 
     ``code`` is the GraphQL error's ``extensions.code`` (``NOT_FOUND``, ``LOCKED``,
     ``STALE_CLAIM``, ...); each code has a subclass (:class:`StaleClaim`,
@@ -129,6 +130,17 @@ class InvalidResponse(Error):
     """The URL answered something that is not a chunklock GraphQL answer (is it the server?)."""
 
     code = "INVALID_RESPONSE"
+
+
+class ConfigurationError(Error):
+    """The client cannot start as configured; no request was sent, and ``code`` is ``""``.
+
+    Raised by :class:`chunklock.Client` when no ``url`` (nor ``CHUNKLOCK_URL``) is given
+    and the server cannot be found safely, as the chunklock commands refuse it: a
+    ``./chunklock-data/serve.url`` that another user could have written, or a default
+    ``http://127.0.0.1:8080`` that is not served by this user's own process. The message
+    names the check that failed and the fix.
+    """
 
 
 _CLASSES: Tuple[Type[Error], ...] = (
