@@ -9,24 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // openSmallTxnStore opens a store on a member with etcd's default
 // --max-txn-ops (128), as an external cluster has unless told otherwise.
 func openSmallTxnStore(t *testing.T, ctx context.Context) backends.Store {
-	srv, err := embedded.Start(ctx, embedded.Config{
-		Dir: t.TempDir(), ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true, MaxTxnOps: 128,
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { srv.Close() })
-	cli, err := srv.Client()
-	require.NoError(t, err)
-	t.Cleanup(func() { cli.Close() })
-	s, err := OpenClient(ctx, cli, Config{MaxTxnOps: int(srv.MaxTxnOps())})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
+	_, s := openTxnBackend(t, ctx, 128)
 	return s
 }
 
