@@ -75,6 +75,12 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		if err := ValidateID("job", j.ID); err != nil {
 			return Job{}, err
 		}
+		// Refused before the mark: a refused upsert writes nothing. (A
+		// catalog change in between may still refuse it below; the mark
+		// is then put back.)
+		if _, err := e.ValidateJob(ctx, j); err != nil {
+			return Job{}, err
+		}
 		var err error
 		if prev, mark, err = e.markBackfill(ctx, j.ID); err != nil {
 			return Job{}, err

@@ -79,7 +79,10 @@ func (m Mapping) Validate(out, in Def) error {
 				"and the input %s: use TIME_WINDOW, LATEST or ALL", out.Kind, in.Kind)
 		}
 	case TimeWindow:
-		return m.validateTimeWindow(out, in)
+		if err := m.validateTimeWindow(out, in); err != nil {
+			return err
+		}
+		return m.checkWidth(out, in)
 	case Latest:
 		return validateLatest(out, in)
 	case All:

@@ -17,7 +17,7 @@ func (m Mapping) timeInputs(out, in Def, outID string) (Span, error) {
 	}
 	first := it.cal.containing(ot.cal.start(n))
 	last := it.cal.containing(ot.cal.start(n+1) - 1)
-	return it.span(it.cal.step(first, m.StartOffset), it.cal.step(last, m.EndOffset)), nil
+	return it.span(it.cal.skip(first, m.StartOffset), it.cal.skip(last, m.EndOffset)), nil
 }
 
 // timeOutputs is the TIME_WINDOW reverse of inID: the outputs whose span
@@ -37,8 +37,8 @@ func (m Mapping) timeOutputs(out, in Def, inID string) (Span, error) {
 	if err != nil {
 		return Span{}, err
 	}
-	from := it.cal.start(it.cal.step(a, -m.EndOffset))
-	to := it.cal.start(it.cal.step(a, -m.StartOffset) + 1)
+	from := it.cal.start(it.cal.skip(a, -m.EndOffset))
+	to := it.cal.start(it.cal.skip(a, -m.StartOffset) + 1)
 	return ot.span(ot.cal.containing(from), ot.cal.containing(to-1)), nil
 }
 
