@@ -97,6 +97,58 @@ func (e *engine) finishBackfill(ctx context.Context, def Job, version int64) err
 	return err
 }
 
+// markMappedUpsert marks, for an upsert of a job with mappings, its
+// backfill pending, and returns the record before and the mark's version
+// (nothing for a job without mappings). A job the catalog refuses is
+// refused first: a refused upsert writes nothing. (A catalog change in
+// between may still refuse it; UpsertJob then puts the record back.)
+func (e *engine) markMappedUpsert(ctx context.Context, j Job) (Record, int64, error) {
+	if !j.Mapped() {
+		return Record{}, 0, nil
+	}
+	if err := ValidateID("job", j.ID); err != nil {
+		return Record{}, 0, err
+	}
+	if _, err := e.ValidateJob(ctx, j); err != nil {
+		return Record{}, 0, err
+	}
+	return e.markBackfill(ctx, j.ID)
+}
+
+// backfillUpserted runs, after upsert j stored stored (in catalog after),
+// the backfill the upsert owes (enqueue: its inputs or mappings changed),
+// or one left unfinished before, and records it done; prev and mark are
+// what markMappedUpsert returned.
+func (e *engine) backfillUpserted(ctx context.Context, j, stored Job, after *Catalog, enqueue bool, prev Record, mark int64) error {
+	legacy := j.Mapped() && len(prev.Value) == 0 // stored before backfills were recorded
+	if stored.Mapped() && !enqueue {
+		// A backfill that did not finish (its transaction failed, or the
+		// server stopped) is run again by the next upsert of the job,
+		// `chunklock apply`: it only adds the candidates still missing.
+		// One stored before backfills were recorded is run again when the
+		// job has nothing queued.
+		if backfillOwed(prev, stored) {
+			enqueue = true
+		} else if n, err := e.queueLength(ctx, stored.ID); legacy && err == nil && n == 0 {
+			enqueue = true
+		}
+	}
+	if enqueue && stored.Mapped() {
+		if err := e.backfillMapped(ctx, after, stored); err != nil {
+			e.resumeSkip.Store(false) // the server's next resume runs it
+			return fmt.Errorf("job %s is stored, but queueing what it can claim already failed; the server goes on with it in the background (so does the next apply of the job): %w", stored.ID, err)
+		}
+	}
+	switch {
+	case stored.Mapped() && (enqueue || !legacy):
+		return e.finishBackfill(ctx, stored, mark)
+	case legacy:
+		// No backfill ran, and none is known to have finished.
+		return e.restoreBackfill(ctx, j.ID, prev, mark)
+	}
+	return nil
+}
+
 // ResumeBackfills runs the backfill of every job with mappings that owes
 // one (see above) and returns how many it ran. It goes on past a job whose
 // backfill fails, and reports every failure. Once a run found nothing

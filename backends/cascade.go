@@ -184,13 +184,26 @@ func mappedDownstream(cat *Catalog, dataset string) bool {
 	return false
 }
 
-// errReplan asks for an invalidation to run again in a new transaction
-// that locks more chunks first: the walk found, once its locks were held,
-// chunks outside them (reads made in between).
-type errReplan struct{ chunks []Read }
+// errReplan asks for an operation to run again in a new transaction that
+// locks other chunks first: an invalidation whose walk found, once its
+// locks were held, chunks outside them (reads made in between; chunks
+// lists them), or a chunk becoming READY whose nearest chunks not READY
+// changed before their locks were granted (mapwindows.go). what says
+// which, for the error of an operation that keeps replanning.
+type errReplan struct {
+	chunks []Read
+	what   string
+}
 
 func (e *errReplan) Error() string {
-	return "backends: the invalidation reaches more chunks than it locked"
+	return "backends: " + e.message() + " (the operation runs again)"
+}
+
+func (e *errReplan) message() string {
+	if e.what == "" {
+		return "an invalidation kept reaching more chunks than it locked while claims went on"
+	}
+	return e.what
 }
 
 // maxReplans bounds how many times an invalidation runs again because
@@ -239,17 +252,18 @@ func lockCascade(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid strin
 	return nil
 }
 
-// withReplans runs op, a transaction that calls lockCascade with hint,
-// again with a wider hint while it answers errReplan.
+// withReplans runs op, a transaction that calls lockCascade with hint or
+// makes chunks READY (lockReady, windowLocks), again while it answers
+// errReplan, with the wider hint.
 func withReplans(op func(hint []Read) error) error {
 	var hint []Read
+	var re *errReplan
 	for range maxReplans {
 		err := op(hint)
-		var re *errReplan
 		if !errors.As(err, &re) {
 			return err
 		}
 		hint = re.chunks
 	}
-	return Unavailable(nil, "an invalidation kept reaching more chunks than it locked while claims went on; retry")
+	return Unavailable(nil, "%s; retry", re.message())
 }

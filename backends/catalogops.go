@@ -2,7 +2,6 @@ package backends
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"slices"
 
@@ -69,22 +68,9 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 	// A job with mappings is backfilled after its catalog change commits:
 	// the backfill is marked pending first, so that a server stopping half
 	// way leaves it to be resumed (backfillmark.go).
-	var prev Record // the backfill record before this upsert marked it
-	var mark int64
-	if j.Mapped() {
-		if err := ValidateID("job", j.ID); err != nil {
-			return Job{}, err
-		}
-		// Refused before the mark: a refused upsert writes nothing. (A
-		// catalog change in between may still refuse it below; the mark
-		// is then put back.)
-		if _, err := e.ValidateJob(ctx, j); err != nil {
-			return Job{}, err
-		}
-		var err error
-		if prev, mark, err = e.markBackfill(ctx, j.ID); err != nil {
-			return Job{}, err
-		}
+	prev, mark, err := e.markMappedUpsert(ctx, j)
+	if err != nil {
+		return Job{}, err
 	}
 	check := func(cat *Catalog) error {
 		var err error
@@ -93,7 +79,7 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		reschedule = enqueue || !existed || old.Output != valid.Output
 		return err
 	}
-	err := e.changeCatalog(ctx, check, func(cat *Catalog, version int64) (*Catalog, int64, error) {
+	err = e.changeCatalog(ctx, check, func(cat *Catalog, version int64) (*Catalog, int64, error) {
 		now := e.clock.Now()
 		valid.CreatedAt, valid.UpdatedAt = now, now
 		var frontier *Candidate
@@ -124,35 +110,8 @@ func (e *engine) UpsertJob(ctx context.Context, j Job) (Job, error) {
 		}
 		return stored, err
 	}
-	legacy := j.Mapped() && len(prev.Value) == 0 // stored before backfills were recorded
-	if stored.Mapped() && !enqueue {
-		// A backfill that did not finish (its transaction failed, or the
-		// server stopped) is run again by the next upsert of the job,
-		// `chunklock apply`: it only adds the candidates still missing.
-		// One stored before backfills were recorded is run again when the
-		// job has nothing queued.
-		if backfillOwed(prev, stored) {
-			enqueue = true
-		} else if n, err := e.queueLength(ctx, stored.ID); legacy && err == nil && n == 0 {
-			enqueue = true
-		}
-	}
-	if enqueue && stored.Mapped() {
-		if err := e.backfillMapped(ctx, after, stored); err != nil {
-			e.resumeSkip.Store(false) // the server's next resume runs it
-			return stored, fmt.Errorf("job %s is stored, but queueing what it can claim already failed; the server goes on with it in the background (so does the next apply of the job): %w", stored.ID, err)
-		}
-	}
-	switch {
-	case stored.Mapped() && (enqueue || !legacy):
-		if err := e.finishBackfill(ctx, stored, mark); err != nil {
-			return stored, err
-		}
-	case legacy:
-		// No backfill ran, and none is known to have finished.
-		if err := e.restoreBackfill(ctx, j.ID, prev, mark); err != nil {
-			return stored, err
-		}
+	if err := e.backfillUpserted(ctx, j, stored, after, enqueue, prev, mark); err != nil {
+		return stored, err
 	}
 	if !reschedule && scheduleDef(after, stored) != nil {
 		// A scheduled job without any candidate (stored by a version that

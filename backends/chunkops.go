@@ -20,13 +20,16 @@ func (e *engine) Publish(ctx context.Context, dataset, dataid string) (StatusRow
 		if err := checkPublishable(cat.Catalog, dataset, dataid); err != nil {
 			return err
 		}
-		return e.update(ctx, cat, func(tx Tx) error {
-			if err := lockReady(ctx, tx, cat.Catalog, dataset, dataid); err != nil {
+		return withReplans(func([]Read) error {
+			return e.update(ctx, cat, func(tx Tx) error {
+				ctx := withWindowRuns(ctx)
+				if err := lockReady(ctx, tx, cat.Catalog, dataset, dataid); err != nil {
+					return err
+				}
+				var err error
+				row, err = publishChunk(ctx, tx, cat.Catalog, dataset, dataid, e.clock.Now())
 				return err
-			}
-			var err error
-			row, err = publishChunk(ctx, tx, cat.Catalog, dataset, dataid, e.clock.Now())
-			return err
+			})
 		})
 	})
 	return row, err

@@ -136,6 +136,9 @@ func (e *engine) takeLive(_ string, queue []*liveOp) (batch, rest []*liveOp) {
 	for _, op := range queue {
 		chunk := [2]string{op.key.Dataset, op.key.DataID}
 		keys := opKeys(e.jobInputs(op.key.Job)) + e.jobSlotKeys(op.key.Job)
+		if op.mayMakeReady() {
+			keys += e.readyKeysOf(op.key.Dataset)
+		}
 		if len(batch) == e.maxBatch || chunks[chunk] || !e.batchFits(used, keys) {
 			rest = append(rest, op)
 			continue
@@ -167,8 +170,10 @@ func (e *engine) runLive(ctx context.Context, ops []*liveOp) error {
 		slices.SortFunc(active, func(a, b *liveOp) int {
 			return cmp.Or(cmp.Compare(a.key.DataID, b.key.DataID), cmp.Compare(a.key.Dataset, b.key.Dataset))
 		})
-		return e.update(ctx, cat, func(tx Tx) error {
-			return e.serveLive(ctx, tx, cat.Catalog, active, jobs)
+		return withReplans(func([]Read) error {
+			return e.update(ctx, cat, func(tx Tx) error {
+				return e.serveLive(withWindowRuns(ctx), tx, cat.Catalog, active, jobs)
+			})
 		})
 	})
 }
@@ -232,8 +237,8 @@ func (e *engine) serveLive(ctx context.Context, tx Tx, cat *Catalog, ops []*live
 
 // lockLive locks the output chunks of ops, in ascending (dataid, dataset)
 // order, one call per op; when a job reads one of their datasets through
-// a window (SPEC §9), with the other chunks of the windows of each op that
-// may make its chunk READY shared (windowLocks), all in one ordered pass.
+// a window (SPEC §9), with the chunks next to each op's that may make it
+// READY shared (windowLocks), all in one ordered pass.
 func lockLive(ctx context.Context, tx Tx, cat *Catalog, ops []*liveOp) error {
 	windows := slices.ContainsFunc(ops, func(op *liveOp) bool { return op.mayMakeReady() && windowConsumers(cat, op.key.Dataset) })
 	if !windows {
@@ -246,11 +251,13 @@ func lockLive(ctx context.Context, tx Tx, cat *Catalog, ops []*liveOp) error {
 	}
 	plan := lockPlan{}
 	for _, op := range ops {
-		if !op.mayMakeReady() {
-			plan.add(op.key.DataID, op.key.Dataset, true)
+		plan.add(op.key.DataID, op.key.Dataset, true)
+	}
+	for _, op := range ops {
+		if !op.mayMakeReady() || !windowConsumers(cat, op.key.Dataset) {
 			continue
 		}
-		if _, err := windowLocks(cat, plan, op.key.Dataset, op.key.DataID); err != nil {
+		if err := windowLocks(ctx, tx, cat, plan, op.key.Dataset, op.key.DataID); err != nil {
 			return err
 		}
 	}

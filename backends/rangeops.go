@@ -270,6 +270,7 @@ func (e *engine) rangeBatch(ctx context.Context, op rangeOp, ids []string, res *
 		}
 		return withReplans(func(hint []Read) error {
 			return e.update(ctx, cat, func(tx Tx) error {
+				ctx := withWindowRuns(ctx)
 				changed, unchanged, skipped = 0, 0, nil
 				var lock func(string) error
 				switch {

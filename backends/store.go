@@ -276,6 +276,29 @@ type LatestReadyFinder interface {
 	LatestReady(ctx context.Context, dataset, job, from, to string) (dataid string, ok bool, err error)
 }
 
+// ReadyLister is implemented by transactions that can list, as a hint (see
+// RowPeeker), the READY chunks of dataset with dataids from from to to
+// (inclusive, shortlex order), in that order, in one ordered read that
+// reads no other rows at those dataids; a chunk's status is that of its
+// OUTPUT row of job, as in LatestReadyFinder. A walk over a window's chunks
+// (mapwindows.go) reads them so; without, it reads them by key.
+type ReadyLister interface {
+	ReadyBetween(ctx context.Context, dataset, job, from, to string) ([]string, error)
+}
+
+// WideLocker is implemented by transactions of a backend whose chunk locks
+// live in a table of limited size (PostgreSQL's advisory locks). A
+// transaction about to lock more than WideLocks chunks calls LockWide
+// before its first LockChunks: such transactions then hold their locks one
+// at a time, and never fill the table together.
+type WideLocker interface {
+	LockWide(ctx context.Context) error
+}
+
+// WideLocks is how many chunk locks a transaction takes before it counts
+// as wide (WideLocker).
+const WideLocks = 1024
+
 // peekRows reads rows as a hint through tx (RowPeeker), or with GetRows.
 func peekRows(ctx context.Context, tx Tx, keys []RowKey) ([]*StatusRow, error) {
 	if p, ok := tx.(RowPeeker); ok {

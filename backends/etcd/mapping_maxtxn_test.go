@@ -90,8 +90,9 @@ func TestMappedLatestPublishFitsMaxTxnOps(t *testing.T) {
 // TestMappedClaimMustFitMaxTxnOps: on a member with the default
 // --max-txn-ops, a job whose claims would read more input chunks than one
 // transaction holds (a weekly roll-up of hours: 168) is refused when it is
-// upserted, saying what to raise; a daily roll-up of hours (up to 25,
-// DST days included) is stored, and its claims commit.
+// upserted, saying what to raise; a daily roll-up of hours (up to 24,
+// DST days included: the repeated hour is one) is stored, and its claims
+// commit.
 func TestMappedClaimMustFitMaxTxnOps(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -105,20 +106,20 @@ func TestMappedClaimMustFitMaxTxnOps(t *testing.T) {
 		_, err := call(ctx, weekly)
 		require.Error(t, err)
 		require.Equal(t, backends.CodeInvalidArgument, backends.CodeOf(err))
-		// The first week is too wide already: the count stops there.
-		require.Contains(t, err.Error(), "reads at least 168 input chunks")
+		// A week of hours, from the kinds alone.
+		require.Contains(t, err.Error(), "reads up to 168 input chunks")
 		require.Contains(t, err.Error(), "--max-txn-ops")
 	}
 	_, err := s.Job(ctx, "weekly")
 	require.Equal(t, backends.CodeNotFound, backends.CodeOf(err))
-	// A monthly roll-up reaching 9,000 hours back: refused from its first
-	// window, without listing the 9,000 hours of each of the next ones.
+	// A monthly roll-up reaching 9,000 hours back: refused from the bound
+	// of its windows (a 31-day month and 9,000 hours), without listing any.
 	definedDataset(t, ctx, s, "months", partition.Def{Kind: partition.Monthly, Start: "2025-04", Timezone: "Europe/Berlin"})
 	far := backends.Job{ID: "far", Output: "months", Inputs: []string{"hours"},
 		InputMappings: []backends.InputMapping{{Dataset: "hours", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -9000}}}}
 	_, err = s.ValidateJob(ctx, far)
 	require.Equal(t, backends.CodeInvalidArgument, backends.CodeOf(err), "%v", err)
-	require.Contains(t, err.Error(), "reads at least")
+	require.Contains(t, err.Error(), "reads up to 9744 input chunks")
 
 	_, err = s.UpsertJob(ctx, backends.Job{ID: "daily", Output: "days", Inputs: []string{"hours"}, InputMappings: window})
 	require.NoError(t, err)

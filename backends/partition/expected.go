@@ -209,26 +209,35 @@ func (d Def) Range(from, to string) (iter.Seq[string], error) {
 }
 
 func (d Def) timeRange(from, to string) (iter.Seq[string], error) {
-	t, err := compileTime(d)
+	t, lo, hi, err := d.timeBounds(from, to)
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := t.first, t.last
+	return t.seq(lo, hi), nil
+}
+
+// timeBounds compiles a time definition and returns the periods from and
+// to stand for, within it; an empty one stands for its start or end.
+func (d Def) timeBounds(from, to string) (t timeDef, lo, hi int64, err error) {
+	if t, err = compileTime(d); err != nil {
+		return t, 0, 0, err
+	}
+	lo, hi = t.first, t.last
 	if from != "" {
 		n, err := parsePeriod(d.Kind, from)
 		if err != nil {
-			return nil, invalid("from %v", err)
+			return t, 0, 0, invalid("from %v", err)
 		}
 		lo = max(lo, n)
 	}
 	if to != "" {
 		n, err := parsePeriod(d.Kind, to)
 		if err != nil {
-			return nil, invalid("to %v", err)
+			return t, 0, 0, invalid("to %v", err)
 		}
 		hi = min(hi, n)
 	}
-	return t.seq(lo, hi), nil
+	return t, lo, hi, nil
 }
 
 // seq yields the existing periods in [lo, hi] as dataids.

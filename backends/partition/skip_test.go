@@ -2,6 +2,7 @@ package partition
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,4 +65,29 @@ func TestSkipCrossesYears(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRangeDownIsRangeReversed: walking down yields what Range yields, in
+// the other order, skipped hours and the definition's ends included.
+func TestRangeDownIsRangeReversed(t *testing.T) {
+	for _, tc := range []struct {
+		def      Def
+		from, to string
+	}{
+		{Def{Kind: Hourly, Start: "2026-03-28T20", End: "2026-03-29T06", Timezone: "Europe/Berlin"}, "", ""},
+		{Def{Kind: Hourly, Start: "2026-03-28T20", End: "2026-03-29T06", Timezone: "Europe/Berlin"}, "2026-03-29T01", "2026-03-29T03"},
+		{Def{Kind: Daily, Start: "2011-12-25", Timezone: "Pacific/Apia"}, "", "2012-01-05"},
+		{Def{Kind: Daily, Start: "2011-12-25", Timezone: "Pacific/Apia"}, "2011-12-30", "2011-12-30"},
+		{Def{Kind: Monthly, Start: "2025-11"}, "2025-01", "2026-03"},
+	} {
+		up, err := tc.def.Range(tc.from, tc.to)
+		require.NoError(t, err)
+		down, err := tc.def.RangeDown(tc.from, tc.to)
+		require.NoError(t, err)
+		want := slices.Collect(up)
+		slices.Reverse(want)
+		require.Equal(t, want, slices.Collect(down), "%v [%s, %s]", tc.def, tc.from, tc.to)
+	}
+	_, err := Def{Kind: Static, Values: []string{"a"}}.RangeDown("", "")
+	require.Error(t, err)
 }

@@ -99,6 +99,7 @@ type Backend struct {
 	schema  string
 	salt    int64         // seeds the chunk and resource lock hashes of this schema
 	writers int64         // key of the event-writer lock (see eventWriters)
+	wide    int64         // key of the lock of transactions locking many chunks (LockWide)
 	notify  chan struct{} // kicks the notifier: this server committed events
 
 	ctx    context.Context // cancelled by Close: stops background goroutines
@@ -177,6 +178,7 @@ func openBackend(ctx context.Context, cfg Config) (*Backend, error) {
 		schema:  cfg.Schema,
 		salt:    lockKey("chunks", cfg.Schema),
 		writers: lockKey("event-writers", cfg.Schema),
+		wide:    lockKey("wide-transactions", cfg.Schema),
 		notify:  make(chan struct{}, 1),
 		ctx:     bctx,
 		cancel:  cancel,

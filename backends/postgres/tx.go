@@ -394,27 +394,6 @@ func (t *txn) ListReads(ctx context.Context, dataset, dataid, job string) ([]bac
 	return out, nil
 }
 
-// LatestReady finds the newest READY chunk of dataset between from and
-// to in one backward index scan (backends.LatestReadyFinder), after the
-// buffered writes.
-func (t *txn) LatestReady(ctx context.Context, dataset, job, from, to string) (string, bool, error) {
-	if err := t.flush(ctx); err != nil {
-		return "", false, err
-	}
-	bottom := ""
-	if from != "" {
-		bottom = backends.SortKey(from)
-	}
-	ids, err := t.q.LatestReady(ctx, sqldb.LatestReadyParams{Dataset: dataset, Top: backends.SortKey(to), Bottom: bottom, Job: job})
-	if err != nil {
-		return "", false, mapErr(err, "finding the newest READY chunk")
-	}
-	if len(ids) == 0 {
-		return "", false, nil
-	}
-	return ids[0], true, nil
-}
-
 // NextFence takes the next value of one global sequence. The caller holds
 // the chunk's exclusive lock, so fences strictly increase per chunk. A
 // value drawn ahead with the lock (see LockChunks) is used once.

@@ -102,3 +102,19 @@ WHERE dataset = @dataset AND sortkey <= @top AND sortkey >= @bottom
   AND role = 'OUTPUT' AND job = @job AND status = 'READY'
 ORDER BY sortkey DESC, role DESC
 LIMIT 1;
+
+-- name: ReadyBetween :many
+-- The dataids of the READY OUTPUT rows of job on a dataset with a sort key
+-- between @bottom and @top, in sort key order: a walk of status_rows_job
+-- (one job's rows of one dataset, by sort key), which reads no other job's
+-- INPUT rows at those dataids.
+SELECT dataid
+FROM status_rows
+WHERE job = @job AND dataset = @dataset AND sortkey >= @bottom AND sortkey <= @top
+  AND role = 'OUTPUT' AND status = 'READY'
+ORDER BY sortkey;
+
+-- name: LockWide :exec
+-- Taken first by a transaction about to lock many chunks: one such
+-- transaction at a time holds its locks in the server's lock table.
+SELECT pg_advisory_xact_lock(@key::bigint);

@@ -362,6 +362,17 @@ func (q *Queries) LockChunks(ctx context.Context, arg LockChunksParams) error {
 	return err
 }
 
+const LockWide = `-- name: LockWide :exec
+SELECT pg_advisory_xact_lock($1::bigint)
+`
+
+// Taken first by a transaction about to lock many chunks: one such
+// transaction at a time holds its locks in the server's lock table.
+func (q *Queries) LockWide(ctx context.Context, key int64) error {
+	_, err := q.db.Exec(ctx, LockWide, key)
+	return err
+}
+
 const NextCandidate = `-- name: NextCandidate :one
 SELECT id, dataid, resubmit, not_before, frontier
 FROM candidates
@@ -460,4 +471,48 @@ func (q *Queries) NextFence(ctx context.Context) (int64, error) {
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const ReadyBetween = `-- name: ReadyBetween :many
+SELECT dataid
+FROM status_rows
+WHERE job = $1 AND dataset = $2 AND sortkey >= $3 AND sortkey <= $4
+  AND role = 'OUTPUT' AND status = 'READY'
+ORDER BY sortkey
+`
+
+type ReadyBetweenParams struct {
+	Job     string
+	Dataset string
+	Bottom  string
+	Top     string
+}
+
+// The dataids of the READY OUTPUT rows of job on a dataset with a sort key
+// between @bottom and @top, in sort key order: a walk of status_rows_job
+// (one job's rows of one dataset, by sort key), which reads no other job's
+// INPUT rows at those dataids.
+func (q *Queries) ReadyBetween(ctx context.Context, arg ReadyBetweenParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, ReadyBetween,
+		arg.Job,
+		arg.Dataset,
+		arg.Bottom,
+		arg.Top,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var dataid string
+		if err := rows.Scan(&dataid); err != nil {
+			return nil, err
+		}
+		items = append(items, dataid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

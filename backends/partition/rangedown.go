@@ -1,0 +1,28 @@
+package partition
+
+import "iter"
+
+// RangeDown yields the expected dataids in [from, to] from to down to from;
+// an empty from or to stands for the definition's own start or end, as in
+// Range. It walks the time kinds only: other kinds answer an error.
+func (d Def) RangeDown(from, to string) (iter.Seq[string], error) {
+	if !d.Kind.IsTime() {
+		return nil, invalid("only the time kinds are walked down, not %s", kindOf(d))
+	}
+	t, lo, hi, err := d.timeBounds(from, to)
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(string) bool) {
+		n := hi
+		if !t.cal.exists(n) {
+			n = t.cal.prev(n)
+		}
+		for ; n >= lo; n = t.cal.prev(n) {
+			id, ok := formatPeriod(t.cal.kind, n)
+			if !ok || !yield(id) {
+				return
+			}
+		}
+	}, nil
+}
