@@ -39,6 +39,17 @@ type KeyBudget interface {
 	MaxBatchKeys() int
 }
 
+// ByteBudget is implemented by KeyBudget backends whose transactions are
+// bounded in bytes too (etcd: --max-request-bytes): a job whose claims
+// would send more is refused when it is stored (mapfit.go).
+type ByteBudget interface {
+	// MaxTxnBytes is the most one transaction may send to commit.
+	MaxTxnBytes() int
+	// CommitBytes is what guarding the rows keyed guards, writing rows and
+	// cands, and recording events add to a commit.
+	CommitBytes(guards []RowKey, rows []StatusRow, cands []Candidate, events []Event) int
+}
+
 // batchTimeout bounds one batch's transaction (its callers may give up
 // sooner; the batch goes on for the others).
 const batchTimeout = time.Minute

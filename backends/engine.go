@@ -19,6 +19,7 @@ type engine struct {
 	catMu    sync.Mutex                       // serialises catalog changes (changeCatalog)
 	maxBatch int                              // Batcher; 1: no batches
 	maxKeys  int                              // KeyBudget; 0: no bound
+	bytes    ByteBudget                       // nil: no bound
 	maxRange int                              // RangeBatcher; chunks of a range per transaction
 	live     batcher[*liveOp]                 // see live.go
 	next     batcher[*nextOp]                 // see next.go, by job
@@ -42,6 +43,9 @@ func New(b Backend, clock Clock) Store {
 	}
 	if kb, ok := b.(KeyBudget); ok {
 		e.maxKeys = kb.MaxBatchKeys()
+	}
+	if bb, ok := b.(ByteBudget); ok {
+		e.bytes = bb
 	}
 	e.maxRange = e.maxBatch
 	if rb, ok := b.(RangeBatcher); ok && e.maxBatch > 1 {

@@ -136,7 +136,7 @@ func (e *engine) takeLive(_ string, queue []*liveOp) (batch, rest []*liveOp) {
 	for _, op := range queue {
 		chunk := [2]string{op.key.Dataset, op.key.DataID}
 		keys := opKeys(e.jobInputs(op.key.Job)) + e.jobSlotKeys(op.key.Job)
-		if op.mayMakeReady() {
+		if e.maxKeys > 0 && op.mayMakeReady() {
 			keys += e.readyKeysOf(op.key.Dataset)
 		}
 		if len(batch) == e.maxBatch || chunks[chunk] || !e.batchFits(used, keys) {

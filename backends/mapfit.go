@@ -67,7 +67,7 @@ func (e *engine) claimFits(cat *Catalog, job Job) error {
 				job.ID, in, need, e.maxKeys)
 		}
 	}
-	return nil
+	return e.bytesFit(cat, job)
 }
 
 // readyKeysOf is readyKeys of dataset in the cached catalog (0 when there

@@ -12,6 +12,11 @@ import (
 // DefaultPrefix is the key prefix of a Config that sets none.
 const DefaultPrefix = "/chunklock/"
 
+// DefaultMaxRequestBytes is etcd's default --max-request-bytes.
+const DefaultMaxRequestBytes = 3 << 19 // 1.5 MiB
+
+const minRequestBytes = 64 << 10
+
 // Config tells Open how to reach etcd.
 type Config struct {
 	// Endpoints are the cluster's client URLs or host:port pairs.
@@ -36,6 +41,10 @@ type Config struct {
 	// MaxTxnOps is the cluster's --max-txn-ops (default 128): PutJob's
 	// candidate backfill and the event mover keep their transactions under it.
 	MaxTxnOps int
+	// MaxRequestBytes is the cluster's --max-request-bytes (default 1.5 MiB,
+	// etcd's): a job with mappings whose claims would send more in one
+	// transaction is refused when it is stored.
+	MaxRequestBytes int
 	// Clock tells the time to the engine (default backends.SystemClock).
 	Clock backends.Clock
 }
@@ -43,13 +52,14 @@ type Config struct {
 // DefaultConfig returns the configuration of a local etcd on its standard port.
 func DefaultConfig() Config {
 	return Config{
-		Endpoints:      []string{"127.0.0.1:2379"},
-		Prefix:         DefaultPrefix,
-		DialTimeout:    5 * time.Second,
-		RequestTimeout: 10 * time.Second,
-		ResolveTimeout: 30 * time.Second,
-		MaxTxnOps:      128,
-		Clock:          backends.SystemClock{},
+		Endpoints:       []string{"127.0.0.1:2379"},
+		Prefix:          DefaultPrefix,
+		DialTimeout:     5 * time.Second,
+		RequestTimeout:  10 * time.Second,
+		ResolveTimeout:  30 * time.Second,
+		MaxTxnOps:       128,
+		MaxRequestBytes: DefaultMaxRequestBytes,
+		Clock:           backends.SystemClock{},
 	}
 }
 
@@ -73,6 +83,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxTxnOps == 0 {
 		c.MaxTxnOps = d.MaxTxnOps
+	}
+	if c.MaxRequestBytes == 0 {
+		c.MaxRequestBytes = d.MaxRequestBytes
 	}
 	if c.Clock == nil {
 		c.Clock = d.Clock
@@ -103,6 +116,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxTxnOps < 16 {
 		errs = append(errs, errors.New("etcd: MaxTxnOps must be at least 16 (etcd's default is 128)"))
+	}
+	if c.MaxRequestBytes < minRequestBytes {
+		errs = append(errs, errors.New("etcd: MaxRequestBytes must be at least 64 KiB (etcd's default is 1.5 MiB)"))
 	}
 	return errors.Join(errs...)
 }

@@ -98,6 +98,8 @@ func openBackend(ctx context.Context, cfg Config) (*Backend, error) {
 		// Detect a dead member quickly so requests move to another one.
 		DialKeepAliveTime:    5 * time.Second,
 		DialKeepAliveTimeout: 3 * time.Second,
+		// Send what the cluster takes (the client's own default is 2 MiB).
+		MaxCallSendMsgSize: sendLimit(cfg),
 	})
 	if err != nil {
 		return nil, unavailable(err, "cannot connect to etcd at %s", strings.Join(cfg.Endpoints, ","))

@@ -23,6 +23,7 @@
 //	                                       insecure_skip_verify=true   do not verify servers (tests only)
 //	                                       dial_timeout=5s, request_timeout=10s
 //	                                       max_txn_ops=128   the cluster's --max-txn-ops
+//	                                       max_request_bytes=1572864   the cluster's --max-request-bytes
 //
 // User names and passwords in URLs are percent-decoded. A host name of the
 // URL that does not exist is a configuration error (INVALID_ARGUMENT),
@@ -387,8 +388,14 @@ func etcdOptions(cfg *etcd.Config, q url.Values, useTLS bool) (bool, error) {
 				return false, errors.New("max_txn_ops must be a number")
 			}
 			cfg.MaxTxnOps = n
+		case "max_request_bytes":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return false, errors.New("max_request_bytes must be a number of bytes")
+			}
+			cfg.MaxRequestBytes = n
 		default:
-			return false, fmt.Errorf("unknown option %q (known: cacert, cert, key, insecure_skip_verify, dial_timeout, request_timeout, max_txn_ops)", key)
+			return false, fmt.Errorf("unknown option %q (known: cacert, cert, key, insecure_skip_verify, dial_timeout, request_timeout, max_txn_ops, max_request_bytes)", key)
 		}
 	}
 	if c, k := q.Get("cert"), q.Get("key"); c != "" || k != "" {

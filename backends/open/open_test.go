@@ -26,7 +26,7 @@ func TestParseEtcdURL(t *testing.T) {
 	require.Nil(t, cfg.TLS)
 	require.Empty(t, cfg.Username)
 
-	cfg, err = ParseEtcdURL("etcd://ops%40x:p%3Ass%2Fw@h1:2379/team/a/?dial_timeout=2s&request_timeout=3s&max_txn_ops=1024")
+	cfg, err = ParseEtcdURL("etcd://ops%40x:p%3Ass%2Fw@h1:2379/team/a/?dial_timeout=2s&request_timeout=3s&max_txn_ops=1024&max_request_bytes=4194304")
 	require.NoError(t, err)
 	require.Equal(t, "ops@x", cfg.Username)
 	require.Equal(t, "p:ss/w", cfg.Password)
@@ -34,6 +34,7 @@ func TestParseEtcdURL(t *testing.T) {
 	require.Equal(t, 2*time.Second, cfg.DialTimeout)
 	require.Equal(t, 3*time.Second, cfg.RequestTimeout)
 	require.Equal(t, 1024, cfg.MaxTxnOps)
+	require.Equal(t, 4<<20, cfg.MaxRequestBytes)
 
 	cfg, err = ParseEtcdURL("etcds://[::1]:2379/")
 	require.NoError(t, err)
