@@ -93,7 +93,8 @@ func FuzzInteger(f *testing.F) {
 // FuzzMapping runs the reverse-consistency property of the mappings on
 // fuzzed dataids: for the output due at a fuzzed instant, each input it
 // reads lists it among its outputs; for the input due then, each output
-// that lists it reads it.
+// that lists it reads it. Neither list is longer than the mapping's bound
+// over the whole definition (MaxInputs, MaxOutputs).
 func FuzzMapping(f *testing.F) {
 	f.Add(uint8(0), int64(0))
 	f.Add(uint8(5), int64(214_000_000))
@@ -105,6 +106,9 @@ func FuzzMapping(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if tc.m.Kind != Latest && int64(len(ins)) > tc.m.MaxInputs(tc.out, tc.in) {
+				t.Fatalf("%s: %s reads %d inputs, more than MaxInputs %d", tc.name, outID, len(ins), tc.m.MaxInputs(tc.out, tc.in))
+			}
 			for _, in := range ins {
 				if outs, err := tc.m.Outputs(tc.out, tc.in, in); err != nil || !slices.Contains(outs, outID) {
 					t.Fatalf("%s: %s reads %s, whose outputs are %v (%v)", tc.name, outID, in, outs, err)
@@ -115,6 +119,9 @@ func FuzzMapping(f *testing.F) {
 			outs, err := tc.m.Outputs(tc.out, tc.in, inID)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.m.Kind == TimeWindow && int64(len(outs)) > tc.m.MaxOutputs(tc.out, tc.in) {
+				t.Fatalf("%s: %s is read by %d outputs, more than MaxOutputs %d", tc.name, inID, len(outs), tc.m.MaxOutputs(tc.out, tc.in))
 			}
 			for _, out := range outs {
 				if ins, err := tc.m.Inputs(tc.out, tc.in, out); err != nil || !slices.Contains(ins, inID) {
