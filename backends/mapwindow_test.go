@@ -9,6 +9,7 @@ import (
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/backendtest"
 	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/stretchr/testify/require"
 )
 
@@ -76,4 +77,37 @@ func TestWideLookbackReadsLinearly(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, c, "the completion of up completed the window of look2-out/%s", next)
 	require.Equal(t, next, c.DataID)
+}
+
+// TestStoredWideJobBlocksNoPublish: a job stored before mappings this wide
+// were refused (a window of 10,001 hours) neither stops its input's
+// publishes nor fails the backfill a server resumes: each lists at most
+// the outputs it queues.
+func TestStoredWideJobBlocksNoPublish(t *testing.T) {
+	ctx := context.Background()
+	be := memory.New()
+	s := backends.New(be, backends.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	hourly := partition.Def{Kind: partition.Hourly, Start: "2025-01-01T00"}
+	for _, id := range []string{"src", "out"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: id, Location: "/" + id + "/{dataid}", Partitions: &hourly})
+		require.NoError(t, err)
+	}
+	wide := backends.Job{ID: "wide", Inputs: []string{"src"}, Output: "out", MaxAttempts: 3, LeaseSeconds: 60,
+		InputMappings: []backends.InputMapping{{Dataset: "src", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -partition.MaxOffset}}}}
+	_, err := s.ValidateJob(ctx, wide)
+	require.Error(t, err, "refused today")
+	_, _, version, err := be.VersionedCatalog(ctx)
+	require.NoError(t, err)
+	_, _, err = be.PutJob(ctx, wide, false, nil, version) // as an older version stored it
+	require.NoError(t, err)
+	_, _, err = be.SwapRecord(ctx, "backfill/wide", []byte("pending"), 0)
+	require.NoError(t, err)
+
+	for _, h := range []string{"2025-01-01T00", "2025-01-01T01"} {
+		_, err := s.Publish(ctx, "src", h)
+		require.NoError(t, err, "publish src/%s", h)
+	}
+	n, err := s.ResumeBackfills(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
 }
