@@ -12,19 +12,23 @@ import (
 var boundStart = map[Kind]string{Hourly: "2009-01-01T00", Daily: "2009-01-01", Weekly: "2009-W01", Monthly: "2009-01"}
 
 // boundSpans are the dataids of each kind whose spans the bound tests
-// measure: DST changes of the northern and southern hemispheres, Apia's
-// skipped day and DST, and, for the longer kinds, whole years.
+// measure: around the DST changes of the northern and southern
+// hemispheres (Lord Howe's half hour included) and Apia's skipped day and
+// DST; the longer kinds over the months between.
 func boundSpans(k Kind) [][2]string {
 	switch k {
 	case Hourly:
-		return [][2]string{{"2011-09-20T00", "2011-10-05T00"}, {"2011-12-27T00", "2012-01-03T00"},
-			{"2012-03-20T00", "2012-04-10T00"}, {"2024-03-05T00", "2024-04-10T00"}, {"2024-10-20T00", "2024-11-08T00"}}
+		return [][2]string{{"2011-09-22T00", "2011-09-26T00"}, {"2011-12-28T00", "2012-01-01T00"},
+			{"2012-03-30T00", "2012-04-03T00"}, {"2024-03-08T00", "2024-03-12T00"}, {"2024-03-29T00", "2024-04-01T00"},
+			{"2024-04-05T00", "2024-04-08T00"}, {"2024-10-04T00", "2024-10-07T00"}, {"2024-10-25T00", "2024-10-28T00"},
+			{"2024-11-01T00", "2024-11-04T00"}}
 	case Daily:
-		return [][2]string{{"2011-01-01", "2012-12-31"}, {"2024-01-01", "2024-12-31"}}
+		return [][2]string{{"2011-09-15", "2011-10-05"}, {"2011-12-20", "2012-01-10"}, {"2012-03-25", "2012-04-10"},
+			{"2024-03-05", "2024-04-10"}, {"2024-10-01", "2024-11-08"}}
 	case Weekly:
-		return [][2]string{{"2011-W01", "2012-W52"}, {"2024-W01", "2024-W52"}}
+		return [][2]string{{"2011-W37", "2012-W15"}, {"2024-W09", "2024-W15"}, {"2024-W39", "2024-W45"}}
 	}
-	return [][2]string{{"2011-01", "2012-12"}, {"2024-01", "2024-12"}}
+	return [][2]string{{"2011-08", "2012-05"}, {"2024-02", "2024-04"}, {"2024-09", "2024-11"}}
 }
 
 // measuredMax is the most dataids f lists for a dataid of d among those of
