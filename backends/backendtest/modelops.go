@@ -127,25 +127,7 @@ func (h *harness) randomOp() op {
 			o.dataset = h.m.job(o.job).output
 		}
 	case "resubmitRange", "holdRange", "publishRange":
-		o.cascade = r.IntN(2) == 0
-		switch r.IntN(3) {
-		case 0:
-			o.dataset = h.m.job(o.job).output
-		case 1:
-			o.dataset = pick(r, modelSources)
-		}
-		if o.dataset == "s" {
-			// The schedule's hourly windows are covered in ranges.go.
-			o.dataset = pick(r, modelSources)
-		}
-		ids := modelDataIDs
-		if t, ok := modelTimeIDs[o.dataset]; ok {
-			ids = t
-		}
-		o.from, o.to = pick(r, ids), pick(r, ids)
-		if backends.CompareDataID(o.from, o.to) > 0 && r.IntN(6) != 0 {
-			o.from, o.to = o.to, o.from // mostly well-formed
-		}
+		h.drawRange(r, &o)
 	case "pause":
 		o.paused = !h.m.job(o.job).paused
 	case "limit":
@@ -164,6 +146,31 @@ func (h *harness) randomOp() op {
 	}
 	o.dataid = timeDataID(r, o, h.m.job(o.job).output)
 	return o
+}
+
+// drawRange draws the dataset of a range operation (the job's output, a
+// source, or the one drawn already) and its bounds among the dataset's own
+// dataids, mostly well-formed.
+func (h *harness) drawRange(r *rand.Rand, o *op) {
+	o.cascade = r.IntN(2) == 0
+	switch r.IntN(3) {
+	case 0:
+		o.dataset = h.m.job(o.job).output
+	case 1:
+		o.dataset = pick(r, modelSources)
+	}
+	if o.dataset == "s" {
+		// The schedule's hourly windows are covered in ranges.go.
+		o.dataset = pick(r, modelSources)
+	}
+	ids := modelDataIDs
+	if t, ok := modelTimeIDs[o.dataset]; ok {
+		ids = t
+	}
+	o.from, o.to = pick(r, ids), pick(r, ids)
+	if backends.CompareDataID(o.from, o.to) > 0 && r.IntN(6) != 0 {
+		o.from, o.to = o.to, o.from // mostly well-formed
+	}
 }
 
 // timeDataID keeps operations on a dataset with a time definition at its
