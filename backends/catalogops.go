@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 

@@ -143,23 +143,21 @@ func offsetRange(zone string) int64 {
 	if v, ok := offsetRanges.Load(zone); ok {
 		return v.(int64)
 	}
-	loc, err := loadLocation(zone)
+	z, err := loadZone(zone)
 	if err != nil {
 		return 2 * reachMargin // unknown: as wide as any
 	}
 	end := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 	x := time.Date(minYear, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	_, first := time.Unix(x, 0).In(loc).Zone()
+	first, _ := z.offsetAt(x)
 	lo, hi := first, first
 	for x < end {
-		at := time.Unix(x, 0).In(loc)
-		_, off := at.Zone()
+		off, next := z.offsetAt(x)
 		lo, hi = min(lo, off), max(hi, off)
-		_, next := at.ZoneBounds()
-		if next.IsZero() || next.Unix() <= x {
+		if next <= x {
 			break
 		}
-		x = next.Unix()
+		x = next
 	}
 	r := int64(hi - lo)
 	offsetRanges.Store(zone, r)

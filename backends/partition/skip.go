@@ -22,7 +22,7 @@ func (c calendar) skip(n int64, k int) int64 {
 	if k == 0 {
 		return n
 	}
-	if c.kind == Weekly || c.kind == Monthly || c.loc == time.UTC {
+	if c.kind == Weekly || c.kind == Monthly || c.zone.loc == time.UTC {
 		return n + int64(k)
 	}
 	dir, rem := int64(1), int64(k)
@@ -71,13 +71,12 @@ func (c calendar) missing(lo, hi int64) int64 {
 // before and after, and the instant.
 func (c calendar) forwardJumps(from, to int64, fn func(before, after int, at int64)) {
 	for x := from; x < to; {
-		_, before := time.Unix(x, 0).In(c.loc).Zone()
-		_, end := time.Unix(x, 0).In(c.loc).ZoneBounds()
-		if end.IsZero() || end.Unix() >= to || end.Unix() <= x {
+		before, end := c.zone.offsetAt(x)
+		if end >= to || end <= x {
 			return
 		}
-		x = end.Unix()
-		if _, after := end.In(c.loc).Zone(); after > before {
+		x = end
+		if after, _ := c.zone.offsetAt(x); after > before {
 			fn(before, after, x)
 		}
 	}

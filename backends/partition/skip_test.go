@@ -32,10 +32,10 @@ func TestSkipIsStep(t *testing.T) {
 		time.Date(2300, 6, 1, 0, 0, 0, 0, time.UTC), // rules past the zone's table
 	}
 	for _, zone := range skipZones {
-		loc, err := loadLocation(zone)
+		z, err := loadZone(zone)
 		require.NoError(t, err)
 		for _, kind := range []Kind{Hourly, Daily, Weekly, Monthly} {
-			c := calendar{kind, loc}
+			c := calendar{kind, z}
 			for _, at := range starts {
 				base := c.containing(at.Unix())
 				for range 12 {
@@ -55,10 +55,10 @@ func TestSkipIsStep(t *testing.T) {
 // changes of every year between lands where step does.
 func TestSkipCrossesYears(t *testing.T) {
 	for _, zone := range []string{"America/New_York", "Pacific/Apia", "Australia/Lord_Howe"} {
-		loc, err := loadLocation(zone)
+		z, err := loadZone(zone)
 		require.NoError(t, err)
 		for _, kind := range []Kind{Hourly, Daily} {
-			c := calendar{kind, loc}
+			c := calendar{kind, z}
 			n := c.containing(time.Date(2005, 1, 1, 0, 0, 0, 0, time.UTC).Unix())
 			for _, k := range []int{10000, -10000, 8760, -8761} {
 				require.Equal(t, c.step(n, k), c.skip(n, k), "%s %s: step(%d, %d)", zone, kind, n, k)
