@@ -19,37 +19,6 @@ import (
 // goroutine. On a backend that does not batch (batch size 1), each call is
 // served alone, in its caller's goroutine, by the same code.
 
-// Batcher is implemented by backends whose transactions may serve several
-// operations at once. Such a transaction calls LockChunks once per dataid,
-// in ascending dataid order, before it reads any of those chunks; a backend
-// that locks must accept that (locks taken in (dataid, dataset) order, by
-// every transaction, cannot deadlock).
-type Batcher interface {
-	// MaxBatch is the most operations one transaction may serve; below 2,
-	// operations are never combined.
-	MaxBatch() int
-}
-
-// KeyBudget is implemented by Batcher backends whose transactions hold a
-// bounded number of keys (etcd: --max-txn-ops). A batch then serves only
-// as many operations as fit: an operation of a job with k inputs counts
-// opKeys(k) keys. An operation that does not fit alone is served alone.
-type KeyBudget interface {
-	// MaxBatchKeys is the most keys one batched transaction may hold.
-	MaxBatchKeys() int
-}
-
-// ByteBudget is implemented by KeyBudget backends whose transactions are
-// bounded in bytes too (etcd: --max-request-bytes): a job whose claims
-// would send more is refused when it is stored (mapfit.go).
-type ByteBudget interface {
-	// MaxTxnBytes is the most one transaction may send to commit.
-	MaxTxnBytes() int
-	// CommitBytes is what guarding the rows keyed guards, writing rows and
-	// cands, and recording events add to a commit.
-	CommitBytes(guards []RowKey, rows []StatusRow, cands []Candidate, events []Event) int
-}
-
 // batchTimeout bounds one batch's transaction (its callers may give up
 // sooner; the batch goes on for the others).
 const batchTimeout = time.Minute

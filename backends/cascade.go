@@ -134,7 +134,7 @@ func (w *cascadeWalk) run(ctx context.Context, tx Tx, root Read) error {
 				continue
 			case CascadeBlocked:
 				w.reached = append(w.reached, next)
-				if statusOf(r.in) == StatusRunning {
+				if StatusOf(r.in) == StatusRunning {
 					w.blockers = append(w.blockers, Blocker{Dataset: c.Dataset, DataID: c.DataID, Job: r.job.ID, Kind: BlockerLocalRead, Status: StatusRunning})
 				} else {
 					w.blockers = append(w.blockers, Blocker{Dataset: r.job.Output, DataID: r.outID, Job: r.job.ID, Kind: BlockerOutputLocked, Status: StatusRunning})

@@ -286,3 +286,17 @@ func validJobLimits(j *Job) error {
 	}
 	return nil
 }
+
+// ValidatePool checks a pool definition.
+func ValidatePool(p Pool) error {
+	if err := ValidateID("pool", p.ID); err != nil {
+		return err
+	}
+	if p.Slots < 1 {
+		return InvalidArgument("pool %q: slots must be at least 1, got %d", p.ID, p.Slots)
+	}
+	if err := ValidText("description", p.Description, MaxDescriptionBytes); err != nil {
+		return InvalidArgument("pool %q: %s", p.ID, err.Error())
+	}
+	return nil
+}

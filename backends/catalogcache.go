@@ -19,21 +19,6 @@ import (
 // as when the catalog was read at the start of each operation: a job
 // paused on any server claims nothing from the next findNext on.
 
-// CatalogVersioner is part of every Backend: the catalog is numbered, and
-// every change to datasets or jobs commits a new version, in the same
-// transaction as the change.
-type CatalogVersioner interface {
-	// VersionedCatalog returns every dataset and job, sorted by id, and the
-	// version they make up, read atomically.
-	VersionedCatalog(ctx context.Context) ([]Dataset, []Job, int64, error)
-}
-
-// CatalogVersionTx is implemented by the Tx of every Backend.
-type CatalogVersionTx interface {
-	// CatalogVersion returns the catalog version this transaction sees.
-	CatalogVersion(ctx context.Context) (int64, error)
-}
-
 // versionedCatalog is a catalog and its version.
 type versionedCatalog struct {
 	cat     *Catalog
@@ -48,13 +33,6 @@ type opCatalog struct {
 	fresh     bool // read from the backend for this operation
 	validated bool // a transaction of this operation found it current
 }
-
-// ErrCatalogChanged rolls back a transaction that found the catalog
-// changed; withCatalog then runs the operation again. A backend's
-// PutDataset and PutJob return it when the catalog version is no longer
-// the one the change was validated against; changeCatalog then validates
-// the change again against the new catalog.
-var ErrCatalogChanged = errors.New("backends: the catalog changed during the operation")
 
 // maxCatalogRetries bounds how many times an operation runs again because
 // the catalog keeps changing under it; after that it goes ahead with a

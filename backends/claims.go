@@ -125,7 +125,7 @@ func (e *engine) claimState(ctx context.Context, tx Tx, cat *Catalog, st ClaimSt
 	st = withSchedule(st, cat, e.clock.Now())
 	bs := st.Blockers(mode)
 	if mode != ModeForce {
-		bs = append(bs, g.blockers(dataid, statusOf(st.Output))...)
+		bs = append(bs, g.blockers(dataid, StatusOf(st.Output))...)
 	}
 	if len(bs) > 0 {
 		return nil, Locked(bs, "job %q cannot claim dataid %q now: %s", job.ID, dataid, describeBlockers(bs))
@@ -348,9 +348,6 @@ func (e *engine) ending(how Ending, reason string) liveFn {
 func (e *engine) Complete(ctx context.Context, token string) error {
 	return e.withLiveClaim(ctx, token, EndComplete, e.ending(EndComplete, ""))
 }
-
-// MaxReasonBytes bounds a failure or hold reason; longer ones keep their tail.
-const MaxReasonBytes = 4096
 
 // validReason makes a reason storable anywhere: valid UTF-8 (a job's stderr
 // tail may hold any bytes), no NUL, at most MaxReasonBytes, cut on a

@@ -141,7 +141,7 @@ func enqueueConsumers(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid 
 		return err
 	}
 	for i, j := range plain {
-		st := statusOf(outs[i])
+		st := StatusOf(outs[i])
 		if !FreeForProducers(st) {
 			continue
 		}
@@ -154,3 +154,11 @@ func enqueueConsumers(ctx context.Context, tx Tx, cat *Catalog, dataset, dataid 
 
 func (e *engine) Ping(ctx context.Context) error { return e.b.Ping(ctx) }
 func (e *engine) Close() error                   { return e.b.Close() }
+
+// peekRows reads rows as a hint through tx (RowPeeker), or with GetRows.
+func peekRows(ctx context.Context, tx Tx, keys []RowKey) ([]*StatusRow, error) {
+	if p, ok := tx.(RowPeeker); ok {
+		return p.PeekRows(ctx, keys)
+	}
+	return tx.GetRows(ctx, keys)
+}

@@ -164,11 +164,11 @@ func (e *engine) addChunks(ctx context.Context, cat *opCatalog, g *LockGraph, da
 	}
 	chunkID := func(c Read) string { return "chunk:" + c.Dataset + "/" + c.DataID }
 	for i, c := range chunks {
-		g.Nodes = append(g.Nodes, GraphNode{ID: chunkID(c), Kind: NodeChunk, Dataset: c.Dataset, DataID: c.DataID, Status: statusOf(rows[i])})
+		g.Nodes = append(g.Nodes, GraphNode{ID: chunkID(c), Kind: NodeChunk, Dataset: c.Dataset, DataID: c.DataID, Status: StatusOf(rows[i])})
 	}
 	for i, ea := range edges {
 		r := rows[len(chunks)+i]
-		edge := GraphEdge{From: "job:" + ea.job, To: chunkID(ea.at), Kind: ea.kind, Status: statusOf(r)}
+		edge := GraphEdge{From: "job:" + ea.job, To: chunkID(ea.at), Kind: ea.kind, Status: StatusOf(r)}
 		if r != nil {
 			edge.Locks = LocksOf(*r)
 		}

@@ -22,7 +22,7 @@ func mappedOutputs(cat *Catalog, job Job, in, inID string) (partition.Span, erro
 	case partition.Identity, "":
 		return partition.Span{From: inID, To: inID}, nil
 	case partition.TimeWindow:
-		span, err := m.OutputSpan(defOf(cat, job.Output), defOf(cat, in), inID)
+		span, err := m.OutputSpan(cat.DefOf(job.Output), cat.DefOf(in), inID)
 		if err != nil {
 			return span, mappingError(job, in, inID, err)
 		}
@@ -70,7 +70,7 @@ func (e *engine) backfillMapped(ctx context.Context, cat *Catalog, job Job) erro
 	}
 	producer := cat.Producer(in)
 	f := ChunkFilter{Dataset: in, Role: RoleOutput, Status: StatusReady, First: MaxPageSize}
-	q := &backfillQueue{e: e, job: job, out: defOf(cat, job.Output), size: e.backfillBatchSize()}
+	q := &backfillQueue{e: e, job: job, out: cat.DefOf(job.Output), size: e.backfillBatchSize()}
 	for {
 		page, err := e.b.ListRows(ctx, f)
 		if err != nil {
@@ -163,7 +163,7 @@ func (q *backfillQueue) flush(ctx context.Context) error {
 			return err
 		}
 		for i, id := range outs {
-			if st := statusOf(rows[i]); FreeForProducers(st) {
+			if st := StatusOf(rows[i]); FreeForProducers(st) {
 				if err := tx.AddCandidate(ctx, Candidate{Job: q.job.ID, DataID: id, Resubmit: st == StatusResubmit}); err != nil {
 					return err
 				}

@@ -38,7 +38,7 @@ var sampleTime = time.Date(2999, 12, 31, 23, 59, 59, 999999999, time.UTC)
 // claimBytes bounds what one claim of job sends to commit on bb.
 func claimBytes(bb ByteBudget, cat *Catalog, job Job) int64 {
 	name := strings.Repeat("x", sampleNameBytes)
-	outID := longestID(defOf(cat, job.Output))
+	outID := longestID(cat.DefOf(job.Output))
 	token := NewToken(job.ID, job.Output, outID, math.MaxInt64)
 	out := StatusRow{RowKey: outputKey(job, outID), Status: StatusRunning, Attempt: math.MaxInt32, Executor: name,
 		Token: token, Fence: math.MaxInt64, LeaseExpiresAt: sampleTime, UpdatedAt: sampleTime, PrevStatus: StatusResubmit}
@@ -47,8 +47,8 @@ func claimBytes(bb ByteBudget, cat *Catalog, job Job) int64 {
 	base := int64(bb.CommitBytes([]RowKey{out.RowKey}, []StatusRow{out}, nil, []Event{outEvent}))
 	total := base + 4096 // the job's slot records and live-claim index
 	for _, in := range job.Inputs {
-		n := job.Mapping(in).MaxInputs(defOf(cat, job.Output), defOf(cat, in))
-		read := Read{Dataset: in, DataID: longestID(defOf(cat, in))}
+		n := job.Mapping(in).MaxInputs(cat.DefOf(job.Output), cat.DefOf(in))
+		read := Read{Dataset: in, DataID: longestID(cat.DefOf(in))}
 		row := out
 		row.RowKey = ReadKey(job.ID, read, outID)
 		row.RowKey.ReadFor = outID
@@ -68,18 +68,18 @@ func claimBytes(bb ByteBudget, cat *Catalog, job Job) int64 {
 // a chunk may complete through TIME_WINDOW, one or two otherwise) and the
 // guards of the chunks next to them.
 func readyBytes(bb ByteBudget, cat *Catalog, dataset string) int64 {
-	id := longestID(defOf(cat, dataset))
+	id := longestID(cat.DefOf(dataset))
 	row := StatusRow{RowKey: chunkOutputKey(cat, dataset, id), Status: StatusReady, Attempt: math.MaxInt32, UpdatedAt: sampleTime}
 	ev := Event{Time: sampleTime, Actor: strings.Repeat("x", sampleNameBytes), Job: row.Job, Dataset: dataset, DataID: id,
 		Role: RoleOutput, From: StatusResubmit, To: StatusReady, Attempt: math.MaxInt32}
 	total := int64(bb.CommitBytes([]RowKey{row.RowKey, row.RowKey, row.RowKey}, []StatusRow{row}, nil, []Event{ev}))
 	for _, jid := range cat.Consumers(dataset) {
 		j := cat.Jobs.Get(jid)
-		cand := Candidate{Job: jid, DataID: longestID(defOf(cat, j.Output)), Resubmit: true, NotBefore: sampleTime, Frontier: true}
+		cand := Candidate{Job: jid, DataID: longestID(cat.DefOf(j.Output)), Resubmit: true, NotBefore: sampleTime, Frontier: true}
 		per := int64(bb.CommitBytes([]RowKey{outputKey(j, cand.DataID)}, nil, []Candidate{cand}, nil))
 		n := int64(2)
 		if m := j.Mapping(dataset); m.Kind == partition.TimeWindow {
-			n = m.MaxOutputs(defOf(cat, j.Output), defOf(cat, dataset)) + 2
+			n = m.MaxOutputs(cat.DefOf(j.Output), cat.DefOf(dataset)) + 2
 		}
 		total += n * per
 	}

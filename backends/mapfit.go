@@ -22,9 +22,9 @@ import (
 // TIME_WINDOW).
 func mappedReads(cat *Catalog, job Job) int {
 	var n int64
-	out := defOf(cat, job.Output)
+	out := cat.DefOf(job.Output)
 	for _, in := range job.Inputs {
-		n += job.Mapping(in).MaxInputs(out, defOf(cat, in))
+		n += job.Mapping(in).MaxInputs(out, cat.DefOf(in))
 	}
 	return int(min(n, math.MaxInt32))
 }
@@ -39,7 +39,7 @@ func readyKeys(cat *Catalog, dataset string) int {
 	for _, jid := range cat.Consumers(dataset) {
 		j := cat.Jobs.Get(jid)
 		if m := j.Mapping(dataset); m.Kind == partition.TimeWindow {
-			n += m.MaxOutputs(defOf(cat, j.Output), defOf(cat, dataset)) + 2
+			n += m.MaxOutputs(cat.DefOf(j.Output), cat.DefOf(dataset)) + 2
 		} else {
 			n += 2
 		}
@@ -81,11 +81,11 @@ func (e *engine) readyKeysOf(dataset string) int {
 }
 
 // checkDatasetMappings refuses a definition of d that breaks a mapping of
-// a job reading or producing it (Catalog.checkMappingsOf), or makes its
+// a job reading or producing it (Catalog.CheckMappingsOf), or makes its
 // claims, or its inputs' publishes, larger than one transaction of e's
 // backend holds (claimFits).
 func (e *engine) checkDatasetMappings(cat *Catalog, d Dataset) error {
-	if err := cat.checkMappingsOf(d); err != nil {
+	if err := cat.CheckMappingsOf(d); err != nil {
 		return err
 	}
 	if e.maxKeys <= 0 {

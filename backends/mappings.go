@@ -13,133 +13,6 @@ import (
 // The arithmetic lives in backends/partition; this file ties it to the
 // catalog.
 
-// defOf is the partition definition of dataset in cat; the zero Def when
-// it has none.
-func defOf(cat *Catalog, dataset string) partition.Def {
-	if d, ok := cat.Datasets.Lookup(dataset); ok && d.Partitions != nil {
-		return *d.Partitions
-	}
-	return partition.Def{}
-}
-
-// validMappings checks j's InputMappings against the definitions of its
-// datasets in cat and returns them in Inputs order, each with its kind
-// spelled out.
-func (c *Catalog) validMappings(j Job) ([]InputMapping, error) {
-	if len(j.InputMappings) == 0 {
-		return []InputMapping{}, nil
-	}
-	byInput := map[string]InputMapping{}
-	for _, m := range j.InputMappings {
-		if !containsString(j.Inputs, m.Dataset) {
-			return nil, InvalidArgument("job %q: inputMappings names dataset %q, which is not one of its inputs", j.ID, m.Dataset)
-		}
-		if _, dup := byInput[m.Dataset]; dup {
-			return nil, InvalidArgument("job %q: inputMappings names input %q twice", j.ID, m.Dataset)
-		}
-		if m.Kind == "" {
-			m.Kind = partition.Identity
-		}
-		if err := c.checkMapping(j.Output, m); err != nil {
-			return nil, InvalidArgument("job %q: input %q: %s", j.ID, m.Dataset, err.Error())
-		}
-		byInput[m.Dataset] = m
-	}
-	return NormalizedMappings(j.Inputs, j.InputMappings), nil
-}
-
-// checkMapping checks one mapping from output to m.Dataset against the
-// datasets' definitions in c.
-func (c *Catalog) checkMapping(output string, m InputMapping) error {
-	if m.Kind == partition.Latest && defOf(c, m.Dataset).IsZero() {
-		return InvalidArgument("LATEST reads the newest READY dataid among those the input's partition definition expects, "+
-			"and input %q has no partition definition", m.Dataset)
-	}
-	err := m.Mapping.Validate(defOf(c, output), defOf(c, m.Dataset))
-	if err != nil && !errors.Is(err, partition.ErrInvalid) {
-		return InvalidArgument("%s", err.Error())
-	}
-	return err
-}
-
-// checkMappingsOf checks, for a dataset about to take definition d, the
-// mappings of the jobs that write or read it: a definition that would leave
-// a mapping meaningless (a TIME_WINDOW over a dataset without a time
-// definition) is refused.
-func (c *Catalog) checkMappingsOf(d Dataset) error {
-	next := c.WithDataset(d)
-	check := func(jid string) error {
-		j, ok := next.Jobs.Lookup(jid)
-		if !ok {
-			return nil
-		}
-		for _, m := range j.InputMappings {
-			if m.Dataset != d.ID && j.Output != d.ID {
-				continue
-			}
-			if err := next.checkMapping(j.Output, m); err != nil {
-				return InvalidArgument("dataset %q: this definition breaks the mapping of job %q on input %q: %s", d.ID, jid, m.Dataset, err.Error())
-			}
-		}
-		return nil
-	}
-	if p := c.Producer(d.ID); p != "" {
-		if err := check(p); err != nil {
-			return err
-		}
-	}
-	for _, jid := range c.Consumers(d.ID) {
-		if err := check(jid); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// NormalizedMappings is ms as stores keep it: in the order of inputs (a
-// mapping of a dataset not among them last, as given), each kind spelled
-// out (IDENTITY for an empty one), and never nil.
-func NormalizedMappings(inputs []string, ms []InputMapping) []InputMapping {
-	out := make([]InputMapping, 0, len(ms))
-	for _, in := range inputs {
-		for _, m := range ms {
-			if m.Dataset == in {
-				out = append(out, m)
-			}
-		}
-	}
-	for _, m := range ms {
-		if !containsString(inputs, m.Dataset) {
-			out = append(out, m)
-		}
-	}
-	for i := range out {
-		if out[i].Kind == "" {
-			out[i].Kind = partition.Identity
-		}
-	}
-	return out
-}
-
-// IdentityReads is what a claim of a job without mappings reads at dataid:
-// each input's chunk of the same dataid.
-func IdentityReads(job Job, dataid string) []Read {
-	reads := make([]Read, len(job.Inputs))
-	for i, in := range job.Inputs {
-		reads[i] = Read{Dataset: in, DataID: dataid}
-	}
-	return reads
-}
-
 // claimReads is what a claim of job at dataid reads: for each input, in
 // input order, its mapped set in dataid order. A LATEST input reads its
 // newest READY candidate, read from tx without a lock (the claim locks it
@@ -149,7 +22,7 @@ func claimReads(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string
 	if !job.Mapped() {
 		return IdentityReads(job, dataid), nil
 	}
-	out := defOf(cat, job.Output)
+	out := cat.DefOf(job.Output)
 	var reads []Read
 	for _, in := range job.Inputs {
 		m := job.Mapping(in)
@@ -165,7 +38,7 @@ func claimReads(ctx context.Context, tx Tx, cat *Catalog, job Job, dataid string
 				reads = append(reads, Read{Dataset: in, DataID: id})
 			}
 		default:
-			ids, err := m.Inputs(out, defOf(cat, in), dataid)
+			ids, err := m.Inputs(out, cat.DefOf(in), dataid)
 			if err != nil {
 				return nil, mappingError(job, in, dataid, err)
 			}
@@ -200,7 +73,7 @@ const latestBatch = 32
 // the output claimed). So a snapshot far behind its outputs costs one
 // read, not a read per day between nor keys of the claim's transaction.
 func latestRead(ctx context.Context, tx Tx, cat *Catalog, m partition.Mapping, out partition.Def, in, dataid string) (string, bool, error) {
-	inDef := defOf(cat, in)
+	inDef := cat.DefOf(in)
 	span, err := m.InputSpan(out, inDef, dataid)
 	if err != nil {
 		return "", false, InvalidArgument("mapping of input %q: %s", in, err.Error())
@@ -269,7 +142,7 @@ func latestRead(ctx context.Context, tx Tx, cat *Catalog, m partition.Mapping, o
 			return "", false, err
 		}
 		for i, r := range rows {
-			if statusOf(r) == StatusReady {
+			if StatusOf(r) == StatusReady {
 				return ids[i], true, nil
 			}
 		}
@@ -360,19 +233,6 @@ func overlayReads(rows []StatusRow, written map[RowKey]*StatusRow, dataset, data
 	return SortedReads(byKey)
 }
 
-// SortedReads lists the rows of byKey (nil: none) in shortlex ReadFor
-// order.
-func SortedReads(byKey map[RowKey]*StatusRow) []StatusRow {
-	out := make([]StatusRow, 0, len(byKey))
-	for _, r := range byKey {
-		if r != nil {
-			out = append(out, *r)
-		}
-	}
-	slices.SortFunc(out, func(a, b StatusRow) int { return CompareDataID(a.ReadFor, b.ReadFor) })
-	return out
-}
-
 // sweptKind tells whether a mapping's reverse is open-ended (LATEST, ALL):
 // a chunk of its input becoming READY starts sweeps over the outputs
 // instead of queueing them.
@@ -399,8 +259,8 @@ func sweeps(job Job) bool {
 // definition to walk.
 func sweepStart(cat *Catalog, job Job, in, inID string, now time.Time) (string, bool, error) {
 	m := job.Mapping(in)
-	out := defOf(cat, job.Output)
-	span, err := m.OutputSpan(out, defOf(cat, in), inID)
+	out := cat.DefOf(job.Output)
+	span, err := m.OutputSpan(out, cat.DefOf(in), inID)
 	if err != nil {
 		return "", false, mappingError(job, in, inID, err)
 	}

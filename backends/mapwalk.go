@@ -112,7 +112,7 @@ func (w readyWalk) readyOf(ctx context.Context, ids []string, up bool) ([]bool, 
 		return nil, err
 	}
 	for i, r := range rows {
-		ready[i] = statusOf(r) == StatusReady
+		ready[i] = StatusOf(r) == StatusReady
 	}
 	return ready, nil
 }

@@ -140,7 +140,7 @@ func (p lockPlan) owns(dataset string) func(string) bool {
 // to the start of the first.
 func scanRun(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, dataid string, own func(string) bool) (*windowRun, error) {
 	m := job.Mapping(dataset)
-	out, in := defOf(cat, job.Output), defOf(cat, dataset)
+	out, in := cat.DefOf(job.Output), cat.DefOf(dataset)
 	outs, err := m.OutputSpan(out, in, dataid)
 	if err != nil {
 		return nil, mappingError(job, dataset, dataid, err)
@@ -211,7 +211,7 @@ func enqueueWindow(ctx context.Context, tx Tx, cat *Catalog, job Job, dataset, d
 		return err
 	}
 	m := job.Mapping(dataset)
-	out, in := defOf(cat, job.Output), defOf(cat, dataset)
+	out, in := cat.DefOf(job.Output), cat.DefOf(dataset)
 	from, to := run.outs.From, run.outs.To
 	if before != "" {
 		// The outputs whose window holds before: a first part of outs.
@@ -265,7 +265,7 @@ func checkRun(ctx context.Context, tx Tx, cat *Catalog, run *windowRun, dataset,
 		return "", "", err
 	}
 	for i, id := range ids {
-		ready := statusOf(rows[i]) == StatusReady
+		ready := StatusOf(rows[i]) == StatusReady
 		if ready && (id == run.before || id == run.after) {
 			return "", "", errWindowMoved()
 		}
@@ -303,7 +303,7 @@ func queueFree(ctx context.Context, tx Tx, job Job, out partition.Def, from, to 
 			return err
 		}
 		for i, id := range batch {
-			if st := statusOf(rows[i]); FreeForProducers(st) {
+			if st := StatusOf(rows[i]); FreeForProducers(st) {
 				if err := tx.AddCandidate(ctx, Candidate{Job: job.ID, DataID: id, Resubmit: st == StatusResubmit}); err != nil {
 					return err
 				}

@@ -22,15 +22,6 @@ import (
 // nil. Each claim follows every rule of a single claim; a failure of the
 // transaction fails every call in it.
 
-// CandidateBatcher is implemented by the Tx of a Batcher backend that can
-// reserve several candidates at once.
-type CandidateBatcher interface {
-	// NextCandidates returns up to n of the job's first candidates, in
-	// NextCandidate order, that no concurrent transaction is looking at,
-	// and reserves them for this transaction.
-	NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]Candidate, error)
-}
-
 // nextOp is one findNext call waiting to be served.
 type nextOp struct {
 	call
@@ -320,7 +311,7 @@ func lockCandidates(ctx context.Context, tx Tx, cat *Catalog, job Job, cands []C
 // (claimed from RESUBMIT, then failed; or a duplicate hint): RESUBMIT
 // chunks come first and the others strictly by dataid.
 func requeueStale(ctx context.Context, tx Tx, c Candidate, st ClaimState) (bool, error) {
-	out := statusOf(st.Output)
+	out := StatusOf(st.Output)
 	isResubmit := out == StatusResubmit
 	if c.Resubmit == isResubmit || !FreeForProducers(out) {
 		return false, nil

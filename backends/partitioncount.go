@@ -3,36 +3,9 @@ package backends
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/chunklock/chunklock/backends/partition"
 )
-
-// MaxPartitionCount bounds the expected dataids PartitionCounts looks at:
-// ten years of hours (87,600) fit. A longer history is counted over its
-// most recent windows only (Truncated).
-const MaxPartitionCount = 100000
-
-// PartitionCount is how many of a dataset's expected chunks are missing and
-// late at At.
-type PartitionCount struct {
-	Dataset string
-	At      time.Time
-	// Missing counts the due expected dataids (the time kinds up to the
-	// last due window; INTEGER without end up to the highest one seen) that
-	// have no OUTPUT row.
-	Missing int
-	// Late counts the expected dataids that are late: not READY at or past
-	// their window's end + deadline (time kinds with a deadline only).
-	Late int
-	// OldestMissing and OldestLate are the first such dataids ("" when none).
-	OldestMissing string
-	OldestLate    string
-	// Truncated: the history is longer than MaxPartitionCount expected
-	// dataids and only part of it was counted: its most recent ones (time
-	// kinds, INTEGER with an end), or its first ones (INTEGER without end).
-	Truncated bool
-}
 
 func (e *engine) PartitionCounts(ctx context.Context, dataset string) (PartitionCount, error) {
 	def, producer, err := e.partitionSource(ctx, dataset)

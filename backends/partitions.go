@@ -12,63 +12,9 @@ import (
 // The partitions read model (SPEC §8 "Missing and late"): a dataset's
 // expected dataids, each joined with the status of its OUTPUT row.
 
-// MaxPartitionScan bounds how many expected dataids one Partitions call
-// looks at. A filter that matches few of them (missing chunks in ten years
-// of READY days) returns a short or empty page with HasNextPage and an
-// EndCursor to go on from, rather than reading the whole history in one
-// request.
-const MaxPartitionScan = 10 * MaxPageSize
-
 // maxBeyondProbe bounds how many rows that are not expected dataids the
 // search for the highest INTEGER dataid seen reads past a page.
 const maxBeyondProbe = 2 * MaxPageSize
-
-// PartitionFilter selects expected dataids of one dataset.
-type PartitionFilter struct {
-	Dataset string
-	// From and To bound the dataids inclusively. An empty To stands for the
-	// last due dataid (time kinds), the end (bounded INTEGER), the highest
-	// INTEGER dataid seen (INTEGER without end), or the last value (STATIC);
-	// a given To may reach dataids that are not due yet.
-	From string
-	To   string
-	// Status, when set, keeps only partitions with that status;
-	// StatusNone keeps the missing ones (no OUTPUT row).
-	Status *Status
-	// Late, when set, keeps only partitions that are (or are not) late.
-	Late *bool
-	// First is the page size (DefaultPageSize when 0, at most MaxPageSize).
-	First int
-	// After is a cursor (Cursors or EndCursor) of a previous page.
-	After string
-}
-
-// Partition is one expected dataid of a dataset with the status of its
-// OUTPUT row (StatusNone: missing).
-type Partition struct {
-	Dataset string
-	DataID  string
-	Status  Status
-	// WindowStart, WindowEnd and DueAt are zero for INTEGER and STATIC
-	// dataids, which have no window and are due at once.
-	WindowStart time.Time
-	WindowEnd   time.Time
-	DueAt       time.Time
-	// Late: not READY at or past the window's end + the deadline.
-	Late bool
-}
-
-// PartitionPage is one page of partitions in dataid order.
-type PartitionPage struct {
-	Partitions []Partition
-	// Cursors[i] is the cursor of Partitions[i].
-	Cursors []string
-	// EndCursor is where the next page starts: the cursor of the last
-	// partition, or of the last expected dataid looked at when the scan
-	// bound ended the page first (the page may then be empty).
-	EndCursor   string
-	HasNextPage bool
-}
 
 func validatePartitionFilter(f PartitionFilter) error {
 	for _, id := range []string{f.From, f.To, f.After} {

@@ -11,20 +11,6 @@ import (
 // upsert changes it under the record's lock. A pool is never removed, so
 // a job that named an existing pool at its upsert names one for good.
 
-// ValidatePool checks a pool definition.
-func ValidatePool(p Pool) error {
-	if err := ValidateID("pool", p.ID); err != nil {
-		return err
-	}
-	if p.Slots < 1 {
-		return InvalidArgument("pool %q: slots must be at least 1, got %d", p.ID, p.Slots)
-	}
-	if err := ValidText("description", p.Description, MaxDescriptionBytes); err != nil {
-		return InvalidArgument("pool %q: %s", p.ID, err.Error())
-	}
-	return nil
-}
-
 func (e *engine) UpsertPool(ctx context.Context, p Pool) (Pool, error) {
 	if err := ValidatePool(p); err != nil {
 		return Pool{}, err

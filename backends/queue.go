@@ -2,17 +2,7 @@ package backends
 
 import (
 	"context"
-	"errors"
 )
-
-// CandidateCounter is implemented by a Backend that can count a job's
-// findNext candidates, hidden ones (not due yet) included.
-type CandidateCounter interface {
-	CountCandidates(ctx context.Context, job string) (int, error)
-}
-
-// ErrNoQueueLength: the store cannot tell the length of a job's queue.
-var ErrNoQueueLength = errors.New("the store's backend does not count candidates")
 
 // QueueLength tells how many findNext candidates job has: the length of
 // the queue that a schedule must keep flat (one frontier, however long its

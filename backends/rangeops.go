@@ -25,27 +25,6 @@ import (
 // not written again and counts as unchanged, so a second call over the
 // same range changes, and counts, nothing twice.
 
-// MaxRangeDataIDs bounds how many dataids one range operation covers.
-const MaxRangeDataIDs = 10000
-
-// RangeSkip is a chunk a range operation left as it was, and why: Code is
-// the error the single-chunk operation would have answered (LOCKED,
-// NOT_FOUND), Reason its message.
-type RangeSkip struct {
-	DataID string
-	Code   Code
-	Reason string
-}
-
-// RangeResult is what a range operation did: Changed chunks were written,
-// Unchanged ones were already as asked, Skipped ones were refused, in
-// dataid order.
-type RangeResult struct {
-	Changed   int
-	Unchanged int
-	Skipped   []RangeSkip
-}
-
 // rangeOp is one range operation: which chunks it locks, what it costs in
 // keys, and what it does to each chunk (its locks held, its writes on a
 // chunkTx).
@@ -137,15 +116,6 @@ func (e *engine) runRange(ctx context.Context, op rangeOp, from, to string) (Ran
 		done += n
 	}
 	return res, nil
-}
-
-// RangeProgress is how far a range operation got before it failed: the
-// first Done of its Total dataids (the last of them LastDataID, "" when
-// none) were served, with the result so far.
-type RangeProgress struct {
-	RangeResult
-	Done, Total int
-	LastDataID  string
 }
 
 // rangeStopped is the error of a range operation that failed after p:
@@ -299,16 +269,6 @@ func (e *engine) rangeBatch(ctx context.Context, op rangeOp, ids []string, res *
 	res.Unchanged += unchanged
 	res.Skipped = append(res.Skipped, skipped...)
 	return n, nil
-}
-
-// RangeBatcher is implemented by Batcher backends whose transactions
-// may serve more chunks of a range operation than operations of other
-// kinds (MaxBatch): a range's chunks come from one caller who waits for
-// them all, and what bounds a transaction's size there is its statements,
-// not the wait of the callers queued behind it.
-type RangeBatcher interface {
-	// MaxRangeBatch is the most chunks of a range one transaction serves.
-	MaxRangeBatch() int
 }
 
 // rangeBatchSize is how many of left chunks one transaction serves.

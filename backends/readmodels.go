@@ -164,7 +164,7 @@ func (e *engine) Blockers(ctx context.Context, jobID, dataid string) ([]Blocker,
 			}
 			bs = withSchedule(st, cat.Catalog, e.clock.Now()).Blockers(ModeClaim)
 			g, err := openGate(ctx, tx, cat.Catalog, job, e.clock.Now(), false)
-			bs = append(bs, g.blockers(dataid, statusOf(st.Output))...)
+			bs = append(bs, g.blockers(dataid, StatusOf(st.Output))...)
 			return err
 		})
 	})

@@ -1,9 +1,5 @@
 package backends
 
-import (
-	"context"
-)
-
 // Records are small named documents the server keeps in the store for its
 // own bookkeeping, outside the catalog and the status table: a webhook's
 // delivery cursor and the lease of the replica delivering it. Each is
@@ -24,8 +20,8 @@ const (
 	MaxRecordValueBytes = 256 << 10
 )
 
-// validRecordKey checks a record key: 1-256 bytes of [A-Za-z0-9._:/=+-].
-func validRecordKey(key string) error {
+// ValidateRecordKey checks a record key: 1-256 bytes of [A-Za-z0-9._:/=+-].
+func ValidateRecordKey(key string) error {
 	if key == "" || len(key) > MaxRecordKeyBytes {
 		return InvalidArgument("a record key has 1-%d bytes, got %d", MaxRecordKeyBytes, len(key))
 	}
@@ -37,27 +33,4 @@ func validRecordKey(key string) error {
 		}
 	}
 	return nil
-}
-
-func (e *engine) Record(ctx context.Context, key string) (Record, error) {
-	if err := validRecordKey(key); err != nil {
-		return Record{}, err
-	}
-	return e.b.GetRecord(ctx, key)
-}
-
-func (e *engine) SwapRecord(ctx context.Context, key string, value []byte, version int64) (Record, bool, error) {
-	if err := validRecordKey(key); err != nil {
-		return Record{}, false, err
-	}
-	switch {
-	case len(value) > MaxRecordValueBytes:
-		return Record{}, false, InvalidArgument("a record value has at most %d bytes, got %d", MaxRecordValueBytes, len(value))
-	case version < 0:
-		return Record{}, false, InvalidArgument("record version must not be negative, got %d", version)
-	}
-	if value == nil {
-		value = []byte{}
-	}
-	return e.b.SwapRecord(ctx, key, value, version)
 }

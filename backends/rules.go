@@ -2,6 +2,7 @@ package backends
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -109,7 +110,9 @@ type ClaimState struct {
 	Def *partition.Def
 }
 
-func statusOf(r *StatusRow) Status {
+// StatusOf is the status of an OUTPUT or INPUT row; StatusNone for no
+// row (nil).
+func StatusOf(r *StatusRow) Status {
 	if r == nil {
 		return StatusNone
 	}
@@ -123,16 +126,16 @@ func (s ClaimState) Blockers(mode ClaimMode) []Blocker {
 	}
 	var bs []Blocker
 	if s.Job.Paused {
-		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerPaused, Status: statusOf(s.Output)})
+		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerPaused, Status: StatusOf(s.Output)})
 	}
-	out := statusOf(s.Output)
+	out := StatusOf(s.Output)
 	bs = append(bs, s.timeBlockers(mode)...)
 	if !FreeForProducers(out) {
 		bs = append(bs, Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: BlockerOutputLocked, Status: out})
 	}
 	for i, r := range s.Reads {
 		up := s.Upstream[i]
-		if st := statusOf(up); !ReadableByConsumers(st) {
+		if st := StatusOf(up); !ReadableByConsumers(st) {
 			job := ""
 			if up != nil {
 				job = up.Job
@@ -141,7 +144,7 @@ func (s ClaimState) Blockers(mode ClaimMode) []Blocker {
 		}
 		// A resubmitted output may re-read inputs it consumed before.
 		if out != StatusResubmit {
-			if st := statusOf(s.Local[i]); HoldsLocalRead(st) {
+			if st := StatusOf(s.Local[i]); HoldsLocalRead(st) {
 				bs = append(bs, Blocker{Dataset: r.Dataset, DataID: r.DataID, Job: s.Job.ID, Kind: BlockerLocalRead, Status: st})
 			}
 		}
@@ -154,7 +157,7 @@ func (s ClaimState) Blockers(mode ClaimMode) []Blocker {
 // not before the window is due) and of a FAILED output in backoff.
 func (s ClaimState) timeBlockers(mode ClaimMode) []Blocker {
 	var bs []Blocker
-	out := statusOf(s.Output)
+	out := StatusOf(s.Output)
 	blocker := func(kind BlockerKind, until time.Time) Blocker {
 		return Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: kind, Status: out, Until: until}
 	}
@@ -199,7 +202,7 @@ func (s ClaimState) Apply(executor, token string, fence int64, now time.Time) Cl
 		attempt = s.Output.Attempt + 1
 	}
 	w := ClaimWrite{
-		Superseded: statusOf(s.Output) == StatusRunning,
+		Superseded: StatusOf(s.Output) == StatusRunning,
 		Output: StatusRow{
 			RowKey:         RowKey{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Role: RoleOutput},
 			Status:         StatusRunning,
@@ -375,16 +378,16 @@ const (
 // CascadeStepOf plans the step for a consumer from its INPUT row on the
 // invalidated chunk and its OUTPUT row at the same dataid (nil: no row).
 func CascadeStepOf(in, out *StatusRow) CascadeStep {
-	switch statusOf(in) {
+	switch StatusOf(in) {
 	case StatusRunning:
 		return CascadeBlocked
 	case StatusDone:
-		if statusOf(out) == StatusRunning {
+		if StatusOf(out) == StatusRunning {
 			return CascadeBlocked
 		}
 		return CascadeInvalidate
 	case StatusError:
-		switch statusOf(out) {
+		switch StatusOf(out) {
 		case StatusFailed:
 			return CascadeRetry
 		case StatusHold:
@@ -410,4 +413,23 @@ func ResourceLockRefusers(held []ResourceLock, want ResourceLock, now time.Time)
 	}
 	slices.SortFunc(out, func(a, b ResourceLock) int { return cmp.Compare(a.ID, b.ID) })
 	return out
+}
+
+// RetryAt is when a chunk of job whose attempt failed at failedAt may be
+// claimed again: failedAt + min(RetryDelaySeconds × 2^(attempt−1),
+// RetryMaxDelaySeconds). Zero when the job has no retry delay.
+func RetryAt(job Job, attempt int, failedAt time.Time) time.Time {
+	if job.RetryDelaySeconds <= 0 {
+		return time.Time{}
+	}
+	limit := int64(job.RetryMaxDelaySeconds)
+	if limit <= 0 {
+		limit = DefaultRetryMaxDelaySeconds
+	}
+	limit = min(limit, int64(math.MaxInt64/time.Second)) // a time.Duration holds it
+	d := int64(job.RetryDelaySeconds)
+	for i := 1; i < attempt && d < limit && d <= math.MaxInt64/2; i++ {
+		d *= 2
+	}
+	return failedAt.Add(time.Duration(min(d, limit)) * time.Second)
 }

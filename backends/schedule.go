@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/fnv"
 	"iter"
-	"math"
 	"slices"
 	"time"
 
@@ -50,25 +49,6 @@ import (
 // frontierRetry is how long a frontier whose claim was refused for a
 // passing reason (not its due time) stays hidden before it is tried again.
 const frontierRetry = time.Second
-
-// RetryAt is when a chunk of job whose attempt failed at failedAt may be
-// claimed again: failedAt + min(RetryDelaySeconds × 2^(attempt−1),
-// RetryMaxDelaySeconds). Zero when the job has no retry delay.
-func RetryAt(job Job, attempt int, failedAt time.Time) time.Time {
-	if job.RetryDelaySeconds <= 0 {
-		return time.Time{}
-	}
-	limit := int64(job.RetryMaxDelaySeconds)
-	if limit <= 0 {
-		limit = DefaultRetryMaxDelaySeconds
-	}
-	limit = min(limit, int64(math.MaxInt64/time.Second)) // a time.Duration holds it
-	d := int64(job.RetryDelaySeconds)
-	for i := 1; i < attempt && d < limit && d <= math.MaxInt64/2; i++ {
-		d *= 2
-	}
-	return failedAt.Add(time.Duration(min(d, limit)) * time.Second)
-}
 
 // outputDef is the partition definition of job's output, nil when none.
 func outputDef(cat *Catalog, job Job) *partition.Def {
@@ -301,7 +281,7 @@ func (e *engine) nextOpen(ctx context.Context, tx Tx, cat *Catalog, job Job, def
 		}
 		for i := range page {
 			at := rows[i*per : (i+1)*per]
-			if match(statusOf(at[0])) && !slices.ContainsFunc(at[1:], func(r *StatusRow) bool { return statusOf(r) != StatusReady }) {
+			if match(StatusOf(at[0])) && !slices.ContainsFunc(at[1:], func(r *StatusRow) bool { return StatusOf(r) != StatusReady }) {
 				if found = append(found, page[i]); len(found) == want || (want > 1 && anchor(page[i])) {
 					done = true
 					break

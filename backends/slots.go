@@ -2,7 +2,6 @@ package backends
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -33,76 +32,6 @@ import (
 // claims of the record's jobs, which every claim before it has committed;
 // claims write nothing to the records, and endings nothing at all.
 
-// Pool is a named set of slots shared by the jobs naming it (SPEC §1).
-type Pool struct {
-	ID          string
-	Description string
-	Slots       int
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-}
-
-// SlotHolder is a live claim holding a slot.
-type SlotHolder struct {
-	Job     string
-	Dataset string
-	DataID  string
-	Token   string
-	// LeaseExpiresAt is the claim's lease when the holder was written or
-	// last checked; a heartbeat since may have extended it.
-	LeaseExpiresAt time.Time
-}
-
-// holderJSON is a holder as backends that store JSON keep it: its token
-// names the claim's OUTPUT row, so the token and the lease (in
-// microseconds) are all a record needs, and records stay small.
-type holderJSON struct {
-	Token string `json:"t"`
-	Lease int64  `json:"l"`
-}
-
-// MarshalJSON stores the token and the lease.
-func (h SlotHolder) MarshalJSON() ([]byte, error) {
-	return json.Marshal(holderJSON{Token: h.Token, Lease: h.LeaseExpiresAt.UnixMicro()})
-}
-
-// UnmarshalJSON reads what MarshalJSON stored.
-func (h *SlotHolder) UnmarshalJSON(b []byte) error {
-	var v holderJSON
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	k, _, err := ParseToken(v.Token)
-	if err != nil {
-		return fmt.Errorf("slot holder: %w", err)
-	}
-	*h = SlotHolder{Job: k.Job, Dataset: k.Dataset, DataID: k.DataID, Token: v.Token, LeaseExpiresAt: time.UnixMicro(v.Lease).UTC()}
-	return nil
-}
-
-// Slots is the slot record of a job ("job/<id>") or of a pool
-// ("pool/<id>"). A pool's record carries its definition; Pool.Slots is
-// zero when no pool of that id was ever defined.
-type Slots struct {
-	Key     string
-	Pool    Pool
-	Holders []SlotHolder
-	// Ended lists, in an ended record, the tokens of claims that ended
-	// while the slot record still listed them (slotReleases).
-	Ended []string `json:",omitempty"`
-	// Seeded tells, by job, the catalog version whose definition of the
-	// job the holders account for: after any catalog change, a job's
-	// holders are rebuilt from its RUNNING claims before a claim counts
-	// them (seed).
-	Seeded map[string]int64
-}
-
-// JobSlotsKey and PoolSlotsKey name slot records.
-func JobSlotsKey(job string) string { return "job/" + job }
-
-// PoolSlotsKey names the slot record of a pool.
-func PoolSlotsKey(pool string) string { return "pool/" + pool }
-
 // maxHolderChecks bounds how many holders one transaction checks against
 // their rows; holders left unchecked are counted (the safe side).
 const maxHolderChecks = 8
@@ -119,57 +48,6 @@ func slotKeys(job Job) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// HolderTx is implemented by a Tx whose slot records list their holders
-// (every Tx that is not a LiveCounter): what checking and rebuilding the
-// lists needs.
-type HolderTx interface {
-	// CheckHolders reads the OUTPUT rows of claims that hold slots, to
-	// tell whether they are still live, as GetRows does, except that it
-	// never waits: known[i] is false when the row cannot be read
-	// consistently without waiting (another transaction is changing it),
-	// and the caller then counts the holder as live.
-	CheckHolders(ctx context.Context, keys []RowKey) (rows []*StatusRow, known []bool, err error)
-	// RunningOutputs returns the OUTPUT rows of job on dataset output in
-	// RUNNING (whatever their lease), as committed when the slot records
-	// of this transaction were locked.
-	RunningOutputs(ctx context.Context, job, output string) ([]StatusRow, error)
-}
-
-// LiveCounter is implemented by a Tx that counts live claims itself (a
-// claim is live while its OUTPUT row is RUNNING with a lease to come):
-// PostgreSQL, whose index of RUNNING rows answers at once, and whose
-// READ COMMITTED statements each see every commit made before them. Its
-// slot gates lock the slot records, for the pool's size and to order the
-// claims of one job or pool one after the other, and count the live
-// claims of the record's jobs after the lock: a claim that took the lock
-// before has committed, one that takes it after waits for this one. No
-// holders are kept: claims write nothing to the records, and endings
-// nothing at all.
-type LiveCounter interface {
-	// CountLive counts the live claims of jobs at now, as committed
-	// before this statement (this transaction's own are not counted).
-	CountLive(ctx context.Context, jobs []string, now time.Time) (int, error)
-}
-
-// LivePrefetcher is implemented by a LiveCounter that can send the counts
-// a claim's gate asks for with the statement locking its records, in one
-// round trip: CountLive of those jobs at that time then answers from it.
-type LivePrefetcher interface {
-	PrefetchLive(jobs [][]string, now time.Time)
-}
-
-// SlotPrefetcher is implemented by a Tx that can fetch slot records
-// together with the reads that precede them: one round trip less per
-// claim round (a job's rounds are served one at a time) and per batch of
-// endings.
-type SlotPrefetcher interface {
-	// PrefetchSlots notes that the records locked will be read next with
-	// forUpdate, and the records peeked without: the next read of rows
-	// may fetch (and lock, after the chunk locks queued before it) them
-	// ahead.
-	PrefetchSlots(locked, peeked []string)
 }
 
 // prefetchSlots tells tx which slot records a claim of a job with these

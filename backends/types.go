@@ -524,3 +524,6 @@ func ValidText(field, s string, max int) error {
 	}
 	return nil
 }
+
+// MaxReasonBytes bounds a failure or hold reason; longer ones keep their tail.
+const MaxReasonBytes = 4096

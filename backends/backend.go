@@ -1,0 +1,340 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Backend is what a storage engine implements. New turns it into a Store;
+// the operations themselves live in engine.go, written once for all backends.
+type Backend interface {
+	// Update runs fn in one read-write transaction and commits its writes
+	// all together, or none if fn fails. Backends with optimistic
+	// concurrency may run fn again on conflict; fn has no other effects.
+	Update(ctx context.Context, fn func(Tx) error) error
+
+	// The catalog is versioned (VersionedCatalog); a Tx tells the version
+	// it sees (CatalogVersionTx).
+	CatalogVersioner
+
+	// PutDataset creates or updates a dataset, keeping CreatedAt of an
+	// existing one, if the catalog version is still version, and returns
+	// what was stored and the new catalog version; ErrCatalogChanged, and
+	// nothing stored, when the version is another. A frontier, when not
+	// nil, is added as a candidate in the same transaction (the producer's
+	// frontier after a change of definition: schedule.go).
+	PutDataset(ctx context.Context, d Dataset, frontier *Candidate, version int64) (Dataset, int64, error)
+	// PutJob creates or updates a job (already validated against the
+	// catalog at version), keeping CreatedAt, if the catalog version is
+	// still version (ErrCatalogChanged otherwise), and returns what was
+	// stored and the new catalog version. When enqueue is true (the engine
+	// decided the job is new or its inputs changed) it also adds a candidate
+	// for the job at every dataid at which its first input's OUTPUT row is
+	// READY; for a job with no inputs, nothing. A frontier, when not nil,
+	// is added as a candidate in the same transaction (schedule.go).
+	PutJob(ctx context.Context, j Job, enqueue bool, frontier *Candidate, version int64) (Job, int64, error)
+	// Catalog returns every dataset and job, sorted by id.
+	Catalog(ctx context.Context) ([]Dataset, []Job, error)
+	PutCredential(ctx context.Context, c Credential) error
+	// SwapCredential stores c only if the stored credential of (c.Job,
+	// c.Dataset) has the ciphertext old, and tells whether it did.
+	SwapCredential(ctx context.Context, c Credential, old []byte) (bool, error)
+	Credentials(ctx context.Context, job string) ([]Credential, error)
+
+	// ListRows pages through status rows in (dataset, shortlex dataid,
+	// role, job) order.
+	ListRows(ctx context.Context, f ChunkFilter) (ChunkPage, error)
+	// ExpiredClaims returns up to limit OUTPUT rows in RUNNING whose lease
+	// ended at or before now.
+	ExpiredClaims(ctx context.Context, now time.Time, limit int) ([]RowKey, error)
+	ListEvents(ctx context.Context, f EventFilter) (EventPage, error)
+	WatchEvents(ctx context.Context, f EventFilter) (<-chan Event, error)
+
+	// TakeResourceLock atomically checks the unexpired locks on
+	// l.Resource and stores l if the rules allow it, or returns LOCKED
+	// with the holders. It assigns l.ID.
+	TakeResourceLock(ctx context.Context, l ResourceLock, now time.Time) (ResourceLock, error)
+	// RenewResourceLock sets the expiry of lock id to expiresAt if client
+	// holds it: NOT_FOUND when there is no such unexpired lock, FORBIDDEN
+	// when another client holds it. It returns the lock as stored.
+	RenewResourceLock(ctx context.Context, id, client string, expiresAt, now time.Time) (ResourceLock, error)
+	// DropResourceLock removes lock id if client holds it: NOT_FOUND when
+	// there is no such unexpired lock, FORBIDDEN when another client holds it.
+	DropResourceLock(ctx context.Context, id, client string, now time.Time) error
+	ListResourceLocks(ctx context.Context, f ResourceLockFilter, now time.Time) ([]ResourceLock, error)
+
+	// ListPools returns every defined pool (slot records of pools with
+	// Slots >= 1), by id.
+	ListPools(ctx context.Context) ([]Pool, error)
+
+	// GetRecord and SwapRecord are Store.Record and Store.SwapRecord, the
+	// key and value already checked; the swap is atomic.
+	GetRecord(ctx context.Context, key string) (Record, error)
+	SwapRecord(ctx context.Context, key string, value []byte, version int64) (Record, bool, error)
+
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Tx is one transaction of Backend.Update. All reads and writes of one
+// operation go through it.
+type Tx interface {
+	// LockChunks serialises this transaction with every other transaction
+	// writing the chunks (dataset, dataid) it names: exclusive for chunks
+	// this transaction may write, shared for chunks it only reads. An
+	// operation calls it once per dataid it touches, before reading those
+	// chunks; one that touches several (a findNext round, a batch of live
+	// claims, a claim of a job whose mappings read other dataids, SPEC §9)
+	// calls it in ascending byte order of dataid. Backends that lock must
+	// take the locks of one call in ascending dataset order, after those
+	// of the calls before (no deadlocks); backends that validate reads at
+	// commit may do nothing.
+	LockChunks(ctx context.Context, dataid string, exclusive, shared []string) error
+	// GetRows reads status rows; the result is aligned with keys, nil for a
+	// missing row.
+	GetRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error)
+	// ListReads returns job's INPUT rows on chunk (dataset, dataid) that
+	// are read for another output dataid (RowKey.ReadFor set: mapped
+	// reads, SPEC §9), in shortlex ReadFor order, as this transaction sees
+	// them, its own writes included. Backends that validate reads at
+	// commit guard the whole set: a row added to it or changed since makes
+	// the commit fail. Backends that lock read it after the locks of the
+	// transaction's chunks are taken.
+	ListReads(ctx context.Context, dataset, dataid, job string) ([]StatusRow, error)
+	// PutRow inserts or replaces a row.
+	PutRow(ctx context.Context, r StatusRow) error
+	// DeleteRow removes a row if it exists.
+	DeleteRow(ctx context.Context, k RowKey) error
+	// NextFence returns a fencing number greater than every fence issued
+	// before for the output chunk (dataset, dataid), even if its rows were
+	// deleted since.
+	NextFence(ctx context.Context, dataset, dataid string) (int64, error)
+	// AppendEvent records an event; the backend assigns Seq, which must
+	// grow with commit order.
+	AppendEvent(ctx context.Context, e Event) error
+
+	// AddCandidate notes that job may be able to claim dataid. Candidates
+	// are hints: findNext checks each one and drops it if it is not
+	// claimable. Duplicates are allowed. Resubmit candidates come first.
+	AddCandidate(ctx context.Context, c Candidate) error
+	// NextCandidate returns the job's first candidate in (resubmit first,
+	// then shortlex dataid) order among those due at now (NotBefore zero
+	// or not after now) that no concurrent transaction is looking at, and
+	// reserves it for this transaction; ok is false when there is none.
+	// Candidates not yet due stay where they are and block nothing.
+	NextCandidate(ctx context.Context, job string, now time.Time) (c Candidate, ok bool, err error)
+	// DropCandidate removes the candidate NextCandidate returned (only that
+	// entry, not duplicates added since). Dropping a frontier also drops
+	// the job's other frontiers of the same kind (Resubmit) at the same
+	// dataid that no transaction, this one included, has reserved: two
+	// frontiers that meet merge, and the engine drops a reserved twin only
+	// when it takes the dataid.
+	DropCandidate(ctx context.Context, c Candidate) error
+
+	// GetSlots reads slot records (slots.go) by key, given in ascending
+	// order; nil for a record never written. With forUpdate the records
+	// are locked until the transaction ends, exclusively (backends that
+	// validate reads at commit track them instead): a transaction calls it
+	// so at most once, after all its LockChunks calls. Without, the
+	// records are read as committed at the transaction's start or later,
+	// neither locked nor tracked: the caller accepts a stale answer.
+	GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*Slots, error)
+	// PutSlots writes a slot record read with forUpdate in this
+	// transaction.
+	PutSlots(ctx context.Context, s Slots) error
+}
+
+// Candidate is a hint that Job may be able to claim DataID. Handle is the
+// backend's own reference to the entry (an id, a key).
+type Candidate struct {
+	Job      string
+	DataID   string
+	Resubmit bool
+	// NotBefore, when not zero, hides the candidate from NextCandidate
+	// until then: a failed chunk's retry time, a window's due time.
+	NotBefore time.Time
+	// Frontier marks the one candidate of a scheduled job (no inputs, an
+	// output with a partition definition) that stands for the lowest
+	// expected dataid the job has not claimed yet, and the sweeps of a job
+	// reading through LATEST or ALL; a sweep with Resubmit looks for the
+	// job's RESUBMIT outputs (schedule.go).
+	Frontier bool
+	Handle   any
+}
+
+// RowPeeker is implemented by transactions that can read status rows as a
+// hint: as committed (and as this transaction wrote them), neither locked
+// nor validated at commit, so that a later change to them neither waits
+// nor fails the transaction. A sweep (a frontier walking rows that exist,
+// schedule.go) reads the rows ahead of it so; without, it reads them with
+// GetRows.
+type RowPeeker interface {
+	PeekRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error)
+}
+
+// LatestReadyFinder is implemented by transactions that can find, as a
+// hint (see RowPeeker), the READY chunk of dataset with the highest
+// dataid in shortlex order from from (none when empty) to to, inclusive,
+// in one ordered read, however many dataids between have no chunk. A
+// chunk's status is that of its OUTPUT row of job, the dataset's producer
+// ("" for a source): rows of other jobs (left by an earlier catalog) are
+// not the chunk's.
+type LatestReadyFinder interface {
+	LatestReady(ctx context.Context, dataset, job, from, to string) (dataid string, ok bool, err error)
+}
+
+// ReadyLister is implemented by transactions that can list, as a hint (see
+// RowPeeker), the READY chunks of dataset with dataids from from to to
+// (inclusive, shortlex order), in that order, in one ordered read that
+// reads no other rows at those dataids; a chunk's status is that of its
+// OUTPUT row of job, as in LatestReadyFinder. A walk over a window's chunks
+// (mapwindows.go) reads them so; without, it reads them by key.
+type ReadyLister interface {
+	ReadyBetween(ctx context.Context, dataset, job, from, to string) ([]string, error)
+}
+
+// WideLocker is implemented by transactions of a backend whose chunk locks
+// live in a table of limited size (PostgreSQL's advisory locks). A
+// transaction about to lock more than WideLocks chunks calls LockWide
+// before its first LockChunks: such transactions then hold their locks one
+// at a time, and never fill the table together.
+type WideLocker interface {
+	LockWide(ctx context.Context) error
+}
+
+// WideLocks is how many chunk locks a transaction takes before it counts
+// as wide (WideLocker).
+const WideLocks = 1024
+
+// CatalogVersioner is part of every Backend: the catalog is numbered, and
+// every change to datasets or jobs commits a new version, in the same
+// transaction as the change.
+type CatalogVersioner interface {
+	// VersionedCatalog returns every dataset and job, sorted by id, and the
+	// version they make up, read atomically.
+	VersionedCatalog(ctx context.Context) ([]Dataset, []Job, int64, error)
+}
+
+// CatalogVersionTx is implemented by the Tx of every Backend.
+type CatalogVersionTx interface {
+	// CatalogVersion returns the catalog version this transaction sees.
+	CatalogVersion(ctx context.Context) (int64, error)
+}
+
+// ErrCatalogChanged rolls back a transaction that found the catalog
+// changed; withCatalog then runs the operation again. A backend's
+// PutDataset and PutJob return it when the catalog version is no longer
+// the one the change was validated against; changeCatalog then validates
+// the change again against the new catalog.
+var ErrCatalogChanged = errors.New("backends: the catalog changed during the operation")
+
+// Batcher is implemented by backends whose transactions may serve several
+// operations at once. Such a transaction calls LockChunks once per dataid,
+// in ascending dataid order, before it reads any of those chunks; a backend
+// that locks must accept that (locks taken in (dataid, dataset) order, by
+// every transaction, cannot deadlock).
+type Batcher interface {
+	// MaxBatch is the most operations one transaction may serve; below 2,
+	// operations are never combined.
+	MaxBatch() int
+}
+
+// KeyBudget is implemented by Batcher backends whose transactions hold a
+// bounded number of keys (etcd: --max-txn-ops). A batch then serves only
+// as many operations as fit: an operation of a job with k inputs counts
+// opKeys(k) keys. An operation that does not fit alone is served alone.
+type KeyBudget interface {
+	// MaxBatchKeys is the most keys one batched transaction may hold.
+	MaxBatchKeys() int
+}
+
+// ByteBudget is implemented by KeyBudget backends whose transactions are
+// bounded in bytes too (etcd: --max-request-bytes): a job whose claims
+// would send more is refused when it is stored (mapfit.go).
+type ByteBudget interface {
+	// MaxTxnBytes is the most one transaction may send to commit.
+	MaxTxnBytes() int
+	// CommitBytes is what guarding the rows keyed guards, writing rows and
+	// cands, and recording events add to a commit.
+	CommitBytes(guards []RowKey, rows []StatusRow, cands []Candidate, events []Event) int
+}
+
+// RangeBatcher is implemented by Batcher backends whose transactions
+// may serve more chunks of a range operation than operations of other
+// kinds (MaxBatch): a range's chunks come from one caller who waits for
+// them all, and what bounds a transaction's size there is its statements,
+// not the wait of the callers queued behind it.
+type RangeBatcher interface {
+	// MaxRangeBatch is the most chunks of a range one transaction serves.
+	MaxRangeBatch() int
+}
+
+// CandidateBatcher is implemented by the Tx of a Batcher backend that can
+// reserve several candidates at once.
+type CandidateBatcher interface {
+	// NextCandidates returns up to n of the job's first candidates, in
+	// NextCandidate order, that no concurrent transaction is looking at,
+	// and reserves them for this transaction.
+	NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]Candidate, error)
+}
+
+// CandidateCounter is implemented by a Backend that can count a job's
+// findNext candidates, hidden ones (not due yet) included.
+type CandidateCounter interface {
+	CountCandidates(ctx context.Context, job string) (int, error)
+}
+
+// ErrNoQueueLength: the store cannot tell the length of a job's queue.
+var ErrNoQueueLength = errors.New("the store's backend does not count candidates")
+
+// HolderTx is implemented by a Tx whose slot records list their holders
+// (every Tx that is not a LiveCounter): what checking and rebuilding the
+// lists needs.
+type HolderTx interface {
+	// CheckHolders reads the OUTPUT rows of claims that hold slots, to
+	// tell whether they are still live, as GetRows does, except that it
+	// never waits: known[i] is false when the row cannot be read
+	// consistently without waiting (another transaction is changing it),
+	// and the caller then counts the holder as live.
+	CheckHolders(ctx context.Context, keys []RowKey) (rows []*StatusRow, known []bool, err error)
+	// RunningOutputs returns the OUTPUT rows of job on dataset output in
+	// RUNNING (whatever their lease), as committed when the slot records
+	// of this transaction were locked.
+	RunningOutputs(ctx context.Context, job, output string) ([]StatusRow, error)
+}
+
+// LiveCounter is implemented by a Tx that counts live claims itself (a
+// claim is live while its OUTPUT row is RUNNING with a lease to come):
+// PostgreSQL, whose index of RUNNING rows answers at once, and whose
+// READ COMMITTED statements each see every commit made before them. Its
+// slot gates lock the slot records, for the pool's size and to order the
+// claims of one job or pool one after the other, and count the live
+// claims of the record's jobs after the lock: a claim that took the lock
+// before has committed, one that takes it after waits for this one. No
+// holders are kept: claims write nothing to the records, and endings
+// nothing at all.
+type LiveCounter interface {
+	// CountLive counts the live claims of jobs at now, as committed
+	// before this statement (this transaction's own are not counted).
+	CountLive(ctx context.Context, jobs []string, now time.Time) (int, error)
+}
+
+// LivePrefetcher is implemented by a LiveCounter that can send the counts
+// a claim's gate asks for with the statement locking its records, in one
+// round trip: CountLive of those jobs at that time then answers from it.
+type LivePrefetcher interface {
+	PrefetchLive(jobs [][]string, now time.Time)
+}
+
+// SlotPrefetcher is implemented by a Tx that can fetch slot records
+// together with the reads that precede them: one round trip less per
+// claim round (a job's rounds are served one at a time) and per batch of
+// endings.
+type SlotPrefetcher interface {
+	// PrefetchSlots notes that the records locked will be read next with
+	// forUpdate, and the records peeked without: the next read of rows
+	// may fetch (and lock, after the chunk locks queued before it) them
+	// ahead.
+	PrefetchSlots(locked, peeked []string)
+}
