@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/memory"
 )
 
@@ -63,7 +64,7 @@ func (s *downAfterClaim) Job(ctx context.Context, id string) (backends.Job, erro
 func TestClaimAnswerNeedsNoReadAfterCommit(t *testing.T) {
 	b := memory.New()
 	t.Cleanup(func() { _ = b.Close() })
-	store := &downAfterClaim{Store: backends.New(b, nil)}
+	store := &downAfterClaim{Store: engine.New(b, nil)}
 	s := newStack(t, store)
 	s.ok(admin, `mutation {
 		a: upsertDataset(input: {id: "src", url: "s3://lake", location: "s3://lake/src/{dataid}/"}) { id }
@@ -95,7 +96,7 @@ func TestClaimAnswerNeedsNoReadAfterCommit(t *testing.T) {
 	// A runner whose complete answer was lost retries, here on a replica,
 	// and learns that the completion landed.
 	store.down.Store(false)
-	replica := newReplica(t, backends.New(b, nil), s)
+	replica := newReplica(t, engine.New(b, nil), s)
 	for _, srv := range []*stack{s, replica} {
 		var ok bool
 		srv.ok(runnerA, `mutation($t: String!) { complete(token: $t) }`, vars("t", c.Token)).field(t, "complete", &ok)
@@ -109,7 +110,7 @@ func TestClaimAnswerNeedsNoReadAfterCommit(t *testing.T) {
 func TestRenewResource(t *testing.T) {
 	b := memory.New()
 	t.Cleanup(func() { _ = b.Close() })
-	s := newStack(t, backends.New(b, nil))
+	s := newStack(t, engine.New(b, nil))
 	var l struct{ ID, ExpiresAt string }
 	s.ok(runnerA, `mutation { lockResource(client: "runner-a", resource: "s3://x", mode: WRITE, ttlSeconds: 60) { id expiresAt } }`, nil).field(t, "lockResource", &l)
 	var r struct{ ID, ExpiresAt string }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
@@ -248,7 +249,7 @@ func newStack(t *testing.T, open bool, runnerJobs ...string) *stack {
 	cfg := server.DefaultConfig()
 	b := memory.New()
 	t.Cleanup(func() { _ = b.Close() })
-	cfg.Store, cfg.Keyring = backends.New(b, backends.SystemClock{}), age.New()
+	cfg.Store, cfg.Keyring = engine.New(b, backends.SystemClock{}), age.New()
 	s := &stack{tokens: map[string]string{}}
 	if !open {
 		var file strings.Builder

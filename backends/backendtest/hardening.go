@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/stretchr/testify/require"
 )
@@ -447,7 +448,7 @@ func (s *suite) testEnvNames(t *testing.T) {
 
 	allow, err := envname.ParseAllow([]string{"TAR_OPTIONS", "HTTPS_PROXY"})
 	require.NoError(t, err)
-	require.NoError(t, backends.SetEnvAllow(b.s, allow))
+	require.NoError(t, engine.SetEnvAllow(b.s, allow))
 	require.NoError(t, upsert("TAR_OPTIONS", "HTTPS_PROXY", "MODE"), "the operator allows them")
 	requireEnv("TAR_OPTIONS", "HTTPS_PROXY", "MODE")
 	for _, name := range []string{"ALL_PROXY", "LD_PRELOAD", "CHUNKLOCK_URL"} {
@@ -460,7 +461,7 @@ func (s *suite) testEnvNames(t *testing.T) {
 	c := b.claim("ja", "1")
 	require.Equal(t, []backends.EnvVar{{Name: "TAR_OPTIONS", Value: "v"}, {Name: "HTTPS_PROXY", Value: "v"}, {Name: "MODE", Value: "v"}}, c.Env)
 
-	require.NoError(t, backends.SetEnvAllow(b.s, envname.Allow{}))
+	require.NoError(t, engine.SetEnvAllow(b.s, envname.Allow{}))
 	requireCode(t, upsert("TAR_OPTIONS", "MODE"), backends.CodeInvalidArgument, "withdrawn: refused again")
 	requireEnv("TAR_OPTIONS", "HTTPS_PROXY", "MODE")
 	require.NoError(t, upsert("MODE"), "the job's env is mended by an upsert without the name")

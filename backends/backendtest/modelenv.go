@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/envname"
 )
 
@@ -54,7 +55,7 @@ func (h *harness) applyEnv(o op) {
 		}
 		allow, err := envname.ParseAllow(names)
 		if err == nil {
-			err = backends.SetEnvAllow(h.b.s, allow)
+			err = engine.SetEnvAllow(h.b.s, allow)
 		}
 		h.code("SetEnvAllow", "", err)
 		h.m.envAllowed = !h.m.envAllowed

@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // backfillFixture is a backend whose candidate batches can be made to fail,
@@ -22,7 +23,7 @@ func backfillFixture(t *testing.T, n int) (*Backend, backends.Store) {
 	cfg.MaxTxnOps = 16 // several candidate batches
 	b, err := NewBackend(ctx, testClient, cfg)
 	require.NoError(t, err)
-	s := backends.New(b, nil)
+	s := engine.New(b, nil)
 	t.Cleanup(func() { s.Close() })
 	for _, d := range []string{"src", "out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})

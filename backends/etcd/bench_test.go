@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 )
 
@@ -101,7 +102,7 @@ func benchSetup(b *testing.B, n int) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := backends.New(be, nil)
+	s := engine.New(be, nil)
 	for _, d := range []string{"src", "out"} {
 		if _, err := s.UpsertDataset(ctx, backends.Dataset{ID: d}); err != nil {
 			b.Fatal(err)

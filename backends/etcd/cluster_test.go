@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 )
 
@@ -122,7 +123,7 @@ func openClusterStore(t *testing.T, ctx context.Context, servers []*embedded.Ser
 	cfg.RequestTimeout = 3 * time.Second
 	b, err := openBackend(ctx, cfg)
 	require.NoError(t, err)
-	s := backends.New(b, nil)
+	s := engine.New(b, nil)
 	for _, d := range []string{"src", "out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
 		require.NoError(t, err)

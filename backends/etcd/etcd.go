@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // Backend implements backends.Backend on etcd. Build it with Open or
@@ -78,7 +79,7 @@ func Open(ctx context.Context, cfg Config) (backends.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backends.New(b, b.cfg.Clock), nil
+	return engine.New(b, b.cfg.Clock), nil
 }
 
 // openBackend connects to the cluster of cfg; the Backend owns the client.
@@ -128,7 +129,7 @@ func OpenClient(ctx context.Context, cli *clientv3.Client, cfg Config) (backends
 	if err != nil {
 		return nil, err
 	}
-	return backends.New(b, cfg.Clock), nil
+	return engine.New(b, cfg.Clock), nil
 }
 
 // NewBackend returns the Backend itself on an existing client, for callers

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -324,7 +325,7 @@ func TestCommitMarkersExpire(t *testing.T) {
 	ctx := context.Background()
 	b, err := NewBackend(ctx, testClient, freshConfig(nil))
 	require.NoError(t, err)
-	s := backends.New(b, nil)
+	s := engine.New(b, nil)
 	defer s.Close()
 	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // BenchmarkPublishLookback: publishes under a TIME_WINDOW reaching k hours
@@ -19,7 +20,7 @@ import (
 func BenchmarkPublishLookback(b *testing.B) {
 	backendtest.BenchLookback(b, func(b *testing.B) (backends.Store, backendtest.RowWriter, func()) {
 		_, be := privateBackend(b)
-		s := backends.New(be, nil)
+		s := engine.New(be, nil)
 		b.Cleanup(func() { s.Close() })
 		return s, be.bulkRows, nil
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/partition"
 )
@@ -26,7 +27,7 @@ func openTxnBackend(t *testing.T, ctx context.Context, ops uint) (*Backend, back
 	t.Cleanup(func() { cli.Close() })
 	be, err := NewBackend(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
 	require.NoError(t, err)
-	s := backends.New(be, nil)
+	s := engine.New(be, nil)
 	t.Cleanup(func() { s.Close() })
 	return be, s
 }

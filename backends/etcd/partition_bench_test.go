@@ -7,6 +7,7 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // BenchmarkPartitions: pages of 500 partitions of a DAILY dataset with ten
@@ -18,7 +19,7 @@ import (
 func BenchmarkPartitions(b *testing.B) {
 	ctx := context.Background()
 	_, be := privateBackend(b)
-	s := backends.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
+	s := engine.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
 	defer s.Close()
 	t0 := time.Now()
 	n, err := backendtest.SeedPartitionBench(ctx, s, be.bulkRows)

@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // BenchmarkFindNextQueue measures findNext (p50, p90) on a job whose
@@ -35,7 +36,7 @@ func BenchmarkFindNextQueue(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
 			cli, be := privateBackend(b)
-			s := backends.New(be, nil)
+			s := engine.New(be, nil)
 			defer s.Close()
 			if err := c.seed(ctx, s, be, cli); err != nil {
 				b.Fatal(err)

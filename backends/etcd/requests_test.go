@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // TestLimitedClaimRoundAsksNoMore: a findNext round of a job with a
@@ -18,7 +19,7 @@ func TestLimitedClaimRoundAsksNoMore(t *testing.T) {
 	ctx := context.Background()
 	b, err := NewBackend(ctx, testClient, freshConfig(nil))
 	require.NoError(t, err)
-	s := backends.New(b, nil)
+	s := engine.New(b, nil)
 	t.Cleanup(func() { s.Close() })
 	for _, d := range []string{"src", "free-out", "limited-out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // TestSlowSubscriberGivesUpItsWatch: a subscriber that stops reading while
@@ -20,7 +21,7 @@ func TestSlowSubscriberGivesUpItsWatch(t *testing.T) {
 	ctx := context.Background()
 	b, err := NewBackend(ctx, testClient, freshConfig(nil))
 	require.NoError(t, err)
-	s := backends.New(b, nil)
+	s := engine.New(b, nil)
 	defer s.Close()
 	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
 	require.NoError(t, err)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/memory"
 )
 
@@ -14,7 +14,7 @@ import (
 //	go test ./backends/memory/ -run '^$' -bench FindNextMapped -benchtime 2000x
 func BenchmarkFindNextMapped(b *testing.B) {
 	be := memory.New()
-	s := backends.New(be, nil)
+	s := engine.New(be, nil)
 	defer s.Close()
 	ctx := context.Background()
 	n, next, err := backendtest.SeedMappingBench(ctx, s, backendtest.MappingBenchHistory, backendtest.TxRows(be))

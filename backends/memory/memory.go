@@ -15,11 +15,12 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // Open returns a Store kept in memory.
 func Open(clock backends.Clock) backends.Store {
-	return backends.New(New(), clock)
+	return engine.New(New(), clock)
 }
 
 // Backend keeps every table in memory.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/memory"
 )
 
@@ -14,7 +15,7 @@ import (
 //	go test ./backends/memory/ -run '^$' -bench Partitions -benchtime 200x
 func BenchmarkPartitions(b *testing.B) {
 	be := memory.New()
-	s := backends.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
+	s := engine.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
 	defer s.Close()
 	ctx := context.Background()
 	_, err := backendtest.SeedPartitionBench(ctx, s, backendtest.TxRows(be))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // TestSharedCatalog: two engines, as two servers, on one backend race
@@ -12,6 +13,6 @@ import (
 func TestSharedCatalog(t *testing.T) {
 	backendtest.RunSharedCatalog(t, func(_ *testing.T, clock backends.Clock) (backends.Store, backends.Store) {
 		b := New()
-		return backends.New(b, clock), backends.New(b, clock)
+		return engine.New(b, clock), engine.New(b, clock)
 	})
 }

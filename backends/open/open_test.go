@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 )
@@ -148,7 +149,7 @@ func TestEmbeddedAndEtcdURL(t *testing.T) {
 	require.ErrorIs(t, err, backends.ErrInvalidArgument)
 	allow, err := envname.ParseAllow([]string{"TAR_OPTIONS"})
 	require.NoError(t, err)
-	require.NoError(t, backends.SetEnvAllow(s, allow))
+	require.NoError(t, engine.SetEnvAllow(s, allow))
 	_, err = s.UpsertJob(ctx, job)
 	require.NoError(t, err)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -87,7 +88,7 @@ func TestFindNextBatchedDuplicates(t *testing.T) {
 	b, err := openBackend(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
 	require.NoError(t, err)
 	defer b.Close()
-	s := backends.New(b, backends.NewFakeClock(time.Time{}))
+	s := engine.New(b, backends.NewFakeClock(time.Time{}))
 	for _, d := range []string{"src", "out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
 		require.NoError(t, err)

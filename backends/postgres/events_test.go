@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,7 +32,7 @@ func TestEventsHeldBackByOlderTransaction(t *testing.T) {
 	b, err := openBackend(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
 	require.NoError(t, err)
 	defer b.Close()
-	s := backends.New(b, backends.NewFakeClock(time.Time{}))
+	s := engine.New(b, backends.NewFakeClock(time.Time{}))
 	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
 	require.NoError(t, err)
 	ch, err := s.WatchEvents(ctx, backends.EventFilter{})
@@ -113,7 +114,7 @@ func TestEventsReadOwnWrites(t *testing.T) {
 	b, err := openBackend(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
 	require.NoError(t, err)
 	defer b.Close()
-	s := backends.New(b, backends.NewFakeClock(time.Time{}))
+	s := engine.New(b, backends.NewFakeClock(time.Time{}))
 	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
 	require.NoError(t, err)
 	require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {

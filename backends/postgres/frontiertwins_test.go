@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -95,10 +96,10 @@ func TestScheduleSurvivesBatchedRoundAtLimit(t *testing.T) {
 	defer pb.Close()
 	g := &roundGate{Backend: pb, entered: make(chan struct{}), release: make(chan struct{}), asked: make(chan int, 64)}
 	clock := backends.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s := backends.New(g, clock)
+	s := engine.New(g, clock)
 	queue := func() int {
 		t.Helper()
-		n, err := backends.QueueLength(ctx, s, "gen")
+		n, err := engine.QueueLength(ctx, s, "gen")
 		require.NoError(t, err)
 		return n
 	}

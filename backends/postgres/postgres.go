@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -146,7 +147,7 @@ func Open(ctx context.Context, cfg Config) (backends.Store, error) {
 		}
 		clock = c
 	}
-	return backends.New(b, clock), nil
+	return engine.New(b, clock), nil
 }
 
 // openBackend connects and migrates.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/keys/age"
@@ -39,7 +40,7 @@ func init() {
 			b = memory.New()
 			memshare[name] = b
 		}
-		return sharedStore{backends.New(b, backends.SystemClock{})}, nil
+		return sharedStore{engine.New(b, backends.SystemClock{})}, nil
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/keys/keyring"
 	"github.com/chunklock/chunklock/server"
@@ -130,7 +131,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		return explainStoreErr(err)
 	}
 	defer store.Close()
-	if err := backends.SetEnvAllow(store, allow); err != nil {
+	if err := engine.SetEnvAllow(store, allow); err != nil {
 		return err
 	}
 	cfg.Store = store

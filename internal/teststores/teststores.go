@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/memory"
@@ -40,7 +41,7 @@ func Kinds(name string) []Kind {
 			b := memory.New()
 			stores := make([]backends.Store, n)
 			for i := range stores {
-				stores[i] = backends.New(b, clock)
+				stores[i] = engine.New(b, clock)
 			}
 			t.Cleanup(func() { _ = b.Close() })
 			return stores

@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/envname"
+)
+
+// The catalog operations: datasets, jobs and their credentials.
+
+func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backends.Dataset, error) {
+	if err := backends.ValidateDataset(d); err != nil {
+		return backends.Dataset{}, err
+	}
+	if p := d.Partitions; p != nil {
+		def := p.Normalized()
+		d.Partitions = &def
+	}
+	now := e.clock.Now()
+	d.CreatedAt, d.UpdatedAt = now, now
+	var stored backends.Dataset
+	err := e.changeCatalog(ctx, func(cat *backends.Catalog) error { return e.checkDatasetMappings(cat, d) }, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
+		var frontier *backends.Candidate
+		if old, existed := cat.Datasets.Lookup(d.ID); existed && !reflect.DeepEqual(old.Partitions, d.Partitions) {
+			// The producer's frontier moves to the new definition's first
+			// dataid without a row, stored with the definition; one left
+			// where the old definition had it walks on, meets the new one
+			// or stops.
+			changed := cat.WithDataset(d)
+			if job, err := changed.Job(changed.Producer(d.ID)); err == nil {
+				if frontier, err = e.frontierSeed(ctx, changed, job); err != nil {
+					return nil, 0, err
+				}
+			}
+		}
+		var err error
+		stored, version, err = e.b.PutDataset(ctx, d, frontier, version)
+		if err != nil {
+			return nil, 0, err
+		}
+		return cat.WithDataset(stored), version, nil
+	})
+	return stored, err
+}
+
+func (e *engine) Dataset(ctx context.Context, id string) (backends.Dataset, error) {
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return backends.Dataset{}, err
+	}
+	return cat.Dataset(id)
+}
+
+func (e *engine) Datasets(ctx context.Context) ([]backends.Dataset, error) {
+	ds, _, err := e.b.Catalog(ctx)
+	return ds, err
+}
+
+func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, error) {
+	if err := e.checkConcurrency(ctx, j); err != nil {
+		return backends.Job{}, err
+	}
+	var valid, stored backends.Job
+	var enqueue, reschedule bool
+	var after *backends.Catalog
+	// A job with mappings is backfilled after its catalog change commits:
+	// the backfill is marked pending first, so that a server stopping half
+	// way leaves it to be resumed (backfillmark.go).
+	prev, mark, err := e.markMappedUpsert(ctx, j)
+	if err != nil {
+		return backends.Job{}, err
+	}
+	check := func(cat *backends.Catalog) error {
+		var err error
+		valid, enqueue, err = e.prepareJob(cat, j)
+		old, existed := cat.Jobs.Lookup(j.ID)
+		reschedule = enqueue || !existed || old.Output != valid.Output
+		return err
+	}
+	err = e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
+		now := e.clock.Now()
+		valid.CreatedAt, valid.UpdatedAt = now, now
+		var frontier *backends.Candidate
+		if reschedule {
+			var err error
+			if frontier, err = e.frontierSeed(ctx, cat.WithJob(valid), valid); err != nil {
+				return nil, 0, err
+			}
+		}
+		var err error
+		// The store backfills a job without mappings itself; the engine
+		// backfills one with mappings below (backfillMapped).
+		stored, version, err = e.b.PutJob(ctx, valid, enqueue && !valid.Mapped(), frontier, version)
+		if err != nil {
+			return nil, 0, err
+		}
+		after = cat.WithJob(stored)
+		return after, version, nil
+	})
+	if err != nil {
+		if j.Mapped() {
+			e.resumeSkip.Store(false) // the change may have committed
+		}
+		if c := backends.CodeOf(err); j.Mapped() && (c == backends.CodeInvalidArgument || c == backends.CodeNotFound || c == backends.CodeAlreadyExists) {
+			// Refused: nothing changed. (After any other error the change
+			// may have committed: the backfill stays owed.)
+			_ = e.restoreBackfill(context.WithoutCancel(ctx), j.ID, prev, mark)
+		}
+		return stored, err
+	}
+	if err := e.backfillUpserted(ctx, j, stored, after, enqueue, prev, mark); err != nil {
+		return stored, err
+	}
+	if !reschedule && scheduleDef(after, stored) != nil {
+		// A scheduled job without any candidate (stored by a version that
+		// placed the frontier after the job) gets one from the next upsert
+		// of the job, `chunklock apply`.
+		if n, err := e.queueLength(ctx, stored.ID); err == nil && n == 0 {
+			return stored, e.seedFrontier(ctx, after, stored)
+		}
+	}
+	return stored, nil
+}
+
+// prepareJob validates j against cat and returns the job to store, with
+// the stored key when j has none, and whether its candidates need a
+// backfill (a new job, or changed inputs).
+func prepareJob(cat *backends.Catalog, j backends.Job) (backends.Job, bool, error) {
+	j, err := cat.ValidateJob(j)
+	if err != nil {
+		return backends.Job{}, false, err
+	}
+	old, existed := cat.Jobs.Lookup(j.ID)
+	if existed && j.Key == (backends.JobKey{}) {
+		j.Key = old.Key
+	}
+	return j, !existed || !slices.Equal(old.Inputs, j.Inputs) || !slices.Equal(old.InputMappings, j.InputMappings), nil
+}
+
+// prepareJob is prepareJob with the env names the operator allows
+// (SetEnvAllow), refusing besides a job one claim of which would not fit
+// in a transaction of e's backend (claimFits).
+func (e *engine) prepareJob(cat *backends.Catalog, j backends.Job) (backends.Job, bool, error) {
+	if allow := e.envAllow.Load(); allow != nil {
+		cat = cat.WithEnvAllow(*allow)
+	}
+	valid, enqueue, err := prepareJob(cat, j)
+	if err == nil {
+		err = e.claimFits(cat, valid)
+	}
+	return valid, enqueue, err
+}
+
+// SetEnvAllow makes the store admit in a job's env, beyond the names
+// envname.Check admits, those of allow: the operator's exceptions
+// (`chunklock serve --env-allow`). It applies to the upserts and
+// validations that follow; jobs already stored are left as they are. A
+// Store that wraps another says so with an Unwrap method; it is an error
+// for one that is not, nor wraps, a store made by New.
+func SetEnvAllow(s backends.Store, allow envname.Allow) error {
+	for inner := s; inner != nil; {
+		if e, ok := inner.(*engine); ok {
+			e.envAllow.Store(&allow)
+			return nil
+		}
+		w, ok := inner.(interface{ Unwrap() backends.Store })
+		if !ok {
+			break
+		}
+		inner = w.Unwrap()
+	}
+	return fmt.Errorf("backends: SetEnvAllow: %T is not a store made by backends.New", s)
+}
+
+// ValidateJob checks j against the cached catalog, and against one read
+// afresh before it refuses j.
+func (e *engine) ValidateJob(ctx context.Context, j backends.Job) (backends.Job, error) {
+	if err := e.checkConcurrency(ctx, j); err != nil {
+		return backends.Job{}, err
+	}
+	cat, err := e.loadCatalog(ctx, true)
+	if err != nil {
+		return backends.Job{}, err
+	}
+	valid, _, err := e.prepareJob(cat.Catalog, j)
+	if err != nil && !cat.fresh {
+		if cat, err = e.loadCatalog(ctx, false); err != nil {
+			return backends.Job{}, err
+		}
+		valid, _, err = e.prepareJob(cat.Catalog, j)
+	}
+	return valid, err
+}
+
+func (e *engine) Job(ctx context.Context, id string) (backends.Job, error) {
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return backends.Job{}, err
+	}
+	return cat.Job(id)
+}
+
+func (e *engine) Jobs(ctx context.Context) ([]backends.Job, error) {
+	_, js, err := e.b.Catalog(ctx)
+	return js, err
+}
+
+func (e *engine) SetCredential(ctx context.Context, c backends.Credential) error {
+	if err := e.checkCredential(ctx, c); err != nil {
+		return err
+	}
+	c.UpdatedAt = e.clock.Now()
+	return e.b.PutCredential(ctx, c)
+}
+
+// checkCredential checks that c's job uses c's dataset and that c has a
+// ciphertext.
+func (e *engine) checkCredential(ctx context.Context, c backends.Credential) error {
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	job, err := cat.Job(c.Job)
+	if err != nil {
+		return err
+	}
+	if _, err := cat.Dataset(c.Dataset); err != nil {
+		return err
+	}
+	if c.Dataset != job.Output && !slices.Contains(job.Inputs, c.Dataset) {
+		return backends.InvalidArgument("job %q does not use dataset %q; credentials are stored only for datasets a job reads or writes", c.Job, c.Dataset)
+	}
+	if len(c.Ciphertext) == 0 {
+		return backends.InvalidArgument("credential ciphertext is empty")
+	}
+	return nil
+}
+
+func (e *engine) Credentials(ctx context.Context, job string) ([]backends.Credential, error) {
+	return e.b.Credentials(ctx, job)
+}
+
+func (e *engine) ReplaceCredential(ctx context.Context, c backends.Credential, old []byte) (bool, error) {
+	if err := e.checkCredential(ctx, c); err != nil {
+		return false, err
+	}
+	c.UpdatedAt = e.clock.Now()
+	return e.b.SwapCredential(ctx, c, old)
+}

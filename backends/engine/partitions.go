@@ -1,0 +1,291 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
+)
+
+// The partitions read model (SPEC §8 "Missing and late"): a dataset's
+// expected dataids, each joined with the status of its OUTPUT row.
+
+// maxBeyondProbe bounds how many rows that are not expected dataids the
+// search for the highest INTEGER dataid seen reads past a page.
+const maxBeyondProbe = 2 * backends.MaxPageSize
+
+func validatePartitionFilter(f backends.PartitionFilter) error {
+	for _, id := range []string{f.From, f.To, f.After} {
+		if id != "" {
+			if err := backends.ValidateDataID(id); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Status != nil {
+		switch *f.Status {
+		case backends.StatusNone, backends.StatusRunning, backends.StatusReady, backends.StatusFailed, backends.StatusResubmit, backends.StatusHold:
+		default:
+			return backends.InvalidArgument("partition status %q is unknown: want NONE (missing) or an OUTPUT status (RUNNING, READY, FAILED, RESUBMIT, HOLD)", *f.Status)
+		}
+	}
+	return nil
+}
+
+// partitionDef returns the definition of a dataset, or INVALID_ARGUMENT
+// when it has none.
+func partitionDef(cat *backends.Catalog, dataset string) (partition.Def, error) {
+	ds, err := cat.Dataset(dataset)
+	if err != nil {
+		return partition.Def{}, err
+	}
+	if ds.Partitions == nil {
+		return partition.Def{}, backends.InvalidArgument("dataset %q has no partition definition, so no dataids are expected of it; list its chunks with chunks, or give it partitions with upsertDataset", dataset)
+	}
+	return *ds.Partitions, nil
+}
+
+// partitionSource returns a dataset's definition and producer from the
+// cached catalog, confirmed current by a transaction (as Chunk does), not
+// by reading every dataset and job.
+func (e *engine) partitionSource(ctx context.Context, dataset string) (partition.Def, string, error) {
+	var def partition.Def
+	var producer string
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		d, err := partitionDef(cat.Catalog, dataset)
+		if err != nil {
+			return err
+		}
+		def, producer = d, cat.Producer(dataset)
+		return e.update(ctx, cat, func(backends.Tx) error { return nil })
+	})
+	return def, producer, err
+}
+
+func (e *engine) Partitions(ctx context.Context, f backends.PartitionFilter) (backends.PartitionPage, error) {
+	if err := validatePartitionFilter(f); err != nil {
+		return backends.PartitionPage{}, err
+	}
+	def, producer, err := e.partitionSource(ctx, f.Dataset)
+	if err != nil {
+		return backends.PartitionPage{}, err
+	}
+	if _, err := def.Range(f.From, f.To); err != nil { // from and to are of the kind's format
+		return backends.PartitionPage{}, backends.InvalidArgument("%v", err)
+	}
+	l := partitionList{e: e, f: f, def: def, producer: producer, now: e.clock.Now(), first: backends.PageSize(f.First)}
+	return l.run(ctx)
+}
+
+// partitionList is one Partitions call in progress.
+type partitionList struct {
+	e        *engine
+	f        backends.PartitionFilter
+	def      partition.Def
+	producer string
+	now      time.Time
+	first    int
+	// open: the upper bound is the highest INTEGER dataid seen, found as
+	// the scan goes (INTEGER without end, no To).
+	open    bool
+	scanned int
+	page    backends.PartitionPage
+}
+
+// bounds is the span of expected dataids left to list, and whether there
+// is any.
+func (l *partitionList) bounds() (from, to string, ok bool) {
+	from, to = l.f.From, l.f.To
+	if l.f.After != "" {
+		next, ok := l.def.Next(l.f.After)
+		if !ok {
+			return "", "", false
+		}
+		if from == "" || backends.CompareDataID(next, from) > 0 {
+			from = next
+		}
+	}
+	if to != "" {
+		return from, to, true
+	}
+	if l.def.Kind == partition.Integer && l.def.End == "" {
+		l.open = true
+		return from, "", true
+	}
+	last, ok := l.def.DueBefore(l.now)
+	return from, last, ok
+}
+
+func (l *partitionList) run(ctx context.Context) (backends.PartitionPage, error) {
+	from, to, ok := l.bounds()
+	if !ok {
+		return l.page, nil
+	}
+	ids, err := l.def.Range(from, to)
+	if err != nil {
+		return backends.PartitionPage{}, backends.InvalidArgument("%v", err)
+	}
+	next, stop := iter.Pull(ids)
+	defer stop()
+	size := backends.MaxPageSize
+	if l.f.Status == nil && l.f.Late == nil {
+		size = l.first + 1
+	}
+	for {
+		var batch []string
+		for n := min(size, backends.MaxPartitionScan-l.scanned); len(batch) < n; {
+			id, ok := next()
+			if !ok {
+				break
+			}
+			batch = append(batch, id)
+		}
+		if len(batch) == 0 {
+			if _, more := next(); more && l.scanned >= backends.MaxPartitionScan {
+				l.page.HasNextPage = true // the scan bound ended the page
+			}
+			return l.page, nil
+		}
+		done, err := l.take(ctx, batch)
+		if err != nil || done {
+			return l.page, err
+		}
+	}
+}
+
+// take joins a batch of expected dataids with their OUTPUT rows and keeps
+// the ones the filter selects. done: the page is complete, or the listing
+// ended at the highest INTEGER dataid seen.
+func (l *partitionList) take(ctx context.Context, batch []string) (done bool, err error) {
+	last := batch[len(batch)-1]
+	statuses, highest, err := l.outputStatuses(ctx, batch[0], last)
+	if err != nil {
+		return false, err
+	}
+	if l.open && (highest == "" || backends.CompareDataID(highest, last) < 0) {
+		more, err := l.expectedBeyond(ctx, last)
+		if err != nil {
+			return false, err
+		}
+		if !more {
+			batch, done = cutAfter(batch, highest), true
+		}
+	}
+	for _, id := range batch {
+		p, err := l.partition(id, statuses[id])
+		if err != nil {
+			return false, err
+		}
+		if !l.selects(p) {
+			l.scanned++
+			l.page.EndCursor = id
+			continue
+		}
+		if len(l.page.Partitions) == l.first {
+			l.page.HasNextPage = true
+			return true, nil
+		}
+		l.scanned++
+		l.page.EndCursor = id
+		l.page.Partitions = append(l.page.Partitions, p)
+		l.page.Cursors = append(l.page.Cursors, id)
+	}
+	return done, nil
+}
+
+// cutAfter keeps the dataids up to highest ("" keeps none).
+func cutAfter(batch []string, highest string) []string {
+	for i, id := range batch {
+		if highest == "" || backends.CompareDataID(id, highest) > 0 {
+			return batch[:i]
+		}
+	}
+	return batch
+}
+
+func (l *partitionList) selects(p backends.Partition) bool {
+	return (l.f.Status == nil || *l.f.Status == p.Status) && (l.f.Late == nil || *l.f.Late == p.Late)
+}
+
+func (l *partitionList) partition(id string, st backends.Status) (backends.Partition, error) {
+	p := backends.Partition{Dataset: l.f.Dataset, DataID: id, Status: st}
+	if !l.def.Kind.IsTime() {
+		return p, nil
+	}
+	var err error
+	if p.WindowStart, p.WindowEnd, err = l.def.Window(id); err != nil {
+		return p, err
+	}
+	p.DueAt = p.WindowEnd.Add(l.def.Lag)
+	p.Late, err = l.def.Late(id, l.now, st == backends.StatusReady)
+	return p, err
+}
+
+// outputStatuses reads the OUTPUT rows of the dataset's producer in [from,
+// to] and answers their statuses by dataid, and the highest expected
+// dataid among them.
+func (l *partitionList) outputStatuses(ctx context.Context, from, to string) (map[string]backends.Status, string, error) {
+	out := map[string]backends.Status{}
+	highest := ""
+	f := backends.ChunkFilter{Dataset: l.f.Dataset, Role: backends.RoleOutput, From: from, To: to, First: backends.MaxPageSize}
+	for {
+		page, err := l.e.b.ListRows(ctx, f)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, r := range page.Rows {
+			if r.Job == l.producer && l.def.Contains(r.DataID) {
+				out[r.DataID] = r.Status
+				highest = r.DataID
+			}
+		}
+		if !page.HasNextPage || len(page.Rows) == 0 {
+			return out, highest, nil
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+}
+
+// expectedBeyond reports whether an OUTPUT row of an expected dataid after
+// id exists (for INTEGER without end: the highest one seen is further on).
+// It reads at most maxBeyondProbe rows of other dataids on the way.
+func (l *partitionList) expectedBeyond(ctx context.Context, id string) (bool, error) {
+	next, ok := l.def.Next(id)
+	if !ok {
+		return false, nil
+	}
+	f := backends.ChunkFilter{Dataset: l.f.Dataset, Role: backends.RoleOutput, From: next, First: backends.MaxPageSize}
+	for read := 0; read < maxBeyondProbe; {
+		page, err := l.e.b.ListRows(ctx, f)
+		if err != nil {
+			return false, err
+		}
+		for _, r := range page.Rows {
+			if r.Job == l.producer && l.def.Contains(r.DataID) {
+				return true, nil
+			}
+		}
+		read += len(page.Rows)
+		if !page.HasNextPage || len(page.Rows) == 0 {
+			return false, nil
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+	return false, nil
+}
+
+// describeDef names a definition's kind and bounds for error messages.
+func describeDef(d partition.Def) string {
+	switch {
+	case d.Kind == partition.Static:
+		return fmt.Sprintf("STATIC, %d values", len(d.Values))
+	case d.End == "" && d.Start == "":
+		return string(d.Kind) + " from 0"
+	case d.End == "":
+		return fmt.Sprintf("%s from %s", d.Kind, d.Start)
+	}
+	return fmt.Sprintf("%s from %s to %s", d.Kind, d.Start, d.End)
+}

@@ -1,0 +1,390 @@
+package engine
+
+import (
+	"context"
+	"hash/fnv"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
+)
+
+// Backoff and schedules (SPEC §3 fail, findNext; §8 Schedules).
+//
+// A failed chunk of a job with a retry delay gets a retry time on its
+// OUTPUT row (StatusRow.RetryAt), and its findNext candidate is hidden
+// until then (Candidate.NotBefore): nothing polls, and the chunks after it
+// are claimed meanwhile.
+//
+// A scheduled job (no inputs, an output with a time or bounded partition
+// definition) keeps one frontier candidate: the lowest expected dataid it
+// has not claimed yet, hidden until that dataid is due. Taking the
+// frontier, whether the claim is made or the chunk already has a row,
+// moves it to the next expected dataid, due at its own time; so the queue
+// holds one entry however many windows the definition spans, and a
+// definition that started ten years ago costs one candidate per claim.
+// The frontier is placed at the first expected dataid without a row when
+// the job is created, becomes scheduled, or its output's definition
+// changes, in the transaction storing that change (frontierSeed); a
+// frontier left behind by a change walks to the new definition's dataids
+// or meets the new one, and two frontiers that meet at a dataid merge
+// into one (Tx.DropCandidate).
+//
+// A job that is not scheduled but reads an input through LATEST or ALL
+// gets frontier candidates too, sweeps: a chunk of such an input becoming
+// READY may make claimable any output after it (LATEST) or any output at
+// all (ALL), so it adds two candidates at the first of them, which walk
+// the outputs whose windows have started, claiming what they can
+// (advanceSweep): one looks for RESUBMIT outputs (Candidate.Resubmit: it
+// comes first in the queue, and findNext takes RESUBMIT outputs first),
+// the other for the rest. A frontier taken at a chunk that has a row, and
+// a sweep at every step, look at the rows ahead as a hint and go straight
+// to the next chunk without one or free for producers (nextOpen): walking
+// a stretch of produced chunks costs a read per page of them, not a
+// findNext round per chunk. From an anchor, a sweep's step also queues
+// the outputs it finds up to the next anchor, so that a round serves
+// several claims.
+
+// frontierRetry is how long a frontier whose claim was refused for a
+// passing reason (not its due time) stays hidden before it is tried again.
+const frontierRetry = time.Second
+
+// outputDef is the partition definition of job's output, nil when none.
+func outputDef(cat *backends.Catalog, job backends.Job) *partition.Def {
+	def := cat.Datasets.Get(job.Output).Partitions
+	if def == nil || def.IsZero() {
+		return nil
+	}
+	return def
+}
+
+// scheduleDef is the definition a job is scheduled by: its output's, when
+// the job has no inputs, or reads every input through LATEST or ALL
+// (undriven), and the definition has a last due dataid at any time (a time
+// kind, or a bounded one). nil: the job is not scheduled.
+//
+// An undriven job needs the frontier as a job without inputs does: its
+// inputs becoming READY start sweeps over the outputs whose windows have
+// started then (addSweep), and nothing else queues an output whose window
+// starts later. Its frontier is due when the window starts (frontierAt).
+func scheduleDef(cat *backends.Catalog, job backends.Job) *partition.Def {
+	if len(job.Inputs) > 0 && !undriven(job) {
+		return nil
+	}
+	def := outputDef(cat, job)
+	if def == nil || !(def.Kind.IsTime() || def.Bounded()) {
+		return nil
+	}
+	return def
+}
+
+// undriven tells whether job has inputs and reads every one of them
+// through LATEST or ALL: no input chunk maps to an output window that
+// starts after it.
+func undriven(job backends.Job) bool {
+	if len(job.Inputs) == 0 {
+		return false
+	}
+	for _, in := range job.Inputs {
+		if !sweptKind(job.Mapping(in).Kind) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkExpected refuses a dataid that the definition of job's output does
+// not expect.
+func checkExpected(cat *backends.Catalog, job backends.Job, dataid string) error {
+	if def := outputDef(cat, job); def != nil && !def.Contains(dataid) {
+		return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (%s partitions from %q); job %q produces only those",
+			dataid, job.Output, def.Kind, firstExpected(def), job.ID)
+	}
+	return nil
+}
+
+// firstExpected is the lowest dataid def expects ("" for none).
+func firstExpected(def *partition.Def) string {
+	ids, err := def.Range("", "")
+	if err != nil {
+		return ""
+	}
+	for id := range ids {
+		return id
+	}
+	return ""
+}
+
+// withSchedule gives st what the time rules need: the clock and, for a
+// job without inputs, its output's partition definition.
+func withSchedule(st backends.ClaimState, cat *backends.Catalog, now time.Time) backends.ClaimState {
+	st.Now = now
+	if len(st.Job.Inputs) == 0 {
+		st.Def = outputDef(cat, st.Job)
+	}
+	return st
+}
+
+// frontierAt is the frontier candidate of job at dataid id of def: due
+// when id is due, or, for an undriven job, when its window starts (the
+// outputs its inputs queue are those whose windows have started).
+func frontierAt(job backends.Job, def *partition.Def, id string) backends.Candidate {
+	due, _ := def.Due(id) // id comes from def: it has a window
+	if len(job.Inputs) > 0 && def.Kind.IsTime() {
+		due, _, _ = def.Window(id)
+	}
+	return backends.Candidate{Job: job.ID, DataID: id, Frontier: true, NotBefore: due}
+}
+
+// advanceFrontier moves the frontier candidate c, just taken from the
+// queue, after findNext looked at its chunk (st; claimed tells whether it
+// was claimed now). A frontier of a job that is not scheduled is a sweep
+// (advanceSweep). A job without inputs that could not claim a chunk
+// without a row (refused for a passing reason) tries it again shortly; an
+// undriven job's frontier passes it: what blocks it is a chunk of a
+// LATEST or ALL input, which starts a sweep over it when it becomes READY.
+func (e *engine) advanceFrontier(ctx context.Context, tx backends.Tx, cat *backends.Catalog, c backends.Candidate, st backends.ClaimState, claimed bool) error {
+	if c.Resubmit {
+		return e.advanceSweep(ctx, tx, cat, c, st)
+	}
+	def := scheduleDef(cat, st.Job)
+	if def == nil {
+		return e.advanceSweep(ctx, tx, cat, c, st)
+	}
+	id := c.DataID
+	if !claimed && st.Output == nil && def.Contains(id) && len(st.Job.Inputs) == 0 {
+		f := frontierAt(st.Job, def, id)
+		if now := e.clock.Now(); !now.Before(f.NotBefore) {
+			f.NotBefore = now.Add(frontierRetry) // refused for a passing reason
+		}
+		return tx.AddCandidate(ctx, f)
+	}
+	next, err := e.nextOpen(ctx, tx, cat, st.Job, *def, id, st.Output != nil, "", nil, 1, backends.FreeForProducers)
+	if err != nil || len(next) == 0 {
+		return err
+	}
+	return tx.AddCandidate(ctx, frontierAt(st.Job, def, next[0]))
+}
+
+// advanceSweep moves a sweep, the frontier candidate c of a job that is not
+// scheduled, just taken from the queue (its chunk in st), to the next
+// output dataid, up to the last whose window has started; past it the
+// sweep ends. A sweep walks the outputs an input chunk read through LATEST
+// or ALL may have made claimable (enqueueMapped): that reverse mapping is
+// open-ended, so one candidate walks it rather than one per output. It
+// does not wait at an output it could not claim: what blocked it (a chunk
+// of another input) queues it when it becomes READY. For the same reason
+// it passes every output whose chunk of an input read one to one is not
+// READY (nextOpen).
+func (e *engine) advanceSweep(ctx context.Context, tx backends.Tx, cat *backends.Catalog, c backends.Candidate, st backends.ClaimState) error {
+	def := outputDef(cat, st.Job)
+	if def == nil || !sweeps(st.Job) {
+		return nil // the job no longer reads anything through LATEST or ALL
+	}
+	last, ok := lastStarted(*def, e.clock.Now())
+	if !ok {
+		return nil
+	}
+	var driving []string // inputs read one to one: a chunk not READY queues its output
+	for _, in := range st.Job.Inputs {
+		if k := st.Job.Mapping(in).Kind; k == partition.Identity || k == "" {
+			driving = append(driving, in)
+		}
+	}
+	// The outputs ahead are read with each step, and the next sweepAhead
+	// that may be claimable are queued at once: rounds then serve several
+	// claims each, as for outputs queued one by one, and the sweep goes on
+	// from the last of them.
+	match := backends.FreeForProducers
+	if c.Resubmit {
+		// The RESUBMIT outputs, which findNext takes first.
+		match = func(s backends.Status) bool { return s == backends.StatusResubmit }
+	}
+	// From an anchor it queues the outputs up to the next one; from
+	// anywhere else it steps to the next output only, so that a sweep
+	// started behind another queues nothing the other has queued before
+	// it reaches an anchor, where the two merge.
+	want := 1
+	if anchor(c.DataID) {
+		want = sweepAhead
+	}
+	next, err := e.nextOpen(ctx, tx, cat, st.Job, *def, c.DataID, true, last, driving, want, match)
+	if err != nil || len(next) == 0 {
+		return err
+	}
+	for _, id := range next[:len(next)-1] {
+		if err := tx.AddCandidate(ctx, backends.Candidate{Job: st.Job.ID, DataID: id, Resubmit: c.Resubmit}); err != nil {
+			return err
+		}
+	}
+	f := frontierAt(st.Job, def, next[len(next)-1])
+	f.Resubmit = c.Resubmit
+	return tx.AddCandidate(ctx, f)
+}
+
+// sweepPage and sweepPages bound what one step of a frontier reads ahead
+// of it: pages of sweepPage output rows, at most sweepPages of them.
+const (
+	sweepPage  = 128
+	sweepPages = 4
+)
+
+// sweepAhead is how many outputs that may be claimable a sweep queues at
+// each step, at most (advanceSweep).
+const sweepAhead = 16
+
+// anchor tells whether a sweep's step ends at output id, with the sweep
+// placed there: about one output in sweepAhead, chosen by the dataid
+// alone, so that two sweeps of a job that walk the same outputs from
+// different places land on the same ones and merge there
+// (Tx.DropCandidate), as they would stepping one output at a time; a
+// sweep reads ahead only from an anchor (advanceSweep).
+func anchor(id string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return h.Sum32()%sweepAhead == 0
+}
+
+// nextOpen is where a frontier of job at id over def goes next: the next
+// expected dataid, up to last when last is set. With skip (the chunk at id
+// had a row, or a sweep could not claim it: the frontier walks a stretch
+// of chunks the job has produced or cannot produce yet), it reads the rows
+// ahead as a hint (RowPeeker) and returns the first want chunks whose
+// status (NONE without a row) match accepts and whose chunks of the
+// inputs ready are READY, up to the first anchor among them when want is
+// more than one, or, when none is among the rows read, the last one read,
+// to go on from there at the next step. Nothing when def ends first.
+func (e *engine) nextOpen(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job backends.Job, def partition.Def, id string, skip bool, last string, ready []string, want int, match func(backends.Status) bool) ([]string, error) {
+	next, ok := def.Next(id)
+	if !ok || (last != "" && backends.CompareDataID(next, last) > 0) {
+		return nil, nil
+	}
+	if !skip {
+		return []string{next}, nil
+	}
+	ids, err := def.Range(next, last)
+	if err != nil {
+		return nil, err
+	}
+	per := 1 + len(ready) // keys per dataid: the output row, then the inputs'
+	page := make([]string, 0, sweepPage)
+	keys := make([]backends.RowKey, 0, sweepPage*per)
+	size := min(sweepPage, 2*want) // the first page: the common case is a run of free chunks
+	var found []string
+	done := false // found holds want chunks, or ends at an anchor
+	pages := 0
+	flush := func() error {
+		rows, err := peekRows(ctx, tx, keys)
+		if err != nil {
+			return err
+		}
+		for i := range page {
+			at := rows[i*per : (i+1)*per]
+			if match(backends.StatusOf(at[0])) && !slices.ContainsFunc(at[1:], func(r *backends.StatusRow) bool { return backends.StatusOf(r) != backends.StatusReady }) {
+				if found = append(found, page[i]); len(found) == want || (want > 1 && anchor(page[i])) {
+					done = true
+					break
+				}
+			}
+		}
+		pages++
+		return nil
+	}
+	for id := range ids {
+		page = append(page, id)
+		keys = append(keys, outputKey(job, id))
+		for _, in := range ready {
+			keys = append(keys, chunkOutputKey(cat, in, id))
+		}
+		if len(page) < size {
+			continue
+		}
+		if err := flush(); err != nil {
+			return nil, err
+		}
+		size = sweepPage
+		switch {
+		case done:
+			return found, nil
+		case pages == sweepPages && len(found) == 0:
+			return []string{page[len(page)-1]}, nil
+		case pages == sweepPages:
+			return found, nil
+		}
+		page, keys = page[:0], keys[:0]
+	}
+	if len(page) > 0 {
+		if err := flush(); err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}
+
+// frontierSeed is the frontier of job under cat, when it is scheduled
+// there: at the first expected dataid of its output that has no OUTPUT
+// row of the job. The catalog change that makes the job scheduled stores
+// it in its own transaction (PutJob, PutDataset): a job is never stored
+// scheduled without a frontier. The rows are read before that
+// transaction; a chunk claimed meanwhile only makes the frontier walk one
+// step on.
+func (e *engine) frontierSeed(ctx context.Context, cat *backends.Catalog, job backends.Job) (*backends.Candidate, error) {
+	def := scheduleDef(cat, job)
+	if def == nil {
+		return nil, nil
+	}
+	id, ok, err := e.firstGap(ctx, job, def)
+	if err != nil || !ok {
+		return nil, err
+	}
+	c := frontierAt(job, def, id)
+	return &c, nil
+}
+
+// seedFrontier adds the frontier of job under cat in a transaction of its
+// own: for a scheduled job stored without one by an earlier version.
+func (e *engine) seedFrontier(ctx context.Context, cat *backends.Catalog, job backends.Job) error {
+	c, err := e.frontierSeed(ctx, cat, job)
+	if err != nil || c == nil {
+		return err
+	}
+	return e.b.Update(ctx, func(tx backends.Tx) error { return tx.AddCandidate(ctx, *c) })
+}
+
+// firstGap finds the first expected dataid of def with no OUTPUT row of
+// job, paging through the job's rows from the definition's start.
+func (e *engine) firstGap(ctx context.Context, job backends.Job, def *partition.Def) (string, bool, error) {
+	ids, err := def.Range("", "")
+	if err != nil {
+		return "", false, err
+	}
+	next, stop := iter.Pull(ids)
+	defer stop()
+	want, ok := next()
+	if !ok {
+		return "", false, nil
+	}
+	f := backends.ChunkFilter{Dataset: job.Output, Job: job.ID, Role: backends.RoleOutput, From: want, First: backends.MaxPageSize}
+	for {
+		page, err := e.b.ListRows(ctx, f)
+		if err != nil {
+			return "", false, err
+		}
+		for _, r := range page.Rows {
+			switch c := backends.CompareDataID(r.DataID, want); {
+			case c > 0:
+				return want, true, nil
+			case c == 0:
+				if want, ok = next(); !ok {
+					return "", false, nil
+				}
+			}
+		}
+		if !page.HasNextPage || len(page.Cursors) == 0 {
+			return want, true, nil
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+}
