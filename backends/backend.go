@@ -73,6 +73,12 @@ type Backend interface {
 	GetRecord(ctx context.Context, key string) (Record, error)
 	SwapRecord(ctx context.Context, key string, value []byte, version int64) (Record, bool, error)
 
+	// Clock is the clock the engine tells time by unless it is given
+	// another (engine.WithClock): PostgreSQL's follows the database's
+	// clock, so that every server sharing it computes leases on one time
+	// base; the others' is the system clock.
+	Clock() Clock
+
 	Ping(ctx context.Context) error
 	Close() error
 }

@@ -6,15 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/stretchr/testify/require"
-
-	"github.com/chunklock/chunklock/backends/memory"
 )
 
 func TestRunDrainsEveryChunkOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := memory.Open(nil)
+	s := teststores.Memory(nil)
 	p, err := Setup(ctx, s, "t", 500, &bytes.Buffer{})
 	require.NoError(t, err)
 	res, err := Run(ctx, StoreDriver{s}, p, 8, 0, &bytes.Buffer{})

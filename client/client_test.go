@@ -16,9 +16,9 @@ import (
 
 	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
 )
@@ -38,7 +38,7 @@ func setup(t *testing.T) bundle {
 	require.NoError(t, err)
 	tokens, err := auth.ParseTokens(raw)
 	require.NoError(t, err)
-	store := memory.Open(nil)
+	store := teststores.Memory(nil)
 	cfg := server.DefaultConfig()
 	cfg.Store, cfg.Keyring, cfg.Tokens = store, age.New(), tokens
 	srv, err := server.New(cfg)

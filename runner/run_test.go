@@ -15,8 +15,8 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/envname"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/internal/teststores"
 )
 
 // storeClient runs the runner against a real (in-memory) store.
@@ -42,7 +42,7 @@ type bundle struct {
 func setup(t *testing.T) bundle {
 	t.Helper()
 	ctx := context.Background()
-	s := memory.Open(nil)
+	s := teststores.Memory(nil)
 	for _, d := range []string{"in", "out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d, Location: "/" + d + "/{dataid}"})
 		require.NoError(t, err)

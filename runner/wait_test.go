@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
 )
@@ -40,7 +40,7 @@ func (l *lockedBuffer) String() string {
 func serveMemory(t *testing.T) *client.Client {
 	t.Helper()
 	cfg := server.DefaultConfig()
-	cfg.Store, cfg.Keyring = memory.Open(nil), age.New()
+	cfg.Store, cfg.Keyring = teststores.Memory(nil), age.New()
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv.Handler())

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/server"
 )
 
@@ -24,7 +24,7 @@ import (
 // 01-02 READY) and a 10,000-value STATIC "regions".
 func costStore(t *testing.T) backends.Store {
 	clock := backends.NewFakeClock(time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC))
-	store := memory.Open(clock)
+	store := teststores.Memory(clock)
 	t.Cleanup(func() { _ = store.Close() })
 	ctx := t.Context()
 	deadline := 6 * time.Hour

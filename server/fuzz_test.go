@@ -9,8 +9,8 @@ import (
 
 	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
 )
@@ -99,7 +99,7 @@ func FuzzHandler(f *testing.F) {
 // handler, to call in-process, and an admin token.
 func adminHandler(f testing.TB) (http.Handler, string) {
 	ctx := f.Context()
-	store := memory.Open(backends.NewFakeClock(t0))
+	store := teststores.Memory(backends.NewFakeClock(t0))
 	f.Cleanup(func() { _ = store.Close() })
 	for _, d := range []backends.Dataset{{ID: "a"}, {ID: "b"}, {ID: "c"},
 		{ID: "p", Partitions: &partition.Def{Kind: partition.Daily, Start: "2025-12-01"}},

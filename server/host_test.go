@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
 )
@@ -18,7 +18,7 @@ import (
 func TestOpenServerRefusesForeignHosts(t *testing.T) {
 	t.Parallel()
 	cfg := server.DefaultConfig()
-	cfg.Store, cfg.Keyring = memory.Open(nil), age.New()
+	cfg.Store, cfg.Keyring = teststores.Memory(nil), age.New()
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
 	require.True(t, srv.Open())

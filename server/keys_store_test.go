@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd"
 	"github.com/chunklock/chunklock/backends/postgres"
 	"github.com/chunklock/chunklock/internal/teststores"
@@ -67,8 +68,9 @@ func pgDumped(t *testing.T) (backends.Store, func() string) {
 		t.Skipf("pg_dump is not installed (%v); install the PostgreSQL client to run this case", err)
 	}
 	schema := freshSchema(t)
-	store, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema, Clock: backends.NewFakeClock(t0)})
+	b, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema})
 	require.NoError(t, err)
+	store := engine.New(b, engine.WithClock(backends.NewFakeClock(t0)))
 	t.Cleanup(func() { _ = store.Close() })
 	return store, func() string {
 		out, err := exec.Command(pgDump, "--dbname="+dsn, "--schema="+schema, "--no-owner").Output()
@@ -90,8 +92,9 @@ func etcdDumped(t *testing.T) (backends.Store, func() string) {
 	cli, err := srv.Client()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cli.Close() })
-	store, err := etcd.OpenClient(t.Context(), cli, etcd.Config{Prefix: prefix, Clock: backends.NewFakeClock(t0), MaxTxnOps: srv.MaxTxnOps()})
+	b, err := etcd.OpenClient(t.Context(), cli, etcd.Config{Prefix: prefix, MaxTxnOps: srv.MaxTxnOps()})
 	require.NoError(t, err)
+	store := engine.New(b, engine.WithClock(backends.NewFakeClock(t0)))
 	t.Cleanup(func() { _ = store.Close() })
 	return store, func() string {
 		resp, err := cli.Get(t.Context(), prefix, clientv3.WithPrefix())

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/resolvers"
 )
 
@@ -19,7 +19,7 @@ import (
 // once the refresh interval has passed.
 func TestPartitionGauges(t *testing.T) {
 	clock := backends.NewFakeClock(time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC))
-	store := memory.Open(clock)
+	store := teststores.Memory(clock)
 	ctx := t.Context()
 	deadline := 6 * time.Hour
 	_, err := store.UpsertDataset(ctx, backends.Dataset{ID: "feed", Location: "/x/{dataid}",

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/chunklock/chunklock/internal/teststores"
 )
 
 // TestPartitionsQuery: partitions pages through expected dataids with
@@ -16,7 +16,7 @@ import (
 // chunks, the status and late filters, and clear errors; readers may list.
 func TestPartitionsQuery(t *testing.T) {
 	clock := backends.NewFakeClock(time.Date(2026, 1, 4, 12, 0, 0, 0, time.UTC))
-	store := memory.Open(clock)
+	store := teststores.Memory(clock)
 	ctx := t.Context()
 	deadline := 6 * time.Hour
 	for _, d := range []backends.Dataset{

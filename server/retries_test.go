@@ -64,7 +64,7 @@ func (s *downAfterClaim) Job(ctx context.Context, id string) (backends.Job, erro
 func TestClaimAnswerNeedsNoReadAfterCommit(t *testing.T) {
 	b := memory.New()
 	t.Cleanup(func() { _ = b.Close() })
-	store := &downAfterClaim{Store: engine.New(b, nil)}
+	store := &downAfterClaim{Store: engine.New(b)}
 	s := newStack(t, store)
 	s.ok(admin, `mutation {
 		a: upsertDataset(input: {id: "src", url: "s3://lake", location: "s3://lake/src/{dataid}/"}) { id }
@@ -96,7 +96,7 @@ func TestClaimAnswerNeedsNoReadAfterCommit(t *testing.T) {
 	// A runner whose complete answer was lost retries, here on a replica,
 	// and learns that the completion landed.
 	store.down.Store(false)
-	replica := newReplica(t, engine.New(b, nil), s)
+	replica := newReplica(t, engine.New(b), s)
 	for _, srv := range []*stack{s, replica} {
 		var ok bool
 		srv.ok(runnerA, `mutation($t: String!) { complete(token: $t) }`, vars("t", c.Token)).field(t, "complete", &ok)
@@ -110,7 +110,7 @@ func TestClaimAnswerNeedsNoReadAfterCommit(t *testing.T) {
 func TestRenewResource(t *testing.T) {
 	b := memory.New()
 	t.Cleanup(func() { _ = b.Close() })
-	s := newStack(t, engine.New(b, nil))
+	s := newStack(t, engine.New(b))
 	var l struct{ ID, ExpiresAt string }
 	s.ok(runnerA, `mutation { lockResource(client: "runner-a", resource: "s3://x", mode: WRITE, ttlSeconds: 60) { id expiresAt } }`, nil).field(t, "lockResource", &l)
 	var r struct{ ID, ExpiresAt string }

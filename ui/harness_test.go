@@ -22,7 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/auth"
-	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/keys/age"
@@ -249,7 +248,7 @@ func newStack(t *testing.T, open bool, runnerJobs ...string) *stack {
 	cfg := server.DefaultConfig()
 	b := memory.New()
 	t.Cleanup(func() { _ = b.Close() })
-	cfg.Store, cfg.Keyring = engine.New(b, backends.SystemClock{}), age.New()
+	cfg.Store, cfg.Keyring = engine.New(b), age.New()
 	s := &stack{tokens: map[string]string{}}
 	if !open {
 		var file strings.Builder

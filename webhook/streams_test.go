@@ -9,15 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/webhook"
 )
 
 // lateStore is a memory store at epoch with dataset feed of def.
 func lateStore(t *testing.T, def partition.Def) (backends.Store, *backends.FakeClock) {
 	clock := backends.NewFakeClock(epoch)
-	s := memory.Open(clock)
+	s := teststores.Memory(clock)
 	t.Cleanup(func() { _ = s.Close() })
 	pipeline(t, s)
 	_, err := s.UpsertDataset(context.Background(), backends.Dataset{ID: "feed", Partitions: &def})

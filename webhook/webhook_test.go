@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/webhook"
 )
 
@@ -25,7 +25,7 @@ var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func TestAlertKinds(t *testing.T) {
 	ctx := context.Background()
 	clock := backends.NewFakeClock(epoch)
-	s := memory.Open(clock)
+	s := teststores.Memory(clock)
 	t.Cleanup(func() { _ = s.Close() })
 	pipeline(t, s)
 	deadline := time.Hour
@@ -126,7 +126,7 @@ func requireSigned(t *testing.T, d delivery) {
 // accepted, with the same id and body, and the metrics count both tries.
 func TestRetryAfter500(t *testing.T) {
 	clock := backends.NewFakeClock(epoch)
-	s := memory.Open(clock)
+	s := teststores.Memory(clock)
 	t.Cleanup(func() { _ = s.Close() })
 	pipeline(t, s)
 	rcv := newReceiver(t)
@@ -163,7 +163,7 @@ func TestRetryAfter500(t *testing.T) {
 // in the order of the event log, once it answers again.
 func TestBacklogInOrder(t *testing.T) {
 	clock := backends.NewFakeClock(epoch)
-	s := memory.Open(clock)
+	s := teststores.Memory(clock)
 	t.Cleanup(func() { _ = s.Close() })
 	pipeline(t, s)
 	rcv := newReceiver(t)
@@ -235,7 +235,7 @@ func TestExactlyOnceAcrossReplicasAndRestarts(t *testing.T) {
 // for a lease, and delivery resumes at its cursor.
 func TestTakeOverFromDeadReplica(t *testing.T) {
 	clock := backends.NewFakeClock(epoch)
-	s := memory.Open(clock)
+	s := teststores.Memory(clock)
 	t.Cleanup(func() { _ = s.Close() })
 	pipeline(t, s)
 	rcv := newReceiver(t)
@@ -266,7 +266,7 @@ func TestTakeOverFromDeadReplica(t *testing.T) {
 
 // TestConfigChecks: what New refuses.
 func TestConfigChecks(t *testing.T) {
-	s := memory.Open(nil)
+	s := teststores.Memory(nil)
 	t.Cleanup(func() { _ = s.Close() })
 	base := webhook.Config{Store: s, URLs: []string{"http://127.0.0.1:1/x"}, Secret: secret}
 	for name, change := range map[string]func(c *webhook.Config){

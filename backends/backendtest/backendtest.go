@@ -1,12 +1,13 @@
 // Package backendtest is the conformance suite every chunklock storage
 // backend passes. A backend's _test.go file calls
 //
-//	backendtest.Run(t, func(t *testing.T, clock backends.Clock) backends.Store { ... })
+//	backendtest.Run(t, func(t *testing.T) backends.Backend { ... })
 //	backendtest.RunConcurrency(t, factory)
 //
-// Run is a table of named subtests, each on a fresh store made by the
-// factory with a fresh *backends.FakeClock that the tests move forward
-// (no test sleeps for a lease). It covers SPEC §2 (both status → lock
+// Run is a table of named subtests, each on a fresh store: the engine
+// (backends/engine) on a fresh backend made by the factory, with a fresh
+// *backends.FakeClock that the tests move forward (no test sleeps for a
+// lease). It covers SPEC §2 (both status → lock
 // tables, through Chunk().Locks, Locks, Blockers and claim behaviour), every
 // operation of SPEC §3 with its error cases, guarantees 1-5 of SPEC §4, the
 // seed scenarios, the read models (chunks, claims, locks, lock graph,
@@ -21,7 +22,7 @@
 // so that a backend can run them under -race, or with smaller sizes, on
 // their own; Run does not include them.
 //
-// The suite closes every store it is given (the factory must not); the
+// The suite closes every backend it is given (the factory must not); the
 // factory may register its own t.Cleanup to drop what it created (a
 // schema, a data directory), which runs after the suite's Close. Subtests
 // run one after the other. Sizes can be changed with options (WithWorkers,
@@ -42,12 +43,13 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/stretchr/testify/require"
 )
 
-// Factory returns a fresh, empty store whose engine reads clock. The suite
-// closes it when the test ends.
-type Factory func(t *testing.T, clock backends.Clock) backends.Store
+// Factory returns a fresh, empty backend. The suite makes the engine on it
+// and closes it when the test ends.
+type Factory func(t *testing.T) backends.Backend
 
 // Option changes a size of the suite.
 type Option func(*config)
@@ -126,17 +128,26 @@ type bundle struct {
 	ctx   context.Context
 	s     backends.Store
 	clock *backends.FakeClock
+	be    backends.Backend // what s runs on
 }
 
 func (s *suite) setup(t *testing.T) *bundle {
 	t.Helper()
 	clock := backends.NewFakeClock(epoch)
-	st := s.newStore(t, clock)
-	require.NotNil(t, st, "the factory returned a nil store")
+	be := s.newStore(t)
+	require.NotNil(t, be, "the factory returned a nil backend")
+	b := &bundle{t: t, ctx: context.Background(), clock: clock, be: be}
+	b.restart()
 	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
+		if err := b.s.Close(); err != nil {
 			t.Errorf("closing the store: %v", err)
 		}
 	})
-	return &bundle{t: t, ctx: context.Background(), s: st, clock: clock}
+	return b
+}
+
+// restart makes b's store a new engine with opts on the same backend, as
+// a server restarted with other settings (an env allowlist) would be.
+func (b *bundle) restart(opts ...engine.Option) {
+	b.s = engine.New(b.be, append([]engine.Option{engine.WithClock(b.clock)}, opts...)...)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // The catalog races: concurrent changes that are valid one by one but not
@@ -26,9 +27,10 @@ func init() {
 	)
 }
 
-// SharedFactory opens two stores on one new, empty backend, as two servers
-// sharing it would; the test closes them.
-type SharedFactory func(t *testing.T, clock backends.Clock) (backends.Store, backends.Store)
+// SharedFactory opens two backends on one new, empty store (or returns one
+// backend twice), as two servers sharing it would have; the test makes an
+// engine on each and closes them.
+type SharedFactory func(t *testing.T) (backends.Backend, backends.Backend)
 
 // RunSharedCatalog runs the catalog races on two stores sharing a backend,
 // so that the races are decided by the backend's conditional writes, not
@@ -36,7 +38,8 @@ type SharedFactory func(t *testing.T, clock backends.Clock) (backends.Store, bac
 func RunSharedCatalog(t *testing.T, open SharedFactory) {
 	setup := func(t *testing.T) (*backends.FakeClock, []backends.Store) {
 		clock := backends.NewFakeClock(epoch)
-		one, two := open(t, clock)
+		b1, b2 := open(t)
+		one, two := engine.New(b1, engine.WithClock(clock)), engine.New(b2, engine.WithClock(clock))
 		t.Cleanup(func() {
 			require.NoError(t, one.Close())
 			require.NoError(t, two.Close())

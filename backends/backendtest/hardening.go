@@ -407,8 +407,9 @@ func (s *suite) testTextBounds(t *testing.T) {
 // about how a process loads or runs code, and never the runner's own
 // CHUNKLOCK_* (SPEC §1 Job). Whole families are refused, not only the
 // names listed one by one (TAR_OPTIONS, HTTPS_PROXY, RSYNC_RSH, ...),
-// unless the operator allows them (backends.SetEnvAllow); a refused upsert
-// stores nothing, and withdrawing a name refuses it again.
+// unless the operator allows them (engine.WithEnvAllow, given to a server
+// restarted here); a refused upsert stores nothing, and withdrawing a name
+// refuses it again.
 func (s *suite) testEnvNames(t *testing.T) {
 	b := s.setup(t)
 	b.datasets("src", "a")
@@ -448,7 +449,7 @@ func (s *suite) testEnvNames(t *testing.T) {
 
 	allow, err := envname.ParseAllow([]string{"TAR_OPTIONS", "HTTPS_PROXY"})
 	require.NoError(t, err)
-	require.NoError(t, engine.SetEnvAllow(b.s, allow))
+	b.restart(engine.WithEnvAllow(allow))
 	require.NoError(t, upsert("TAR_OPTIONS", "HTTPS_PROXY", "MODE"), "the operator allows them")
 	requireEnv("TAR_OPTIONS", "HTTPS_PROXY", "MODE")
 	for _, name := range []string{"ALL_PROXY", "LD_PRELOAD", "CHUNKLOCK_URL"} {
@@ -461,7 +462,7 @@ func (s *suite) testEnvNames(t *testing.T) {
 	c := b.claim("ja", "1")
 	require.Equal(t, []backends.EnvVar{{Name: "TAR_OPTIONS", Value: "v"}, {Name: "HTTPS_PROXY", Value: "v"}, {Name: "MODE", Value: "v"}}, c.Env)
 
-	require.NoError(t, engine.SetEnvAllow(b.s, envname.Allow{}))
+	b.restart()
 	requireCode(t, upsert("TAR_OPTIONS", "MODE"), backends.CodeInvalidArgument, "withdrawn: refused again")
 	requireEnv("TAR_OPTIONS", "HTTPS_PROXY", "MODE")
 	require.NoError(t, upsert("MODE"), "the job's env is mended by an upsert without the name")

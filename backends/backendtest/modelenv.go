@@ -10,7 +10,8 @@ import (
 
 // The model's part of SPEC §1's rule on job env names: a name that
 // changes how a process loads or runs code is refused, by family, unless
-// the operator allows it (backends.SetEnvAllow); a refused upsert changes
+// the operator allows it (engine.WithEnvAllow: the model's store restarts
+// with the allowlist changed); a refused upsert changes
 // nothing, and a claim carries the job's env as stored. The model knows
 // the verdicts of a few names of its own, not the rule's code.
 
@@ -54,10 +55,8 @@ func (h *harness) applyEnv(o op) {
 			names = []string{modelAllowable}
 		}
 		allow, err := envname.ParseAllow(names)
-		if err == nil {
-			err = engine.SetEnvAllow(h.b.s, allow)
-		}
-		h.code("SetEnvAllow", "", err)
+		h.code("envname.ParseAllow", "", err)
+		h.b.restart(engine.WithEnvAllow(allow))
 		h.m.envAllowed = !h.m.envAllowed
 		return
 	}

@@ -40,12 +40,12 @@ func publishRaw(t *testing.T, s backends.Store, first, n int) {
 func storeAgainAndStop(t *testing.T, b *stopping, clock *backends.FakeClock, a backends.Job, from, n int) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := engine.New(b, clock).UpsertJob(ctx, rollOther)
+	_, err := engine.New(b, engine.WithClock(clock)).UpsertJob(ctx, rollOther)
 	require.NoError(t, err)
-	publishRaw(t, engine.New(b, clock), from, n)
+	publishRaw(t, engine.New(b, engine.WithClock(clock)), from, n)
 	s3 := &server{stopping: b}
 	s3.failAt.Store(1)
-	_, err = engine.New(s3, clock).UpsertJob(ctx, a)
+	_, err = engine.New(s3, engine.WithClock(clock)).UpsertJob(ctx, a)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "job roll is stored")
 }
@@ -68,11 +68,11 @@ func TestUnchangedUpsertMarksDoneAfterABA(t *testing.T) {
 	want := drain(t, control, "roll")
 
 	b, clock := newRaceStore(t)
-	_, err = engine.New(b, clock).UpsertJob(ctx, rollJob)
+	_, err = engine.New(b, engine.WithClock(clock)).UpsertJob(ctx, rollJob)
 	require.NoError(t, err)
 	s1 := &server{stopping: b}
 	s1.beforePutJob = func() { storeAgainAndStop(t, b, clock, rollJob, backfillDays, 10) }
-	_, err = engine.New(s1, clock).UpsertJob(ctx, rollJob)
+	_, err = engine.New(s1, engine.WithClock(clock)).UpsertJob(ctx, rollJob)
 	require.NoError(t, err)
 	afterwards(t, b, clock, rollJob, want)
 }
@@ -108,7 +108,7 @@ func newGapStore(t *testing.T) (*stopping, *backends.FakeClock) {
 	ctx := context.Background()
 	b := &stopping{versioned: &versioned{Backend: memory.New()}}
 	clock := backends.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	s := engine.New(b, clock)
+	s := engine.New(b, engine.WithClock(clock))
 	daily := partition.Def{Kind: partition.Daily, Start: "2025-01-01"}
 	for _, d := range []string{"raw", "roll7", "other"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d, Partitions: &daily})
@@ -131,7 +131,7 @@ func newGapStore(t *testing.T) (*stopping, *backends.FakeClock) {
 func TestBackfillAcrossABAMarkedDone(t *testing.T) {
 	ctx := context.Background()
 	b0, clock0 := newGapStore(t)
-	control := engine.New(b0, clock0)
+	control := engine.New(b0, engine.WithClock(clock0))
 	publishRaw(t, control, gapDay, 1)
 	_, err := control.UpsertJob(ctx, rollDay)
 	require.NoError(t, err)
@@ -144,16 +144,16 @@ func TestBackfillAcrossABAMarkedDone(t *testing.T) {
 			h := &hookedUpdate{stopping: b, after: func() { storeAgainAndStop(t, b, clock, rollDay, gapDay, 1) }}
 			switch how {
 			case "upsert":
-				_, err := engine.New(h, clock).UpsertJob(ctx, rollDay)
+				_, err := engine.New(h, engine.WithClock(clock)).UpsertJob(ctx, rollDay)
 				require.NoError(t, err)
 			case "resume":
 				// A server stopped at the first transaction of the job's
 				// backfill; the next one resumes it.
 				b.stopAt.Store(b.updates.Load() + 1)
-				_, err := engine.New(b, clock).UpsertJob(ctx, rollDay)
+				_, err := engine.New(b, engine.WithClock(clock)).UpsertJob(ctx, rollDay)
 				require.Error(t, err)
 				b.stopAt.Store(0)
-				n, err := engine.New(h, clock).ResumeBackfills(ctx)
+				n, err := engine.New(h, engine.WithClock(clock)).ResumeBackfills(ctx)
 				require.NoError(t, err)
 				require.Equal(t, 1, n)
 			}

@@ -39,7 +39,7 @@ func newBackfillStore(t *testing.T) (*stopping, *backends.FakeClock, backends.St
 	ctx := context.Background()
 	b := &stopping{versioned: &versioned{Backend: memory.New()}}
 	clock := backends.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	s := engine.New(b, clock)
+	s := engine.New(b, engine.WithClock(clock))
 	daily := partition.Def{Kind: partition.Daily, Start: "2025-01-01"}
 	for _, d := range []string{"raw", "roll7"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d, Partitions: &daily})
@@ -114,13 +114,13 @@ func TestMappedBackfillResumedAfterStop(t *testing.T) {
 			require.NoError(t, s.Complete(ctx, c.Token))
 			switch how {
 			case "restart":
-				next := engine.New(b, clock) // a server starting on the same store
+				next := engine.New(b, engine.WithClock(clock)) // a server starting on the same store
 				n, err := next.ResumeBackfills(ctx)
 				require.NoError(t, err)
 				require.Equal(t, 1, n)
 				require.Equal(t, want-1, drain(t, next, "roll"))
 				// Done: nothing is left to resume, for any server.
-				n, err = engine.New(b, clock).ResumeBackfills(ctx)
+				n, err = engine.New(b, engine.WithClock(clock)).ResumeBackfills(ctx)
 				require.NoError(t, err)
 				require.Zero(t, n)
 			case "upsert":
@@ -173,7 +173,7 @@ func TestBackfillResumedDuringUpsert(t *testing.T) {
 	ctx := context.Background()
 	b, clock, _ := newBackfillStore(t)
 	h := &hooked{stopping: b}
-	s := engine.New(h, clock)
+	s := engine.New(h, engine.WithClock(clock))
 	old := rollJob
 	old.InputMappings = []backends.InputMapping{{Dataset: "raw", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -1}}}
 	_, err := s.UpsertJob(ctx, old)
@@ -183,7 +183,7 @@ func TestBackfillResumedDuringUpsert(t *testing.T) {
 		h.beforePutJob = nil
 		// Another server starts between this upsert's mark and its catalog
 		// change, and resumes the marked backfill with the old definition.
-		n, err := engine.New(h, clock).ResumeBackfills(ctx)
+		n, err := engine.New(h, engine.WithClock(clock)).ResumeBackfills(ctx)
 		require.NoError(t, err)
 		resumed = n
 		b.stopAt.Store(b.updates.Load() + 2) // then this server stops half way through its own
@@ -195,10 +195,10 @@ func TestBackfillResumedDuringUpsert(t *testing.T) {
 	r, err := s.Record(ctx, "backfill/roll")
 	require.NoError(t, err)
 	require.NotEqual(t, "pending", string(r.Value), "the starting server marked done the definition it backfilled")
-	n, err := engine.New(h, clock).ResumeBackfills(ctx)
+	n, err := engine.New(h, engine.WithClock(clock)).ResumeBackfills(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "the upsert's own backfill is still owed")
-	n, err = engine.New(h, clock).ResumeBackfills(ctx)
+	n, err = engine.New(h, engine.WithClock(clock)).ResumeBackfills(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n)
 }

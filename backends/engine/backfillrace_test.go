@@ -83,9 +83,9 @@ var rollOther = backends.Job{ID: "roll", Output: "roll7", Inputs: []string{"othe
 func afterwards(t *testing.T, b *stopping, clock *backends.FakeClock, job backends.Job, want int) {
 	t.Helper()
 	ctx := context.Background()
-	r, err := engine.New(b, clock).Record(ctx, "backfill/"+job.ID)
+	r, err := engine.New(b, engine.WithClock(clock)).Record(ctx, "backfill/"+job.ID)
 	require.NoError(t, err)
-	next := engine.New(b, clock)
+	next := engine.New(b, engine.WithClock(clock))
 	_, err = next.ResumeBackfills(ctx)
 	require.NoError(t, err)
 	_, err = next.UpsertJob(ctx, job)
@@ -105,7 +105,7 @@ func TestConcurrentUpsertsCommitInOtherOrder(t *testing.T) {
 	want := wantRoll(t)
 	b, clock := newRaceStore(t)
 	sa, sb := &server{stopping: b}, &server{stopping: b}
-	a, bb := engine.New(sa, clock), engine.New(sb, clock)
+	a, bb := engine.New(sa, engine.WithClock(clock)), engine.New(sb, engine.WithClock(clock))
 	inFinish, release, bDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	sb.beforeFinish = func() { close(inFinish); <-release }
 	sa.beforePutJob = func() {
@@ -141,9 +141,9 @@ func TestUnavailableAfterCommitDuringResume(t *testing.T) {
 	want := wantRoll(t)
 	b, clock := newRaceStore(t)
 	sa := &server{stopping: b}
-	a := engine.New(sa, clock)
+	a := engine.New(sa, engine.WithClock(clock))
 	sa.beforePutJob = func() {
-		n, err := engine.New(b, clock).ResumeBackfills(ctx)
+		n, err := engine.New(b, engine.WithClock(clock)).ResumeBackfills(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 	}

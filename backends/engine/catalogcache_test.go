@@ -27,8 +27,8 @@ func (v *versioned) VersionedCatalog(ctx context.Context) ([]backends.Dataset, [
 // TestCachedCatalogConformance runs the conformance suite on an engine
 // that keeps the catalog in memory.
 func TestCachedCatalogConformance(t *testing.T) {
-	backendtest.Run(t, func(_ *testing.T, clock backends.Clock) backends.Store {
-		return engine.New(&versioned{Backend: memory.New()}, clock)
+	backendtest.Run(t, func(*testing.T) backends.Backend {
+		return &versioned{Backend: memory.New()}
 	})
 }
 
@@ -39,7 +39,7 @@ func TestCachedCatalogAcrossEngines(t *testing.T) {
 	ctx := context.Background()
 	b := &versioned{Backend: memory.New()}
 	clock := backends.NewFakeClock(time.Time{})
-	one, two := engine.New(b, clock), engine.New(b, clock)
+	one, two := engine.New(b, engine.WithClock(clock)), engine.New(b, engine.WithClock(clock))
 	for _, d := range []string{"src", "out"} {
 		_, err := one.UpsertDataset(ctx, backends.Dataset{ID: d})
 		require.NoError(t, err)

@@ -2,12 +2,10 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"slices"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/envname"
 )
 
 // The catalog operations: datasets, jobs and their credentials.
@@ -142,38 +140,15 @@ func prepareJob(cat *backends.Catalog, j backends.Job) (backends.Job, bool, erro
 }
 
 // prepareJob is prepareJob with the env names the operator allows
-// (SetEnvAllow), refusing besides a job one claim of which would not fit
+// (WithEnvAllow), refusing besides a job one claim of which would not fit
 // in a transaction of e's backend (claimFits).
 func (e *engine) prepareJob(cat *backends.Catalog, j backends.Job) (backends.Job, bool, error) {
-	if allow := e.envAllow.Load(); allow != nil {
-		cat = cat.WithEnvAllow(*allow)
-	}
+	cat = cat.WithEnvAllow(e.envAllow)
 	valid, enqueue, err := prepareJob(cat, j)
 	if err == nil {
 		err = e.claimFits(cat, valid)
 	}
 	return valid, enqueue, err
-}
-
-// SetEnvAllow makes the store admit in a job's env, beyond the names
-// envname.Check admits, those of allow: the operator's exceptions
-// (`chunklock serve --env-allow`). It applies to the upserts and
-// validations that follow; jobs already stored are left as they are. A
-// Store that wraps another says so with an Unwrap method; it is an error
-// for one that is not, nor wraps, a store made by New.
-func SetEnvAllow(s backends.Store, allow envname.Allow) error {
-	for inner := s; inner != nil; {
-		if e, ok := inner.(*engine); ok {
-			e.envAllow.Store(&allow)
-			return nil
-		}
-		w, ok := inner.(interface{ Unwrap() backends.Store })
-		if !ok {
-			break
-		}
-		inner = w.Unwrap()
-	}
-	return fmt.Errorf("backends: SetEnvAllow: %T is not a store made by backends.New", s)
 }
 
 // ValidateJob checks j against the cached catalog, and against one read

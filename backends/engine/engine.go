@@ -29,16 +29,18 @@ type engine struct {
 	// then ResumeBackfills has nothing to look for (backfillmark.go).
 	resumeSkip atomic.Bool
 	// envAllow holds the env names the operator allows beyond envname's
-	// rule (SetEnvAllow); nil: none.
-	envAllow atomic.Pointer[envname.Allow]
+	// rule (WithEnvAllow).
+	envAllow envname.Allow
 }
 
-// New builds the Store on a backend. A nil clock is the system clock.
-func New(b backends.Backend, clock backends.Clock) backends.Store {
-	if clock == nil {
-		clock = backends.SystemClock{}
+// New builds the Store on a backend: its clock is the backend's
+// (Backend.Clock) unless an option gives another.
+func New(b backends.Backend, opts ...Option) backends.Store {
+	o := options{clock: b.Clock()}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	e := &engine{b: b, clock: clock, maxBatch: 1}
+	e := &engine{b: b, clock: o.clock, envAllow: o.envAllow, maxBatch: 1}
 	if bb, ok := b.(backends.Batcher); ok {
 		e.maxBatch = max(1, bb.MaxBatch())
 	}

@@ -110,11 +110,11 @@ const leaders = 1
 // TestBatchedConformance runs the conformance suite, concurrency included,
 // on an engine that combines live-claim operations.
 func TestBatchedConformance(t *testing.T) {
-	newStore := func(_ *testing.T, clock backends.Clock) backends.Store {
-		return engine.New(&batching{versioned: &versioned{Backend: memory.New()}}, clock)
+	newBackend := func(*testing.T) backends.Backend {
+		return &batching{versioned: &versioned{Backend: memory.New()}}
 	}
-	backendtest.Run(t, newStore)
-	backendtest.RunConcurrency(t, newStore)
+	backendtest.Run(t, newBackend)
+	backendtest.RunConcurrency(t, newBackend)
 }
 
 // newBatchingStore returns a batching store with job j reading src and
@@ -122,7 +122,7 @@ func TestBatchedConformance(t *testing.T) {
 func newBatchingStore(t *testing.T) (*batching, backends.Store) {
 	ctx := context.Background()
 	b := &batching{versioned: &versioned{Backend: memory.New()}}
-	s := engine.New(b, backends.NewFakeClock(time.Time{}))
+	s := engine.New(b, engine.WithClock(backends.NewFakeClock(time.Time{})))
 	for _, d := range []string{"src", "out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
 		require.NoError(t, err)

@@ -51,7 +51,7 @@ func TestWideLookbackReadsLinearly(t *testing.T) {
 	const k = 1500
 	ctx := context.Background()
 	be := &countingReads{Backend: memory.New()}
-	s := engine.New(be, backends.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	s := engine.New(be, engine.WithClock(backends.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))
 	next, err := backendtest.SeedLookbackBench(ctx, s, k, k, backendtest.TxRows(be))
 	require.NoError(t, err)
 	require.NotEqual(t, "", next)
@@ -87,7 +87,7 @@ func TestWideLookbackReadsLinearly(t *testing.T) {
 func TestStoredWideJobBlocksNoPublish(t *testing.T) {
 	ctx := context.Background()
 	be := memory.New()
-	s := engine.New(be, backends.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	s := engine.New(be, engine.WithClock(backends.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))
 	hourly := partition.Def{Kind: partition.Hourly, Start: "2025-01-01T00"}
 	for _, id := range []string{"src", "out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: id, Location: "/" + id + "/{dataid}", Partitions: &hourly})

@@ -16,7 +16,7 @@ import (
 // goes through.
 func TestRangeLimitExisting(t *testing.T) {
 	ctx := context.Background()
-	s := memory.Open(nil)
+	s := engine.New(memory.New())
 	defer s.Close()
 	_, err := s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
 	require.NoError(t, err)
@@ -44,7 +44,7 @@ func TestRangeLimitExisting(t *testing.T) {
 func TestRangeBatches(t *testing.T) {
 	ctx := context.Background()
 	be := &batching{versioned: &versioned{Backend: memory.New()}}
-	s := engine.New(be, nil)
+	s := engine.New(be)
 	defer s.Close()
 	_, err := s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
 	require.NoError(t, err)
@@ -76,7 +76,7 @@ func (rangeBatching) MaxRangeBatch() int { return 16 }
 func TestRangeBatcher(t *testing.T) {
 	ctx := context.Background()
 	be := rangeBatching{&batching{versioned: &versioned{Backend: memory.New()}}}
-	s := engine.New(be, nil)
+	s := engine.New(be)
 	defer s.Close()
 	_, err := s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
 	require.NoError(t, err)

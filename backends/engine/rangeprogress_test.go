@@ -46,7 +46,7 @@ func TestRangeStoppedSaysHowFar(t *testing.T) {
 	ctx := context.Background()
 	be := &rangeStopper{Backend: memory.New()}
 	be.ok.Store(1 << 30)
-	s := engine.New(be, backends.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	s := engine.New(be, engine.WithClock(backends.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))
 	defer s.Close()
 	for _, id := range []string{"a", "b"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: id, Partitions: &partition.Def{Kind: partition.Daily, Start: "2026-01-01", End: "2026-01-10"}})

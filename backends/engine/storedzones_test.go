@@ -28,7 +28,7 @@ func TestStoredHostOnlyZoneKeepsWorking(t *testing.T) {
 	legacy := partition.Def{Kind: partition.Hourly, Start: "2026-03-29T00", Timezone: "posix/Europe/Berlin"}
 	_, _, err = b.PutDataset(ctx, backends.Dataset{ID: "raw", Location: "h={dataid}", Partitions: &legacy}, nil, version)
 	require.NoError(t, err, "as an earlier version stored it")
-	s := engine.New(b, clock)
+	s := engine.New(b, engine.WithClock(clock))
 
 	d, err := s.Dataset(ctx, "raw")
 	require.NoError(t, err)

@@ -19,11 +19,11 @@ import (
 func backfillFixture(t *testing.T, n int) (*Backend, backends.Store) {
 	t.Helper()
 	ctx := context.Background()
-	cfg := freshConfig(nil)
+	cfg := freshConfig()
 	cfg.MaxTxnOps = 16 // several candidate batches
-	b, err := NewBackend(ctx, testClient, cfg)
+	b, err := OpenClient(ctx, testClient, cfg)
 	require.NoError(t, err)
-	s := engine.New(b, nil)
+	s := engine.New(b)
 	t.Cleanup(func() { s.Close() })
 	for _, d := range []string{"src", "out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
@@ -108,7 +108,7 @@ func TestBackfillResumedBySweep(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, c)
 
-	other, err := NewBackend(ctx, testClient, b.cfg)
+	other, err := OpenClient(ctx, testClient, b.cfg)
 	require.NoError(t, err)
 	defer other.Close()
 	require.NoError(t, other.sweepBackfills(ctx, time.Now().Add(time.Minute)))

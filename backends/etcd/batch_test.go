@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 )
 
@@ -30,8 +31,9 @@ func TestBatchesFitMaxTxnOps(t *testing.T) {
 	cli, err := srv.Client()
 	require.NoError(t, err)
 	defer cli.Close()
-	s, err := OpenClient(ctx, cli, Config{MaxTxnOps: int(srv.MaxTxnOps())})
+	b, err := OpenClient(ctx, cli, Config{MaxTxnOps: int(srv.MaxTxnOps())})
 	require.NoError(t, err)
+	s := engine.New(b)
 	defer s.Close()
 
 	inputs := []string{"a", "b", "c", "d", "e"} // 14 keys per claim: one fits in a batch
@@ -141,7 +143,7 @@ func TestWindowedCandidateReads(t *testing.T) {
 // away while it reads runs again on a fresh snapshot instead of failing.
 func TestCompactedSnapshotRetries(t *testing.T) {
 	ctx := context.Background()
-	be, err := NewBackend(ctx, testClient, freshConfig(nil))
+	be, err := OpenClient(ctx, testClient, freshConfig())
 	require.NoError(t, err)
 	defer be.Close()
 	attempts := 0

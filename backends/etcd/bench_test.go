@@ -98,11 +98,11 @@ func benchSetup(b *testing.B, n int) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	be, err := NewBackend(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
+	be, err := OpenClient(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := engine.New(be, nil)
+	s := engine.New(be)
 	for _, d := range []string{"src", "out"} {
 		if _, err := s.UpsertDataset(ctx, backends.Dataset{ID: d}); err != nil {
 			b.Fatal(err)
@@ -188,7 +188,7 @@ func privateBackend(b *testing.B) (*clientv3.Client, *Backend) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cli.Close() })
-	be, err := NewBackend(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
+	be, err := OpenClient(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 func TestConcurrentProducersOfOneDataset(t *testing.T) {
 	ctx := context.Background()
 	for i := range 25 {
-		cfg := freshConfig(nil)
-		a, b := openCfg(t, cfg), openCfg(t, cfg)
+		cfg := freshConfig()
+		a, b := openCfg(t, cfg, nil), openCfg(t, cfg, nil)
 		for _, d := range []string{"src", "out"} {
 			_, err := a.UpsertDataset(ctx, backends.Dataset{ID: d})
 			require.NoError(t, err)
@@ -71,7 +71,7 @@ func TestProducerMovesWithOutput(t *testing.T) {
 // guard covers its jobs too.
 func TestProducersOfAnOlderStore(t *testing.T) {
 	ctx := context.Background()
-	cfg := freshConfig(nil)
+	cfg := freshConfig()
 	for _, j := range []backends.Job{
 		{ID: "j1", Inputs: []string{"src"}, Output: "x"},
 		{ID: "j2", Inputs: []string{"x"}, Output: "y"},
@@ -81,7 +81,7 @@ func TestProducersOfAnOlderStore(t *testing.T) {
 		_, err = testClient.Put(ctx, cfg.Prefix+"jobs/"+j.ID, string(v))
 		require.NoError(t, err)
 	}
-	b, err := NewBackend(ctx, testClient, cfg)
+	b, err := OpenClient(ctx, testClient, cfg)
 	require.NoError(t, err)
 	defer b.Close()
 	for ds, job := range map[string]string{"x": "j1", "y": "j2"} {

@@ -19,8 +19,8 @@ func TestPublishRacingNewConsumer(t *testing.T) {
 	ctx := context.Background()
 	const iterations, chunks = 40, 3
 	for i := range iterations {
-		cfg := freshConfig(nil)
-		a, b := openCfg(t, cfg), openCfg(t, cfg)
+		cfg := freshConfig()
+		a, b := openCfg(t, cfg, nil), openCfg(t, cfg, nil)
 		for _, d := range []string{"src", "out"} {
 			_, err := a.UpsertDataset(ctx, backends.Dataset{ID: d})
 			require.NoError(t, err)
@@ -49,10 +49,10 @@ func TestPublishRacingNewConsumer(t *testing.T) {
 // again on the new version.
 func TestCatalogVersionGuardsCommits(t *testing.T) {
 	ctx := context.Background()
-	b, err := NewBackend(ctx, testClient, freshConfig(nil))
+	b, err := OpenClient(ctx, testClient, freshConfig())
 	require.NoError(t, err)
 	defer b.Close()
-	other, err := NewBackend(ctx, testClient, b.cfg)
+	other, err := OpenClient(ctx, testClient, b.cfg)
 	require.NoError(t, err)
 	defer other.Close()
 

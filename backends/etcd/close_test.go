@@ -15,7 +15,7 @@ import (
 // watch goroutine is being started.
 func TestWatchEventsRacingClose(t *testing.T) {
 	ctx := context.Background()
-	b, err := NewBackend(ctx, testClient, freshConfig(nil))
+	b, err := OpenClient(ctx, testClient, freshConfig())
 	require.NoError(t, err)
 	inside := make(chan struct{})
 	closed := make(chan struct{})

@@ -121,9 +121,9 @@ func openClusterStore(t *testing.T, ctx context.Context, servers []*embedded.Ser
 	cfg.Endpoints = endpoints
 	cfg.MaxTxnOps = servers[0].MaxTxnOps()
 	cfg.RequestTimeout = 3 * time.Second
-	b, err := openBackend(ctx, cfg)
+	b, err := Open(ctx, cfg)
 	require.NoError(t, err)
-	s := engine.New(b, nil)
+	s := engine.New(b)
 	for _, d := range []string{"src", "out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
 		require.NoError(t, err)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 	"time"
-
-	"github.com/chunklock/chunklock/backends"
 )
 
 // DefaultPrefix is the key prefix of a Config that sets none.
@@ -45,8 +43,6 @@ type Config struct {
 	// etcd's): a job with mappings whose claims would send more in one
 	// transaction is refused when it is stored.
 	MaxRequestBytes int
-	// Clock tells the time to the engine (default backends.SystemClock).
-	Clock backends.Clock
 }
 
 // DefaultConfig returns the configuration of a local etcd on its standard port.
@@ -59,7 +55,6 @@ func DefaultConfig() Config {
 		ResolveTimeout:  30 * time.Second,
 		MaxTxnOps:       128,
 		MaxRequestBytes: DefaultMaxRequestBytes,
-		Clock:           backends.SystemClock{},
 	}
 }
 
@@ -86,9 +81,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRequestBytes == 0 {
 		c.MaxRequestBytes = d.MaxRequestBytes
-	}
-	if c.Clock == nil {
-		c.Clock = d.Clock
 	}
 	return c
 }

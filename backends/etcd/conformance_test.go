@@ -7,14 +7,14 @@ import (
 	"github.com/chunklock/chunklock/backends/backendtest"
 )
 
-// factory opens each test's store under a fresh prefix of the shared
+// factory opens each test's backend under a fresh prefix of the shared
 // embedded member; the suite closes it.
-func factory(t *testing.T, clock backends.Clock) backends.Store {
-	s, err := OpenClient(t.Context(), testClient, freshConfig(clock))
+func factory(t *testing.T) backends.Backend {
+	b, err := OpenClient(t.Context(), testClient, freshConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return b
 }
 
 func TestConformance(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/engine"
 )
 
 // Backend implements backends.Backend on etcd. Build it with Open or
@@ -67,23 +66,9 @@ var (
 	_ backends.CatalogVersionTx = (*tx)(nil)
 )
 
-var (
-	_ backends.Backend          = (*Backend)(nil)
-	_ backends.CatalogVersioner = (*Backend)(nil)
-)
-
-// Open connects to the etcd cluster of cfg and returns the Store on it.
-// Closing the store closes the connection.
-func Open(ctx context.Context, cfg Config) (backends.Store, error) {
-	b, err := openBackend(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return engine.New(b, b.cfg.Clock), nil
-}
-
-// openBackend connects to the cluster of cfg; the Backend owns the client.
-func openBackend(ctx context.Context, cfg Config) (*Backend, error) {
+// Open connects to the etcd cluster of cfg and returns the Backend on it
+// (engine.New makes it a Store). Closing it closes the connection.
+func Open(ctx context.Context, cfg Config) (*Backend, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -113,28 +98,10 @@ func openBackend(ctx context.Context, cfg Config) (*Backend, error) {
 	return b, nil
 }
 
-// OpenClient returns the Store on an existing client (tests, the embedded
-// server). cfg.Endpoints, credentials and TLS are ignored; closing the store
-// leaves the client open.
-func OpenClient(ctx context.Context, cli *clientv3.Client, cfg Config) (backends.Store, error) {
-	cfg.Endpoints = cli.Endpoints()
-	if len(cfg.Endpoints) == 0 {
-		cfg.Endpoints = []string{"client"}
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.withDefaults()
-	b, err := newBackend(ctx, cli, false, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return engine.New(b, cfg.Clock), nil
-}
-
-// NewBackend returns the Backend itself on an existing client, for callers
-// that build the Store with their own clock. Close it when done.
-func NewBackend(ctx context.Context, cli *clientv3.Client, cfg Config) (*Backend, error) {
+// OpenClient returns the Backend on an existing client (tests, the
+// embedded server). cfg.Endpoints, credentials and TLS are ignored; closing
+// the backend leaves the client open.
+func OpenClient(ctx context.Context, cli *clientv3.Client, cfg Config) (*Backend, error) {
 	cfg.Endpoints = cli.Endpoints()
 	if len(cfg.Endpoints) == 0 {
 		cfg.Endpoints = []string{"client"}
@@ -144,6 +111,9 @@ func NewBackend(ctx context.Context, cli *clientv3.Client, cfg Config) (*Backend
 	}
 	return newBackend(ctx, cli, false, cfg.withDefaults())
 }
+
+// Clock is the system clock.
+func (b *Backend) Clock() backends.Clock { return backends.SystemClock{} }
 
 func newBackend(ctx context.Context, cli *clientv3.Client, own bool, cfg Config) (*Backend, error) {
 	bg, stop := context.WithCancel(context.Background())

@@ -129,10 +129,10 @@ func TestListRowsOrderAndPaging(t *testing.T) {
 func TestEventsSeqAndWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg := freshConfig(backends.NewFakeClock(epoch))
-	s := openCfg(t, cfg)
+	cfg, clock := freshConfig(), backends.NewFakeClock(epoch)
+	s := openCfg(t, cfg, clock)
 	// A second store on the same prefix stands for another server.
-	other := openCfg(t, cfg)
+	other := openCfg(t, cfg, clock)
 	setupChain(t, s)
 
 	wctx, wcancel := context.WithCancel(ctx)
@@ -195,10 +195,11 @@ func TestEventsSeqAndWatch(t *testing.T) {
 	}
 }
 
-func openCfg(t *testing.T, cfg Config) backends.Store {
+func openCfg(t *testing.T, cfg Config, clock backends.Clock) backends.Store {
 	t.Helper()
-	s, err := OpenClient(context.Background(), testClient, cfg)
+	b, err := OpenClient(context.Background(), testClient, cfg)
 	require.NoError(t, err)
+	s := engine.New(b, engine.WithClock(clock))
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -252,7 +253,7 @@ func TestRacingClaimsExactlyOnce(t *testing.T) {
 
 func TestResolveUnknownOutcome(t *testing.T) {
 	ctx := context.Background()
-	b, err := NewBackend(ctx, testClient, freshConfig(nil))
+	b, err := OpenClient(ctx, testClient, freshConfig())
 	require.NoError(t, err)
 	defer b.Close()
 	lease, err := b.leaseID(ctx)
@@ -323,9 +324,9 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 // markers never pile up.
 func TestCommitMarkersExpire(t *testing.T) {
 	ctx := context.Background()
-	b, err := NewBackend(ctx, testClient, freshConfig(nil))
+	b, err := OpenClient(ctx, testClient, freshConfig())
 	require.NoError(t, err)
-	s := engine.New(b, nil)
+	s := engine.New(b)
 	defer s.Close()
 	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
 	require.NoError(t, err)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestFrontierStoredWithCatalog(t *testing.T) {
-	b, err := NewBackend(context.Background(), testClient, freshConfig(nil))
+	b, err := OpenClient(context.Background(), testClient, freshConfig())
 	require.NoError(t, err)
 	defer b.Close()
 	backendtest.FrontierStoredWithCatalog(t, b)

@@ -20,7 +20,7 @@ import (
 func BenchmarkPublishLookback(b *testing.B) {
 	backendtest.BenchLookback(b, func(b *testing.B) (backends.Store, backendtest.RowWriter, func()) {
 		_, be := privateBackend(b)
-		s := engine.New(be, nil)
+		s := engine.New(be)
 		b.Cleanup(func() { s.Close() })
 		return s, be.bulkRows, nil
 	})

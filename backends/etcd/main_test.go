@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 )
 
@@ -53,22 +54,22 @@ func runMain(m *testing.M) int {
 }
 
 // freshConfig returns a configuration under a prefix no other test uses.
-func freshConfig(clock backends.Clock) Config {
+func freshConfig() Config {
 	return Config{
 		Prefix:    fmt.Sprintf("/test-%d-%d/", os.Getpid(), prefixSeq.Add(1)),
-		Clock:     clock,
 		MaxTxnOps: testServer.MaxTxnOps(),
 	}
 }
 
-// newStore opens a store on the shared server under a fresh prefix; it is
-// closed when the test ends.
+// newStore opens a store on the shared server under a fresh prefix, its
+// engine reading clock; it is closed when the test ends.
 func newStore(t testing.TB, clock backends.Clock) backends.Store {
 	t.Helper()
-	s, err := OpenClient(context.Background(), testClient, freshConfig(clock))
+	b, err := OpenClient(context.Background(), testClient, freshConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := engine.New(b, engine.WithClock(clock))
 	t.Cleanup(func() { s.Close() })
 	return s
 }

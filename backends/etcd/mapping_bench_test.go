@@ -19,7 +19,7 @@ import (
 func BenchmarkFindNextMapped(b *testing.B) {
 	ctx := context.Background()
 	_, be := privateBackend(b)
-	s := engine.New(be, nil)
+	s := engine.New(be)
 	defer s.Close()
 	t0 := time.Now()
 	n, next, err := backendtest.SeedMappingBench(ctx, s, backendtest.MappingBenchHistory, be.bulkRows)
@@ -38,7 +38,7 @@ func BenchmarkFindNextMapped(b *testing.B) {
 //	go test ./backends/etcd/ -run '^$' -bench LatestSnapshot -benchtime 1x
 func BenchmarkLatestSnapshot(b *testing.B) {
 	_, be := privateBackend(b)
-	s := engine.New(be, nil)
+	s := engine.New(be)
 	defer s.Close()
 	for _, r := range []int{1, 8} {
 		b.Run(fmt.Sprintf("runners=%d", r), func(b *testing.B) { backendtest.BenchLatestSnapshot(b, s, 3000, r) })

@@ -25,9 +25,9 @@ func openTxnBackend(t *testing.T, ctx context.Context, ops uint) (*Backend, back
 	cli, err := srv.Client()
 	require.NoError(t, err)
 	t.Cleanup(func() { cli.Close() })
-	be, err := NewBackend(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
+	be, err := OpenClient(ctx, cli, Config{MaxTxnOps: srv.MaxTxnOps()})
 	require.NoError(t, err)
-	s := engine.New(be, nil)
+	s := engine.New(be)
 	t.Cleanup(func() { s.Close() })
 	return be, s
 }

@@ -19,7 +19,7 @@ import (
 func BenchmarkPartitions(b *testing.B) {
 	ctx := context.Background()
 	_, be := privateBackend(b)
-	s := engine.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
+	s := engine.New(be, engine.WithClock(backends.NewFakeClock(backendtest.PartitionBenchClock)))
 	defer s.Close()
 	t0 := time.Now()
 	n, err := backendtest.SeedPartitionBench(ctx, s, be.bulkRows)

@@ -21,7 +21,7 @@ import (
 func TestPeekRowsFirstReadPinsSnapshot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := NewBackend(ctx, testClient, freshConfig(nil))
+	b, err := OpenClient(ctx, testClient, freshConfig())
 	require.NoError(t, err)
 	defer b.Close()
 	k := backends.RowKey{Dataset: "dim", DataID: "2026-01-01", Role: backends.RoleOutput}

@@ -36,7 +36,7 @@ func BenchmarkFindNextQueue(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
 			cli, be := privateBackend(b)
-			s := engine.New(be, nil)
+			s := engine.New(be)
 			defer s.Close()
 			if err := c.seed(ctx, s, be, cli); err != nil {
 				b.Fatal(err)

@@ -17,9 +17,9 @@ import (
 // is asked once.
 func TestLimitedClaimRoundAsksNoMore(t *testing.T) {
 	ctx := context.Background()
-	b, err := NewBackend(ctx, testClient, freshConfig(nil))
+	b, err := OpenClient(ctx, testClient, freshConfig())
 	require.NoError(t, err)
-	s := engine.New(b, nil)
+	s := engine.New(b)
 	t.Cleanup(func() { s.Close() })
 	for _, d := range []string{"src", "free-out", "limited-out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})

@@ -13,8 +13,8 @@ import (
 // TestSharedCatalog: two stores, as two servers, under one prefix race
 // catalog changes.
 func TestSharedCatalog(t *testing.T) {
-	backendtest.RunSharedCatalog(t, func(t *testing.T, clock backends.Clock) (backends.Store, backends.Store) {
-		cfg := freshConfig(clock)
+	backendtest.RunSharedCatalog(t, func(t *testing.T) (backends.Backend, backends.Backend) {
+		cfg := freshConfig()
 		one, err := OpenClient(context.Background(), testClient, cfg)
 		require.NoError(t, err)
 		two, err := OpenClient(context.Background(), testClient, cfg)

@@ -19,9 +19,9 @@ import (
 // order and without gaps, and then new ones as they come.
 func TestSlowSubscriberGivesUpItsWatch(t *testing.T) {
 	ctx := context.Background()
-	b, err := NewBackend(ctx, testClient, freshConfig(nil))
+	b, err := OpenClient(ctx, testClient, freshConfig())
 	require.NoError(t, err)
-	s := engine.New(b, nil)
+	s := engine.New(b)
 	defer s.Close()
 	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src"})
 	require.NoError(t, err)

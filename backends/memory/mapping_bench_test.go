@@ -14,7 +14,7 @@ import (
 //	go test ./backends/memory/ -run '^$' -bench FindNextMapped -benchtime 2000x
 func BenchmarkFindNextMapped(b *testing.B) {
 	be := memory.New()
-	s := engine.New(be, nil)
+	s := engine.New(be)
 	defer s.Close()
 	ctx := context.Background()
 	n, next, err := backendtest.SeedMappingBench(ctx, s, backendtest.MappingBenchHistory, backendtest.TxRows(be))

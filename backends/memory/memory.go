@@ -15,13 +15,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/engine"
 )
-
-// Open returns a Store kept in memory.
-func Open(clock backends.Clock) backends.Store {
-	return engine.New(New(), clock)
-}
 
 // Backend keeps every table in memory.
 type Backend struct {
@@ -573,6 +567,9 @@ func (b *Backend) ListResourceLocks(_ context.Context, f backends.ResourceLockFi
 	slices.SortFunc(out, func(a, b backends.ResourceLock) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
+
+// Clock is the system clock.
+func (b *Backend) Clock() backends.Clock { return backends.SystemClock{} }
 
 func (b *Backend) Ping(context.Context) error { return nil }
 

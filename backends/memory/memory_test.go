@@ -7,12 +7,12 @@ import (
 	"github.com/chunklock/chunklock/backends/backendtest"
 )
 
-func newStore(_ *testing.T, clock backends.Clock) backends.Store { return Open(clock) }
+func newBackend(*testing.T) backends.Backend { return New() }
 
 func TestConformance(t *testing.T) {
-	backendtest.Run(t, newStore)
+	backendtest.Run(t, newBackend)
 }
 
 func TestConcurrency(t *testing.T) {
-	backendtest.RunConcurrency(t, newStore)
+	backendtest.RunConcurrency(t, newBackend)
 }

@@ -15,7 +15,7 @@ import (
 //	go test ./backends/memory/ -run '^$' -bench Partitions -benchtime 200x
 func BenchmarkPartitions(b *testing.B) {
 	be := memory.New()
-	s := engine.New(be, backends.NewFakeClock(backendtest.PartitionBenchClock))
+	s := engine.New(be, engine.WithClock(backends.NewFakeClock(backendtest.PartitionBenchClock)))
 	defer s.Close()
 	ctx := context.Background()
 	_, err := backendtest.SeedPartitionBench(ctx, s, backendtest.TxRows(be))

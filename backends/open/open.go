@@ -1,5 +1,6 @@
 // Package open turns a store URL into a backends.Store: the one place that
-// knows which storage backends exist and how each is named.
+// knows which storage backends exist and how each is named, and that makes
+// the engine (backends/engine) on the backend a URL names.
 //
 // Forms of the store URL:
 //
@@ -49,6 +50,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
+	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/backends/etcd"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/postgres"
@@ -65,8 +68,12 @@ type Options struct {
 	// Embedded tunes the embedded member (addresses, logging); its Dir is
 	// DataDir.
 	Embedded embedded.Config
-	// Clock tells the time to the engine (default: the backend's own choice).
+	// Clock tells the time to the engine (default: the backend's clock,
+	// Backend.Clock).
 	Clock backends.Clock
+	// EnvAllow lists the job env names the engine admits beyond the rule
+	// on env names (`chunklock serve --env-allow`; engine.WithEnvAllow).
+	EnvAllow envname.Allow
 	// PostgresSchema is the schema used when the URL has no schema parameter.
 	PostgresSchema string
 	// PostgresMaxConns bounds PostgreSQL's connection pool (0: its default).
@@ -74,6 +81,11 @@ type Options struct {
 }
 
 type opener func(ctx context.Context, storeURL string, opts Options) (backends.Store, error)
+
+// store builds the Store on b with the engine's options of opts.
+func store(b backends.Backend, opts Options) backends.Store {
+	return engine.New(b, engine.WithClock(opts.Clock), engine.WithEnvAllow(opts.EnvAllow))
+}
 
 // openers maps a URL scheme to the backend that serves it.
 var openers = map[string]opener{
@@ -136,9 +148,6 @@ type closers struct {
 	after []io.Closer
 }
 
-// Unwrap returns the store c wraps (see backends.SetEnvAllow).
-func (c *closers) Unwrap() backends.Store { return c.Store }
-
 func (c *closers) Close() error {
 	errs := []error{c.Store.Close()}
 	for _, a := range c.after {
@@ -162,13 +171,13 @@ func openEmbedded(ctx context.Context, _ string, opts Options) (backends.Store, 
 		srv.Close()
 		return nil, fmt.Errorf("embedded etcd: cannot connect to it: %w", err)
 	}
-	st, err := etcd.OpenClient(ctx, cli, etcd.Config{Clock: opts.Clock, MaxTxnOps: srv.MaxTxnOps()})
+	b, err := etcd.OpenClient(ctx, cli, etcd.Config{MaxTxnOps: srv.MaxTxnOps()})
 	if err != nil {
 		cli.Close()
 		srv.Close()
 		return nil, err
 	}
-	return &closers{Store: st, after: []io.Closer{cli, srv}}, nil
+	return &closers{Store: store(b, opts), after: []io.Closer{cli, srv}}, nil
 }
 
 // Embedded returns the embedded etcd member a store of Open runs on; nil
@@ -237,7 +246,11 @@ func openPostgres(ctx context.Context, storeURL string, opts Options) (backends.
 	if err := checkHosts(ctx, "PostgreSQL", postgresHosts(dsn)); err != nil {
 		return nil, err
 	}
-	return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema, Clock: opts.Clock, MaxConns: opts.PostgresMaxConns})
+	b, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema, MaxConns: opts.PostgresMaxConns})
+	if err != nil {
+		return nil, err
+	}
+	return store(b, opts), nil
 }
 
 // postgresHosts lists the hosts a PostgreSQL connection string names (none
@@ -420,9 +433,6 @@ func openEtcd(ctx context.Context, storeURL string, opts Options) (backends.Stor
 	if err != nil {
 		return nil, err
 	}
-	if opts.Clock != nil {
-		cfg.Clock = opts.Clock
-	}
 	var hosts []string
 	for _, ep := range cfg.Endpoints {
 		if u, err := url.Parse(ep); err == nil {
@@ -432,11 +442,14 @@ func openEtcd(ctx context.Context, storeURL string, opts Options) (backends.Stor
 	if err := checkHosts(ctx, "etcd", hosts); err != nil {
 		return nil, err
 	}
-	st, err := etcd.Open(ctx, cfg)
+	b, err := etcd.Open(ctx, cfg)
 	if errors.Is(err, backends.ErrUnavailable) {
 		// The address goes in the operator's message, not in the
 		// client-safe one of the UNAVAILABLE error.
 		return nil, fmt.Errorf("cannot reach etcd at %s (dial_timeout %s, request_timeout %s; the URL's options set them): %w", strings.Join(cfg.Endpoints, ","), cfg.DialTimeout, cfg.RequestTimeout, err)
 	}
-	return st, err
+	if err != nil {
+		return nil, err
+	}
+	return store(b, opts), nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/envname"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 )
@@ -102,8 +101,7 @@ func embeddedOpts(dir string) Options {
 // TestEmbeddedAndEtcdURL opens the embedded store, writes, closes it (which
 // stops the server and frees the directory), reopens it, then reaches the
 // same server through an etcd:// URL under another prefix. The operator's
-// env allowlist (backends.SetEnvAllow) reaches the store inside Open's
-// wrapper.
+// env allowlist (Options.EnvAllow) reaches the engine Open makes.
 func TestEmbeddedAndEtcdURL(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -141,7 +139,9 @@ func TestEmbeddedAndEtcdURL(t *testing.T) {
 	require.Len(t, ds, 1)
 	require.Equal(t, "src", ds[0].ID)
 
-	// The operator's env allowlist reaches the engine inside the wrapper.
+	// The operator's env allowlist reaches the engine Open makes: a store
+	// opened with it (a server started with --env-allow) accepts what
+	// another refuses.
 	job := backends.Job{ID: "j", Inputs: []string{"src"}, Output: "src-out", Env: []backends.EnvVar{{Name: "TAR_OPTIONS", Value: "-v"}}}
 	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "src-out"})
 	require.NoError(t, err)
@@ -149,9 +149,13 @@ func TestEmbeddedAndEtcdURL(t *testing.T) {
 	require.ErrorIs(t, err, backends.ErrInvalidArgument)
 	allow, err := envname.ParseAllow([]string{"TAR_OPTIONS"})
 	require.NoError(t, err)
-	require.NoError(t, engine.SetEnvAllow(s, allow))
-	_, err = s.UpsertJob(ctx, job)
+	allowing, err := Open(ctx, "etcd://"+addr, Options{EnvAllow: allow})
 	require.NoError(t, err)
+	defer allowing.Close()
+	_, err = allowing.UpsertJob(ctx, job)
+	require.NoError(t, err)
+	_, err = s.UpsertJob(ctx, job)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument, "the store opened without the allowlist still refuses it")
 }
 
 // clientAddrOf finds the client address of the embedded server behind s.

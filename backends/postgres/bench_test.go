@@ -96,7 +96,7 @@ func seedHistory(b *testing.B, history int) *benchState {
 	ctx := context.Background()
 	dsn := testDSN(b)
 	schema := freshSchema(b)
-	s, err := Open(ctx, Config{DSN: dsn, Schema: schema})
+	s, err := openStore(ctx, Config{DSN: dsn, Schema: schema}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,9 +19,9 @@ func TestPublishRacingNewConsumer(t *testing.T) {
 	ctx := context.Background()
 	for i := range 30 {
 		dsn, schema := testDSN(t), freshSchema(t)
-		a, err := Open(ctx, Config{DSN: dsn, Schema: schema})
+		a, err := openStore(ctx, Config{DSN: dsn, Schema: schema}, nil)
 		require.NoError(t, err)
-		b, err := Open(ctx, Config{DSN: dsn, Schema: schema})
+		b, err := openStore(ctx, Config{DSN: dsn, Schema: schema}, nil)
 		require.NoError(t, err)
 		for _, d := range []string{"src", "out"} {
 			_, err := a.UpsertDataset(ctx, backends.Dataset{ID: d})

@@ -22,10 +22,10 @@ func TestCatalogChangesReachOtherServers(t *testing.T) {
 	defer cancel()
 	schema := freshSchema(t)
 	clock := backends.NewFakeClock(time.Time{})
-	one, err := Open(ctx, Config{DSN: testDSN(t), Schema: schema, Clock: clock})
+	one, err := openStore(ctx, Config{DSN: testDSN(t), Schema: schema}, clock)
 	require.NoError(t, err)
 	defer one.Close()
-	two, err := Open(ctx, Config{DSN: testDSN(t), Schema: schema, Clock: clock})
+	two, err := openStore(ctx, Config{DSN: testDSN(t), Schema: schema}, clock)
 	require.NoError(t, err)
 	defer two.Close()
 
@@ -85,10 +85,10 @@ func TestCatalogChangesReachOtherServers(t *testing.T) {
 func TestFindNextBatchedDuplicates(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := openBackend(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
+	b, err := Open(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
 	require.NoError(t, err)
 	defer b.Close()
-	s := engine.New(b, backends.NewFakeClock(time.Time{}))
+	s := engine.New(b, engine.WithClock(backends.NewFakeClock(time.Time{})))
 	for _, d := range []string{"src", "out"} {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: d})
 		require.NoError(t, err)

@@ -19,7 +19,7 @@ import (
 // frontier left queued must survive: nothing else walks the schedule on.
 func TestFrontierKeptByARoundSurvivesItsDroppedTwin(t *testing.T) {
 	ctx := context.Background()
-	b, err := openBackend(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
+	b, err := Open(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
 	require.NoError(t, err)
 	defer b.Close()
 	due := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
@@ -91,12 +91,12 @@ func (t askingTx) NextCandidates(ctx context.Context, job string, n int, now tim
 // job never claims again.
 func TestScheduleSurvivesBatchedRoundAtLimit(t *testing.T) {
 	ctx := context.Background()
-	pb, err := openBackend(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
+	pb, err := Open(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
 	require.NoError(t, err)
 	defer pb.Close()
 	g := &roundGate{Backend: pb, entered: make(chan struct{}), release: make(chan struct{}), asked: make(chan int, 64)}
 	clock := backends.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s := engine.New(g, clock)
+	s := engine.New(g, engine.WithClock(clock))
 	queue := func() int {
 		t.Helper()
 		n, err := engine.QueueLength(ctx, s, "gen")

@@ -18,7 +18,7 @@ import (
 func BenchmarkPublishLookback(b *testing.B) {
 	backendtest.BenchLookback(b, func(b *testing.B) (backends.Store, backendtest.RowWriter, func()) {
 		schema := freshSchema(b)
-		s, err := Open(context.Background(), Config{DSN: testDSN(b), Schema: schema})
+		s, err := openStore(context.Background(), Config{DSN: testDSN(b), Schema: schema}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

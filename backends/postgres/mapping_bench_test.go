@@ -18,7 +18,7 @@ import (
 func BenchmarkFindNextMapped(b *testing.B) {
 	ctx := context.Background()
 	schema := freshSchema(b)
-	s, err := Open(ctx, Config{DSN: testDSN(b), Schema: schema})
+	s, err := openStore(ctx, Config{DSN: testDSN(b), Schema: schema}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func BenchmarkFindNextMapped(b *testing.B) {
 //	go test ./backends/postgres/ -run '^$' -bench LatestSnapshot -benchtime 1x
 func BenchmarkLatestSnapshot(b *testing.B) {
 	ctx := context.Background()
-	s, err := Open(ctx, Config{DSN: testDSN(b), Schema: freshSchema(b)})
+	s, err := openStore(ctx, Config{DSN: testDSN(b), Schema: freshSchema(b)}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

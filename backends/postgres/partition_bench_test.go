@@ -17,7 +17,7 @@ import (
 func BenchmarkPartitions(b *testing.B) {
 	ctx := context.Background()
 	schema := freshSchema(b)
-	s, err := Open(ctx, Config{DSN: testDSN(b), Schema: schema, Clock: backends.NewFakeClock(backendtest.PartitionBenchClock)})
+	s, err := openStore(ctx, Config{DSN: testDSN(b), Schema: schema}, backends.NewFakeClock(backendtest.PartitionBenchClock))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,7 +17,7 @@
 //     return seqs below the oldest running transaction (watch.go), so seq
 //     order never changes under a reader and commits take no global lock.
 //   - catalog.go, lists.go, resources.go, watch.go: the other Backend methods.
-//   - clock.go: the database clock used for leases when Config.Clock is nil.
+//   - clock.go: the database clock the engine reads (Backend.Clock).
 package postgres
 
 import (
@@ -34,7 +34,6 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -51,10 +50,6 @@ type Config struct {
 	// (search_path), so that several stores can share one database (tests).
 	// Empty: the connection's default search_path.
 	Schema string
-	// Clock tells the time for leases and timestamps. Nil: the database's
-	// clock (the local clock corrected by an offset measured against the
-	// database at Open and every 30 seconds), so every replica agrees.
-	Clock backends.Clock
 	// MaxConns bounds the connection pool; 0 means DefaultMaxConns.
 	MaxConns int32
 }
@@ -111,6 +106,8 @@ type Backend struct {
 	closed bool
 	hub    *hub
 
+	clock *dbClock // see Clock
+
 	// slots decodes slot records, copying one read back as last seen.
 	slots backends.SlotCodec
 	// slotRows holds the keys of slot records known to exist: rows of
@@ -131,27 +128,10 @@ var (
 	_ backends.LivePrefetcher   = (*txn)(nil)
 )
 
-// Open connects to PostgreSQL, applies pending migrations and returns the
-// Store. Close it to release the pool.
-func Open(ctx context.Context, cfg Config) (backends.Store, error) {
-	b, err := openBackend(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	clock := cfg.Clock
-	if clock == nil {
-		c, err := newDBClock(ctx, b)
-		if err != nil {
-			_ = b.Close()
-			return nil, err
-		}
-		clock = c
-	}
-	return engine.New(b, clock), nil
-}
-
-// openBackend connects and migrates.
-func openBackend(ctx context.Context, cfg Config) (*Backend, error) {
+// Open connects to PostgreSQL, applies pending migrations, measures the
+// database's clock and returns the Backend (engine.New makes it a Store).
+// Close it to release the pool.
+func Open(ctx context.Context, cfg Config) (*Backend, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -195,6 +175,10 @@ func openBackend(ctx context.Context, cfg Config) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
+	if b.clock, err = newDBClock(ctx, b); err != nil {
+		b.Close()
+		return nil, err
+	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -202,6 +186,11 @@ func openBackend(ctx context.Context, cfg Config) (*Backend, error) {
 	}()
 	return b, nil
 }
+
+// Clock is the database's clock: the local clock corrected by an offset
+// measured against the database at Open and every 30 seconds, so that
+// every server sharing the database agrees on leases.
+func (b *Backend) Clock() backends.Clock { return b.clock }
 
 // lockKey derives a stable 64-bit advisory lock key for a purpose within a
 // schema: every server using the same schema computes the same key.

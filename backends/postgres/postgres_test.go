@@ -15,6 +15,7 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -78,15 +79,30 @@ func freshSchema(t testing.TB) string {
 	return schema
 }
 
+// openStore opens the backend of cfg and makes the engine on it, reading
+// clock (nil: the database's clock).
+func openStore(ctx context.Context, cfg Config, clock backends.Clock) (backends.Store, error) {
+	b, err := Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return engine.New(b, engine.WithClock(clock)), nil
+}
+
 // openTest opens a store on a fresh schema. The caller closes it.
 func openTest(t testing.TB, clock backends.Clock) backends.Store {
 	t.Helper()
-	s, err := Open(context.Background(), Config{DSN: testDSN(t), Schema: freshSchema(t), Clock: clock})
+	s, err := openStore(context.Background(), Config{DSN: testDSN(t), Schema: freshSchema(t)}, clock)
 	require.NoError(t, err)
 	return s
 }
 
-func factory(t *testing.T, clock backends.Clock) backends.Store { return openTest(t, clock) }
+// factory opens a backend on a fresh schema; the suite closes it.
+func factory(t *testing.T) backends.Backend {
+	b, err := Open(context.Background(), Config{DSN: testDSN(t), Schema: freshSchema(t)})
+	require.NoError(t, err)
+	return b
+}
 
 func TestConformance(t *testing.T) {
 	testDSN(t)
@@ -111,7 +127,7 @@ func TestMigrationsConcurrentOpens(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			stores[i], errs[i] = Open(ctx, Config{DSN: dsn, Schema: schema, Clock: backends.NewFakeClock(time.Time{})})
+			stores[i], errs[i] = openStore(ctx, Config{DSN: dsn, Schema: schema}, backends.NewFakeClock(time.Time{}))
 		})
 	}
 	wg.Wait()
@@ -119,7 +135,7 @@ func TestMigrationsConcurrentOpens(t *testing.T) {
 		require.NoError(t, errs[i], "open %d", i)
 		defer stores[i].Close()
 	}
-	again, err := Open(ctx, Config{DSN: dsn, Schema: schema, Clock: backends.NewFakeClock(time.Time{})})
+	again, err := openStore(ctx, Config{DSN: dsn, Schema: schema}, backends.NewFakeClock(time.Time{}))
 	require.NoError(t, err, "opening an up-to-date schema")
 	defer again.Close()
 
@@ -154,12 +170,12 @@ func TestNewerSchemaRefused(t *testing.T) {
 	dsn := testDSN(t)
 	schema := freshSchema(t)
 	ctx := context.Background()
-	s, err := Open(ctx, Config{DSN: dsn, Schema: schema, Clock: backends.NewFakeClock(time.Time{})})
+	s, err := openStore(ctx, Config{DSN: dsn, Schema: schema}, backends.NewFakeClock(time.Time{}))
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	_, err = admin.pool.Exec(ctx, "INSERT INTO "+schema+".schema_migrations (version, name) VALUES (9999, 'future.sql')")
 	require.NoError(t, err)
-	_, err = Open(ctx, Config{DSN: dsn, Schema: schema})
+	_, err = openStore(ctx, Config{DSN: dsn, Schema: schema}, nil)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "upgrade the server")
 }
@@ -215,10 +231,10 @@ func TestEventSeqFollowsCommitOrder(t *testing.T) {
 // on delivering events, including those another server commits.
 func TestWatchSurvivesReconnect(t *testing.T) {
 	schema := freshSchema(t)
-	s, err := Open(context.Background(), Config{DSN: testDSN(t), Schema: schema, Clock: backends.NewFakeClock(time.Time{})})
+	s, err := openStore(context.Background(), Config{DSN: testDSN(t), Schema: schema}, backends.NewFakeClock(time.Time{}))
 	require.NoError(t, err)
 	defer s.Close()
-	other, err := Open(context.Background(), Config{DSN: testDSN(t), Schema: schema, Clock: backends.NewFakeClock(time.Time{})})
+	other, err := openStore(context.Background(), Config{DSN: testDSN(t), Schema: schema}, backends.NewFakeClock(time.Time{}))
 	require.NoError(t, err)
 	defer other.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -271,7 +287,7 @@ func recvEvent(t *testing.T, ch <-chan backends.Event) backends.Event {
 func TestCloseStopsEverything(t *testing.T) {
 	testDSN(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	s, err := Open(context.Background(), Config{DSN: testDSN(t), Schema: freshSchema(t)}) // database clock
+	s, err := openStore(context.Background(), Config{DSN: testDSN(t), Schema: freshSchema(t)}, nil) // database clock
 	require.NoError(t, err)
 	ch, err := s.WatchEvents(context.Background(), backends.EventFilter{})
 	require.NoError(t, err)
@@ -285,15 +301,14 @@ func TestCloseStopsEverything(t *testing.T) {
 	require.Equal(t, backends.CodeUnavailable, backends.CodeOf(err))
 }
 
-// TestDatabaseClock: with no clock configured, timestamps follow the
-// database clock.
+// TestDatabaseClock: the backend's clock, which the engine reads unless
+// given another, follows the database clock.
 func TestDatabaseClock(t *testing.T) {
 	ctx := context.Background()
-	b, err := openBackend(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
+	b, err := Open(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
 	require.NoError(t, err)
 	defer b.Close()
-	c, err := newDBClock(ctx, b)
-	require.NoError(t, err)
+	c := b.Clock()
 	var before, after time.Time
 	require.NoError(t, admin.pool.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&before))
 	now := c.Now()
@@ -315,7 +330,7 @@ func TestUnavailable(t *testing.T) {
 	require.NoError(t, err)
 	closed := l.Addr().String() // nothing listens there once closed
 	l.Close()
-	_, err = Open(ctx, Config{DSN: "postgres://postgres@" + closed + "/test?sslmode=disable&connect_timeout=5"})
+	_, err = openStore(ctx, Config{DSN: "postgres://postgres@" + closed + "/test?sslmode=disable&connect_timeout=5"}, nil)
 	require.Equal(t, backends.CodeUnavailable, backends.CodeOf(err), "open on a closed port: %v", err)
 	var be *backends.Error
 	require.ErrorAs(t, err, &be)
@@ -357,7 +372,7 @@ func TestConfigValidate(t *testing.T) {
 // one another holds instead of waiting for it.
 func TestFindNextPath(t *testing.T) {
 	ctx := context.Background()
-	b, err := openBackend(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
+	b, err := Open(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
 	require.NoError(t, err)
 	defer b.Close()
 	require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {

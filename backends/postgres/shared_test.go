@@ -13,8 +13,8 @@ import (
 // TestSharedCatalog: two stores, as two servers, on one schema race
 // catalog changes.
 func TestSharedCatalog(t *testing.T) {
-	backendtest.RunSharedCatalog(t, func(t *testing.T, clock backends.Clock) (backends.Store, backends.Store) {
-		cfg := Config{DSN: testDSN(t), Schema: freshSchema(t), Clock: clock}
+	backendtest.RunSharedCatalog(t, func(t *testing.T) (backends.Backend, backends.Backend) {
+		cfg := Config{DSN: testDSN(t), Schema: freshSchema(t)}
 		one, err := Open(context.Background(), cfg)
 		require.NoError(t, err)
 		two, err := Open(context.Background(), cfg)

@@ -16,7 +16,7 @@ import (
 // that skipped creating it would have no row to lock.
 func TestSlotRecordsKnownOnlyOnceCommitted(t *testing.T) {
 	ctx := context.Background()
-	b, err := openBackend(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
+	b, err := Open(ctx, Config{DSN: testDSN(t), Schema: freshSchema(t)})
 	require.NoError(t, err)
 	defer b.Close()
 	known := func(key string) bool { _, ok := b.slotRows.Load(key); return ok }
@@ -63,7 +63,7 @@ func TestSlotRecordsKnownOnlyOnceCommitted(t *testing.T) {
 }
 
 func TestFrontierStoredWithCatalog(t *testing.T) {
-	b, err := openBackend(context.Background(), Config{DSN: testDSN(t), Schema: freshSchema(t)})
+	b, err := Open(context.Background(), Config{DSN: testDSN(t), Schema: freshSchema(t)})
 	require.NoError(t, err)
 	defer b.Close()
 	backendtest.FrontierStoredWithCatalog(t, b)

@@ -20,7 +20,7 @@ import (
 func TestWideClaimsAtOnce(t *testing.T) {
 	ctx := context.Background()
 	schema := freshSchema(t)
-	s, err := Open(ctx, Config{DSN: testDSN(t), Schema: schema})
+	s, err := openStore(ctx, Config{DSN: testDSN(t), Schema: schema}, nil)
 	require.NoError(t, err)
 	defer s.Close()
 	const k = 8760

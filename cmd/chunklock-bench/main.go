@@ -33,6 +33,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/postgres"
@@ -149,10 +150,11 @@ func openTarget(ctx context.Context, c config) (*target, error) {
 	switch c.backend {
 	case "postgres":
 		schema := fmt.Sprintf("chunklock_bench_%d", time.Now().Unix())
-		st, err := postgres.Open(ctx, postgres.Config{DSN: c.dsn, Schema: schema, MaxConns: 80})
+		b, err := postgres.Open(ctx, postgres.Config{DSN: c.dsn, Schema: schema, MaxConns: 80})
 		if err != nil {
 			return nil, err
 		}
+		st := engine.New(b)
 		url := c.dsn
 		if strings.Contains(url, "?") {
 			url += "&schema=" + schema
@@ -179,12 +181,13 @@ func openTarget(ctx context.Context, c config) (*target, error) {
 			return nil, err
 		}
 		prefix := "/chunklock-bench/"
-		st, err := etcd.OpenClient(ctx, cli, etcd.Config{Prefix: prefix, MaxTxnOps: srv.MaxTxnOps()})
+		b, err := etcd.OpenClient(ctx, cli, etcd.Config{Prefix: prefix, MaxTxnOps: srv.MaxTxnOps()})
 		if err != nil {
 			cli.Close()
 			srv.Close()
 			return nil, err
 		}
+		st := engine.New(b)
 		host := strings.TrimPrefix(srv.ClientURL(), "http://")
 		return &target{store: st, storeURL: "etcd://" + host + prefix,
 			baseline: func(ctx context.Context, r int) (float64, error) {

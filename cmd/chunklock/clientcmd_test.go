@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
 )
@@ -84,7 +84,7 @@ func serveMemory(t *testing.T, wrap func(http.Handler) http.Handler) (string, *c
 func serveMemoryOn(t *testing.T, ln net.Listener, wrap func(http.Handler) http.Handler) (string, *client.Client) {
 	t.Helper()
 	cfg := server.DefaultConfig()
-	cfg.Store, cfg.Keyring = memory.Open(nil), age.New()
+	cfg.Store, cfg.Keyring = teststores.Memory(nil), age.New()
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
 	hs := httptest.NewUnstartedServer(wrap(srv.Handler()))

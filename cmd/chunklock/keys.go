@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/chunklock/chunklock/backends/etcd/embedded"
+	"github.com/chunklock/chunklock/backends/open"
 	"github.com/chunklock/chunklock/keys"
 	"github.com/chunklock/chunklock/keys/keyops"
 	"github.com/chunklock/chunklock/keys/keyring"
@@ -156,7 +156,7 @@ func keysRotateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			store, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"), embedded.Config{})
+			store, err := openStore(ctx, cmd.String("store"), open.Options{DataDir: cmd.String("data-dir")})
 			if err != nil {
 				return err
 			}
@@ -198,7 +198,7 @@ func keysNewTokenCommand() *cli.Command {
 		}, storeFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			job := cmd.String("job")
-			store, err := openStore(ctx, cmd.String("store"), cmd.String("data-dir"), embedded.Config{})
+			store, err := openStore(ctx, cmd.String("store"), open.Options{DataDir: cmd.String("data-dir")})
 			if err != nil {
 				return err
 			}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/engine"
-	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/chunklock/chunklock/backends/open"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/keys/vault"
 	"github.com/chunklock/chunklock/keys/vault/vaulttest"
@@ -28,10 +28,10 @@ var (
 
 func init() {
 	next := openStore
-	openStore = func(ctx context.Context, storeURL, dataDir string, emb embedded.Config) (backends.Store, error) {
+	openStore = func(ctx context.Context, storeURL string, opts open.Options) (backends.Store, error) {
 		name, ok := strings.CutPrefix(storeURL, "memshare:")
 		if !ok {
-			return next(ctx, storeURL, dataDir, emb)
+			return next(ctx, storeURL, opts)
 		}
 		memshareMu.Lock()
 		defer memshareMu.Unlock()
@@ -40,7 +40,7 @@ func init() {
 			b = memory.New()
 			memshare[name] = b
 		}
-		return sharedStore{engine.New(b, backends.SystemClock{})}, nil
+		return sharedStore{engine.New(b, engine.WithEnvAllow(opts.EnvAllow))}, nil
 	}
 }
 
@@ -143,7 +143,7 @@ func TestKeysWithVault(t *testing.T) {
 
 	// A store with a Vault job and an age job, each with credentials.
 	storeURL := "memshare:" + t.Name()
-	store, err := openStore(ctx, storeURL, "", embedded.Config{})
+	store, err := openStore(ctx, storeURL, open.Options{})
 	require.NoError(t, err)
 	for _, d := range []string{"a", "b", "c"} {
 		_, err := store.UpsertDataset(ctx, backends.Dataset{ID: d, URL: "s3://lake/" + d})

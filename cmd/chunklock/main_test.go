@@ -21,19 +21,20 @@ import (
 
 	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/etcd/embedded"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/chunklock/chunklock/backends/open"
 )
 
 // The tests serve "memory:" stores, which need no data directory or ports;
 // every other --store value goes to backends/open.
 func init() {
 	real := openStore
-	openStore = func(ctx context.Context, storeURL, dataDir string, emb embedded.Config) (backends.Store, error) {
+	openStore = func(ctx context.Context, storeURL string, opts open.Options) (backends.Store, error) {
 		if storeURL == "memory:" {
-			return memory.Open(nil), nil
+			return engine.New(memory.New(), engine.WithEnvAllow(opts.EnvAllow)), nil
 		}
-		return real(ctx, storeURL, dataDir, emb)
+		return real(ctx, storeURL, opts)
 	}
 }
 

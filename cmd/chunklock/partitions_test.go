@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
 )
@@ -24,7 +24,7 @@ import (
 func TestStatusAndChunksShowMissingAndLate(t *testing.T) {
 	t.Parallel()
 	clock := backends.NewFakeClock(time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC))
-	store := memory.Open(clock)
+	store := teststores.Memory(clock)
 	ctx := t.Context()
 	deadline := 6 * time.Hour
 	_, err := store.UpsertDataset(ctx, backends.Dataset{ID: "feed", Location: "/feed/{dataid}",

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/client"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/keys/age"
 	"github.com/chunklock/chunklock/server"
 )
@@ -22,7 +22,7 @@ func TestNextScheduledJob(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 3, 1, 10, 30, 0, 0, time.UTC)
 	cfg := server.DefaultConfig()
-	cfg.Store, cfg.Keyring = memory.Open(backends.NewFakeClock(now)), age.New()
+	cfg.Store, cfg.Keyring = teststores.Memory(backends.NewFakeClock(now)), age.New()
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv.Handler())

@@ -16,8 +16,8 @@ import (
 
 	"github.com/chunklock/chunklock/auth"
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd/embedded"
+	"github.com/chunklock/chunklock/backends/open"
 	"github.com/chunklock/chunklock/keys/keyring"
 	"github.com/chunklock/chunklock/server"
 	"github.com/chunklock/chunklock/webhook"
@@ -126,14 +126,11 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStore(ctx, storeURL, dataDir, emb)
+	store, err := openStore(ctx, storeURL, open.Options{DataDir: dataDir, Embedded: emb, EnvAllow: allow})
 	if err != nil {
 		return explainStoreErr(err)
 	}
 	defer store.Close()
-	if err := engine.SetEnvAllow(store, allow); err != nil {
-		return err
-	}
 	cfg.Store = store
 	if cfg.Alerts, err = webhooks(cmd, store, log); err != nil {
 		return err

@@ -7,15 +7,14 @@ import (
 	"strings"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/etcd/embedded"
 	"github.com/chunklock/chunklock/backends/open"
 )
 
-// openStore opens the store of --store and --data-dir, an embedded one
-// with the addresses of emb (see package backends/open for the URL forms).
-// Tests replace it.
-var openStore = func(ctx context.Context, storeURL, dataDir string, emb embedded.Config) (backends.Store, error) {
-	return open.Open(ctx, storeURL, open.Options{DataDir: dataDir, Embedded: emb})
+// openStore opens the store of --store (see package backends/open for the
+// URL forms) with opts: the data directory and addresses of an embedded
+// one, the operator's env allowlist. Tests replace it.
+var openStore = func(ctx context.Context, storeURL string, opts open.Options) (backends.Store, error) {
+	return open.Open(ctx, storeURL, opts)
 }
 
 // loopbackAddr refuses an embedded-store address off the loopback

@@ -41,7 +41,7 @@ func Kinds(name string) []Kind {
 			b := memory.New()
 			stores := make([]backends.Store, n)
 			for i := range stores {
-				stores[i] = engine.New(b, clock)
+				stores[i] = engine.New(b, engine.WithClock(clock))
 			}
 			t.Cleanup(func() { _ = b.Close() })
 			return stores
@@ -53,8 +53,9 @@ func Kinds(name string) []Kind {
 			for i := range stores {
 				cli, err := srv.Client()
 				require.NoError(t, err)
-				s, err := etcd.OpenClient(t.Context(), cli, etcd.Config{Prefix: prefix, Clock: clock, MaxTxnOps: srv.MaxTxnOps()})
+				b, err := etcd.OpenClient(t.Context(), cli, etcd.Config{Prefix: prefix, MaxTxnOps: srv.MaxTxnOps()})
 				require.NoError(t, err)
+				s := engine.New(b, engine.WithClock(clock))
 				t.Cleanup(func() {
 					_ = s.Close()
 					_ = cli.Close()
@@ -68,14 +69,21 @@ func Kinds(name string) []Kind {
 			schema := FreshSchema(t, name)
 			stores := make([]backends.Store, n)
 			for i := range stores {
-				s, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema, Clock: clock})
+				b, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: schema})
 				require.NoError(t, err)
+				s := engine.New(b, engine.WithClock(clock))
 				t.Cleanup(func() { _ = s.Close() })
 				stores[i] = s
 			}
 			return stores
 		}},
 	}
+}
+
+// Memory returns a store kept in memory whose engine reads clock (nil: the
+// system clock).
+func Memory(clock backends.Clock) backends.Store {
+	return engine.New(memory.New(), engine.WithClock(clock))
 }
 
 // One embedded etcd member serves every etcd store of a test binary.
