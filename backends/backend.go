@@ -6,24 +6,35 @@ import (
 	"time"
 )
 
-// Backend is what a storage engine implements. New turns it into a Store;
-// the operations themselves live in engine.go, written once for all backends.
+// What a storage backend provides, all in this file. A backend implements
+// Backend, and its transactions Tx: every method of both is required, and
+// the engine (backends/engine) calls them without asking. The optional
+// capabilities at the end of this file are the only ones the engine asks a
+// transaction for at run time, each with what the engine does without it.
+// Every backend asserts at compile time each interface it implements
+// (var _ backends.Tx = (*tx)(nil), and so on), so that a changed signature
+// fails the build instead of turning a capability off.
+
+// Backend is what a storage engine implements; engine.New turns it into a
+// Store, whose operations are written once for all backends.
 type Backend interface {
 	// Update runs fn in one read-write transaction and commits its writes
 	// all together, or none if fn fails. Backends with optimistic
 	// concurrency may run fn again on conflict; fn has no other effects.
 	Update(ctx context.Context, fn func(Tx) error) error
 
-	// The catalog is versioned (VersionedCatalog); a Tx tells the version
-	// it sees (CatalogVersionTx).
-	CatalogVersioner
-
+	// VersionedCatalog returns every dataset and job, sorted by id, and the
+	// version they make up, read atomically. The catalog is numbered:
+	// every change to datasets or jobs commits a new version, in the same
+	// transaction as the change (Tx.CatalogVersion tells the version a
+	// transaction sees).
+	VersionedCatalog(ctx context.Context) ([]Dataset, []Job, int64, error)
 	// PutDataset creates or updates a dataset, keeping CreatedAt of an
 	// existing one, if the catalog version is still version, and returns
 	// what was stored and the new catalog version; ErrCatalogChanged, and
 	// nothing stored, when the version is another. A frontier, when not
 	// nil, is added as a candidate in the same transaction (the producer's
-	// frontier after a change of definition: schedule.go).
+	// frontier after a change of definition).
 	PutDataset(ctx context.Context, d Dataset, frontier *Candidate, version int64) (Dataset, int64, error)
 	// PutJob creates or updates a job (already validated against the
 	// catalog at version), keeping CreatedAt, if the catalog version is
@@ -32,7 +43,7 @@ type Backend interface {
 	// decided the job is new or its inputs changed) it also adds a candidate
 	// for the job at every dataid at which its first input's OUTPUT row is
 	// READY; for a job with no inputs, nothing. A frontier, when not nil,
-	// is added as a candidate in the same transaction (schedule.go).
+	// is added as a candidate in the same transaction.
 	PutJob(ctx context.Context, j Job, enqueue bool, frontier *Candidate, version int64) (Job, int64, error)
 	// Catalog returns every dataset and job, sorted by id.
 	Catalog(ctx context.Context) ([]Dataset, []Job, error)
@@ -48,6 +59,9 @@ type Backend interface {
 	// ExpiredClaims returns up to limit OUTPUT rows in RUNNING whose lease
 	// ended at or before now.
 	ExpiredClaims(ctx context.Context, now time.Time, limit int) ([]RowKey, error)
+	// CountCandidates counts a job's findNext candidates, hidden ones (not
+	// due yet) included.
+	CountCandidates(ctx context.Context, job string) (int, error)
 	ListEvents(ctx context.Context, f EventFilter) (EventPage, error)
 	WatchEvents(ctx context.Context, f EventFilter) (<-chan Event, error)
 
@@ -73,6 +87,9 @@ type Backend interface {
 	GetRecord(ctx context.Context, key string) (Record, error)
 	SwapRecord(ctx context.Context, key string, value []byte, version int64) (Record, bool, error)
 
+	// Limits are the bounds of the backend's transactions; the engine
+	// reads them once, when it is made.
+	Limits() Limits
 	// Clock is the clock the engine tells time by unless it is given
 	// another (engine.WithClock): PostgreSQL's follows the database's
 	// clock, so that every server sharing it computes leases on one time
@@ -81,6 +98,38 @@ type Backend interface {
 
 	Ping(ctx context.Context) error
 	Close() error
+}
+
+// Limits bound what one transaction of a backend serves. The zero Limits
+// serve one operation per transaction, with no bound on its keys or bytes.
+type Limits struct {
+	// MaxBatch is the most operations one transaction may serve (findNext
+	// calls of a job, live-claim operations, chunks of a range); below 2,
+	// operations are never combined. A transaction serving several calls
+	// LockChunks once per dataid, in ascending dataid order, before it
+	// reads any of those chunks; a backend that locks must accept that
+	// (locks taken in (dataid, dataset) order, by every transaction,
+	// cannot deadlock).
+	MaxBatch int
+	// MaxRangeBatch is the most chunks of a range operation one batching
+	// transaction (MaxBatch above 1) serves: a range's chunks come from
+	// one caller who waits for them all, so what bounds such a
+	// transaction is its statements, not the wait of callers queued
+	// behind it. 0: MaxBatch.
+	MaxRangeBatch int
+	// MaxBatchKeys bounds the keys one batched transaction holds (etcd:
+	// --max-txn-ops): a batch serves only as many operations as fit, and
+	// an operation that does not fit alone is served alone. 0: no bound.
+	MaxBatchKeys int
+	// MaxTxnBytes bounds what one transaction sends to commit (etcd:
+	// --max-request-bytes): a job with mappings whose claims, or the
+	// publishes of whose inputs, would send more is refused when it is
+	// stored. 0: no bound.
+	MaxTxnBytes int
+	// CommitBytes, set with MaxTxnBytes, is what guarding the rows keyed
+	// guards, writing rows and cands, and recording events add to a
+	// commit.
+	CommitBytes func(guards []RowKey, rows []StatusRow, cands []Candidate, events []Event) int
 }
 
 // Tx is one transaction of Backend.Update. All reads and writes of one
@@ -100,6 +149,19 @@ type Tx interface {
 	// GetRows reads status rows; the result is aligned with keys, nil for a
 	// missing row.
 	GetRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error)
+	// PeekRows reads status rows as a hint: as committed (and as this
+	// transaction wrote them), neither locked nor validated at commit, so
+	// that a later change to them neither waits nor fails the transaction
+	// (a sweep reads the rows ahead of it so). A backend whose GetRows
+	// neither locks nor validates implements it as GetRows.
+	PeekRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error)
+	// LatestReady finds, as a hint (see PeekRows), the READY chunk of
+	// dataset with the highest dataid in shortlex order from from (none
+	// when empty) to to, inclusive, in one ordered read, however many
+	// dataids between have no chunk. A chunk's status is that of its
+	// OUTPUT row of job, the dataset's producer ("" for a source): rows of
+	// other jobs (left by an earlier catalog) are not the chunk's.
+	LatestReady(ctx context.Context, dataset, job, from, to string) (dataid string, ok bool, err error)
 	// ListReads returns job's INPUT rows on chunk (dataset, dataid) that
 	// are read for another output dataid (RowKey.ReadFor set: mapped
 	// reads, SPEC §9), in shortlex ReadFor order, as this transaction sees
@@ -124,13 +186,13 @@ type Tx interface {
 	// are hints: findNext checks each one and drops it if it is not
 	// claimable. Duplicates are allowed. Resubmit candidates come first.
 	AddCandidate(ctx context.Context, c Candidate) error
-	// NextCandidate returns the job's first candidate in (resubmit first,
-	// then shortlex dataid) order among those due at now (NotBefore zero
-	// or not after now) that no concurrent transaction is looking at, and
-	// reserves it for this transaction; ok is false when there is none.
-	// Candidates not yet due stay where they are and block nothing.
-	NextCandidate(ctx context.Context, job string, now time.Time) (c Candidate, ok bool, err error)
-	// DropCandidate removes the candidate NextCandidate returned (only that
+	// NextCandidates returns up to n of the job's first candidates in
+	// (resubmit first, then shortlex dataid) order among those due at now
+	// (NotBefore zero or not after now) that no concurrent transaction is
+	// looking at, and reserves them for this transaction. Candidates not
+	// yet due stay where they are and block nothing.
+	NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]Candidate, error)
+	// DropCandidate removes a candidate NextCandidates returned (only that
 	// entry, not duplicates added since). Dropping a frontier also drops
 	// the job's other frontiers of the same kind (Resubmit) at the same
 	// dataid that no transaction, this one included, has reserved: two
@@ -138,13 +200,18 @@ type Tx interface {
 	// when it takes the dataid.
 	DropCandidate(ctx context.Context, c Candidate) error
 
-	// GetSlots reads slot records (slots.go) by key, given in ascending
-	// order; nil for a record never written. With forUpdate the records
-	// are locked until the transaction ends, exclusively (backends that
-	// validate reads at commit track them instead): a transaction calls it
-	// so at most once, after all its LockChunks calls. Without, the
-	// records are read as committed at the transaction's start or later,
-	// neither locked nor tracked: the caller accepts a stale answer.
+	// CatalogVersion returns the catalog version this transaction sees:
+	// the engine commits an operation only under the catalog version it
+	// decided with (else ErrCatalogChanged, and the operation runs again).
+	CatalogVersion(ctx context.Context) (int64, error)
+
+	// GetSlots reads slot records (slotrecords.go) by key, given in
+	// ascending order; nil for a record never written. With forUpdate the
+	// records are locked until the transaction ends, exclusively (backends
+	// that validate reads at commit track them instead): a transaction
+	// calls it so at most once, after all its LockChunks calls. Without,
+	// the records are read as committed at the transaction's start or
+	// later, neither locked nor tracked: the caller accepts a stale answer.
 	GetSlots(ctx context.Context, keys []string, forUpdate bool) ([]*Slots, error)
 	// PutSlots writes a slot record read with forUpdate in this
 	// transaction.
@@ -157,158 +224,28 @@ type Candidate struct {
 	Job      string
 	DataID   string
 	Resubmit bool
-	// NotBefore, when not zero, hides the candidate from NextCandidate
+	// NotBefore, when not zero, hides the candidate from NextCandidates
 	// until then: a failed chunk's retry time, a window's due time.
 	NotBefore time.Time
 	// Frontier marks the one candidate of a scheduled job (no inputs, an
 	// output with a partition definition) that stands for the lowest
 	// expected dataid the job has not claimed yet, and the sweeps of a job
 	// reading through LATEST or ALL; a sweep with Resubmit looks for the
-	// job's RESUBMIT outputs (schedule.go).
+	// job's RESUBMIT outputs.
 	Frontier bool
 	Handle   any
 }
 
-// RowPeeker is implemented by transactions that can read status rows as a
-// hint: as committed (and as this transaction wrote them), neither locked
-// nor validated at commit, so that a later change to them neither waits
-// nor fails the transaction. A sweep (a frontier walking rows that exist,
-// schedule.go) reads the rows ahead of it so; without, it reads them with
-// GetRows.
-type RowPeeker interface {
-	PeekRows(ctx context.Context, keys []RowKey) ([]*StatusRow, error)
-}
-
-// LatestReadyFinder is implemented by transactions that can find, as a
-// hint (see RowPeeker), the READY chunk of dataset with the highest
-// dataid in shortlex order from from (none when empty) to to, inclusive,
-// in one ordered read, however many dataids between have no chunk. A
-// chunk's status is that of its OUTPUT row of job, the dataset's producer
-// ("" for a source): rows of other jobs (left by an earlier catalog) are
-// not the chunk's.
-type LatestReadyFinder interface {
-	LatestReady(ctx context.Context, dataset, job, from, to string) (dataid string, ok bool, err error)
-}
-
-// ReadyLister is implemented by transactions that can list, as a hint (see
-// RowPeeker), the READY chunks of dataset with dataids from from to to
-// (inclusive, shortlex order), in that order, in one ordered read that
-// reads no other rows at those dataids; a chunk's status is that of its
-// OUTPUT row of job, as in LatestReadyFinder. A walk over a window's chunks
-// (mapwindows.go) reads them so; without, it reads them by key.
-type ReadyLister interface {
-	ReadyBetween(ctx context.Context, dataset, job, from, to string) ([]string, error)
-}
-
-// WideLocker is implemented by transactions of a backend whose chunk locks
-// live in a table of limited size (PostgreSQL's advisory locks). A
-// transaction about to lock more than WideLocks chunks calls LockWide
-// before its first LockChunks: such transactions then hold their locks one
-// at a time, and never fill the table together.
-type WideLocker interface {
-	LockWide(ctx context.Context) error
-}
-
-// WideLocks is how many chunk locks a transaction takes before it counts
-// as wide (WideLocker).
-const WideLocks = 1024
-
-// CatalogVersioner is part of every Backend: the catalog is numbered, and
-// every change to datasets or jobs commits a new version, in the same
-// transaction as the change.
-type CatalogVersioner interface {
-	// VersionedCatalog returns every dataset and job, sorted by id, and the
-	// version they make up, read atomically.
-	VersionedCatalog(ctx context.Context) ([]Dataset, []Job, int64, error)
-}
-
-// CatalogVersionTx is implemented by the Tx of every Backend.
-type CatalogVersionTx interface {
-	// CatalogVersion returns the catalog version this transaction sees.
-	CatalogVersion(ctx context.Context) (int64, error)
-}
-
 // ErrCatalogChanged rolls back a transaction that found the catalog
-// changed; withCatalog then runs the operation again. A backend's
+// changed; the engine then runs the operation again. A backend's
 // PutDataset and PutJob return it when the catalog version is no longer
-// the one the change was validated against; changeCatalog then validates
+// the one the change was validated against; the engine then validates
 // the change again against the new catalog.
 var ErrCatalogChanged = errors.New("backends: the catalog changed during the operation")
 
-// Batcher is implemented by backends whose transactions may serve several
-// operations at once. Such a transaction calls LockChunks once per dataid,
-// in ascending dataid order, before it reads any of those chunks; a backend
-// that locks must accept that (locks taken in (dataid, dataset) order, by
-// every transaction, cannot deadlock).
-type Batcher interface {
-	// MaxBatch is the most operations one transaction may serve; below 2,
-	// operations are never combined.
-	MaxBatch() int
-}
-
-// KeyBudget is implemented by Batcher backends whose transactions hold a
-// bounded number of keys (etcd: --max-txn-ops). A batch then serves only
-// as many operations as fit: an operation of a job with k inputs counts
-// opKeys(k) keys. An operation that does not fit alone is served alone.
-type KeyBudget interface {
-	// MaxBatchKeys is the most keys one batched transaction may hold.
-	MaxBatchKeys() int
-}
-
-// ByteBudget is implemented by KeyBudget backends whose transactions are
-// bounded in bytes too (etcd: --max-request-bytes): a job whose claims
-// would send more is refused when it is stored (mapfit.go).
-type ByteBudget interface {
-	// MaxTxnBytes is the most one transaction may send to commit.
-	MaxTxnBytes() int
-	// CommitBytes is what guarding the rows keyed guards, writing rows and
-	// cands, and recording events add to a commit.
-	CommitBytes(guards []RowKey, rows []StatusRow, cands []Candidate, events []Event) int
-}
-
-// RangeBatcher is implemented by Batcher backends whose transactions
-// may serve more chunks of a range operation than operations of other
-// kinds (MaxBatch): a range's chunks come from one caller who waits for
-// them all, and what bounds a transaction's size there is its statements,
-// not the wait of the callers queued behind it.
-type RangeBatcher interface {
-	// MaxRangeBatch is the most chunks of a range one transaction serves.
-	MaxRangeBatch() int
-}
-
-// CandidateBatcher is implemented by the Tx of a Batcher backend that can
-// reserve several candidates at once.
-type CandidateBatcher interface {
-	// NextCandidates returns up to n of the job's first candidates, in
-	// NextCandidate order, that no concurrent transaction is looking at,
-	// and reserves them for this transaction.
-	NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]Candidate, error)
-}
-
-// CandidateCounter is implemented by a Backend that can count a job's
-// findNext candidates, hidden ones (not due yet) included.
-type CandidateCounter interface {
-	CountCandidates(ctx context.Context, job string) (int, error)
-}
-
-// ErrNoQueueLength: the store cannot tell the length of a job's queue.
-var ErrNoQueueLength = errors.New("the store's backend does not count candidates")
-
-// HolderTx is implemented by a Tx whose slot records list their holders
-// (every Tx that is not a LiveCounter): what checking and rebuilding the
-// lists needs.
-type HolderTx interface {
-	// CheckHolders reads the OUTPUT rows of claims that hold slots, to
-	// tell whether they are still live, as GetRows does, except that it
-	// never waits: known[i] is false when the row cannot be read
-	// consistently without waiting (another transaction is changing it),
-	// and the caller then counts the holder as live.
-	CheckHolders(ctx context.Context, keys []RowKey) (rows []*StatusRow, known []bool, err error)
-	// RunningOutputs returns the OUTPUT rows of job on dataset output in
-	// RUNNING (whatever their lease), as committed when the slot records
-	// of this transaction were locked.
-	RunningOutputs(ctx context.Context, job, output string) ([]StatusRow, error)
-}
+// The slot strategy: how a transaction's claims count the live claims of
+// a job or pool with a limit (SPEC §4 guarantee 7). Its Tx is a
+// LiveCounter, or else a HolderTx; the engine asks which in one place.
 
 // LiveCounter is implemented by a Tx that counts live claims itself (a
 // claim is live while its OUTPUT row is RUNNING with a lease to come):
@@ -326,9 +263,53 @@ type LiveCounter interface {
 	CountLive(ctx context.Context, jobs []string, now time.Time) (int, error)
 }
 
+// HolderTx is implemented by a Tx whose slot records list their holders
+// (etcd, which cannot count rows within a transaction it validates at
+// commit; memory): what checking and rebuilding the lists needs.
+type HolderTx interface {
+	// CheckHolders reads the OUTPUT rows of claims that hold slots, to
+	// tell whether they are still live, as GetRows does, except that it
+	// never waits: known[i] is false when the row cannot be read
+	// consistently without waiting (another transaction is changing it),
+	// and the caller then counts the holder as live.
+	CheckHolders(ctx context.Context, keys []RowKey) (rows []*StatusRow, known []bool, err error)
+	// RunningOutputs returns the OUTPUT rows of job on dataset output in
+	// RUNNING (whatever their lease), as committed when the slot records
+	// of this transaction were locked.
+	RunningOutputs(ctx context.Context, job, output string) ([]StatusRow, error)
+}
+
+// The optional capabilities of a Tx. The engine asks for each where it
+// would use it; without it, it does what each says.
+
+// ReadyLister is implemented by transactions that can list, as a hint (see
+// Tx.PeekRows), the READY chunks of dataset with dataids from from to to
+// (inclusive, shortlex order), in that order, in one ordered read that
+// reads no other rows at those dataids; a chunk's status is that of its
+// OUTPUT row of job, as in Tx.LatestReady. A walk over a window's chunks
+// reads them so; without, it reads them by key (PeekRows).
+type ReadyLister interface {
+	ReadyBetween(ctx context.Context, dataset, job, from, to string) ([]string, error)
+}
+
+// WideLocker is implemented by transactions of a backend whose chunk locks
+// live in a table of limited size (PostgreSQL's advisory locks). A
+// transaction about to lock more than WideLocks chunks calls LockWide
+// before its first LockChunks: such transactions then hold their locks one
+// at a time, and never fill the table together. Without, a transaction
+// locks its chunks as any other.
+type WideLocker interface {
+	LockWide(ctx context.Context) error
+}
+
+// WideLocks is how many chunk locks a transaction takes before it counts
+// as wide (WideLocker).
+const WideLocks = 1024
+
 // LivePrefetcher is implemented by a LiveCounter that can send the counts
 // a claim's gate asks for with the statement locking its records, in one
 // round trip: CountLive of those jobs at that time then answers from it.
+// Without, CountLive asks when it is called.
 type LivePrefetcher interface {
 	PrefetchLive(jobs [][]string, now time.Time)
 }
@@ -336,7 +317,7 @@ type LivePrefetcher interface {
 // SlotPrefetcher is implemented by a Tx that can fetch slot records
 // together with the reads that precede them: one round trip less per
 // claim round (a job's rounds are served one at a time) and per batch of
-// endings.
+// endings. Without, GetSlots reads them when it is called.
 type SlotPrefetcher interface {
 	// PrefetchSlots notes that the records locked will be read next with
 	// forUpdate, and the records peeked without: the next read of rows

@@ -85,6 +85,11 @@ type Store interface {
 	// reason "lease expired", and returns how many it failed. Safe to run
 	// from any number of servers at once.
 	ExpireLeases(ctx context.Context) (int, error)
+	// QueueLength tells how many findNext candidates job has, hidden ones
+	// (not due yet) included: the length of the queue that a schedule
+	// keeps flat (one frontier, however long its definition), for
+	// operators and tests.
+	QueueLength(ctx context.Context, job string) (int, error)
 	// ResumeBackfills queues what jobs with mappings can claim already,
 	// for each whose backfill an upsert began and did not finish (a
 	// server stopped half way, a request timed out), and returns how many

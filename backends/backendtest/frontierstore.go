@@ -23,7 +23,7 @@ func FrontierStoredWithCatalog(t *testing.T, b backends.Backend) {
 	}
 	count := func() int {
 		t.Helper()
-		n, err := b.(backends.CandidateCounter).CountCandidates(ctx, "gen")
+		n, err := b.CountCandidates(ctx, "gen")
 		require.NoError(t, err)
 		return n
 	}
@@ -58,10 +58,11 @@ func FrontierStoredWithCatalog(t *testing.T, b backends.Backend) {
 	take := func(now time.Time) {
 		t.Helper()
 		require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {
-			c, ok, err := tx.NextCandidate(ctx, "gen", now)
-			if err != nil || !ok {
+			cs, err := tx.NextCandidates(ctx, "gen", 1, now)
+			if err != nil || len(cs) == 0 {
 				return err
 			}
+			c := cs[0]
 			require.True(t, c.Frontier)
 			taken = append(taken, c.DataID)
 			return tx.DropCandidate(ctx, c)
@@ -85,16 +86,9 @@ func FrontierStoredWithCatalog(t *testing.T, b backends.Backend) {
 	}
 	reservedBoth := false
 	require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {
-		var cs []backends.Candidate
-		if cb, ok := tx.(backends.CandidateBatcher); ok {
-			var err error
-			if cs, err = cb.NextCandidates(ctx, "gen", 2, due); err != nil {
-				return err
-			}
-		} else if c, ok, err := tx.NextCandidate(ctx, "gen", due); err != nil {
+		cs, err := tx.NextCandidates(ctx, "gen", 2, due)
+		if err != nil {
 			return err
-		} else if ok {
-			cs = []backends.Candidate{c}
 		}
 		require.NotEmpty(t, cs)
 		if len(cs) < 2 {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/stretchr/testify/require"
 )
@@ -575,7 +574,7 @@ func (s *suite) testMappingFindNextLookback(t *testing.T) {
 	}
 	// Each output claimable is queued once: a day is in seven windows, but
 	// only the windows it completes queue their output.
-	n, err := engine.QueueLength(b.ctx, b.s, "roll")
+	n, err := b.s.QueueLength(b.ctx, "roll")
 	require.NoError(t, err)
 	require.Equal(t, 8+5, n)
 	require.Equal(t, append(dayRange("2025-01-01", "2025-01-08"), dayRange("2025-01-16", "2025-01-20")...), b.drain("roll"))
@@ -664,7 +663,7 @@ func (s *suite) testMappingLatestHistory(t *testing.T) {
 	_, d := b.next("enrich")
 	require.Empty(t, d, "no snapshot yet")
 	b.publish("dim", "2025-01-01")
-	n, err := engine.QueueLength(b.ctx, b.s, "enrich")
+	n, err := b.s.QueueLength(b.ctx, "enrich")
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "two sweeps (one for RESUBMIT outputs), not one candidate per output")
 	var got []string
@@ -681,13 +680,13 @@ func (s *suite) testMappingLatestHistory(t *testing.T) {
 	// a transaction covers the others), which claim nothing and end.
 	_, err = b.s.PublishRange(b.ctx, "dim", "2025-02-01", "2025-02-10")
 	require.NoError(t, err)
-	n, err = engine.QueueLength(b.ctx, b.s, "enrich")
+	n, err = b.s.QueueLength(b.ctx, "enrich")
 	require.NoError(t, err)
 	require.Positive(t, n)
 	require.LessOrEqual(t, n, 20, "two sweeps per transaction at most, not a candidate per output")
 	_, d = b.next("enrich")
 	require.Empty(t, d)
-	n, err = engine.QueueLength(b.ctx, b.s, "enrich")
+	n, err = b.s.QueueLength(b.ctx, "enrich")
 	require.NoError(t, err)
 	require.Zero(t, n)
 }

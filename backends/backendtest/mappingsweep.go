@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/stretchr/testify/require"
 )
@@ -120,7 +119,7 @@ func (s *suite) testMappingSweepParkedPileUp(t *testing.T) {
 	// The next day starts: frontiers waiting for it meet there and merge.
 	b.clock.Advance(24 * time.Hour)
 	require.Empty(t, b.drain("j"))
-	n, err := engine.QueueLength(b.ctx, b.s, "j")
+	n, err := b.s.QueueLength(b.ctx, "j")
 	require.NoError(t, err)
 	require.LessOrEqual(t, n, 2, "frontiers left polling outputs blocked on an input that has no chunk")
 	b.publish("b", "2025-12-30")
@@ -237,7 +236,7 @@ func (s *suite) testMappingSweepsMerge(t *testing.T) {
 		}
 		b.complete(c)
 		left--
-		n, err := engine.QueueLength(b.ctx, b.s, "j")
+		n, err := b.s.QueueLength(b.ctx, "j")
 		require.NoError(t, err)
 		worst = max(worst, n-left)
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/stretchr/testify/require"
 )
@@ -162,11 +161,11 @@ func (s *suite) testScheduleLagAndEnd(t *testing.T) {
 	require.Equal(t, []string{"2026-01-01T01", "2026-01-01T02"}, b.drain("gen"), "nothing after end")
 	_, err = b.s.Claim(b.ctx, "gen", "2026-01-01T03", executor)
 	requireCode(t, err, backends.CodeInvalidArgument)
-	n, err := engine.QueueLength(b.ctx, b.s, "gen")
+	n, err := b.s.QueueLength(b.ctx, "gen")
 	require.NoError(t, err)
 	require.Zero(t, n, "a finished schedule leaves no candidate")
 	b.upsertJob(backends.Job{ID: "gen", Output: "h", Description: "again"})
-	n, err = engine.QueueLength(b.ctx, b.s, "gen")
+	n, err = b.s.QueueLength(b.ctx, "gen")
 	require.NoError(t, err)
 	require.Zero(t, n, "upserting a finished schedule's job places no frontier")
 	_, d = b.next("gen")
@@ -180,7 +179,7 @@ func (s *suite) testScheduleTenYears(t *testing.T) {
 	b := s.setup(t)
 	b.partitioned("h", hourly("2016-01-01T00"))
 	b.job("gen", "h")
-	n, err := engine.QueueLength(b.ctx, b.s, "gen")
+	n, err := b.s.QueueLength(b.ctx, "gen")
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "one frontier, not 87,672 candidates")
 	want := []string{"2016-01-01T00", "2016-01-01T01", "2016-01-01T02"}
@@ -188,7 +187,7 @@ func (s *suite) testScheduleTenYears(t *testing.T) {
 		c, d := b.next("gen")
 		require.Equal(t, id, d)
 		b.complete(c)
-		n, err := engine.QueueLength(b.ctx, b.s, "gen")
+		n, err := b.s.QueueLength(b.ctx, "gen")
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 	}
@@ -223,7 +222,7 @@ func (s *suite) testScheduleDefinitionChanges(t *testing.T) {
 	b.partitioned("h", hourly("2026-01-01T02"))
 	b.clock.Advance(4 * time.Hour)
 	require.Equal(t, []string{"2026-01-01T02", "2026-01-01T03"}, b.drain("gen"))
-	n, err := engine.QueueLength(b.ctx, b.s, "gen")
+	n, err := b.s.QueueLength(b.ctx, "gen")
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "candidates of the scheduled job")
 	// Upserting the job unchanged, or with another description, adds nothing.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/partition"
 )
 
@@ -46,7 +45,7 @@ func BenchFindNextSchedule(b *testing.B, newStore func(b *testing.B) backends.St
 		_, err := s.UpsertJob(ctx, backends.Job{ID: "gen", Output: "h"})
 		mustB(b, err)
 		benchFindNextLatency(b, s, "gen")
-		if n, err := engine.QueueLength(ctx, s, "gen"); err == nil {
+		if n, err := s.QueueLength(ctx, "gen"); err == nil {
 			b.ReportMetric(float64(n), "queue")
 		}
 	})

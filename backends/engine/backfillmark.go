@@ -131,7 +131,7 @@ func (e *engine) backfillUpserted(ctx context.Context, j, stored backends.Job, a
 		// job has nothing queued.
 		if backfillOwed(prev, stored) {
 			enqueue = true
-		} else if n, err := e.queueLength(ctx, stored.ID); legacy && err == nil && n == 0 {
+		} else if n, err := e.QueueLength(ctx, stored.ID); legacy && err == nil && n == 0 {
 			enqueue = true
 		}
 	}

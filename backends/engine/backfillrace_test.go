@@ -68,7 +68,7 @@ func newRaceStore(t *testing.T) (*stopping, *backends.FakeClock) {
 	}
 	_, err = s.UpsertJob(ctx, rollOther)
 	require.NoError(t, err)
-	n, err := engine.QueueLength(ctx, s, "roll")
+	n, err := s.QueueLength(ctx, "roll")
 	require.NoError(t, err)
 	require.Positive(t, n)
 	return b, clock

@@ -10,16 +10,16 @@ import (
 )
 
 // Operations are served in batches: on a backend that allows it
-// (Batcher), concurrent calls queue, and one of them, the leader, serves
-// the queue a batch at a time, each batch in one transaction, while the
-// others wait for their answer. One batch at a time lets the calls
-// arriving meanwhile gather into the next, larger batch: measured on 2
-// cores, one leader gave more cycles/s and less CPU per cycle than 2 or 4
-// on both backends (BENCHMARKS.md, "Batches in flight"). The price: a slow
-// batch holds up the calls queued behind it, for at most batchTimeout. A
-// leader whose own call is answered hands the rest of the queue to a new
-// goroutine. On a backend that does not batch (batch size 1), each call is
-// served alone, in its caller's goroutine, by the same code.
+// (Limits.MaxBatch), concurrent calls queue, and one of them, the leader,
+// serves the queue a batch at a time, each batch in one transaction, while the
+// others wait for their answer. One batch at a time lets the calls arriving
+// meanwhile gather into the next, larger batch: measured on 2 cores, one
+// leader gave more cycles/s and less CPU per cycle than 2 or 4 on both
+// backends (BENCHMARKS.md, "Batches in flight"). The price: a slow batch holds
+// up the calls queued behind it, for at most batchTimeout. A leader whose own
+// call is answered hands the rest of the queue to a new goroutine. On a
+// backend that does not batch (batch size 1), each call is served alone, in
+// its caller's goroutine, by the same code.
 
 // batchTimeout bounds one batch's transaction (its callers may give up
 // sooner; the batch goes on for the others).

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/chunklock/chunklock/backends"
 )
@@ -145,11 +144,7 @@ func (e *engine) update(ctx context.Context, cat *opCatalog, fn func(backends.Tx
 	}
 	return e.b.Update(ctx, func(tx backends.Tx) error {
 		err := fn(tx)
-		vt, ok := tx.(backends.CatalogVersionTx)
-		if !ok {
-			return fmt.Errorf("backends: the Tx %T of %T does not implement CatalogVersionTx", tx, e.b)
-		}
-		version, verr := vt.CatalogVersion(ctx)
+		version, verr := tx.CatalogVersion(ctx)
 		switch {
 		case verr != nil && err != nil:
 			return err

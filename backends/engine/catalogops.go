@@ -117,7 +117,7 @@ func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, e
 		// A scheduled job without any candidate (stored by a version that
 		// placed the frontier after the job) gets one from the next upsert
 		// of the job, `chunklock apply`.
-		if n, err := e.queueLength(ctx, stored.ID); err == nil && n == 0 {
+		if n, err := e.QueueLength(ctx, stored.ID); err == nil && n == 0 {
 			return stored, e.seedFrontier(ctx, after, stored)
 		}
 	}

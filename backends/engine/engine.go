@@ -18,10 +18,11 @@ type engine struct {
 	clock    backends.Clock
 	cat      atomic.Pointer[versionedCatalog] // see catalogcache.go
 	catMu    sync.Mutex                       // serialises catalog changes (changeCatalog)
-	maxBatch int                              // Batcher; 1: no batches
-	maxKeys  int                              // KeyBudget; 0: no bound
-	bytes    backends.ByteBudget              // nil: no bound
-	maxRange int                              // RangeBatcher; chunks of a range per transaction
+	maxBatch int                              // Limits.MaxBatch; 1: no batches
+	maxKeys  int                              // Limits.MaxBatchKeys; 0: no bound
+	maxBytes int                              // Limits.MaxTxnBytes; 0: no bound
+	commit   commitBytes                      // Limits.CommitBytes
+	maxRange int                              // chunks of a range per transaction
 	live     batcher[*liveOp]                 // see live.go
 	next     batcher[*nextOp]                 // see next.go, by job
 	// resumeSkip is set once ResumeBackfills has run every owed backfill,
@@ -40,19 +41,12 @@ func New(b backends.Backend, opts ...Option) backends.Store {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	e := &engine{b: b, clock: o.clock, envAllow: o.envAllow, maxBatch: 1}
-	if bb, ok := b.(backends.Batcher); ok {
-		e.maxBatch = max(1, bb.MaxBatch())
-	}
-	if kb, ok := b.(backends.KeyBudget); ok {
-		e.maxKeys = kb.MaxBatchKeys()
-	}
-	if bb, ok := b.(backends.ByteBudget); ok {
-		e.bytes = bb
-	}
+	l := b.Limits()
+	e := &engine{b: b, clock: o.clock, envAllow: o.envAllow, maxBatch: max(1, l.MaxBatch),
+		maxKeys: l.MaxBatchKeys, maxBytes: l.MaxTxnBytes, commit: l.CommitBytes}
 	e.maxRange = e.maxBatch
-	if rb, ok := b.(backends.RangeBatcher); ok && e.maxBatch > 1 {
-		e.maxRange = max(1, rb.MaxRangeBatch())
+	if l.MaxRangeBatch > 0 && e.maxBatch > 1 {
+		e.maxRange = l.MaxRangeBatch
 	}
 	e.live = batcher[*liveOp]{size: e.maxBatch, take: e.takeLive, run: e.runLive,
 		inFlight: "it may have taken effect"}
@@ -157,11 +151,3 @@ func enqueueConsumers(ctx context.Context, tx backends.Tx, cat *backends.Catalog
 
 func (e *engine) Ping(ctx context.Context) error { return e.b.Ping(ctx) }
 func (e *engine) Close() error                   { return e.b.Close() }
-
-// peekRows reads rows as a hint through tx (RowPeeker), or with GetRows.
-func peekRows(ctx context.Context, tx backends.Tx, keys []backends.RowKey) ([]*backends.StatusRow, error) {
-	if p, ok := tx.(backends.RowPeeker); ok {
-		return p.PeekRows(ctx, keys)
-	}
-	return tx.GetRows(ctx, keys)
-}

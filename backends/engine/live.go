@@ -11,14 +11,14 @@ import (
 )
 
 // Operations on a live claim (heartbeat, complete, fail, release, and the
-// reaper's expiry) run in one transaction each, or, on a backend that
-// allows it (Batcher), several at once (batcher.go): a batch takes their
+// reaper's expiry) run in one transaction each, or, on a backend that allows
+// it (Limits.MaxBatch), several at once (batcher.go): a batch takes their
 // chunk locks in ascending (dataid, dataset) order, reads all their rows in
-// one call and commits all their writes together. Each operation is still
-// all or nothing: one whose claim is no longer live writes nothing and gets
+// one call and commits all their writes together. Each operation is still all
+// or nothing: one whose claim is no longer live writes nothing and gets
 // STALE_CLAIM while the others go on; a failure of the transaction itself
-// fails every operation in it. Two operations on the same chunk never share
-// a transaction.
+// fails every operation in it. Two operations on the same chunk never share a
+// transaction.
 
 // opKeys bounds the keys one claim or live-claim operation of a job with
 // inputs inputs reads or writes: its OUTPUT row, live-claim index entry,

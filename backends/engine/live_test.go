@@ -24,83 +24,22 @@ type batching struct {
 	gate    chan struct{} // when not nil, every Update waits for it to close
 }
 
-func (b *batching) MaxBatch() int { return 8 }
+// Limits serve up to 8 operations per transaction.
+func (b *batching) Limits() backends.Limits {
+	l := b.versioned.Limits()
+	l.MaxBatch = 8
+	return l
+}
 
 func (b *batching) Update(ctx context.Context, fn func(backends.Tx) error) error {
 	b.updates.Add(1)
 	if b.gate != nil {
 		<-b.gate
 	}
-	return b.versioned.Update(ctx, func(tx backends.Tx) error {
-		bt := batchingTx{Tx: tx, kept: map[any]backends.Candidate{}}
-		if err := fn(bt); err != nil {
-			return err
-		}
-		for _, c := range bt.kept { // reserved, and neither claimed nor dropped: back in the queue
-			if err := tx.AddCandidate(ctx, backends.Candidate{Job: c.Job, DataID: c.DataID, Resubmit: c.Resubmit}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return b.versioned.Update(ctx, fn)
 }
 
-// batchingTx reserves several candidates by taking the first one again
-// and again, dropping each; those the engine keeps (a job at its
-// concurrency limit keeps its candidates) go back at commit.
-type batchingTx struct {
-	backends.Tx
-	kept map[any]backends.Candidate // reserved and not dropped by the engine, by handle
-}
-
-func (t batchingTx) NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]backends.Candidate, error) {
-	var out []backends.Candidate
-	for range n {
-		c, ok, err := t.NextCandidate(ctx, job, now)
-		if err != nil || !ok {
-			return out, err
-		}
-		if err := t.Tx.DropCandidate(ctx, c); err != nil {
-			return nil, err
-		}
-		t.kept[c.Handle] = c
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-func (t batchingTx) DropCandidate(ctx context.Context, c backends.Candidate) error {
-	if _, ok := t.kept[c.Handle]; ok {
-		delete(t.kept, c.Handle)
-		return nil // dropped when it was reserved
-	}
-	return t.Tx.DropCandidate(ctx, c)
-}
-
-// LatestReady forwards the memory store's ordered read: without it a
-// LATEST claim would step back through candidates instead, stopping at
-// partition.MaxMapped.
-func (t batchingTx) LatestReady(ctx context.Context, dataset, job, from, to string) (string, bool, error) {
-	return t.Tx.(backends.LatestReadyFinder).LatestReady(ctx, dataset, job, from, to)
-}
-
-func (t batchingTx) CatalogVersion(ctx context.Context) (int64, error) {
-	return t.Tx.(backends.CatalogVersionTx).CatalogVersion(ctx)
-}
-
-func (t batchingTx) CheckHolders(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, []bool, error) {
-	return t.Tx.(backends.HolderTx).CheckHolders(ctx, keys)
-}
-
-func (t batchingTx) RunningOutputs(ctx context.Context, job, output string) ([]backends.StatusRow, error) {
-	return t.Tx.(backends.HolderTx).RunningOutputs(ctx, job, output)
-}
-
-var (
-	_ backends.Batcher          = (*batching)(nil)
-	_ backends.CandidateBatcher = batchingTx{}
-	_ backends.HolderTx         = batchingTx{}
-)
+var _ backends.Backend = (*batching)(nil)
 
 // leaders is how many batches the engine keeps in flight at once, per
 // findNext job and for the live-claim operations: the tests hold that many

@@ -38,7 +38,7 @@ const backfillBatch = 500
 
 // backfillBatchSize is how many output dataids one backfill transaction of
 // e reads and queues: backfillBatch, or fewer on a backend whose
-// transactions hold a bounded number of keys (KeyBudget), each output
+// transactions hold a bounded number of keys (Limits.MaxBatchKeys), each output
 // counting its row read and its candidate write, twice over for margin.
 func (e *engine) backfillBatchSize() int {
 	if e.maxKeys > 0 {

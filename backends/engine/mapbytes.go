@@ -10,7 +10,7 @@ import (
 )
 
 // Whether the transactions of a job with mappings fit a backend whose
-// transactions are bounded in bytes (ByteBudget: etcd's
+// transactions are bounded in bytes (Limits.MaxTxnBytes: etcd's
 // --max-request-bytes). A claim sends, for every input chunk it reads, the
 // guards of the chunk's OUTPUT row and of the job's INPUT row on it, that
 // INPUT row, its event, and the read in the claim's OUTPUT row; a chunk
@@ -36,8 +36,13 @@ func longestID(d partition.Def) string {
 // sampleTime is a time whose encodings are as long as any a row carries.
 var sampleTime = time.Date(2999, 12, 31, 23, 59, 59, 999999999, time.UTC)
 
-// claimBytes bounds what one claim of job sends to commit on bb.
-func claimBytes(bb backends.ByteBudget, cat *backends.Catalog, job backends.Job) int64 {
+// commitBytes is what guarding the rows keyed guards, writing rows and
+// cands, and recording events add to a commit (Limits.CommitBytes).
+type commitBytes func(guards []backends.RowKey, rows []backends.StatusRow, cands []backends.Candidate, events []backends.Event) int
+
+// claimBytes bounds what one claim of job sends to commit (commit: the
+// backend's commitBytes).
+func claimBytes(commit commitBytes, cat *backends.Catalog, job backends.Job) int64 {
 	name := strings.Repeat("x", sampleNameBytes)
 	outID := longestID(cat.DefOf(job.Output))
 	token := backends.NewToken(job.ID, job.Output, outID, math.MaxInt64)
@@ -45,7 +50,7 @@ func claimBytes(bb backends.ByteBudget, cat *backends.Catalog, job backends.Job)
 		Token: token, Fence: math.MaxInt64, LeaseExpiresAt: sampleTime, UpdatedAt: sampleTime, PrevStatus: backends.StatusResubmit}
 	outEvent := backends.Event{Time: sampleTime, Actor: name, Job: job.ID, Dataset: job.Output, DataID: outID, Role: backends.RoleOutput,
 		From: backends.StatusResubmit, To: backends.StatusRunning, Attempt: math.MaxInt32, Executor: name}
-	base := int64(bb.CommitBytes([]backends.RowKey{out.RowKey}, []backends.StatusRow{out}, nil, []backends.Event{outEvent}))
+	base := int64(commit([]backends.RowKey{out.RowKey}, []backends.StatusRow{out}, nil, []backends.Event{outEvent}))
 	total := base + 4096 // the job's slot records and live-claim index
 	for _, in := range job.Inputs {
 		n := job.Mapping(in).MaxInputs(cat.DefOf(job.Output), cat.DefOf(in))
@@ -57,27 +62,27 @@ func claimBytes(bb backends.ByteBudget, cat *backends.Catalog, job backends.Job)
 		withRead.Reads = []backends.Read{read}
 		ev := outEvent
 		ev.Dataset, ev.DataID, ev.Role, ev.ReadFor = in, read.DataID, backends.RoleInput, outID
-		per := bb.CommitBytes([]backends.RowKey{chunkOutputKey(cat, in, read.DataID), row.RowKey}, []backends.StatusRow{row, withRead}, nil, []backends.Event{ev})
-		per -= bb.CommitBytes(nil, []backends.StatusRow{out}, nil, nil) // the OUTPUT row itself is in base
+		per := commit([]backends.RowKey{chunkOutputKey(cat, in, read.DataID), row.RowKey}, []backends.StatusRow{row, withRead}, nil, []backends.Event{ev})
+		per -= commit(nil, []backends.StatusRow{out}, nil, nil) // the OUTPUT row itself is in base
 		total += n * int64(per)
 	}
 	return total
 }
 
 // readyBytes bounds what making one chunk of dataset READY sends to commit
-// on bb: its row and event, and per consumer its candidates (every output
-// a chunk may complete through TIME_WINDOW, one or two otherwise) and the
-// guards of the chunks next to them.
-func readyBytes(bb backends.ByteBudget, cat *backends.Catalog, dataset string) int64 {
+// (commit: the backend's commitBytes): its row and event, and per consumer its
+// candidates (every output a chunk may complete through TIME_WINDOW, one or
+// two otherwise) and the guards of the chunks next to them.
+func readyBytes(commit commitBytes, cat *backends.Catalog, dataset string) int64 {
 	id := longestID(cat.DefOf(dataset))
 	row := backends.StatusRow{RowKey: chunkOutputKey(cat, dataset, id), Status: backends.StatusReady, Attempt: math.MaxInt32, UpdatedAt: sampleTime}
 	ev := backends.Event{Time: sampleTime, Actor: strings.Repeat("x", sampleNameBytes), Job: row.Job, Dataset: dataset, DataID: id,
 		Role: backends.RoleOutput, From: backends.StatusResubmit, To: backends.StatusReady, Attempt: math.MaxInt32}
-	total := int64(bb.CommitBytes([]backends.RowKey{row.RowKey, row.RowKey, row.RowKey}, []backends.StatusRow{row}, nil, []backends.Event{ev}))
+	total := int64(commit([]backends.RowKey{row.RowKey, row.RowKey, row.RowKey}, []backends.StatusRow{row}, nil, []backends.Event{ev}))
 	for _, jid := range cat.Consumers(dataset) {
 		j := cat.Jobs.Get(jid)
 		cand := backends.Candidate{Job: jid, DataID: longestID(cat.DefOf(j.Output)), Resubmit: true, NotBefore: sampleTime, Frontier: true}
-		per := int64(bb.CommitBytes([]backends.RowKey{outputKey(j, cand.DataID)}, nil, []backends.Candidate{cand}, nil))
+		per := int64(commit([]backends.RowKey{outputKey(j, cand.DataID)}, nil, []backends.Candidate{cand}, nil))
 		n := int64(2)
 		if m := j.Mapping(dataset); m.Kind == partition.TimeWindow {
 			n = m.MaxOutputs(cat.DefOf(j.Output), cat.DefOf(dataset)) + 2
@@ -91,17 +96,17 @@ func readyBytes(bb backends.ByteBudget, cat *backends.Catalog, dataset string) i
 // whose claims, or the publishes of whose inputs, would send more than one
 // transaction takes.
 func (e *engine) bytesFit(cat *backends.Catalog, job backends.Job) error {
-	if e.bytes == nil || !job.Mapped() {
+	if e.maxBytes <= 0 || e.commit == nil || !job.Mapped() {
 		return nil
 	}
-	limit := int64(e.bytes.MaxTxnBytes())
-	if need := claimBytes(e.bytes, cat, job); need > limit {
+	limit := int64(e.maxBytes)
+	if need := claimBytes(e.commit, cat, job); need > limit {
 		return backends.InvalidArgument("job %q: a claim of it sends up to %d bytes in one transaction (a row, a guard and an event for each of up to %d input chunks, with executor and actor names of %d bytes), more than this store's limit of %d (etcd's --max-request-bytes): raise the cluster's --max-request-bytes and the store's max_request_bytes, or map fewer chunks per output",
 			job.ID, need, mappedReads(cat, job), sampleNameBytes, limit)
 	}
 	next := cat.WithJob(job)
 	for _, in := range job.Inputs {
-		if need := readyBytes(e.bytes, next, in); need > limit {
+		if need := readyBytes(e.commit, next, in); need > limit {
 			return backends.InvalidArgument("with job %q, a chunk of %q becoming READY sends up to %d bytes in one transaction for the outputs it completes, more than this store's limit of %d (etcd's --max-request-bytes): raise the cluster's --max-request-bytes and the store's max_request_bytes, or narrow the job's window",
 				job.ID, in, need, limit)
 		}

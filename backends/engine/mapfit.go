@@ -9,7 +9,7 @@ import (
 )
 
 // Whether the transactions of a job with mappings fit a backend whose
-// transactions hold a bounded number of keys (KeyBudget: etcd's
+// transactions hold a bounded number of keys (Limits.MaxBatchKeys: etcd's
 // --max-txn-ops): a claim reads and writes every input chunk it reads, and
 // a chunk becoming READY queues every output whose window it completes.
 // The counts are bounds over the whole definitions (partition.Mapping's

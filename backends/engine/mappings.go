@@ -67,8 +67,9 @@ const latestBatch = 32
 // of them at most; when none is READY, the newest candidate and ok true
 // (the claim is then blocked on it); ok false when there is no candidate.
 // The candidates are read as a hint, the newest latestBatch of them by
-// key (peekRows), then the rest in one ordered read where the backend can
-// (LatestReadyFinder), else a page of rows at a time: the claim reads and locks (or guards) the one chosen like
+// key (PeekRows), then the rest in one ordered read (Tx.LatestReady), or,
+// past a READY chunk the definition does not expect, a page of rows at a
+// time: the claim reads and locks (or guards) the one chosen like
 // every chunk it reads, and a newer one becoming READY meanwhile orders
 // the claim before it, not after (that publish starts a sweep that finds
 // the output claimed). So a snapshot far behind its outputs costs one
@@ -103,12 +104,12 @@ func latestRead(ctx context.Context, tx backends.Tx, cat *backends.Catalog, m pa
 		// candidate is the output dataid itself.
 		return top, true, nil
 	}
-	finder, _ := tx.(backends.LatestReadyFinder)
+	find := true // one ordered read (Tx.LatestReady) may find the rest
 	id, looked := top, 0
 	for looked < partition.MaxMapped {
-		if finder != nil && looked > 0 && id != "" {
+		if find && looked > 0 && id != "" {
 			// Not among the newest: one ordered read finds the rest.
-			found, ok, err := finder.LatestReady(ctx, in, chunkOutputKey(cat, in, "").Job, span.From, id)
+			found, ok, err := tx.LatestReady(ctx, in, chunkOutputKey(cat, in, "").Job, span.From, id)
 			switch {
 			case err != nil:
 				return "", false, err
@@ -119,7 +120,7 @@ func latestRead(ctx context.Context, tx backends.Tx, cat *backends.Catalog, m pa
 			}
 			// A READY chunk that the definition does not expect (kept
 			// from an earlier one): step back through the expected ones.
-			finder = nil
+			find = false
 		}
 		var ids []string
 		for len(ids) < latestBatch && id != "" {
@@ -138,7 +139,7 @@ func latestRead(ctx context.Context, tx backends.Tx, cat *backends.Catalog, m pa
 		for i, c := range ids {
 			keys[i] = chunkOutputKey(cat, in, c)
 		}
-		rows, err := peekRows(ctx, tx, keys)
+		rows, err := tx.PeekRows(ctx, keys)
 		if err != nil {
 			return "", false, err
 		}

@@ -83,7 +83,7 @@ func (w readyWalk) gapIn(ctx context.Context, ids []string, up bool, own *[]stri
 
 // readyOf tells, for each of ids (in walk order), whether its chunk is
 // READY: in one ordered read where the transaction can (ReadyLister), else
-// by key (peekRows).
+// by key (PeekRows).
 func (w readyWalk) readyOf(ctx context.Context, ids []string, up bool) ([]bool, error) {
 	ready := make([]bool, len(ids))
 	if l, ok := w.tx.(backends.ReadyLister); ok {
@@ -108,7 +108,7 @@ func (w readyWalk) readyOf(ctx context.Context, ids []string, up bool) ([]bool, 
 	for i, id := range ids {
 		keys[i] = chunkOutputKey(w.cat, w.dataset, id)
 	}
-	rows, err := peekRows(ctx, w.tx, keys)
+	rows, err := w.tx.PeekRows(ctx, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,7 @@ import (
 // memTx is what the memory backend's transactions implement.
 type memTx interface {
 	backends.Tx
-	backends.CatalogVersionTx
 	backends.HolderTx
-	backends.LatestReadyFinder
 }
 
 // countingReads counts the status rows its transactions read.

@@ -299,7 +299,7 @@ func queueFree(ctx context.Context, tx backends.Tx, job backends.Job, out partit
 		for i, id := range batch {
 			keys[i] = outputKey(job, id)
 		}
-		rows, err := peekRows(ctx, tx, keys)
+		rows, err := tx.PeekRows(ctx, keys)
 		if err != nil {
 			return err
 		}

@@ -11,9 +11,9 @@ import (
 )
 
 // findNext calls for one job are served one transaction per round, or, on
-// a backend that allows it (Batcher), several calls per round (batcher.go;
-// and with a Tx that is a CandidateBatcher, several claims per
-// transaction): a round reserves as many candidates as there are calls,
+// a backend that allows it (Limits.MaxBatch), several calls per round, and
+// several claims per transaction (batcher.go): a round reserves as many
+// candidates as there are calls,
 // locks their chunks in ascending (dataid, dataset) order, reads all their
 // rows at once and hands the claimable ones out in queue order
 // (resubmitted chunks first, then by dataid), one per call. A candidate
@@ -77,7 +77,7 @@ func (e *engine) runNext(ctx context.Context, ops []*nextOp) error {
 		}
 		return e.update(ctx, cat, func(tx backends.Tx) error {
 			answer(nil, nil, true)
-			cands, err := nextCandidates(ctx, tx, job.ID, len(ops), e.clock.Now())
+			cands, err := tx.NextCandidates(ctx, job.ID, len(ops), e.clock.Now())
 			if err != nil || len(cands) == 0 {
 				answer(nil, nil, false)
 				return err
@@ -326,17 +326,4 @@ func requeueStale(ctx context.Context, tx backends.Tx, c backends.Candidate, st 
 		back.NotBefore = st.Output.RetryAt
 	}
 	return true, tx.AddCandidate(ctx, back)
-}
-
-// nextCandidates reserves up to n candidates: all at once with a
-// CandidateBatcher, otherwise the first one only.
-func nextCandidates(ctx context.Context, tx backends.Tx, job string, n int, now time.Time) ([]backends.Candidate, error) {
-	if cb, ok := tx.(backends.CandidateBatcher); ok {
-		return cb.NextCandidates(ctx, job, n, now)
-	}
-	c, ok, err := tx.NextCandidate(ctx, job, now)
-	if err != nil || !ok {
-		return nil, err
-	}
-	return []backends.Candidate{c}, nil
 }

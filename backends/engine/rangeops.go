@@ -16,16 +16,16 @@ import (
 // [from, to] (SPEC §3 "Ranges"): the dataset's expected dataids when it
 // has a partition definition, else the dataids of its existing chunks.
 // Chunks go through in ascending (shortlex) order, several per
-// transaction on a backend that batches (Batcher, within its KeyBudget),
-// each all or nothing: a chunk the operation refuses (LOCKED, or NOT_FOUND
-// for a resubmit of a chunk with no row) writes nothing and is listed as
-// skipped, and the others go on. A failure of a transaction itself (the
-// store unreachable, the request cancelled) ends the call with the
-// transactions before it committed: calling again finishes the range. A
-// chunk already as asked (READY for a publish, RESUBMIT with nothing more
-// to invalidate for a resubmit, HOLD for the same reason for a hold) is
-// not written again and counts as unchanged, so a second call over the
-// same range changes, and counts, nothing twice.
+// transaction on a backend that batches (Limits.MaxBatch, within its
+// MaxBatchKeys), each all or nothing: a chunk the operation refuses
+// (LOCKED, or NOT_FOUND for a resubmit of a chunk with no row) writes
+// nothing and is listed as skipped, and the others go on. A failure of a
+// transaction itself (the store unreachable, the request cancelled) ends
+// the call with the transactions before it committed: calling again
+// finishes the range. A chunk already as asked (READY for a publish,
+// RESUBMIT with nothing more to invalidate for a resubmit, HOLD for the
+// same reason for a hold) is not written again and counts as unchanged, so
+// a second call over the same range changes, and counts, nothing twice.
 
 // rangeOp is one range operation: which chunks it locks, what it costs in
 // keys, and what it does to each chunk (its locks held, its writes on a
@@ -284,10 +284,10 @@ func (e *engine) rangeBatchSize(cat *backends.Catalog, op rangeOp, left int) int
 	return max(n, 1)
 }
 
-// serveRange locks the chunks of ids in ascending byte order (the order
-// of every batch, see Batcher), reads their OUTPUT rows in one call, and
-// applies op to each in shortlex order, telling done what happened. With
-// lock, the one chunk of ids is locked by lock instead.
+// serveRange locks the chunks of ids in ascending byte order (the order of
+// every batch, see Limits.MaxBatch), reads their OUTPUT rows in one call, and
+// applies op to each in shortlex order, telling done what happened. With lock,
+// the one chunk of ids is locked by lock instead.
 func serveRange(ctx context.Context, tx backends.Tx, cat *backends.Catalog, op rangeOp, ids []string, now time.Time, lock func(string) error, done func(string, bool, error)) error {
 	locks := op.locks(cat)
 	byBytes := slices.Clone(ids)

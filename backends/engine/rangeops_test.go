@@ -69,10 +69,15 @@ func TestRangeBatches(t *testing.T) {
 // rangeBatching also serves up to 16 chunks of a range per transaction.
 type rangeBatching struct{ *batching }
 
-func (rangeBatching) MaxRangeBatch() int { return 16 }
+func (b rangeBatching) Limits() backends.Limits {
+	l := b.batching.Limits()
+	l.MaxRangeBatch = 16
+	return l
+}
 
-// TestRangeBatcher: a RangeBatcher backend serves MaxRangeBatch chunks of
-// a range per transaction.
+// TestRangeBatcher: a backend whose Limits allow more chunks of a range
+// per transaction (MaxRangeBatch) than other operations (MaxBatch) serves
+// MaxRangeBatch chunks of a range per transaction.
 func TestRangeBatcher(t *testing.T) {
 	ctx := context.Background()
 	be := rangeBatching{&batching{versioned: &versioned{Backend: memory.New()}}}

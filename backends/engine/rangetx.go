@@ -153,6 +153,21 @@ func (c *chunkTx) GetRows(ctx context.Context, keys []backends.RowKey) ([]*backe
 	return out, nil
 }
 
+// PeekRows reads as GetRows does: a range's reads lock nothing more.
+func (c *chunkTx) PeekRows(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, error) {
+	return c.GetRows(ctx, keys)
+}
+
+// LatestReady is refused: it serves the reads of claims, and a range
+// claims nothing.
+func (c *chunkTx) LatestReady(context.Context, string, string, string, string) (string, bool, error) {
+	return "", false, errNotInRange
+}
+
+func (c *chunkTx) CatalogVersion(ctx context.Context) (int64, error) {
+	return c.base.CatalogVersion(ctx)
+}
+
 func (c *chunkTx) ListReads(ctx context.Context, dataset, dataid, job string) ([]backends.StatusRow, error) {
 	rows, err := c.base.ListReads(ctx, dataset, dataid, job)
 	if err != nil {
@@ -187,8 +202,8 @@ func (c *chunkTx) NextFence(context.Context, string, string) (int64, error) {
 	return 0, errNotInRange
 }
 
-func (c *chunkTx) NextCandidate(context.Context, string, time.Time) (backends.Candidate, bool, error) {
-	return backends.Candidate{}, false, errNotInRange
+func (c *chunkTx) NextCandidates(context.Context, string, int, time.Time) ([]backends.Candidate, error) {
+	return nil, errNotInRange
 }
 
 func (c *chunkTx) DropCandidate(context.Context, backends.Candidate) error { return errNotInRange }

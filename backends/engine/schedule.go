@@ -251,7 +251,7 @@ func anchor(id string) bool {
 // expected dataid, up to last when last is set. With skip (the chunk at id
 // had a row, or a sweep could not claim it: the frontier walks a stretch
 // of chunks the job has produced or cannot produce yet), it reads the rows
-// ahead as a hint (RowPeeker) and returns the first want chunks whose
+// ahead as a hint (Tx.PeekRows) and returns the first want chunks whose
 // status (NONE without a row) match accepts and whose chunks of the
 // inputs ready are READY, up to the first anchor among them when want is
 // more than one, or, when none is among the rows read, the last one read,
@@ -276,7 +276,7 @@ func (e *engine) nextOpen(ctx context.Context, tx backends.Tx, cat *backends.Cat
 	done := false // found holds want chunks, or ends at an anchor
 	pages := 0
 	flush := func() error {
-		rows, err := peekRows(ctx, tx, keys)
+		rows, err := tx.PeekRows(ctx, keys)
 		if err != nil {
 			return err
 		}

@@ -52,6 +52,19 @@ func slotKeys(job backends.Job) []string {
 	return keys
 }
 
+// slotStrategy tells how tx's claims count the live claims of a job or
+// pool (backend.go): a LiveCounter counts rows; any other Tx must be a
+// HolderTx, whose slot records list their holders.
+func slotStrategy(tx backends.Tx) (backends.LiveCounter, backends.HolderTx, error) {
+	if lc, ok := tx.(backends.LiveCounter); ok {
+		return lc, nil, nil
+	}
+	if ht, ok := tx.(backends.HolderTx); ok {
+		return nil, ht, nil
+	}
+	return nil, nil, fmt.Errorf("backends: the Tx %T neither counts live claims (LiveCounter) nor lists slot holders (HolderTx)", tx)
+}
+
 // prefetchSlots tells tx which slot records a claim of a job with these
 // slot keys (ending: endings of such claims) reads next, when it cares.
 func prefetchSlots(tx backends.Tx, keys []string, ending bool) {
@@ -59,7 +72,7 @@ func prefetchSlots(tx backends.Tx, keys []string, ending bool) {
 	if !ok || len(keys) == 0 {
 		return
 	}
-	if _, counts := tx.(backends.LiveCounter); counts {
+	if lc, _, _ := slotStrategy(tx); lc != nil {
 		if !ending { // endings read no record
 			p.PrefetchSlots(keys, nil)
 		}
@@ -77,7 +90,7 @@ func prefetchSlots(tx backends.Tx, keys []string, ending bool) {
 }
 
 // slotKeyCount is how many keys a claim of job adds to a transaction for
-// its slot records and holder checks (KeyBudget).
+// its slot records and holder checks (Limits.MaxBatchKeys).
 func slotKeyCount(job backends.Job) int {
 	if n := len(slotKeys(job)); n > 0 {
 		return n + maxHolderChecks
@@ -108,7 +121,11 @@ func openGate(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job ba
 		return nil, err
 	}
 	g := &slotGate{job: job, recs: recs, dirty: make([]bool, len(recs))}
-	if lc, ok := tx.(backends.LiveCounter); ok {
+	lc, ht, err := slotStrategy(tx)
+	if err != nil {
+		return nil, err
+	}
+	if lc != nil {
 		g.live = make([]int, len(recs))
 		for i, r := range recs {
 			if g.live[i], err = lc.CountLive(ctx, g.jobsOf(r, cat), now); err != nil {
@@ -116,10 +133,6 @@ func openGate(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job ba
 			}
 		}
 		return g, nil
-	}
-	ht, ok := tx.(backends.HolderTx)
-	if !ok {
-		return nil, fmt.Errorf("backends: the Tx %T neither counts live claims (LiveCounter) nor implements HolderTx", tx)
 	}
 	if err := g.dropEnded(ctx, tx, keys); err != nil {
 		return nil, err
@@ -145,11 +158,7 @@ func openGate(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job ba
 // missed, nothing counted twice. Catalog changes are rare: a job's
 // RUNNING claims are read once per change.
 func (g *slotGate) seed(ctx context.Context, tx backends.Tx, ht backends.HolderTx) error {
-	vt, ok := tx.(backends.CatalogVersionTx)
-	if !ok {
-		return fmt.Errorf("backends: the Tx %T does not implement CatalogVersionTx", tx)
-	}
-	version, err := vt.CatalogVersion(ctx)
+	version, err := tx.CatalogVersion(ctx)
 	if err != nil {
 		return err
 	}
@@ -414,8 +423,11 @@ func endedKey(key string) string { return "ended/" + key }
 // record still lists: a token it no longer lists was dropped by a claim
 // (and a slot record gains no holder that has ended already).
 func (s slotReleases) flush(ctx context.Context, tx backends.Tx) error {
-	if _, counts := tx.(backends.LiveCounter); len(s) == 0 || counts {
-		return nil // a LiveCounter's gates count rows: nothing to note
+	if len(s) == 0 {
+		return nil
+	}
+	if lc, _, err := slotStrategy(tx); err != nil || lc != nil {
+		return err // a LiveCounter's gates count rows: nothing to note
 	}
 	keys := make([]string, 0, len(s))
 	for k := range s {

@@ -13,10 +13,10 @@ import (
 )
 
 // The engine serves concurrent operations of this backend several per
-// transaction (backends.Batcher): a findNext batch reserves the first
+// transaction (backends.Limits): a findNext batch reserves the first
 // candidates of a job in one range read, and a batch of completions or
 // heartbeats commits in one Txn guarded by every key it read. A batch is
-// bounded by the cluster's --max-txn-ops (backends.KeyBudget). Batches of
+// bounded by the cluster's --max-txn-ops (Limits.MaxBatchKeys). Batches of
 // one process that run at once take disjoint candidates (reservations
 // below); batches of different processes that collide are told apart by
 // the commit's guard, as single operations are.
@@ -24,12 +24,14 @@ import (
 // maxBatch is how many operations one transaction may serve.
 const maxBatch = 32
 
-// MaxBatch lets the engine combine up to maxBatch operations per Txn.
-func (b *Backend) MaxBatch() int { return maxBatch }
-
-// MaxBatchKeys keeps a batch's compares and writes under --max-txn-ops,
-// with room for the catalog version, the commit marker and the events.
-func (b *Backend) MaxBatchKeys() int { return max(b.cfg.MaxTxnOps-8, 1) }
+// Limits lets the engine combine up to maxBatch operations per Txn, keeps
+// a batch's compares and writes under --max-txn-ops, with room for the
+// catalog version, the commit marker and the events, and its commits
+// under --max-request-bytes (budget.go).
+func (b *Backend) Limits() backends.Limits {
+	return backends.Limits{MaxBatch: maxBatch, MaxBatchKeys: max(b.cfg.MaxTxnOps-8, 1),
+		MaxTxnBytes: b.maxTxnBytes(), CommitBytes: b.commitBytes}
+}
 
 // reservations are the candidate keys that transactions of this process
 // are working on, by job: a concurrent NextCandidates passes over them
@@ -99,7 +101,7 @@ func (t *tx) NextCandidates(ctx context.Context, job string, n int, now time.Tim
 	if t.candJob != "" && t.candJob != job {
 		return nil, errors.New("etcd: one transaction reads the candidates of one job")
 	}
-	t.readsCandidates(job)
+	t.candJob = job
 	// Other transactions of this process may reserve candidates while this
 	// one reads: read further (at the same snapshot) until n are taken or
 	// the queue ends. Reads go window by window (see headHint): etcd visits

@@ -6,11 +6,11 @@ import (
 	"github.com/chunklock/chunklock/backends"
 )
 
-// What a transaction may send (backends.ByteBudget): etcd refuses a request
-// larger than its --max-request-bytes ("request is too large"), and the
-// client one larger than its send limit. A claim of a job with mappings
-// sends a guard, a write and an event for every chunk it reads, so the
-// engine refuses, when the job is stored, one whose claims would not fit.
+// What a transaction may send (backends.Limits.MaxTxnBytes): etcd refuses a
+// request larger than its --max-request-bytes ("request is too large"), and
+// the client one larger than its send limit. A claim of a job with mappings
+// sends a guard, a write and an event for every chunk it reads, so the engine
+// refuses, when the job is stored, one whose claims would not fit.
 
 // clientSendDefault is the etcd client's own default send limit.
 const clientSendDefault = 2 << 20
@@ -25,10 +25,10 @@ func sendLimit(cfg Config) int {
 	return max(clientSendDefault, cfg.MaxRequestBytes+sendSlack)
 }
 
-// MaxTxnBytes is the most one transaction may send: the cluster's
+// maxTxnBytes is the most one transaction may send: the cluster's
 // --max-request-bytes, and the send limit of the client (the default one
 // for a client this package did not make).
-func (b *Backend) MaxTxnBytes() int {
+func (b *Backend) maxTxnBytes() int {
 	limit := clientSendDefault
 	if b.ownCli {
 		limit = sendLimit(b.cfg)
@@ -40,9 +40,9 @@ func (b *Backend) MaxTxnBytes() int {
 // value (its type, the compare's target and value, the protobuf framing).
 const opOverhead = 24
 
-// CommitBytes is what guarding the rows keyed guards, writing rows and
+// commitBytes is what guarding the rows keyed guards, writing rows and
 // cands, and recording events add to a commit of this backend.
-func (b *Backend) CommitBytes(guards []backends.RowKey, rows []backends.StatusRow, cands []backends.Candidate, events []backends.Event) int {
+func (b *Backend) commitBytes(guards []backends.RowKey, rows []backends.StatusRow, cands []backends.Candidate, events []backends.Event) int {
 	n := 0
 	for _, k := range guards {
 		n += len(b.rowKey(k)) + opOverhead

@@ -49,7 +49,7 @@ func notDue(val []byte, now time.Time) bool {
 	return now.Before(c.NotBefore)
 }
 
-// CountCandidates counts job's candidates (backends.CandidateCounter).
+// CountCandidates counts job's candidates (Backend.CountCandidates).
 func (b *Backend) CountCandidates(ctx context.Context, job string) (int, error) {
 	resp, err := b.get(ctx, b.key("cand", job)+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {

@@ -81,7 +81,7 @@ func TestCatalogVersionGuardsCommits(t *testing.T) {
 
 	var seen []int64
 	err = b.Update(ctx, func(tx backends.Tx) error {
-		v, err := tx.(backends.CatalogVersionTx).CatalogVersion(ctx)
+		v, err := tx.CatalogVersion(ctx)
 		if err != nil {
 			return err
 		}

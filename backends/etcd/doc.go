@@ -77,14 +77,11 @@
 //
 // # findNext under contention
 //
-// Candidates are hints read without tracking the range; the one a
-// transaction picks is tracked like any read, so two transactions that pick
-// the same candidate cannot both commit. A transaction alone takes the head
-// of the queue (strict dataid order). When several transactions of this
-// process read the same job's queue at once, or one lost a race on it
-// lately, each picks at random among the first few candidates (about two per
-// racer, at most 64), so racers spread over the queue instead of colliding
-// on its head.
+// Candidates are hints read without tracking the range; the ones a
+// transaction takes are tracked like any read, so two transactions that
+// take the same candidate cannot both commit. Transactions of one process
+// that read a job's queue at once take disjoint candidates, passing over
+// those another holds (reservations, batch.go), in queue order.
 //
 // # Outcomes the client did not see
 //

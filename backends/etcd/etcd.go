@@ -43,27 +43,22 @@ type Backend struct {
 	resolved, resolvedApplied atomic.Int64 // commits whose answer was lost, and of those the ones that happened
 	watches                   atomic.Int64 // etcd watches open for WatchEvents subscribers
 
-	slots    backends.SlotCodec // decodes slot records, copying one read back as last seen
-	hot      sync.Map           // job -> time.Time of the last lost race on its candidates
-	inflight sync.Map           // job -> *atomic.Int64: Updates reading its candidates
-	resv     reservations       // candidates held by this process's transactions (batch.go)
-	hints    headHints          // where each job's candidate reads end (batch.go)
+	slots backends.SlotCodec // decodes slot records, copying one read back as last seen
+	resv  reservations       // candidates held by this process's transactions (batch.go)
+	hints headHints          // where each job's candidate reads end (batch.go)
 
 	leaseMu sync.Mutex
 	lease   clientv3.LeaseID
 	leaseAt time.Time
 }
 
-// The capabilities the engine finds by type assertion: a changed signature
-// must fail the build, not turn batching or catalog caching off.
+// What the backend implements (backends/backend.go): a changed signature
+// must fail the build, not turn a capability off.
 var (
-	_ backends.Backend          = (*Backend)(nil)
-	_ backends.Batcher          = (*Backend)(nil)
-	_ backends.KeyBudget        = (*Backend)(nil)
-	_ backends.CatalogVersioner = (*Backend)(nil)
-	_ backends.CandidateBatcher = (*tx)(nil)
-	_ backends.HolderTx         = (*tx)(nil)
-	_ backends.CatalogVersionTx = (*tx)(nil)
+	_ backends.Backend        = (*Backend)(nil)
+	_ backends.Tx             = (*tx)(nil)
+	_ backends.HolderTx       = (*tx)(nil)
+	_ backends.SlotPrefetcher = (*tx)(nil)
 )
 
 // Open connects to the etcd cluster of cfg and returns the Backend on it

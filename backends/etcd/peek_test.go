@@ -31,7 +31,7 @@ func TestPeekRowsFirstReadPinsSnapshot(t *testing.T) {
 	err = b.Update(ctx, func(tx backends.Tx) error {
 		attempts++
 		var err error
-		if peeked, err = tx.(backends.RowPeeker).PeekRows(ctx, []backends.RowKey{k}); err != nil {
+		if peeked, err = tx.PeekRows(ctx, []backends.RowKey{k}); err != nil {
 			return err
 		}
 		if attempts == 1 {

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -28,7 +27,6 @@ type tx struct {
 	dropped    map[string]bool     // candidates dropped by this transaction
 	running    map[string]bool     // OUTPUT rows read in RUNNING
 	candJob    string              // job whose candidates this transaction read
-	racers     *atomic.Int64       // transactions reading candJob's candidates now
 	prefetched map[string]prefetch // values read ahead at the snapshot, not yet tracked
 	reserved   reservedSet         // candidates this attempt holds (batch.go)
 	aheadNext  []string            // keys the next read fetches ahead (PrefetchSlots)
@@ -40,10 +38,6 @@ type prefetch struct {
 	val []byte
 	rev int64
 }
-
-// hotWindow is how long after a lost race on a job's candidates this
-// backend keeps spreading its findNext calls over the head of the queue.
-const hotWindow = 200 * time.Millisecond
 
 // maxEventsPerTxn bounds events per transaction: Seq keeps 16 bits for the
 // index within the commit.
@@ -77,9 +71,6 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 			return nil
 		}
 		b.conflicts.Add(1)
-		if t.candJob != "" {
-			b.hot.Store(t.candJob, time.Now())
-		}
 		// Lost a race: back off a little, more after repeated losses, with
 		// jitter so that racers spread out.
 		if attempt >= 2 {
@@ -93,15 +84,10 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 }
 
 // attempt runs fn once and commits what it wrote; ok is false when the
-// commit lost a race. A transaction that read candidates counts as a racer
-// for them until its attempt ends.
+// commit lost a race. The candidates it reserved are free again when it
+// ends.
 func (b *Backend) attempt(ctx context.Context, t *tx, fn func(backends.Tx) error) (bool, error) {
-	defer func() {
-		if t.racers != nil {
-			t.racers.Add(-1)
-		}
-		t.releaseReserved()
-	}()
+	defer t.releaseReserved()
 	if err := fn(t); err != nil {
 		return false, err
 	}
@@ -329,7 +315,7 @@ func (t *tx) CatalogVersion(ctx context.Context) (int64, error) {
 	return t.reads[key], nil
 }
 
-// PeekRows reads rows as a hint (backends.RowPeeker): at the
+// PeekRows reads rows as a hint (Tx.PeekRows): at the
 // transaction's snapshot (a first read fixes it), with its own writes, and
 // neither guarded at commit nor counted in its operations (peek).
 func (t *tx) PeekRows(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, error) {
@@ -361,7 +347,7 @@ func decodeRows(keys []backends.RowKey, vals [][]byte) ([]*backends.StatusRow, e
 }
 
 // LatestReady finds the newest READY chunk of dataset between from and
-// to (backends.LatestReadyFinder): a backward range read of its rows at
+// to (Tx.LatestReady): a backward range read of its rows at
 // the transaction's snapshot, a page at a time (at a dataid the OUTPUT row
 // comes before the INPUT rows), neither guarded at commit nor counted in
 // its operations.
@@ -565,88 +551,6 @@ func (b *Backend) candKey(c backends.Candidate) string {
 func (t *tx) AddCandidate(_ context.Context, c backends.Candidate) error {
 	t.write(t.b.candKey(c), encodeCand(c))
 	return nil
-}
-
-// readsCandidates counts this attempt among the racers on job's
-// candidates (until it ends), the first time it reads them.
-func (t *tx) readsCandidates(job string) {
-	if t.candJob == "" {
-		t.candJob = job
-		n, _ := t.b.inflight.LoadOrStore(job, new(atomic.Int64))
-		t.racers = n.(*atomic.Int64)
-		t.racers.Add(1)
-	}
-}
-
-// NextCandidate reads the job's first candidates at the snapshot without
-// tracking the range, and tracks the one it returns: a racer that takes
-// the same candidate makes one of the two commits fail and retry. After
-// lost races it picks among the first few at random, so that many racers
-// spread over the queue instead of colliding on its head again.
-func (t *tx) NextCandidate(ctx context.Context, job string, now time.Time) (backends.Candidate, bool, error) {
-	base := t.b.key("cand", job) + "/"
-	t.readsCandidates(job)
-	// Alone, take the head of the queue: findNext is in dataid order. With
-	// racers (in this process, or lost races lately), pick at random among
-	// the first few, so that they spread instead of colliding on the head.
-	racers := t.racers.Load()
-	spread := t.attempt > 0 || racers > 1
-	if last, ok := t.b.hot.Load(job); ok && time.Since(last.(time.Time)) < hotWindow {
-		spread = true
-	}
-	limit := int64(1)
-	if spread {
-		limit = min(max(2*racers, int64(4)<<min(t.attempt, 4)), 64)
-	}
-	limit += int64(len(t.dropped))
-	resp, err := t.b.get(ctx, base, clientv3.WithPrefix(), clientv3.WithLimit(limit), clientv3.WithRev(t.rev))
-	if err != nil {
-		return backends.Candidate{}, false, err
-	}
-	if t.rev == 0 {
-		t.rev = resp.Header.Revision
-	}
-	// Resubmitted chunks come first: never pass over one for a plain one.
-	var kvs []int
-	hidden := false
-	for i, kv := range resp.Kvs {
-		if t.dropped[string(kv.Key)] {
-			continue
-		}
-		if notDue(kv.Value, now) {
-			hidden = true
-			continue
-		}
-		if len(kvs) > 0 && kv.Key[len(base)] != resp.Kvs[kvs[0]].Key[len(base)] {
-			break
-		}
-		kvs = append(kvs, i)
-	}
-	if len(kvs) == 0 && hidden && resp.More {
-		// Candidates not due yet fill the head: read past them.
-		cs, err := t.NextCandidates(ctx, job, 1, now)
-		if err != nil || len(cs) == 0 {
-			return backends.Candidate{}, false, err
-		}
-		return cs[0], true, nil
-	}
-	if len(kvs) == 0 {
-		return backends.Candidate{}, false, nil
-	}
-	pick := kvs[0]
-	if spread && len(kvs) > 1 {
-		pick = kvs[rand.IntN(len(kvs))]
-	}
-	kv := resp.Kvs[pick]
-	key := string(kv.Key)
-	c, ok := parseCandKey(key[len(base):], job)
-	if !ok {
-		return backends.Candidate{}, false, errors.New("etcd: candidate key " + key + " is corrupt")
-	}
-	c.Handle = key
-	decodeCand(&c, kv.Value)
-	t.reads[key] = kv.ModRevision
-	return c, true, nil
 }
 
 // parseCandKey reads "<0|1>/<sk>/<random>".

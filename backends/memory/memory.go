@@ -43,8 +43,10 @@ type watcher struct {
 	ch chan backends.Event
 }
 
+// What the backend implements (backends/backend.go).
 var (
 	_ backends.Backend  = (*Backend)(nil)
+	_ backends.Tx       = (*tx)(nil)
 	_ backends.HolderTx = (*tx)(nil)
 )
 
@@ -70,7 +72,7 @@ type tx struct {
 	rows     map[backends.RowKey]*backends.StatusRow // nil value: deleted
 	fences   map[[2]string]int64
 	addCands []backends.Candidate
-	reserved map[int64]bool // candidates NextCandidate returned, by handle
+	reserved map[int64]bool // candidates NextCandidates returned, by handle
 	dropped  map[int64]bool
 	events   []backends.Event
 	slots    map[string]backends.Slots
@@ -145,7 +147,7 @@ func (t *tx) GetRows(_ context.Context, keys []backends.RowKey) ([]*backends.Sta
 }
 
 // LatestReady finds the newest READY chunk of dataset between from and
-// to (backends.LatestReadyFinder), looking at every row.
+// to (Tx.LatestReady), looking at every row.
 func (t *tx) LatestReady(_ context.Context, dataset, job, from, to string) (string, bool, error) {
 	best, found := "", false
 	consider := func(k backends.RowKey, r *backends.StatusRow) {
@@ -174,6 +176,11 @@ func (t *tx) LatestReady(_ context.Context, dataset, job, from, to string) (stri
 		}
 	}
 	return best, found, nil
+}
+
+// PeekRows reads as GetRows does: transactions run one at a time.
+func (t *tx) PeekRows(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, error) {
+	return t.GetRows(ctx, keys)
 }
 
 func (t *tx) ListReads(_ context.Context, dataset, dataid, job string) ([]backends.StatusRow, error) {
@@ -222,27 +229,30 @@ func (t *tx) AddCandidate(_ context.Context, c backends.Candidate) error {
 	return nil
 }
 
-func (t *tx) NextCandidate(_ context.Context, job string, now time.Time) (backends.Candidate, bool, error) {
-	var best backends.Candidate
-	found := false
+// NextCandidates takes the job's first n due candidates that this
+// transaction neither dropped nor took before; Update holds the backend's
+// lock, so no other transaction looks at them meanwhile.
+func (t *tx) NextCandidates(_ context.Context, job string, n int, now time.Time) ([]backends.Candidate, error) {
+	var best []backends.Candidate // the first n so far, in order
 	for id, c := range t.b.cands {
-		if c.Job != job || t.dropped[id] || now.Before(c.NotBefore) {
+		if c.Job != job || t.dropped[id] || t.reserved[id] || now.Before(c.NotBefore) {
 			continue
 		}
-		if !found || candLess(c, best) {
-			best, found = c, true
+		i, _ := slices.BinarySearchFunc(best, c, candCompare)
+		if i < n {
+			best = slices.Insert(best, i, c)[:min(len(best)+1, n)]
 		}
 	}
-	if found {
-		if t.reserved == nil {
-			t.reserved = map[int64]bool{}
-		}
-		t.reserved[best.Handle.(int64)] = true
+	if t.reserved == nil {
+		t.reserved = map[int64]bool{}
 	}
-	return best, found, nil
+	for _, c := range best {
+		t.reserved[c.Handle.(int64)] = true
+	}
+	return best, nil
 }
 
-// CountCandidates counts job's candidates (backends.CandidateCounter).
+// CountCandidates counts job's candidates (Backend.CountCandidates).
 func (b *Backend) CountCandidates(_ context.Context, job string) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -255,14 +265,19 @@ func (b *Backend) CountCandidates(_ context.Context, job string) (int, error) {
 	return n, nil
 }
 
-func candLess(a, b backends.Candidate) bool {
+// candCompare orders candidates as NextCandidates takes them: resubmitted
+// chunks first, then by dataid, then as they were added.
+func candCompare(a, b backends.Candidate) int {
 	if a.Resubmit != b.Resubmit {
-		return a.Resubmit
+		if a.Resubmit {
+			return -1
+		}
+		return 1
 	}
 	if c := backends.CompareDataID(a.DataID, b.DataID); c != 0 {
-		return c < 0
+		return c
 	}
-	return a.Handle.(int64) < b.Handle.(int64)
+	return cmp.Compare(a.Handle.(int64), b.Handle.(int64))
 }
 
 func (t *tx) DropCandidate(_ context.Context, c backends.Candidate) error {
@@ -567,6 +582,9 @@ func (b *Backend) ListResourceLocks(_ context.Context, f backends.ResourceLockFi
 	slices.SortFunc(out, func(a, b backends.ResourceLock) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
+
+// Limits serve one operation per transaction.
+func (b *Backend) Limits() backends.Limits { return backends.Limits{} }
 
 // Clock is the system clock.
 func (b *Backend) Clock() backends.Clock { return backends.SystemClock{} }

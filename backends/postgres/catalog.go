@@ -180,7 +180,7 @@ func readCatalog(ctx context.Context, q *sqldb.Queries) ([]backends.Dataset, []b
 
 // VersionedCatalog returns every dataset and job by id and the catalog
 // version they make up, read in one REPEATABLE READ transaction
-// (backends.CatalogVersioner).
+// (Backend.VersionedCatalog).
 func (b *Backend) VersionedCatalog(ctx context.Context) ([]backends.Dataset, []backends.Job, int64, error) {
 	if err := b.usable(ctx); err != nil {
 		return nil, nil, 0, err

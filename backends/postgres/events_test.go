@@ -50,7 +50,7 @@ func TestEventsHeldBackByOlderTransaction(t *testing.T) {
 	older := make(chan error, 1)
 	go func() {
 		older <- b.Update(ctx, func(tx backends.Tx) error {
-			if _, ok, err := tx.NextCandidate(ctx, "j", time.Now()); err != nil || !ok {
+			if _, ok, err := nextCandidate(ctx, tx, "j"); err != nil || !ok {
 				return fmt.Errorf("candidate: %v %v", ok, err)
 			}
 			close(holding)
@@ -127,7 +127,7 @@ func TestEventsReadOwnWrites(t *testing.T) {
 	older := make(chan error, 1)
 	go func() {
 		older <- b.Update(ctx, func(tx backends.Tx) error {
-			if _, ok, err := tx.NextCandidate(ctx, "j", time.Now()); err != nil || !ok {
+			if _, ok, err := nextCandidate(ctx, tx, "j"); err != nil || !ok {
 				return fmt.Errorf("candidate: %v %v", ok, err)
 			}
 			close(holding)

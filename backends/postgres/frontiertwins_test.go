@@ -42,7 +42,7 @@ func TestFrontierKeptByARoundSurvivesItsDroppedTwin(t *testing.T) {
 	require.Equal(t, 2, count(), "two frontiers at one dataid")
 
 	require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {
-		cs, err := tx.(backends.CandidateBatcher).NextCandidates(ctx, "gen", 2, due)
+		cs, err := tx.NextCandidates(ctx, "gen", 2, due)
 		require.NoError(t, err)
 		require.Len(t, cs, 2)
 		require.True(t, cs[0].Frontier && cs[1].Frontier)
@@ -99,7 +99,7 @@ func TestScheduleSurvivesBatchedRoundAtLimit(t *testing.T) {
 	s := engine.New(g, engine.WithClock(clock))
 	queue := func() int {
 		t.Helper()
-		n, err := engine.QueueLength(ctx, s, "gen")
+		n, err := s.QueueLength(ctx, "gen")
 		require.NoError(t, err)
 		return n
 	}

@@ -9,13 +9,13 @@ import (
 )
 
 // Ordered reads of a dataset's chunks that the engine takes as hints
-// (backends.LatestReadyFinder, backends.ReadyLister): each one index scan
-// of the dataset's OUTPUT rows, after the transaction's buffered writes.
+// (Tx.LatestReady, backends.ReadyLister): each one index scan of the
+// dataset's OUTPUT rows, after the transaction's buffered writes.
 // And the lock a transaction locking many chunks takes first
 // (backends.WideLocker).
 
 // LatestReady finds the newest READY chunk of dataset between from and
-// to in one backward index scan (backends.LatestReadyFinder), after the
+// to in one backward index scan (Tx.LatestReady), after the
 // buffered writes.
 func (t *txn) LatestReady(ctx context.Context, dataset, job, from, to string) (string, bool, error) {
 	if err := t.flush(ctx); err != nil {

@@ -104,7 +104,7 @@ func (b *Backend) listEvents(ctx context.Context, f backends.EventFilter, before
 	return out, nil
 }
 
-// CountCandidates counts job's candidates (backends.CandidateCounter).
+// CountCandidates counts job's candidates (Backend.CountCandidates).
 func (b *Backend) CountCandidates(ctx context.Context, job string) (int, error) {
 	if err := b.usable(ctx); err != nil {
 		return 0, err

@@ -116,16 +116,16 @@ type Backend struct {
 	slotRows sync.Map // string -> struct{}
 }
 
-// The capabilities the engine finds by type assertion: a changed signature
-// must fail the build, not turn batching or catalog caching off.
+// What the backend implements (backends/backend.go): a changed signature
+// must fail the build, not turn a capability off.
 var (
-	_ backends.Backend          = (*Backend)(nil)
-	_ backends.Batcher          = (*Backend)(nil)
-	_ backends.CatalogVersioner = (*Backend)(nil)
-	_ backends.CandidateBatcher = (*txn)(nil)
-	_ backends.CatalogVersionTx = (*txn)(nil)
-	_ backends.LiveCounter      = (*txn)(nil)
-	_ backends.LivePrefetcher   = (*txn)(nil)
+	_ backends.Backend        = (*Backend)(nil)
+	_ backends.Tx             = (*txn)(nil)
+	_ backends.LiveCounter    = (*txn)(nil)
+	_ backends.LivePrefetcher = (*txn)(nil)
+	_ backends.SlotPrefetcher = (*txn)(nil)
+	_ backends.ReadyLister    = (*txn)(nil)
+	_ backends.WideLocker     = (*txn)(nil)
 )
 
 // Open connects to PostgreSQL, applies pending migrations, measures the

@@ -89,6 +89,15 @@ func openStore(ctx context.Context, cfg Config, clock backends.Clock) (backends.
 	return engine.New(b, engine.WithClock(clock)), nil
 }
 
+// nextCandidate reserves the job's first candidate due now, if any.
+func nextCandidate(ctx context.Context, tx backends.Tx, job string) (backends.Candidate, bool, error) {
+	cs, err := tx.NextCandidates(ctx, job, 1, time.Now())
+	if err != nil || len(cs) == 0 {
+		return backends.Candidate{}, false, err
+	}
+	return cs[0], true, nil
+}
+
 // openTest opens a store on a fresh schema. The caller closes it.
 func openTest(t testing.TB, clock backends.Clock) backends.Store {
 	t.Helper()
@@ -390,7 +399,7 @@ func TestFindNextPath(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- b.Update(ctx, func(tx backends.Tx) error {
-			c, ok, err := tx.NextCandidate(ctx, "j", time.Now())
+			c, ok, err := nextCandidate(ctx, tx, "j")
 			if err != nil || !ok || c.DataID != "2" || !c.Resubmit {
 				return fmt.Errorf("first candidate: %+v %v %v", c, ok, err)
 			}
@@ -402,7 +411,7 @@ func TestFindNextPath(t *testing.T) {
 	<-held
 	var order []string
 	require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {
-		c, ok, err := tx.NextCandidate(ctx, "j", time.Now())
+		c, ok, err := nextCandidate(ctx, tx, "j")
 		if err != nil || !ok {
 			return fmt.Errorf("second candidate: %v %v", ok, err)
 		}
@@ -417,7 +426,7 @@ func TestFindNextPath(t *testing.T) {
 		var ok bool
 		require.NoError(t, b.Update(ctx, func(tx backends.Tx) error {
 			var err error
-			if c, ok, err = tx.NextCandidate(ctx, "j", time.Now()); err != nil || !ok {
+			if c, ok, err = nextCandidate(ctx, tx, "j"); err != nil || !ok {
 				return err
 			}
 			return tx.DropCandidate(ctx, c)

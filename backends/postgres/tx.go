@@ -74,7 +74,7 @@ type txn struct {
 	version       int64    // catalog version read in this transaction, when haveVersion
 	haveVersion   bool
 	fences        map[string]int64 // fencing numbers drawn right after a chunk's exclusive lock, by chunk
-	tookCandidate bool             // NextCandidate returned an entry: a claim, which needs a fence, is likely
+	tookCandidate bool             // NextCandidates returned an entry: a claim, which needs a fence, is likely
 
 	// rowOps holds the last write of each row key in first-write order
 	// (nil: delete); rows maps a key to its index in rowOps.
@@ -95,7 +95,7 @@ type txn struct {
 	liveAhead  [][]string
 	liveAt     time.Time
 	liveCounts map[string]int
-	// reserved are the candidates NextCandidate(s) returned, by id.
+	// reserved are the candidates NextCandidates returned, by id.
 	reserved []int64
 	// slotsCreated are the slot records this transaction may have
 	// created: known to exist once it commits (ensureSlots).
@@ -351,6 +351,12 @@ func (t *txn) GetRows(ctx context.Context, keys []backends.RowKey) ([]*backends.
 	return t.fromBuffer(keys, out), nil
 }
 
+// PeekRows reads as GetRows does: reads take no lock (chunk locks are
+// advisory, LockChunks) and are not validated at commit.
+func (t *txn) PeekRows(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, error) {
+	return t.GetRows(ctx, keys)
+}
+
 // fromBuffer fills out with the rows this transaction wrote.
 func (t *txn) fromBuffer(keys []backends.RowKey, out []*backends.StatusRow) []*backends.StatusRow {
 	for i, k := range keys {
@@ -420,30 +426,9 @@ func (t *txn) AddCandidate(_ context.Context, c backends.Candidate) error {
 	return nil
 }
 
-// NextCandidate locks the job's first candidate that no concurrent
-// transaction holds (FOR UPDATE SKIP LOCKED); the lock lasts until the
-// transaction ends.
-func (t *txn) NextCandidate(ctx context.Context, job string, now time.Time) (backends.Candidate, bool, error) {
-	if len(t.addCands) > 0 || len(t.dropCands) > 0 {
-		// Let the query see this transaction's own queue changes.
-		if err := t.flush(ctx); err != nil {
-			return backends.Candidate{}, false, err
-		}
-	}
-	r, err := t.q.NextCandidate(ctx, sqldb.NextCandidateParams{Job: job, Now: now})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return backends.Candidate{}, false, nil
-	}
-	if err != nil {
-		return backends.Candidate{}, false, mapErr(err, "reading the candidate queue")
-	}
-	t.tookCandidate = true
-	t.reserved = append(t.reserved, r.ID)
-	return candFromDB(job, r.ID, r.Dataid, r.Resubmit, r.NotBefore, r.Frontier), true, nil
-}
-
 // NextCandidates locks up to n of the job's first candidates that no
-// concurrent transaction holds (backends.CandidateBatcher).
+// concurrent transaction holds (FOR UPDATE SKIP LOCKED); the locks last
+// until the transaction ends.
 func (t *txn) NextCandidates(ctx context.Context, job string, n int, now time.Time) ([]backends.Candidate, error) {
 	if len(t.addCands) > 0 || len(t.dropCands) > 0 {
 		if err := t.flush(ctx); err != nil {
@@ -463,12 +448,12 @@ func (t *txn) NextCandidates(ctx context.Context, job string, n int, now time.Ti
 	return out, nil
 }
 
-// DropCandidate buffers the deletion of the one queue entry NextCandidate
+// DropCandidate buffers the deletion of the one queue entry NextCandidates
 // returned (by id: duplicates added since stay).
 func (t *txn) DropCandidate(_ context.Context, c backends.Candidate) error {
 	id, ok := c.Handle.(int64)
 	if !ok {
-		return fmt.Errorf("postgres: candidate handle %v (%T) did not come from NextCandidate", c.Handle, c.Handle)
+		return fmt.Errorf("postgres: candidate handle %v (%T) did not come from NextCandidates", c.Handle, c.Handle)
 	}
 	t.dropCands = append(t.dropCands, id)
 	if c.Frontier {
@@ -489,7 +474,7 @@ const dropFrontierTwinsSQL = `DELETE FROM candidates WHERE id IN (
     FOR UPDATE SKIP LOCKED)`
 
 // CatalogVersion returns the catalog version this transaction read with
-// its first statement (backends.CatalogVersionTx).
+// its first statement.
 func (t *txn) CatalogVersion(ctx context.Context) (int64, error) {
 	if !t.haveVersion {
 		v, err := t.q.ReadCatalogVersion(ctx)
@@ -562,21 +547,20 @@ func decodeReads(stored []string) []backends.Read {
 }
 
 // maxBatch is how many operations one transaction may serve
-// (backends.Batcher): enough to amortise a transaction's round trips and
+// (Limits.MaxBatch): enough to amortise a transaction's round trips and
 // commit over many runners, few enough to keep its statements small.
 const maxBatch = 32
 
-// MaxBatch lets the engine serve up to maxBatch operations on live claims
-// in one transaction. LockChunks queues each call's locks in call order,
-// which the engine makes ascending (dataid, dataset) order.
-func (b *Backend) MaxBatch() int { return maxBatch }
-
 // maxRangeBatch is how many chunks of a range operation one transaction
-// serves (backends.RangeBatcher): over 10,000 daily chunks, holdRange and
+// serves (Limits.MaxRangeBatch): over 10,000 daily chunks, holdRange and
 // resubmitRange took about two thirds of their time at 32, publishRange
 // was within the noise (BENCHMARKS.md, "Ranges").
 const maxRangeBatch = 256
 
-// MaxRangeBatch lets the engine serve up to maxRangeBatch chunks of a
-// range in one transaction.
-func (b *Backend) MaxRangeBatch() int { return maxRangeBatch }
+// Limits let the engine serve up to maxBatch operations in one
+// transaction, and maxRangeBatch chunks of a range. LockChunks queues
+// each call's locks in call order, which the engine makes ascending
+// (dataid, dataset) order.
+func (b *Backend) Limits() backends.Limits {
+	return backends.Limits{MaxBatch: maxBatch, MaxRangeBatch: maxRangeBatch}
+}

@@ -32,20 +32,11 @@ CROSS JOIN LATERAL (
 -- name: NextFence :one
 SELECT nextval('fences')::bigint;
 
--- name: NextCandidate :one
--- The job's first candidate due at now that no other transaction holds,
--- locked until this transaction ends. Never waits, never scans consumed
--- history; passes over the few candidates not due yet.
-SELECT id, dataid, resubmit, not_before, frontier
-FROM candidates
-WHERE job = @job AND (not_before IS NULL OR not_before <= @now::timestamptz)
-ORDER BY resubmit DESC, sortkey, id
-LIMIT 1
-FOR UPDATE SKIP LOCKED;
-
 -- name: NextCandidates :many
--- Up to max_rows of the job's first candidates that no other transaction
--- holds, locked until this transaction ends (NextCandidate, for a batch).
+-- Up to max_rows of the job's first candidates due at now that no other
+-- transaction holds, locked until this transaction ends. Never waits,
+-- never scans consumed history; passes over the few candidates not due
+-- yet.
 SELECT id, dataid, resubmit, not_before, frontier
 FROM candidates
 WHERE job = @job AND (not_before IS NULL OR not_before <= @now::timestamptz)

@@ -373,44 +373,6 @@ func (q *Queries) LockWide(ctx context.Context, key int64) error {
 	return err
 }
 
-const NextCandidate = `-- name: NextCandidate :one
-SELECT id, dataid, resubmit, not_before, frontier
-FROM candidates
-WHERE job = $1 AND (not_before IS NULL OR not_before <= $2::timestamptz)
-ORDER BY resubmit DESC, sortkey, id
-LIMIT 1
-FOR UPDATE SKIP LOCKED
-`
-
-type NextCandidateParams struct {
-	Job string
-	Now time.Time
-}
-
-type NextCandidateRow struct {
-	ID        int64
-	Dataid    string
-	Resubmit  bool
-	NotBefore pgtype.Timestamptz
-	Frontier  bool
-}
-
-// The job's first candidate due at now that no other transaction holds,
-// locked until this transaction ends. Never waits, never scans consumed
-// history; passes over the few candidates not due yet.
-func (q *Queries) NextCandidate(ctx context.Context, arg NextCandidateParams) (NextCandidateRow, error) {
-	row := q.db.QueryRow(ctx, NextCandidate, arg.Job, arg.Now)
-	var i NextCandidateRow
-	err := row.Scan(
-		&i.ID,
-		&i.Dataid,
-		&i.Resubmit,
-		&i.NotBefore,
-		&i.Frontier,
-	)
-	return i, err
-}
-
 const NextCandidates = `-- name: NextCandidates :many
 SELECT id, dataid, resubmit, not_before, frontier
 FROM candidates
@@ -434,8 +396,10 @@ type NextCandidatesRow struct {
 	Frontier  bool
 }
 
-// Up to max_rows of the job's first candidates that no other transaction
-// holds, locked until this transaction ends (NextCandidate, for a batch).
+// Up to max_rows of the job's first candidates due at now that no other
+// transaction holds, locked until this transaction ends. Never waits,
+// never scans consumed history; passes over the few candidates not due
+// yet.
 func (q *Queries) NextCandidates(ctx context.Context, arg NextCandidatesParams) ([]NextCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, NextCandidates, arg.Job, arg.Now, arg.MaxRows)
 	if err != nil {
