@@ -250,13 +250,13 @@ var ErrCatalogChanged = errors.New("backends: the catalog changed during the ope
 // LiveCounter is implemented by a Tx that counts live claims itself (a
 // claim is live while its OUTPUT row is RUNNING with a lease to come):
 // PostgreSQL, whose index of RUNNING rows answers at once, and whose
-// READ COMMITTED statements each see every commit made before them. Its
-// slot gates lock the slot records, for the pool's size and to order the
-// claims of one job or pool one after the other, and count the live
-// claims of the record's jobs after the lock: a claim that took the lock
-// before has committed, one that takes it after waits for this one. No
-// holders are kept: claims write nothing to the records, and endings
-// nothing at all.
+// READ COMMITTED statements each see every commit made before them; and
+// memory, whose transactions run one at a time. Its slot gates lock the
+// slot records, for the pool's size and to order the claims of one job or
+// pool one after the other, and count the live claims of the record's
+// jobs after the lock: a claim that took the lock before has committed,
+// one that takes it after waits for this one. No holders are kept: claims
+// write nothing to the records, and endings nothing at all.
 type LiveCounter interface {
 	// CountLive counts the live claims of jobs at now, as committed
 	// before this statement (this transaction's own are not counted).
@@ -265,7 +265,7 @@ type LiveCounter interface {
 
 // HolderTx is implemented by a Tx whose slot records list their holders
 // (etcd, which cannot count rows within a transaction it validates at
-// commit; memory): what checking and rebuilding the lists needs.
+// commit): what checking and rebuilding the lists needs.
 type HolderTx interface {
 	// CheckHolders reads the OUTPUT rows of claims that hold slots, to
 	// tell whether they are still live, as GetRows does, except that it

@@ -24,12 +24,9 @@ type batching struct {
 	gate    chan struct{} // when not nil, every Update waits for it to close
 }
 
-// Limits serve up to 8 operations per transaction.
-func (b *batching) Limits() backends.Limits {
-	l := b.versioned.Limits()
-	l.MaxBatch = 8
-	return l
-}
+// Limits serve up to 8 operations, and 8 chunks of a range, per
+// transaction.
+func (b *batching) Limits() backends.Limits { return backends.Limits{MaxBatch: 8} }
 
 func (b *batching) Update(ctx context.Context, fn func(backends.Tx) error) error {
 	b.updates.Add(1)

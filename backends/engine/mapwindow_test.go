@@ -17,7 +17,7 @@ import (
 // memTx is what the memory backend's transactions implement.
 type memTx interface {
 	backends.Tx
-	backends.HolderTx
+	backends.LiveCounter
 }
 
 // countingReads counts the status rows its transactions read.

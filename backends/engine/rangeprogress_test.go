@@ -18,12 +18,15 @@ import (
 // rangeStopper is a backend whose transactions fail once ok of them have
 // committed, as a store that stops answering half way through a range
 // does; with cancel set, the failure ends the request first, as a request
-// timeout does (and answers what etcd answers then).
+// timeout does (and answers what etcd answers then). It serves one chunk
+// per transaction, so that ok counts chunks.
 type rangeStopper struct {
 	*memory.Backend
 	ok     atomic.Int64
 	cancel context.CancelFunc
 }
+
+func (b *rangeStopper) Limits() backends.Limits { return backends.Limits{} }
 
 func (b *rangeStopper) Update(ctx context.Context, fn func(backends.Tx) error) error {
 	if b.ok.Add(-1) < 0 {

@@ -1,6 +1,9 @@
 // Package memory is an in-process Backend: everything in maps behind one
 // mutex. It keeps nothing across restarts; it exists for unit tests of the
-// layers above the store and as the simplest reading of the Backend contract.
+// layers above the store and as the simplest reading of the Backend
+// contract. It takes the engine's paths that PostgreSQL takes (batches,
+// live claims counted rather than listed in slot records), so that the
+// conformance suite and its model exercise on memory what production runs.
 package memory
 
 import (
@@ -26,6 +29,7 @@ type Backend struct {
 	producer map[string]string // dataset -> the job producing it
 	creds    map[[2]string]backends.Credential
 	rows     map[backends.RowKey]backends.StatusRow
+	running  map[string]map[backends.RowKey]time.Time // job -> its OUTPUT rows in RUNNING, with their leases
 	fences   map[[2]string]int64
 	cands    map[int64]backends.Candidate
 	candSeq  int64
@@ -43,11 +47,13 @@ type watcher struct {
 	ch chan backends.Event
 }
 
-// What the backend implements (backends/backend.go).
+// What the backend implements (backends/backend.go): the paths of the
+// engine that PostgreSQL takes, batches and counted live claims, so that
+// the conformance suite on memory exercises what production runs.
 var (
-	_ backends.Backend  = (*Backend)(nil)
-	_ backends.Tx       = (*tx)(nil)
-	_ backends.HolderTx = (*tx)(nil)
+	_ backends.Backend     = (*Backend)(nil)
+	_ backends.Tx          = (*tx)(nil)
+	_ backends.LiveCounter = (*tx)(nil)
 )
 
 // New returns an empty backend.
@@ -58,6 +64,7 @@ func New() *Backend {
 		producer: map[string]string{},
 		creds:    map[[2]string]backends.Credential{},
 		rows:     map[backends.RowKey]backends.StatusRow{},
+		running:  map[string]map[backends.RowKey]time.Time{},
 		fences:   map[[2]string]int64{},
 		cands:    map[int64]backends.Candidate{},
 		locks:    map[string]backends.ResourceLock{},
@@ -97,6 +104,7 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 		} else {
 			b.rows[k] = *r
 		}
+		b.indexRunning(k, r)
 	}
 	for k, f := range t.fences {
 		b.fences[k] = f
@@ -583,8 +591,14 @@ func (b *Backend) ListResourceLocks(_ context.Context, f backends.ResourceLockFi
 	return out, nil
 }
 
-// Limits serve one operation per transaction.
-func (b *Backend) Limits() backends.Limits { return backends.Limits{} }
+// maxBatch and maxRangeBatch are PostgreSQL's: operations per
+// transaction, and chunks of a range per transaction.
+const maxBatch, maxRangeBatch = 32, 256
+
+// Limits serve batches, as PostgreSQL's do.
+func (b *Backend) Limits() backends.Limits {
+	return backends.Limits{MaxBatch: maxBatch, MaxRangeBatch: maxRangeBatch}
+}
 
 // Clock is the system clock.
 func (b *Backend) Clock() backends.Clock { return backends.SystemClock{} }

@@ -5,11 +5,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/chunklock/chunklock/backends"
 )
 
 // Slot records: the backend's one mutex makes every transaction serial.
+// A claim counts the live claims of a job or pool (backends.LiveCounter)
+// in an index of the OUTPUT rows in RUNNING, kept at commit.
 
 func cloneSlots(s backends.Slots) *backends.Slots {
 	s.Holders = slices.Clone(s.Holders)
@@ -37,13 +40,41 @@ func (t *tx) PutSlots(_ context.Context, s backends.Slots) error {
 	return nil
 }
 
-func (t *tx) CheckHolders(ctx context.Context, keys []backends.RowKey) ([]*backends.StatusRow, []bool, error) {
-	rows, err := t.GetRows(ctx, keys)
-	known := make([]bool, len(keys))
-	for i := range known {
-		known[i] = true
+// CountLive counts the committed OUTPUT rows of jobs in RUNNING whose
+// lease is to come at now; this transaction's own claims are not counted.
+func (t *tx) CountLive(_ context.Context, jobs []string, now time.Time) (int, error) {
+	n := 0
+	for _, j := range jobs {
+		for _, lease := range t.b.running[j] {
+			if now.Before(lease) {
+				n++
+			}
+		}
 	}
-	return rows, known, err
+	return n, nil
+}
+
+// indexRunning keeps the index of RUNNING OUTPUT rows as row k becomes r
+// (nil: deleted); the caller holds b.mu.
+func (b *Backend) indexRunning(k backends.RowKey, r *backends.StatusRow) {
+	if k.Role != backends.RoleOutput {
+		return
+	}
+	if r == nil || r.Status != backends.StatusRunning {
+		if rs := b.running[k.Job]; rs != nil {
+			delete(rs, k)
+			if len(rs) == 0 {
+				delete(b.running, k.Job)
+			}
+		}
+		return
+	}
+	rs := b.running[k.Job]
+	if rs == nil {
+		rs = map[backends.RowKey]time.Time{}
+		b.running[k.Job] = rs
+	}
+	rs[k] = r.LeaseExpiresAt
 }
 
 // ListPools returns the defined pools by id.
@@ -57,22 +88,5 @@ func (b *Backend) ListPools(context.Context) ([]backends.Pool, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b backends.Pool) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
-}
-
-func (t *tx) RunningOutputs(_ context.Context, job, output string) ([]backends.StatusRow, error) {
-	var out []backends.StatusRow
-	for k, r := range t.b.rows {
-		if k.Job == job && k.Dataset == output && k.Role == backends.RoleOutput && r.Status == backends.StatusRunning {
-			if _, written := t.rows[k]; !written {
-				out = append(out, r)
-			}
-		}
-	}
-	for k, r := range t.rows {
-		if r != nil && k.Job == job && k.Dataset == output && k.Role == backends.RoleOutput && r.Status == backends.StatusRunning {
-			out = append(out, *r)
-		}
-	}
 	return out, nil
 }
