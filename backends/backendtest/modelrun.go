@@ -241,9 +241,7 @@ func (h *harness) apply(o op) {
 		} else {
 			j.maxConcurrent = o.limit
 		}
-		_, err := b.s.UpsertJob(ctx, storeJob(&j))
-		h.code("upsertJob", "", err)
-		*m.job(o.job) = j
+		h.upsertModelJob(fmt.Sprintf("upsertJob(%s)", o.job), j)
 	case "widen":
 		h.applyWiden(o)
 	case "slots":

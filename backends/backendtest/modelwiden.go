@@ -10,8 +10,9 @@ import (
 // applyWiden upserts job o.job (jr or jk) with its window over d starting
 // o.offset days back. The model refuses a window that starts after it ends
 // or reaches more than partition.MaxOffset windows away: INVALID_ARGUMENT,
-// and nothing changes (a refused upsert stores nothing). It stores any
-// other: claims made from then on read the new window (cut to the days d
+// and nothing changes (a refused upsert stores nothing); so does the store
+// when the job's env has a name the operator no longer allows. It stores
+// any other: claims made from then on read the new window (cut to the days d
 // expects: d is bounded, so even 10,000 days back reads at most its seven),
 // a live claim keeps the reads it made.
 func (h *harness) applyWiden(o op) {
@@ -23,6 +24,9 @@ func (h *harness) applyWiden(o op) {
 	j.mapped["d"] = mp
 	_, err := h.b.s.UpsertJob(h.b.ctx, storeJob(&j))
 	code := windowCode(mp)
+	if code == "" {
+		code = h.m.envCode(j.env) // any upsert of the job checks its env
+	}
 	h.code("upsertJob", code, err)
 	if code == "" {
 		*h.m.job(o.job) = j
