@@ -433,3 +433,24 @@ func RetryAt(job Job, attempt int, failedAt time.Time) time.Time {
 	}
 	return failedAt.Add(time.Duration(min(d, limit)) * time.Second)
 }
+
+// CheckCredentialKey refuses a credential of job encrypted to another kind
+// of key than the job's (its key was replaced since, say age by Vault):
+// its ciphertext is never handed to the job's keyring. INVALID_ARGUMENT,
+// saying to set the credential again.
+func CheckCredentialKey(job Job, c Credential) error {
+	if c.KeyKind == job.Key.Kind {
+		return nil
+	}
+	return InvalidArgument("the credential of job %q for dataset %q was encrypted to a %s key, but the job's key is now a %s key; set the credential again",
+		job.ID, c.Dataset, KeyKindName(c.KeyKind), KeyKindName(job.Key.Kind))
+}
+
+// KeyKindName names a kind of job key for messages: "keyring-less" for a
+// key of no kind.
+func KeyKindName(kind string) string {
+	if kind == "" {
+		return "keyring-less"
+	}
+	return kind
+}

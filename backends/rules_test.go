@@ -271,3 +271,14 @@ func TestResourceLockRefusers(t *testing.T) {
 	require.Equal(t, []string{"rl4"}, ids(ResourceLockRefusers(held, lock("", "other", LockRead, time.Hour), now)))
 	require.Empty(t, ResourceLockRefusers(held, lock("", "free", LockWrite, time.Hour), now))
 }
+
+func TestCheckCredentialKey(t *testing.T) {
+	job := Job{ID: "ja", Key: JobKey{Kind: "age", Public: "age1x"}}
+	require.NoError(t, CheckCredentialKey(job, Credential{Job: "ja", Dataset: "a", KeyKind: "age"}))
+	for _, kind := range []string{"vault", ""} {
+		err := CheckCredentialKey(job, Credential{Job: "ja", Dataset: "a", KeyKind: kind})
+		require.Equal(t, CodeInvalidArgument, CodeOf(err), "a credential encrypted to a %q key", kind)
+		require.Contains(t, err.Error(), `the credential of job "ja" for dataset "a" was encrypted to a `+KeyKindName(kind)+` key, but the job's key is now a age key; set the credential again`)
+	}
+	require.Equal(t, "keyring-less", KeyKindName(""))
+}

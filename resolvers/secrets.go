@@ -41,14 +41,7 @@ func (r *Resolver) keyringFor(job backends.Job) (keys.Keyring, error) {
 	}
 	sort.Strings(kinds)
 	return nil, backends.Unavailable(nil, "job %q's key is a %s key, but this server runs only the %s keyring(s); %s",
-		job.ID, kindName(job.Key.Kind), strings.Join(kinds, " and "), startWith(job.Key.Kind))
-}
-
-func kindName(kind string) string {
-	if kind == "" {
-		return "keyring-less"
-	}
-	return kind
+		job.ID, backends.KeyKindName(job.Key.Kind), strings.Join(kinds, " and "), startWith(job.Key.Kind))
 }
 
 // startWith tells the operator how to run a server that holds kind.
@@ -159,9 +152,11 @@ func (r *Resolver) decryptJob(ctx context.Context, jobID string) (map[string]str
 		return nil, err
 	}
 	for _, c := range creds {
-		if slices.Contains(datasets, c.Dataset) && c.KeyKind != job.Key.Kind {
-			return nil, backends.InvalidArgument("the credential of job %q for dataset %q was encrypted to a %s key, but the job's key is now a %s key; set the credential again",
-				job.ID, c.Dataset, kindName(c.KeyKind), kindName(job.Key.Kind))
+		if !slices.Contains(datasets, c.Dataset) {
+			continue
+		}
+		if err := backends.CheckCredentialKey(job, c); err != nil {
+			return nil, err
 		}
 	}
 	plain, err := k.Decrypt(ctx, job.ID, job.Key.Public, auth.JobKeyFrom(ctx), ciphertexts)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/internal/teststores"
 	"github.com/chunklock/chunklock/keys/age"
 )
 
@@ -85,4 +86,25 @@ func TestSecrets(t *testing.T) {
 			require.False(t, strings.Contains(logs, secret), "the log holds a secret")
 		}
 	})
+}
+
+// TestSecretOfAnotherKeyKind: a credential encrypted to another kind of key
+// than the job's (the job's key was replaced since) is never handed to the
+// job's keyring: a claim that selects its secret is INVALID_ARGUMENT, saying
+// to set the credential again, and claims nothing.
+func TestSecretOfAnotherKeyKind(t *testing.T) {
+	s := newStack(t, teststores.Memory(backends.NewFakeClock(t0)))
+	keyA, _ := s.define()
+	s.ok(admin, setCredentialQ, vars("job", "ja", "d", "a", "s", "pw"))
+	creds, err := s.store.Credentials(t.Context(), "ja")
+	require.NoError(t, err)
+	other := creds[0]
+	other.KeyKind = "vault"
+	require.NoError(t, s.store.SetCredential(t.Context(), other))
+
+	s.publish("a", "1")
+	r := s.send(request{who: runnerA, query: findNextQ, vars: vars("job", "ja", "ex", "e"), jobKey: keyA})
+	require.Equal(t, "INVALID_ARGUMENT", r.code(t), r.Body)
+	require.Contains(t, r.Body, `the credential of job \"ja\" for dataset \"a\" was encrypted to a vault key, but the job's key is now a age key; set the credential again`)
+	require.Nil(t, s.chunk("b", "1").Output, "nothing was claimed")
 }
