@@ -77,11 +77,18 @@ func FrontierStoredWithCatalog(t *testing.T, b backends.Backend) {
 	require.Equal(t, []string{"2026-01-01T00", "2026-01-01T03"}, taken)
 	require.Zero(t, count())
 
-	// A twin dropped while the other is reserved by the same transaction
-	// (a claim round at its job's limit keeps the one it could not take)
-	// leaves the reserved one: the schedule keeps its frontier.
+	frontierTwinReserved(t, b, frontier, version, count)
+}
+
+// frontierTwinReserved: a twin frontier dropped while the other is
+// reserved by the same transaction (a claim round at its job's limit
+// keeps the one it could not take) leaves the reserved one: the schedule
+// keeps its frontier.
+func frontierTwinReserved(t *testing.T, b backends.Backend, frontier func(string) *backends.Candidate, version func() int64, count func() int) {
+	ctx := context.Background()
+	due := frontier("").NotBefore
 	for _, desc := range []string{"a", "b"} {
-		_, _, err = b.PutDataset(ctx, backends.Dataset{ID: "h", Description: desc}, frontier("2026-01-01T05"), version())
+		_, _, err := b.PutDataset(ctx, backends.Dataset{ID: "h", Description: desc}, frontier("2026-01-01T05"), version())
 		require.NoError(t, err)
 	}
 	reservedBoth := false

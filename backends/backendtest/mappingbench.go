@@ -34,24 +34,8 @@ const MappingBenchHistory = 100_000
 // history and its INPUT rows DONE. It returns the rows written and the
 // first day after the history.
 func SeedMappingBench(ctx context.Context, s backends.Store, history int, seed RowWriter) (int, string, error) {
-	for _, d := range []backends.Dataset{
-		{ID: "raw", Location: "/raw/{dataid}", Partitions: &mapBenchDaily},
-		{ID: "ident-out", Location: "/i/{dataid}", Partitions: &mapBenchDaily},
-		{ID: "roll-out", Location: "/r/{dataid}", Partitions: &mapBenchDaily},
-		{ID: "week-out", Location: "/w/{dataid}", Partitions: &mapBenchWeekly},
-	} {
-		if _, err := s.UpsertDataset(ctx, d); err != nil {
-			return 0, "", err
-		}
-	}
-	for _, j := range []backends.Job{
-		{ID: "ident", Inputs: []string{"raw"}, Output: "ident-out"},
-		{ID: "roll", Inputs: []string{"raw"}, Output: "roll-out", InputMappings: []backends.InputMapping{{Dataset: "raw", Mapping: mapBenchRoll}}},
-		{ID: "week", Inputs: []string{"raw"}, Output: "week-out", InputMappings: []backends.InputMapping{{Dataset: "raw", Mapping: mapBenchWeek}}},
-	} {
-		if _, err := s.UpsertJob(ctx, j); err != nil {
-			return 0, "", err
-		}
+	if err := defineMappingBench(ctx, s); err != nil {
+		return 0, "", err
 	}
 	seq, err := mapBenchDaily.Range("", "")
 	if err != nil {
@@ -124,6 +108,30 @@ func SeedMappingBench(ctx context.Context, s backends.Store, history int, seed R
 		}
 	}
 	return n, next, flush(true)
+}
+
+// defineMappingBench stores the datasets and jobs of SeedMappingBench.
+func defineMappingBench(ctx context.Context, s backends.Store) error {
+	for _, d := range []backends.Dataset{
+		{ID: "raw", Location: "/raw/{dataid}", Partitions: &mapBenchDaily},
+		{ID: "ident-out", Location: "/i/{dataid}", Partitions: &mapBenchDaily},
+		{ID: "roll-out", Location: "/r/{dataid}", Partitions: &mapBenchDaily},
+		{ID: "week-out", Location: "/w/{dataid}", Partitions: &mapBenchWeekly},
+	} {
+		if _, err := s.UpsertDataset(ctx, d); err != nil {
+			return err
+		}
+	}
+	for _, j := range []backends.Job{
+		{ID: "ident", Inputs: []string{"raw"}, Output: "ident-out"},
+		{ID: "roll", Inputs: []string{"raw"}, Output: "roll-out", InputMappings: []backends.InputMapping{{Dataset: "raw", Mapping: mapBenchRoll}}},
+		{ID: "week", Inputs: []string{"raw"}, Output: "week-out", InputMappings: []backends.InputMapping{{Dataset: "raw", Mapping: mapBenchWeek}}},
+	} {
+		if _, err := s.UpsertJob(ctx, j); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // BenchFindNextMapped measures findNext of the three jobs of

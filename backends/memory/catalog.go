@@ -1,0 +1,144 @@
+package memory
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// The catalog (datasets, jobs, and the catalog version their changes
+// move) and the credentials, guarded by the backend's mutex.
+
+func (b *Backend) PutDataset(_ context.Context, d backends.Dataset, frontier *backends.Candidate, version int64) (backends.Dataset, int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if version != b.version {
+		return backends.Dataset{}, 0, backends.ErrCatalogChanged
+	}
+	if old, ok := b.datasets[d.ID]; ok {
+		d.CreatedAt = old.CreatedAt
+	}
+	b.datasets[d.ID] = d
+	b.version++
+	b.addFrontier(frontier)
+	return d, b.version, nil
+}
+
+// addFrontier adds a frontier candidate stored with a catalog change.
+func (b *Backend) addFrontier(c *backends.Candidate) {
+	if c == nil {
+		return
+	}
+	b.candSeq++
+	f := *c
+	f.Handle = b.candSeq
+	b.cands[b.candSeq] = f
+}
+
+func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool, frontier *backends.Candidate, version int64) (backends.Job, int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if version != b.version {
+		return backends.Job{}, 0, backends.ErrCatalogChanged
+	}
+	if old, ok := b.jobs[j.ID]; ok {
+		j.CreatedAt = old.CreatedAt
+		if b.producer[old.Output] == j.ID {
+			delete(b.producer, old.Output)
+		}
+	}
+	j.Inputs = slices.Clone(j.Inputs)
+	j.Env = slices.Clone(j.Env)
+	j.InputMappings = slices.Clone(j.InputMappings)
+	b.jobs[j.ID] = j
+	b.producer[j.Output] = j.ID
+	b.version++
+	b.addFrontier(frontier)
+	if enqueue && len(j.Inputs) > 0 {
+		producer := b.producer[j.Inputs[0]]
+		for k, r := range b.rows {
+			if k.Dataset == j.Inputs[0] && k.Role == backends.RoleOutput && k.Job == producer && r.Status == backends.StatusReady {
+				b.candSeq++
+				b.cands[b.candSeq] = backends.Candidate{Job: j.ID, DataID: k.DataID, Handle: b.candSeq}
+			}
+		}
+	}
+	return j, b.version, nil
+}
+
+// VersionedCatalog returns the catalog and its version, read together.
+func (b *Backend) VersionedCatalog(context.Context) ([]backends.Dataset, []backends.Job, int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ds, js := b.catalog()
+	return ds, js, b.version, nil
+}
+
+// CatalogVersion returns the catalog version; Update holds the backend's
+// lock, so it cannot change during the transaction.
+func (t *tx) CatalogVersion(context.Context) (int64, error) { return t.b.version, nil }
+
+func (b *Backend) Catalog(context.Context) ([]backends.Dataset, []backends.Job, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ds, js := b.catalog()
+	return ds, js, nil
+}
+
+// catalog copies every dataset and job, sorted by id; the caller holds b.mu.
+func (b *Backend) catalog() ([]backends.Dataset, []backends.Job) {
+	ds := make([]backends.Dataset, 0, len(b.datasets))
+	for _, d := range b.datasets {
+		ds = append(ds, d)
+	}
+	js := make([]backends.Job, 0, len(b.jobs))
+	for _, j := range b.jobs {
+		j.Inputs = slices.Clone(j.Inputs)
+		j.Env = slices.Clone(j.Env)
+		j.InputMappings = slices.Clone(j.InputMappings)
+		if j.InputMappings == nil {
+			j.InputMappings = []backends.InputMapping{}
+		}
+		js = append(js, j)
+	}
+	slices.SortFunc(ds, func(a, b backends.Dataset) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(js, func(a, b backends.Job) int { return cmp.Compare(a.ID, b.ID) })
+	return ds, js
+}
+
+func (b *Backend) PutCredential(_ context.Context, c backends.Credential) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c.Ciphertext = slices.Clone(c.Ciphertext)
+	b.creds[[2]string{c.Job, c.Dataset}] = c
+	return nil
+}
+
+func (b *Backend) SwapCredential(_ context.Context, c backends.Credential, old []byte) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := [2]string{c.Job, c.Dataset}
+	if cur, ok := b.creds[k]; !ok || !bytes.Equal(cur.Ciphertext, old) {
+		return false, nil
+	}
+	c.Ciphertext = slices.Clone(c.Ciphertext)
+	b.creds[k] = c
+	return true, nil
+}
+
+func (b *Backend) Credentials(_ context.Context, job string) ([]backends.Credential, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []backends.Credential
+	for k, c := range b.creds {
+		if k[0] == job {
+			c.Ciphertext = slices.Clone(c.Ciphertext)
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b backends.Credential) int { return cmp.Compare(a.Dataset, b.Dataset) })
+	return out, nil
+}
