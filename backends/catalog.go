@@ -2,10 +2,9 @@ package backends
 
 import (
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/chunklock/chunklock/backends/envname"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Catalog is a snapshot of every dataset and job, indexed for the engine.
@@ -133,170 +132,11 @@ func (c *Catalog) downstream(dataset, skip string) map[string]bool {
 	return seen
 }
 
-// ValidateDataset checks a dataset definition.
-func ValidateDataset(d Dataset) error {
-	if err := ValidateID("dataset", d.ID); err != nil {
-		return err
+// DefOf is the partition definition of dataset; the zero Def when it has
+// none.
+func (c *Catalog) DefOf(dataset string) partition.Def {
+	if d, ok := c.Datasets.Lookup(dataset); ok && d.Partitions != nil {
+		return *d.Partitions
 	}
-	for _, f := range []struct {
-		name, text string
-		max        int
-	}{
-		{"description", d.Description, MaxDescriptionBytes},
-		{"url", d.URL, MaxLocatorBytes},
-		{"connection", d.Connection, MaxLocatorBytes},
-		{"location", d.Location, MaxLocatorBytes},
-	} {
-		if err := ValidText(f.name, f.text, f.max); err != nil {
-			return InvalidArgument("dataset %q: %s", d.ID, err.Error())
-		}
-	}
-	if !strings.Contains(d.Location, "{dataid}") && d.Location != "" {
-		return InvalidArgument("dataset %q: location %q must contain {dataid} to locate a chunk", d.ID, d.Location)
-	}
-	if p := d.Partitions; p != nil {
-		if err := p.ValidateNew(); err != nil {
-			return InvalidArgument("dataset %q: partitions: %s", d.ID, err.Error())
-		}
-		if p.Lag > MaxPartitionDelay || (p.Deadline != nil && *p.Deadline > MaxPartitionDelay) {
-			return InvalidArgument("dataset %q: partitions: lag and deadline are at most %d seconds (a year)", d.ID, int(MaxPartitionDelay/time.Second))
-		}
-	}
-	return nil
-}
-
-// MaxPartitionDelay bounds a partition definition's lag and deadline.
-const MaxPartitionDelay = 366 * 24 * time.Hour
-
-// validJobText checks a job's description and env (SPEC §1 Job, Text),
-// admitting the env names of allow beyond envname's rule.
-func validJobText(j Job, allow envname.Allow) error {
-	if err := ValidText("description", j.Description, MaxDescriptionBytes); err != nil {
-		return InvalidArgument("job %q: %s", j.ID, err.Error())
-	}
-	if len(j.Env) > MaxEnvEntries {
-		return InvalidArgument("job %q: %d env entries; at most %d", j.ID, len(j.Env), MaxEnvEntries)
-	}
-	names := map[string]bool{}
-	for _, e := range j.Env {
-		if err := allow.Check(e.Name); err != nil {
-			return InvalidArgument("job %q: %s", j.ID, err.Error())
-		}
-		if names[e.Name] {
-			return InvalidArgument("job %q: env name %q given twice", j.ID, e.Name)
-		}
-		names[e.Name] = true
-		if err := ValidText("env "+e.Name, e.Value, MaxEnvValueBytes); err != nil {
-			return InvalidArgument("job %q: %s", j.ID, err.Error())
-		}
-	}
-	return nil
-}
-
-// ValidateJob checks a job definition against the catalog and fills in
-// defaults. It returns the job to store.
-func (c *Catalog) ValidateJob(j Job) (Job, error) {
-	if err := ValidateID("job", j.ID); err != nil {
-		return Job{}, err
-	}
-	if j.Output == "" {
-		return Job{}, InvalidArgument("job %q needs an output dataset", j.ID)
-	}
-	if _, err := c.Dataset(j.Output); err != nil {
-		return Job{}, err
-	}
-	if p := c.Producer(j.Output); p != "" && p != j.ID {
-		return Job{}, AlreadyExists("dataset %q is already produced by job %q; a dataset has one producer", j.Output, p)
-	}
-	seen := map[string]bool{}
-	for _, in := range j.Inputs {
-		if _, err := c.Dataset(in); err != nil {
-			return Job{}, err
-		}
-		if in == j.Output {
-			return Job{}, InvalidArgument("job %q reads its own output %q", j.ID, in)
-		}
-		if seen[in] {
-			return Job{}, InvalidArgument("job %q lists input %q twice", j.ID, in)
-		}
-		seen[in] = true
-	}
-	// The new job adds edges input -> output; a cycle exists when the output
-	// already reaches one of the inputs through other jobs.
-	// Only what is downstream of the output is walked, without the job's
-	// own (old) edges.
-	for d := range c.downstream(j.Output, j.ID) {
-		if seen[d] {
-			return Job{}, InvalidArgument("job %q would close a cycle: %q is computed from its output %q", j.ID, d, j.Output)
-		}
-	}
-	if err := validJobText(j, c.envAllow); err != nil {
-		return Job{}, err
-	}
-	if j.MaxAttempts == 0 {
-		j.MaxAttempts = DefaultMaxAttempts
-	}
-	if j.LeaseSeconds == 0 {
-		j.LeaseSeconds = DefaultLeaseSeconds
-	}
-	if j.MaxAttempts < 1 {
-		return Job{}, InvalidArgument("job %q: maxAttempts must be at least 1", j.ID)
-	}
-	if j.LeaseSeconds < 1 || j.LeaseSeconds > 7*24*3600 {
-		return Job{}, InvalidArgument("job %q: leaseSeconds must be between 1 and 604800", j.ID)
-	}
-	if err := validJobLimits(&j); err != nil {
-		return Job{}, err
-	}
-	if j.Inputs == nil {
-		j.Inputs = []string{}
-	}
-	ms, err := c.validMappings(j)
-	if err != nil {
-		return Job{}, err
-	}
-	j.InputMappings = ms
-	return j, nil
-}
-
-// MaxRetryDelaySeconds bounds a job's retry delays (a year).
-const MaxRetryDelaySeconds = 365 * 24 * 3600
-
-// validJobLimits checks a job's backoff and concurrency settings and fills
-// in the default retry cap.
-func validJobLimits(j *Job) error {
-	if j.RetryMaxDelaySeconds == 0 {
-		j.RetryMaxDelaySeconds = DefaultRetryMaxDelaySeconds
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"retryDelaySeconds", j.RetryDelaySeconds}, {"retryMaxDelaySeconds", j.RetryMaxDelaySeconds}} {
-		if f.v < 0 || f.v > MaxRetryDelaySeconds {
-			return InvalidArgument("job %q: %s must be between 0 and %d", j.ID, f.name, MaxRetryDelaySeconds)
-		}
-	}
-	if j.MaxConcurrent < 0 {
-		return InvalidArgument("job %q: maxConcurrent must be at least 1 (0 or none: no limit)", j.ID)
-	}
-	if j.Pool != "" {
-		if err := ValidateID("pool", j.Pool); err != nil {
-			return InvalidArgument("job %q: %s", j.ID, err.Error())
-		}
-	}
-	return nil
-}
-
-// ValidatePool checks a pool definition.
-func ValidatePool(p Pool) error {
-	if err := ValidateID("pool", p.ID); err != nil {
-		return err
-	}
-	if p.Slots < 1 {
-		return InvalidArgument("pool %q: slots must be at least 1, got %d", p.ID, p.Slots)
-	}
-	if err := ValidText("description", p.Description, MaxDescriptionBytes); err != nil {
-		return InvalidArgument("pool %q: %s", p.ID, err.Error())
-	}
-	return nil
+	return partition.Def{}
 }

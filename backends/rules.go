@@ -267,17 +267,6 @@ func CheckLive(row *StatusRow, token string, fence int64, now time.Time) error {
 	return nil
 }
 
-// Ending is how a live claim ends; the OUTPUT row that the ending writes
-// records it (StatusRow.Ended).
-type Ending string
-
-const (
-	EndComplete Ending = "COMPLETE" // OUTPUT READY, INPUT DONE
-	EndFail     Ending = "FAIL"     // OUTPUT FAILED (HOLD once attempts are exhausted), INPUT ERROR
-	EndExpire   Ending = "EXPIRE"   // as EndFail, by the reaper once the lease passed
-	EndRelease  Ending = "RELEASE"  // rows back to what they were before the claim
-)
-
 // EndClaim computes the rows that end a claim: for each given row, the new
 // row, or nil when the row is to be deleted (release of a claim on a chunk
 // that had no row).
@@ -453,4 +442,27 @@ func KeyKindName(kind string) string {
 		return "keyring-less"
 	}
 	return kind
+}
+
+// IdentityReads is what a claim of a job without mappings reads at dataid:
+// each input's chunk of the same dataid.
+func IdentityReads(job Job, dataid string) []Read {
+	reads := make([]Read, len(job.Inputs))
+	for i, in := range job.Inputs {
+		reads[i] = Read{Dataset: in, DataID: dataid}
+	}
+	return reads
+}
+
+// SortedReads lists the rows of byKey (nil: none) in shortlex ReadFor
+// order.
+func SortedReads(byKey map[RowKey]*StatusRow) []StatusRow {
+	out := make([]StatusRow, 0, len(byKey))
+	for _, r := range byKey {
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+	slices.SortFunc(out, func(a, b StatusRow) int { return CompareDataID(a.ReadFor, b.ReadFor) })
+	return out
 }

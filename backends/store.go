@@ -115,7 +115,7 @@ type Store interface {
 	// dataids when it has a partition definition, else the dataids of its
 	// existing chunks (PublishRange then is INVALID_ARGUMENT). Each chunk is
 	// all or nothing; the ones the operation refuses are skipped and listed.
-	// At most MaxRangeDataIDs dataids per call. See rangeops.go.
+	// At most MaxRangeDataIDs dataids per call (see backends/engine/rangeops.go).
 	PublishRange(ctx context.Context, dataset, from, to string) (RangeResult, error)
 	ResubmitRange(ctx context.Context, dataset, from, to string, cascade bool) (RangeResult, error)
 	HoldRange(ctx context.Context, dataset, from, to, reason string) (RangeResult, error)

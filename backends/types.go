@@ -1,10 +1,7 @@
 package backends
 
 import (
-	"regexp"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/chunklock/chunklock/backends/partition"
 )
@@ -58,9 +55,6 @@ const (
 	MaxEnvEntries    = 100
 	MaxEnvValueBytes = 8 << 10
 )
-
-// slugPattern is the form of dataset and job ids.
-var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
 
 // Dataset locates a dataset: URL and Connection form its connection string,
 // Location is a template with {dataid} that locates one chunk.
@@ -503,27 +497,16 @@ type GraphFilter struct {
 	DataID  string
 }
 
-// ValidateID checks a dataset or job id.
-func ValidateID(kind, id string) error {
-	if !slugPattern.MatchString(id) {
-		return InvalidArgument("%s id %q is invalid: want 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit", kind, id)
-	}
-	return nil
-}
-
-// ValidText checks one stored string (SPEC §1 Text): valid UTF-8, no NUL,
-// at most max bytes. The error names the field.
-func ValidText(field, s string, max int) error {
-	switch {
-	case len(s) > max:
-		return InvalidArgument("%s is %d bytes; at most %d", field, len(s), max)
-	case !utf8.ValidString(s):
-		return InvalidArgument("%s is not valid UTF-8", field)
-	case strings.IndexByte(s, 0) >= 0:
-		return InvalidArgument("%s contains a NUL character", field)
-	}
-	return nil
-}
-
 // MaxReasonBytes bounds a failure or hold reason; longer ones keep their tail.
 const MaxReasonBytes = 4096
+
+// Ending is how a live claim ends; the OUTPUT row that the ending writes
+// records it (StatusRow.Ended).
+type Ending string
+
+const (
+	EndComplete Ending = "COMPLETE" // OUTPUT READY, INPUT DONE
+	EndFail     Ending = "FAIL"     // OUTPUT FAILED (HOLD once attempts are exhausted), INPUT ERROR
+	EndExpire   Ending = "EXPIRE"   // as EndFail, by the reaper once the lease passed
+	EndRelease  Ending = "RELEASE"  // rows back to what they were before the claim
+)

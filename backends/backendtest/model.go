@@ -12,7 +12,7 @@ import (
 
 // This file is the reference model of the model-based test: a second,
 // deliberately plain reading of SPEC §2 and §3, written from the
-// specification and not from engine.go. It keeps every status row in a map,
+// specification and not from the engine. It keeps every status row in a map,
 // answers each operation by scanning a small, fixed universe of dataids, and
 // never tries to be fast. Where SPEC leaves a choice open, the comment at
 // the operation says which one the suite takes.

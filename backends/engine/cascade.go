@@ -42,7 +42,7 @@ func invalidateDownstream(ctx context.Context, tx backends.Tx, cat *backends.Cat
 		return nil, err
 	}
 	if len(w.blockers) > 0 {
-		return nil, backends.Locked(w.blockers, "cannot invalidate what was computed from %s/%s while downstream claims are live: %s", dataset, dataid, describeBlockers(w.blockers))
+		return nil, backends.Locked(w.blockers, "cannot invalidate what was computed from %s/%s while downstream claims are live: %s", dataset, dataid, backends.DescribeBlockers(w.blockers))
 	}
 	return w.changed, nil
 }

@@ -20,12 +20,6 @@ import (
 // as when the catalog was read at the start of each operation: a job
 // paused on any server claims nothing from the next findNext on.
 
-// versionedCatalog is a catalog and its version.
-type versionedCatalog struct {
-	cat     *backends.Catalog
-	version int64
-}
-
 // opCatalog is the catalog one operation works with.
 type opCatalog struct {
 	*backends.Catalog

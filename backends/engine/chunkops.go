@@ -157,7 +157,7 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (back
 	if err := backends.ValidateDataID(dataid); err != nil {
 		return backends.StatusRow{}, err
 	}
-	reason = validReason(reason)
+	reason = backends.CutReason(reason)
 	var row backends.StatusRow
 	err := e.withCatalog(ctx, func(cat *opCatalog) error {
 		if _, err := cat.Dataset(dataset); err != nil {

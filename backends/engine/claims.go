@@ -3,9 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/chunklock/chunklock/backends"
 )
@@ -130,7 +128,7 @@ func (e *engine) claimState(ctx context.Context, tx backends.Tx, cat *backends.C
 		bs = append(bs, g.blockers(dataid, backends.StatusOf(st.Output))...)
 	}
 	if len(bs) > 0 {
-		return nil, backends.Locked(bs, "job %q cannot claim dataid %q now: %s", job.ID, dataid, describeBlockers(bs))
+		return nil, backends.Locked(bs, "job %q cannot claim dataid %q now: %s", job.ID, dataid, backends.DescribeBlockers(bs))
 	}
 	fence, err := tx.NextFence(ctx, job.Output, dataid)
 	if err != nil {
@@ -226,33 +224,11 @@ func liveClaimOf(cat *backends.Catalog, job backends.Job, out backends.StatusRow
 	return c
 }
 
-func describeBlockers(bs []backends.Blocker) string {
-	parts := make([]string, 0, len(bs))
-	for _, b := range bs {
-		st := string(b.Status)
-		if st == "" {
-			st = "no row"
-		}
-		parts = append(parts, string(b.Kind)+" "+b.Dataset+"/"+b.DataID+" ("+st+")")
-	}
-	return strings.Join(parts, ", ")
-}
-
-func validExecutor(executor string) error {
-	if executor == "" || len(executor) > 256 {
-		return backends.InvalidArgument("executor must be 1-256 characters")
-	}
-	if !utf8.ValidString(executor) || strings.ContainsRune(executor, 0) {
-		return backends.InvalidArgument("executor must be valid UTF-8 text without NUL")
-	}
-	return nil
-}
-
 func (e *engine) claimOne(ctx context.Context, jobID, dataid, executor string, mode backends.ClaimMode) (*backends.Claim, error) {
 	if err := backends.ValidateDataID(dataid); err != nil {
 		return nil, err
 	}
-	if err := validExecutor(executor); err != nil {
+	if err := backends.ValidateExecutor(executor); err != nil {
 		return nil, err
 	}
 	var claim *backends.Claim
@@ -351,23 +327,8 @@ func (e *engine) Complete(ctx context.Context, token string) error {
 	return e.withLiveClaim(ctx, token, backends.EndComplete, e.ending(backends.EndComplete, ""))
 }
 
-// validReason makes a reason storable anywhere: valid UTF-8 (a job's stderr
-// tail may hold any bytes), no NUL, at most MaxReasonBytes, cut on a
-// character boundary and keeping the tail, where errors usually are.
-func validReason(reason string) string {
-	reason = strings.ReplaceAll(strings.ToValidUTF8(reason, "\uFFFD"), "\x00", "")
-	if len(reason) > backends.MaxReasonBytes {
-		cut := len(reason) - backends.MaxReasonBytes
-		for cut < len(reason) && !utf8.RuneStart(reason[cut]) {
-			cut++
-		}
-		reason = reason[cut:]
-	}
-	return reason
-}
-
 func (e *engine) Fail(ctx context.Context, token, reason string) error {
-	return e.withLiveClaim(ctx, token, backends.EndFail, e.ending(backends.EndFail, validReason(reason)))
+	return e.withLiveClaim(ctx, token, backends.EndFail, e.ending(backends.EndFail, backends.CutReason(reason)))
 }
 
 func (e *engine) Release(ctx context.Context, token string) error {

@@ -8,11 +8,12 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/envname"
-	"github.com/chunklock/chunklock/backends/partition"
 )
 
-// engine implements Store on a Backend. Every operation is written here
-// once; backends only read and write rows.
+// engine implements Store on a Backend (New, new.go, makes it). Every
+// operation is written once, in the file named after what it does;
+// backends only read and write rows. This file holds the engine's state
+// and what its queues hold (batcher.go).
 type engine struct {
 	b        backends.Backend
 	clock    backends.Clock
@@ -34,27 +35,6 @@ type engine struct {
 	envAllow envname.Allow
 }
 
-// New builds the Store on a backend: its clock is the backend's
-// (Backend.Clock) unless an option gives another.
-func New(b backends.Backend, opts ...Option) backends.Store {
-	o := options{clock: b.Clock()}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	l := b.Limits()
-	e := &engine{b: b, clock: o.clock, envAllow: o.envAllow, maxBatch: max(1, l.MaxBatch),
-		maxKeys: l.MaxBatchKeys, maxBytes: l.MaxTxnBytes, commit: l.CommitBytes}
-	e.maxRange = e.maxBatch
-	if l.MaxRangeBatch > 0 && e.maxBatch > 1 {
-		e.maxRange = l.MaxRangeBatch
-	}
-	e.live = batcher[*liveOp]{size: e.maxBatch, take: e.takeLive, run: e.runLive,
-		inFlight: "it may have taken effect"}
-	e.next = batcher[*nextOp]{size: e.maxBatch, take: e.takeNext, run: e.runNext,
-		inFlight: "a chunk may have been claimed for it; that claim fails when its lease passes, with an attempt counted"}
-	return e
-}
-
 // expireBatch bounds how many expired claims one ExpireLeases call reads at once.
 const expireBatch = 256
 
@@ -66,88 +46,55 @@ func (e *engine) catalog(ctx context.Context) (*backends.Catalog, error) {
 	return backends.NewCatalog(ds, js), nil
 }
 
-func outputKey(job backends.Job, dataid string) backends.RowKey {
-	return backends.RowKey{Dataset: job.Output, DataID: dataid, Job: job.ID, Role: backends.RoleOutput}
-}
-
-// chunkOutputKey is the OUTPUT row of a chunk: written by its producer, or
-// with an empty job for a source dataset.
-func chunkOutputKey(cat *backends.Catalog, dataset, dataid string) backends.RowKey {
-	return backends.RowKey{Dataset: dataset, DataID: dataid, Job: cat.Producer(dataset), Role: backends.RoleOutput}
-}
-
-func event(ctx context.Context, old *backends.StatusRow, r backends.StatusRow) backends.Event {
-	from := backends.StatusNone
-	if old != nil {
-		from = old.Status
-	}
-	return backends.Event{
-		Time: r.UpdatedAt, Actor: backends.ActorFrom(ctx), Job: r.Job, Dataset: r.Dataset, DataID: r.DataID,
-		Role: r.Role, From: from, To: r.Status, Attempt: r.Attempt, Executor: r.Executor, Reason: r.Reason,
-		ReadFor: r.ReadFor,
-	}
-}
-
-// put writes a row and records the transition from old.
-func put(ctx context.Context, tx backends.Tx, old *backends.StatusRow, r backends.StatusRow) error {
-	if err := tx.PutRow(ctx, r); err != nil {
-		return err
-	}
-	return tx.AppendEvent(ctx, event(ctx, old, r))
-}
-
-// del deletes a row and records the transition to "no row".
-func del(ctx context.Context, tx backends.Tx, old backends.StatusRow, now time.Time, reason string) error {
-	if err := tx.DeleteRow(ctx, old.RowKey); err != nil {
-		return err
-	}
-	ev := event(ctx, &old, old)
-	ev.Time, ev.To, ev.Reason, ev.Attempt = now, backends.StatusNone, reason, old.Attempt-1
-	return tx.AppendEvent(ctx, ev)
-}
-
-// enqueueConsumers adds candidates for every job reading (dataset, dataid)
-// whose output there is free for producers: the chunk just became READY.
-// A consumer that reads the dataset through a mapping other than IDENTITY
-// gets candidates at the outputs whose mapped set holds the chunk (the
-// reverse mapping, enqueueMapped), so that findNext stays as cheap however
-// long the history and however wide the window.
-func enqueueConsumers(ctx context.Context, tx backends.Tx, cat *backends.Catalog, dataset, dataid string, now time.Time) error {
-	consumers := cat.Consumers(dataset)
-	if len(consumers) == 0 {
-		return nil
-	}
-	keys := make([]backends.RowKey, 0, len(consumers))
-	plain := make([]string, 0, len(consumers))
-	for _, j := range consumers {
-		job := cat.Jobs.Get(j)
-		if k := job.Mapping(dataset).Kind; k != partition.Identity && k != "" {
-			if err := enqueueMapped(ctx, tx, cat, job, dataset, dataid, now); err != nil {
-				return err
-			}
-			continue
-		}
-		plain = append(plain, j)
-		keys = append(keys, outputKey(job, dataid))
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	outs, err := tx.GetRows(ctx, keys)
-	if err != nil {
-		return err
-	}
-	for i, j := range plain {
-		st := backends.StatusOf(outs[i])
-		if !backends.FreeForProducers(st) {
-			continue
-		}
-		if err := tx.AddCandidate(ctx, backends.Candidate{Job: j, DataID: dataid, Resubmit: st == backends.StatusResubmit}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (e *engine) Ping(ctx context.Context) error { return e.b.Ping(ctx) }
 func (e *engine) Close() error                   { return e.b.Close() }
+
+// versionedCatalog is a catalog and its version.
+type versionedCatalog struct {
+	cat     *backends.Catalog
+	version int64
+}
+
+// commitBytes is what guarding the rows keyed guards, writing rows and
+// cands, and recording events add to a commit (Limits.CommitBytes).
+type commitBytes func(guards []backends.RowKey, rows []backends.StatusRow, cands []backends.Candidate, events []backends.Event) int
+
+// liveClaim is what an operation on a live claim acts on, read in its
+// transaction.
+type liveClaim struct {
+	cat    *backends.Catalog
+	job    backends.Job
+	out    backends.StatusRow    // the claim's OUTPUT row
+	inputs []*backends.StatusRow // its INPUT rows, in job.Inputs order
+	now    time.Time
+	// slots gathers the slots that endings give back, for the whole
+	// transaction (slots.go).
+	slots slotReleases
+}
+
+// liveFn makes an operation's writes on a live claim. ctx carries the
+// operation's actor; tx, the (possibly shared) transaction.
+type liveFn func(ctx context.Context, tx backends.Tx, c liveClaim) error
+
+// liveOp is one operation on a live claim waiting to be served.
+type liveOp struct {
+	call
+	key backends.RowKey
+	// token and fence name the claim; the reaper's operation has no token:
+	// it ends whatever claim holds key once its lease has passed.
+	token string
+	fence int64
+	// ending is how the operation ends the claim ("" for a heartbeat): a
+	// repeat of the ending that already ended it answers as the first did.
+	ending backends.Ending
+	fn     liveFn
+	acted  bool // the claim was live and fn made its writes
+}
+
+// nextOp is one findNext call waiting to be served.
+type nextOp struct {
+	call
+	job      string
+	executor string
+	claim    *backends.Claim
+}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Operations on a live claim (heartbeat, complete, fail, release, and the
@@ -19,67 +18,6 @@ import (
 // STALE_CLAIM while the others go on; a failure of the transaction itself
 // fails every operation in it. Two operations on the same chunk never share a
 // transaction.
-
-// opKeys bounds the keys one claim or live-claim operation of a job with
-// inputs inputs reads or writes: its OUTPUT row, live-claim index entry,
-// fence and queue entry, and per input the input chunk's OUTPUT row and
-// the job's INPUT row.
-func opKeys(inputs int) int { return 4 + 2*inputs }
-
-// batchFits tells whether an operation costing keys more keys fits in a
-// batch that holds used keys already (always true for an empty batch).
-func (e *engine) batchFits(used, keys int) bool {
-	return used == 0 || e.maxKeys <= 0 || used+keys <= e.maxKeys
-}
-
-// jobInputs is the number of inputs of job in the cached catalog (0 when
-// unknown: the operation then fails before it reads anything).
-func (e *engine) jobInputs(job string) int {
-	if c := e.cat.Load(); c != nil {
-		if j, ok := c.cat.Jobs.Lookup(job); ok {
-			if j.Mapped() {
-				// A mapped claim reads as many chunks as its mappings
-				// say: it takes a transaction of its own on a backend
-				// with a key budget.
-				return partition.MaxMapped
-			}
-			return len(j.Inputs)
-		}
-	}
-	return 0
-}
-
-// liveClaim is what an operation on a live claim acts on, read in its
-// transaction.
-type liveClaim struct {
-	cat    *backends.Catalog
-	job    backends.Job
-	out    backends.StatusRow    // the claim's OUTPUT row
-	inputs []*backends.StatusRow // its INPUT rows, in job.Inputs order
-	now    time.Time
-	// slots gathers the slots that endings give back, for the whole
-	// transaction (slots.go).
-	slots slotReleases
-}
-
-// liveFn makes an operation's writes on a live claim. ctx carries the
-// operation's actor; tx, the (possibly shared) transaction.
-type liveFn func(ctx context.Context, tx backends.Tx, c liveClaim) error
-
-// liveOp is one operation on a live claim waiting to be served.
-type liveOp struct {
-	call
-	key backends.RowKey
-	// token and fence name the claim; the reaper's operation has no token:
-	// it ends whatever claim holds key once its lease has passed.
-	token string
-	fence int64
-	// ending is how the operation ends the claim ("" for a heartbeat): a
-	// repeat of the ending that already ended it answers as the first did.
-	ending backends.Ending
-	fn     liveFn
-	acted  bool // the claim was live and fn made its writes
-}
 
 // withLiveClaim runs fn in a transaction holding the live claim named by
 // token, with the claim's OUTPUT row and INPUT rows loaded. For an

@@ -36,17 +36,6 @@ func mappedOutputs(cat *backends.Catalog, job backends.Job, in, inID string) (pa
 // and queues.
 const backfillBatch = 500
 
-// backfillBatchSize is how many output dataids one backfill transaction of
-// e reads and queues: backfillBatch, or fewer on a backend whose
-// transactions hold a bounded number of keys (Limits.MaxBatchKeys), each output
-// counting its row read and its candidate write, twice over for margin.
-func (e *engine) backfillBatchSize() int {
-	if e.maxKeys > 0 {
-		return max(1, min(backfillBatch, e.maxKeys/4))
-	}
-	return backfillBatch
-}
-
 // backfillMapped makes a job with mappings that is new, or whose inputs or
 // mappings changed, claim what it can already: for every READY chunk of
 // its driving input (the first read through IDENTITY or TIME_WINDOW, else
@@ -186,4 +175,15 @@ func (e *engine) backfillSweep(ctx context.Context, cat *backends.Catalog, job b
 	return e.b.Update(ctx, func(tx backends.Tx) error {
 		return addSweep(ctx, tx, cat, job, in, page.Rows[0].DataID, now)
 	})
+}
+
+// backfillBatchSize is how many output dataids one backfill transaction of
+// e reads and queues: backfillBatch, or fewer on a backend whose
+// transactions hold a bounded number of keys (Limits.MaxBatchKeys), each output
+// counting its row read and its candidate write, twice over for margin.
+func (e *engine) backfillBatchSize() int {
+	if e.maxKeys > 0 {
+		return max(1, min(backfillBatch, e.maxKeys/4))
+	}
+	return backfillBatch
 }

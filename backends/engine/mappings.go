@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"slices"
-	"time"
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/partition"
@@ -153,67 +151,6 @@ func latestRead(ctx context.Context, tx backends.Tx, cat *backends.Catalog, m pa
 	return top, true, nil
 }
 
-// lockPlan gathers the chunks one transaction locks: by dataid, the
-// datasets locked exclusively and shared. Locking walks it in ascending
-// dataid order, the order of every transaction that locks several dataids
-// (findNext rounds, live-claim batches), so that none waits for another in
-// a circle.
-type lockPlan map[string]*chunkLockSet
-
-type chunkLockSet struct{ exclusive, shared []string }
-
-func (p lockPlan) add(dataid, dataset string, exclusive bool) {
-	s := p[dataid]
-	if s == nil {
-		s = &chunkLockSet{}
-		p[dataid] = s
-	}
-	if exclusive {
-		if !slices.Contains(s.exclusive, dataset) {
-			s.exclusive = append(s.exclusive, dataset)
-		}
-	} else if !slices.Contains(s.shared, dataset) {
-		s.shared = append(s.shared, dataset)
-	}
-}
-
-func (p lockPlan) lock(ctx context.Context, tx backends.Tx) error {
-	ids := make([]string, 0, len(p))
-	n := 0
-	for id, s := range p {
-		ids = append(ids, id)
-		n += len(s.exclusive) + len(s.shared)
-	}
-	if w, ok := tx.(backends.WideLocker); ok && n > backends.WideLocks {
-		if err := w.LockWide(ctx); err != nil {
-			return err
-		}
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		s := p[id]
-		if err := tx.LockChunks(ctx, id, s.exclusive, s.shared); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// addClaim adds the chunks a claim of job at dataid reading reads locks:
-// the output chunk exclusively (or, with exclusive, those datasets), each
-// read shared.
-func (p lockPlan) addClaim(job backends.Job, dataid string, reads []backends.Read, exclusive []string) {
-	if exclusive == nil {
-		exclusive = []string{job.Output}
-	}
-	for _, d := range exclusive {
-		p.add(dataid, d, true)
-	}
-	for _, r := range reads {
-		p.add(r.DataID, r.Dataset, false)
-	}
-}
-
 // overlayReads is rows (ListReads of dataset/dataid/job) with the writes
 // of written (nil: deleted) applied, in shortlex ReadFor order: for Tx
 // implementations that keep writes aside.
@@ -233,101 +170,4 @@ func overlayReads(rows []backends.StatusRow, written map[backends.RowKey]*backen
 		return rows
 	}
 	return backends.SortedReads(byKey)
-}
-
-// sweptKind tells whether a mapping's reverse is open-ended (LATEST, ALL):
-// a chunk of its input becoming READY starts sweeps over the outputs
-// instead of queueing them.
-func sweptKind(k partition.MappingKind) bool {
-	return k == partition.Latest || k == partition.All
-}
-
-// sweeps tells whether job reads an input through LATEST or ALL: a chunk
-// of it becoming READY starts a sweep over the job's outputs.
-func sweeps(job backends.Job) bool {
-	for _, m := range job.InputMappings {
-		if sweptKind(m.Kind) {
-			return true
-		}
-	}
-	return false
-}
-
-// sweepStart is where the sweep over job's outputs starts when chunk inID
-// of input in, read through LATEST or ALL, becomes READY: the first output
-// dataid of the mapping's reverse span (the outputs after the chunk for
-// LATEST, every output for ALL) whose window has started at now. ok is
-// false when there is none, or when the output has no partition
-// definition to walk.
-func sweepStart(cat *backends.Catalog, job backends.Job, in, inID string, now time.Time) (string, bool, error) {
-	m := job.Mapping(in)
-	out := cat.DefOf(job.Output)
-	span, err := m.OutputSpan(out, cat.DefOf(in), inID)
-	if err != nil {
-		return "", false, mappingError(job, in, inID, err)
-	}
-	if span.Empty || out.IsZero() {
-		return "", false, nil
-	}
-	last, ok := lastStarted(out, now)
-	if !ok {
-		return "", false, nil
-	}
-	if span.To != "" && backends.CompareDataID(span.To, last) < 0 {
-		last = span.To
-	}
-	if span.From != "" && backends.CompareDataID(span.From, last) > 0 {
-		return "", false, nil
-	}
-	ids, err := out.Range(span.From, last)
-	if err != nil {
-		return "", false, mappingError(job, in, inID, err)
-	}
-	for id := range ids {
-		return id, true, nil
-	}
-	return "", false, nil
-}
-
-// lastStarted is the last dataid d expects whose window has started at now
-// (every expected dataid of a definition without windows).
-func lastStarted(d partition.Def, now time.Time) (string, bool) {
-	if !d.Kind.IsTime() {
-		return d.DueBefore(now)
-	}
-	d.Lag = 0
-	last, ok := d.DueBefore(now)
-	if !ok {
-		if d.Contains(d.Start) {
-			if start, _, err := d.Window(d.Start); err == nil && !now.Before(start) {
-				return d.Start, true
-			}
-		}
-		return "", false
-	}
-	if next, ok := d.Next(last); ok {
-		return next, true
-	}
-	return last, true
-}
-
-// addSweep starts the sweeps over job's outputs that chunk (dataset,
-// dataid), read through LATEST or ALL, may have made claimable. A sweep is
-// a frontier candidate (Candidate.Frontier): two of a kind that meet at
-// one output merge, and a scheduled job's sweep merges into its
-// schedule's frontier.
-func addSweep(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job backends.Job, dataset, dataid string, now time.Time) error {
-	id, ok, err := sweepStart(cat, job, dataset, dataid, now)
-	if err != nil || !ok {
-		return err
-	}
-	def := outputDef(cat, job)
-	// Two sweeps from there: one for the RESUBMIT outputs, which come
-	// first (SPEC §3 findNext), and one for the others.
-	rs := frontierAt(job, def, id)
-	rs.Resubmit = true
-	if err := tx.AddCandidate(ctx, rs); err != nil {
-		return err
-	}
-	return tx.AddCandidate(ctx, frontierAt(job, def, id))
 }

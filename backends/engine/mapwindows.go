@@ -126,14 +126,6 @@ func windowLocks(ctx context.Context, tx backends.Tx, cat *backends.Catalog, pla
 	return nil
 }
 
-// owns tells, for dataset, whether p locks a dataid exclusively.
-func (p lockPlan) owns(dataset string) func(string) bool {
-	return func(id string) bool {
-		s := p[id]
-		return s != nil && slices.Contains(s.exclusive, dataset)
-	}
-}
-
 // scanRun finds, as a hint, the run of job's windows around chunk
 // (dataset, dataid) (see windowRun): first after the chunk, up to the end
 // of the last window holding it; then, unless the chunk found there lies in

@@ -24,16 +24,8 @@ import (
 // nil. Each claim follows every rule of a single claim; a failure of the
 // transaction fails every call in it.
 
-// nextOp is one findNext call waiting to be served.
-type nextOp struct {
-	call
-	job      string
-	executor string
-	claim    *backends.Claim
-}
-
 func (e *engine) FindNext(ctx context.Context, jobID, executor string) (*backends.Claim, error) {
-	if err := validExecutor(executor); err != nil {
+	if err := backends.ValidateExecutor(executor); err != nil {
 		return nil, err
 	}
 	op := &nextOp{job: jobID, executor: executor}

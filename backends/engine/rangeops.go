@@ -83,7 +83,7 @@ func (e *engine) ResubmitRange(ctx context.Context, dataset, from, to string, ca
 }
 
 func (e *engine) HoldRange(ctx context.Context, dataset, from, to, reason string) (backends.RangeResult, error) {
-	reason = validReason(reason)
+	reason = backends.CutReason(reason)
 	op := rangeOp{name: "holdRange", dataset: dataset,
 		locks: func(*backends.Catalog) []string { return []string{dataset} },
 		keys:  func(*backends.Catalog) int { return 3 },

@@ -52,8 +52,8 @@ func slotKeys(job backends.Job) []string {
 	return keys
 }
 
-// slotStrategy tells how tx's claims count the live claims of a job or
-// pool (backend.go): a LiveCounter counts rows; any other Tx must be a
+// slotStrategy tells how tx's claims count the live claims of a job or pool
+// (backends/backend.go): a LiveCounter counts rows; any other Tx must be a
 // HolderTx, whose slot records list their holders.
 func slotStrategy(tx backends.Tx) (backends.LiveCounter, backends.HolderTx, error) {
 	if lc, ok := tx.(backends.LiveCounter); ok {
@@ -466,26 +466,4 @@ func (s slotReleases) flush(ctx context.Context, tx backends.Tx) error {
 		}
 	}
 	return nil
-}
-
-// jobSlotKeys is the number of slot records an operation of job (by id,
-// in the cached catalog) may write.
-func (e *engine) jobSlotKeys(job string) int {
-	if c := e.cat.Load(); c != nil {
-		if j, ok := c.cat.Jobs.Lookup(job); ok {
-			return len(slotKeys(j))
-		}
-	}
-	return 0
-}
-
-// roundSlotKeys is the number of keys a findNext round of job (by id)
-// spends on its slot records and holder checks.
-func (e *engine) roundSlotKeys(job string) int {
-	if c := e.cat.Load(); c != nil {
-		if j, ok := c.cat.Jobs.Lookup(job); ok {
-			return slotKeyCount(j)
-		}
-	}
-	return 0
 }
