@@ -16,7 +16,7 @@ func resubmitRow(ctx context.Context, tx backends.Tx, old backends.StatusRow, re
 	r := old
 	r.Status, r.Attempt, r.Reason, r.UpdatedAt = backends.StatusResubmit, 0, reason, now
 	r.LeaseExpiresAt, r.PrevStatus, r.Ended, r.RetryAt = time.Time{}, backends.StatusNone, "", time.Time{}
-	if err := put(ctx, tx, &old, r); err != nil {
+	if err := put(ctx, tx, backends.ActorFrom(ctx), &old, r); err != nil {
 		return r, err
 	}
 	if r.Job == "" {
@@ -145,7 +145,7 @@ func (w *cascadeWalk) run(ctx context.Context, tx backends.Tx, root backends.Rea
 				if w.write {
 					in := *r.in
 					in.Status, in.Reason, in.UpdatedAt = backends.StatusError, w.reason, w.now
-					if err := put(ctx, tx, r.in, in); err != nil {
+					if err := put(ctx, tx, backends.ActorFrom(ctx), r.in, in); err != nil {
 						return err
 					}
 				}

@@ -75,7 +75,7 @@ func publishChunk(ctx context.Context, tx backends.Tx, cat *backends.Catalog, da
 	if old != nil {
 		row.Attempt = old.Attempt
 	}
-	if err := put(ctx, tx, old, row); err != nil {
+	if err := put(ctx, tx, backends.ActorFrom(ctx), old, row); err != nil {
 		return backends.StatusRow{}, err
 	}
 	return row, enqueueConsumers(ctx, tx, cat, dataset, dataid, now)
@@ -199,5 +199,5 @@ func holdChunk(ctx context.Context, tx backends.Tx, cat *backends.Catalog, datas
 	}
 	row.Status, row.Reason, row.UpdatedAt, row.LeaseExpiresAt, row.PrevStatus, row.Ended = backends.StatusHold, reason, now, time.Time{}, backends.StatusNone, ""
 	row.RetryAt = time.Time{}
-	return row, put(ctx, tx, old, row)
+	return row, put(ctx, tx, backends.ActorFrom(ctx), old, row)
 }

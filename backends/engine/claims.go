@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"slices"
-	"time"
 
 	"github.com/chunklock/chunklock/backends"
 )
@@ -109,7 +107,7 @@ func (e *engine) claimGated(ctx context.Context, tx backends.Tx, cat *backends.C
 	if err != nil {
 		return nil, err
 	}
-	claim, err := e.claimState(ctx, tx, cat, st, executor, mode, g)
+	claim, err := e.claimState(ctx, tx, cat, st, executor, backends.ActorFrom(ctx), mode, g)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +118,7 @@ func (e *engine) claimGated(ctx context.Context, tx backends.Tx, cat *backends.C
 // the transaction that locked and loaded st.
 // g is the job's slot gate (nil without limits): a claim other than a
 // force must fit, and every claim holds a slot.
-func (e *engine) claimState(ctx context.Context, tx backends.Tx, cat *backends.Catalog, st backends.ClaimState, executor string, mode backends.ClaimMode, g *slotGate) (*backends.Claim, error) {
+func (e *engine) claimState(ctx context.Context, tx backends.Tx, cat *backends.Catalog, st backends.ClaimState, executor, actor string, mode backends.ClaimMode, g *slotGate) (*backends.Claim, error) {
 	job, dataid := st.Job, st.DataID
 	st = withSchedule(st, cat, e.clock.Now())
 	bs := st.Blockers(mode)
@@ -137,20 +135,20 @@ func (e *engine) claimState(ctx context.Context, tx backends.Tx, cat *backends.C
 	now := e.clock.Now()
 	w := st.Apply(executor, backends.NewToken(job.ID, job.Output, dataid, fence), fence, now)
 	if w.Superseded {
-		ev := event(ctx, st.Output, *st.Output)
+		ev := event(actor, st.Output, *st.Output)
 		ev.Time, ev.To, ev.Reason = now, backends.StatusRunning, "superseded by force"
 		if err := tx.AppendEvent(ctx, ev); err != nil {
 			return nil, err
 		}
-		if err := releaseDropped(ctx, tx, st, now); err != nil {
+		if err := releaseDropped(ctx, tx, actor, st, now); err != nil {
 			return nil, err
 		}
 	}
-	if err := put(ctx, tx, st.Output, w.Output); err != nil {
+	if err := put(ctx, tx, actor, st.Output, w.Output); err != nil {
 		return nil, err
 	}
 	for i, in := range w.Inputs {
-		if err := put(ctx, tx, st.Local[i], in); err != nil {
+		if err := put(ctx, tx, actor, st.Local[i], in); err != nil {
 			return nil, err
 		}
 	}
@@ -161,67 +159,6 @@ func (e *engine) claimState(ctx context.Context, tx backends.Tx, cat *backends.C
 	g.hold(w.Output, superseded)
 	withAccess(cat, job, &w.Claim)
 	return &w.Claim, nil
-}
-
-// releaseDropped gives back, when a force supersedes a live claim, the
-// reads of the superseded claim that the new one does not make (a LATEST
-// input whose newest READY snapshot changed in between): each INPUT row
-// goes back to what it was before that claim, as a release does, so that
-// no read lock is left behind that no claim will ever end.
-func releaseDropped(ctx context.Context, tx backends.Tx, st backends.ClaimState, now time.Time) error {
-	if st.Output == nil || st.Output.Reads == nil {
-		return nil
-	}
-	var keys []backends.RowKey
-	for _, r := range st.Output.Reads {
-		if !slices.Contains(st.Reads, r) {
-			keys = append(keys, backends.ReadKey(st.Job.ID, r, st.DataID))
-		}
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	rows, err := tx.GetRows(ctx, keys)
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if r == nil || r.Status != backends.StatusRunning || r.Token != st.Output.Token {
-			continue
-		}
-		if r.PrevStatus == backends.StatusNone {
-			if err := del(ctx, tx, *r, now, "superseded by force"); err != nil {
-				return err
-			}
-			continue
-		}
-		back := *r
-		back.Status, back.Attempt, back.UpdatedAt, back.Reason, back.PrevStatus = r.PrevStatus, r.Attempt-1, now, "superseded by force", backends.StatusNone
-		if err := put(ctx, tx, r, back); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// withAccess adds to a claim what its answer carries besides its rows:
-// the definitions of its output and input datasets and its job's
-// environment, from the catalog version of the claim's own transaction.
-func withAccess(cat *backends.Catalog, job backends.Job, c *backends.Claim) {
-	c.Datasets = make([]backends.Dataset, 0, 1+len(job.Inputs))
-	c.Datasets = append(c.Datasets, cat.Datasets.Get(job.Output))
-	for _, in := range job.Inputs {
-		c.Datasets = append(c.Datasets, cat.Datasets.Get(in))
-	}
-	c.Env = job.Env
-}
-
-// liveClaimOf is the claim a RUNNING OUTPUT row of job stands for, with
-// what its answer carries (withAccess) from cat.
-func liveClaimOf(cat *backends.Catalog, job backends.Job, out backends.StatusRow) backends.Claim {
-	c := backends.ClaimOf(job, out)
-	withAccess(cat, job, &c)
-	return c
 }
 
 func (e *engine) claimOne(ctx context.Context, jobID, dataid, executor string, mode backends.ClaimMode) (*backends.Claim, error) {
@@ -276,6 +213,7 @@ func (e *engine) Heartbeat(ctx context.Context, token string) (*backends.Claim, 
 
 // end finishes a live claim: complete, fail, release or expire.
 func (e *engine) end(ctx context.Context, tx backends.Tx, c liveClaim, how backends.Ending, reason string) error {
+	actor := backends.ActorFrom(ctx)
 	ins := make([]backends.StatusRow, 0, len(c.inputs))
 	for _, in := range c.inputs {
 		if in == nil { // cannot happen for a live claim; keep going without it
@@ -289,22 +227,22 @@ func (e *engine) end(ctx context.Context, tx backends.Tx, c liveClaim, how backe
 	newOut, newIns, keep := backends.EndClaim(how, c.job, c.out, ins, reason, c.now)
 	for i, n := range newIns {
 		if n == nil {
-			if err := del(ctx, tx, ins[i], c.now, "released"); err != nil {
+			if err := del(ctx, tx, actor, ins[i], c.now, "released"); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := put(ctx, tx, &ins[i], *n); err != nil {
+		if err := put(ctx, tx, actor, &ins[i], *n); err != nil {
 			return err
 		}
 	}
 	st := backends.StatusNone
 	if keep {
-		if err := put(ctx, tx, &c.out, newOut); err != nil {
+		if err := put(ctx, tx, actor, &c.out, newOut); err != nil {
 			return err
 		}
 		st = newOut.Status
-	} else if err := del(ctx, tx, c.out, c.now, "released"); err != nil {
+	} else if err := del(ctx, tx, actor, c.out, c.now, "released"); err != nil {
 		return err
 	}
 	switch {

@@ -2,14 +2,16 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
 )
 
 // The rows an operation reads and writes: the keys of a job's OUTPUT row
-// and of a chunk's, and every write of a row with the event that records
-// its transition.
+// and of a chunk's, every write of a row with the event that records its
+// transition (by the actor the operation runs for), and the rows a force
+// gives back when it supersedes a live claim.
 
 // outputKey is job's OUTPUT row at dataid.
 func outputKey(job backends.Job, dataid string) backends.RowKey {
@@ -23,33 +25,74 @@ func chunkOutputKey(cat *backends.Catalog, dataset, dataid string) backends.RowK
 }
 
 // event records the transition of a row from old (nil: no row) to r, by
-// the actor of ctx.
-func event(ctx context.Context, old *backends.StatusRow, r backends.StatusRow) backends.Event {
+// actor.
+func event(actor string, old *backends.StatusRow, r backends.StatusRow) backends.Event {
 	from := backends.StatusNone
 	if old != nil {
 		from = old.Status
 	}
 	return backends.Event{
-		Time: r.UpdatedAt, Actor: backends.ActorFrom(ctx), Job: r.Job, Dataset: r.Dataset, DataID: r.DataID,
+		Time: r.UpdatedAt, Actor: actor, Job: r.Job, Dataset: r.Dataset, DataID: r.DataID,
 		Role: r.Role, From: from, To: r.Status, Attempt: r.Attempt, Executor: r.Executor, Reason: r.Reason,
 		ReadFor: r.ReadFor,
 	}
 }
 
-// put writes a row and records the transition from old.
-func put(ctx context.Context, tx backends.Tx, old *backends.StatusRow, r backends.StatusRow) error {
+// put writes a row and records the transition from old, by actor.
+func put(ctx context.Context, tx backends.Tx, actor string, old *backends.StatusRow, r backends.StatusRow) error {
 	if err := tx.PutRow(ctx, r); err != nil {
 		return err
 	}
-	return tx.AppendEvent(ctx, event(ctx, old, r))
+	return tx.AppendEvent(ctx, event(actor, old, r))
 }
 
-// del deletes a row and records the transition to "no row".
-func del(ctx context.Context, tx backends.Tx, old backends.StatusRow, now time.Time, reason string) error {
+// del deletes a row and records the transition to "no row", by actor.
+func del(ctx context.Context, tx backends.Tx, actor string, old backends.StatusRow, now time.Time, reason string) error {
 	if err := tx.DeleteRow(ctx, old.RowKey); err != nil {
 		return err
 	}
-	ev := event(ctx, &old, old)
+	ev := event(actor, &old, old)
 	ev.Time, ev.To, ev.Reason, ev.Attempt = now, backends.StatusNone, reason, old.Attempt-1
 	return tx.AppendEvent(ctx, ev)
+}
+
+// releaseDropped gives back, when a force supersedes a live claim, the
+// reads of the superseded claim that the new one does not make (a LATEST
+// input whose newest READY snapshot changed in between): each INPUT row
+// goes back to what it was before that claim, as a release does, so that
+// no read lock is left behind that no claim will ever end.
+func releaseDropped(ctx context.Context, tx backends.Tx, actor string, st backends.ClaimState, now time.Time) error {
+	if st.Output == nil || st.Output.Reads == nil {
+		return nil
+	}
+	var keys []backends.RowKey
+	for _, r := range st.Output.Reads {
+		if !slices.Contains(st.Reads, r) {
+			keys = append(keys, backends.ReadKey(st.Job.ID, r, st.DataID))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	rows, err := tx.GetRows(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r == nil || r.Status != backends.StatusRunning || r.Token != st.Output.Token {
+			continue
+		}
+		if r.PrevStatus == backends.StatusNone {
+			if err := del(ctx, tx, actor, *r, now, "superseded by force"); err != nil {
+				return err
+			}
+			continue
+		}
+		back := *r
+		back.Status, back.Attempt, back.UpdatedAt, back.Reason, back.PrevStatus = r.PrevStatus, r.Attempt-1, now, "superseded by force", backends.StatusNone
+		if err := put(ctx, tx, actor, r, back); err != nil {
+			return err
+		}
+	}
+	return nil
 }
