@@ -1,31 +1,35 @@
-// Package backends is chunklock's domain layer and storage boundary.
+// Package backends is chunklock's vocabulary, rules and contracts: what
+// every other package speaks, with no operation of its own. The operations
+// are the engine's (package backends/engine), written once over the
+// contract a storage backend implements; the storage backends are the
+// sub-packages postgres, etcd and memory, and backendtest is the
+// conformance suite each of them passes.
 //
 // Read it top-down:
 //
 //   - types.go: the entities of the model (datasets, jobs, credentials, status
-//     rows, claims, events, resource locks) and the query filters.
+//     rows, claims, events, resource locks) and the query filters;
+//     partitiontypes.go: the partitions read model's.
+//   - errors.go: the error codes every layer speaks (NOT_FOUND, LOCKED, ...),
+//     and what a range operation that stopped part way reports.
+//   - dataid.go: dataid validation and shortlex ordering; token.go: fencing
+//     tokens.
+//   - catalog.go: the Catalog, a snapshot of datasets and jobs with their
+//     producers and consumers; validate.go: what the catalog accepts
+//     (datasets, jobs, mappings, pools, ids and text).
 //   - rules.go: every rule of the specification's lock tables in one place:
-//     which locks a status row implies, when a job may claim a chunk, and
-//     what each transition writes. Plain functions, no I/O.
-//   - dataid.go: dataid validation and shortlex ordering.
-//   - mappings.go, cascade.go: partition mappings (SPEC §9): which input
-//     chunks a claim reads (IdentityReads for a job without mappings, the
-//     fast path), the locks a mapped claim takes across dataids, and the
-//     invalidation that follows every read of a chunk. The INPUT row of a
-//     mapped read is keyed by the output dataid it is read for too
-//     (RowKey.ReadFor, which says why). mapwindows.go and mapwalk.go: the
-//     candidates an input chunk becoming READY queues through a
-//     TIME_WINDOW (the reverse mapping), worked out as intervals;
-//     mapbackfill.go: the backfill of a new or changed mapping; mapfit.go:
-//     whether a mapping's transactions fit a backend with a bounded
-//     number of keys per transaction.
-//   - errors.go: the error codes every layer speaks (NOT_FOUND, LOCKED, ...).
-//   - engine.go: the operations (findNext, claim, complete, resubmit, ...)
-//     written once against the small Tx interface, so that every backend
-//     runs the same code and cannot drift from the others.
-//   - store.go: the Store interface the GraphQL layer and the runner
-//     commands use, with the contract of each method.
+//     which locks a status row implies, when a job may claim a chunk, what
+//     each transition writes, when a failed chunk is retried, which key a
+//     credential must be encrypted to. Plain functions, no I/O.
+//   - store.go: the Store interface the GraphQL layer, the reaper and the
+//     runner commands use, with the contract of each method.
+//   - backend.go: everything a storage backend provides: Backend and Tx,
+//     every method required, and the few optional capabilities the engine
+//     asks a transaction for, each with what the engine does without it.
+//   - slotrecords.go, slotcodec.go: the slot records of concurrency limits
+//     and pools, and their encoding; records.go: the server's own records.
 //
-// Implementations live in sub-packages (postgres, etcd, memory); the shared
-// conformance suite that each of them passes is backendtest.
+// The sub-packages partition and envname hold the arithmetic of partition
+// definitions and mappings, and the rule on job env names; open turns a
+// store URL into a Store, the engine on the backend the URL names.
 package backends

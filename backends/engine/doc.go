@@ -1,0 +1,37 @@
+// Package engine is chunklock's engine: every operation of the Store
+// (findNext, claim, complete, resubmit, the read models, ...), written once
+// over the contract a storage backend implements (backends.Backend and
+// backends.Tx, backends/backend.go), so that every backend runs the same
+// code and cannot drift from the others. New makes the Store on a backend;
+// package backends/open does so for a store URL.
+//
+// The engine decides with the rules of package backends (rules.go) and
+// writes what they return; it asks a transaction at run time only for the
+// optional capabilities backend.go lists. Read it by operation:
+//
+//   - new.go: New and its options; engine.go: the engine's state.
+//   - next.go, round.go: findNext, one transaction per round of calls of a
+//     job; claims.go: claim, force and the making of a claim (claimState),
+//     and the live-claim operations, served by live.go; answer.go: what a
+//     claim's answer carries; rows.go: the rows an operation writes, each
+//     with its event.
+//   - slots.go: the concurrency limits of jobs and pools (slot records);
+//     schedule.go: backoff, schedules and the sweeps of LATEST and ALL
+//     readers.
+//   - chunkops.go, cascade.go: publish, resubmit and its cascade, hold;
+//     rangeops.go, rangetx.go, rangedef.go: the range operations.
+//   - mappings.go: what a mapped claim reads (SPEC §9); enqueue.go,
+//     mapwindows.go, mapwalk.go: the candidates a chunk becoming READY
+//     queues; mapbackfill.go, backfillmark.go: the backfill of a new or
+//     changed mapping; mapfit.go: whether a mapping's transactions fit a
+//     backend's bounded transactions.
+//   - catalogcache.go: the catalog kept in memory and checked against the
+//     store's version in each transaction; catalogops.go, jobcheck.go: the
+//     catalog operations; pools.go, recordops.go, resourcelocks.go: pools,
+//     records and resource locks.
+//   - readmodels.go, graph.go, partitions.go, partitioncount.go: the read
+//     models; queue.go: the length of a job's queue.
+//   - batcher.go: one batcher serves concurrent calls several per
+//     transaction on a backend that allows it; budget.go, lockplan.go: what
+//     a batch may hold, and the order in which it locks.
+package engine
