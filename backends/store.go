@@ -6,9 +6,9 @@ import (
 )
 
 // Store is chunklock's storage API: everything the GraphQL layer, the reaper
-// and the runner commands do. Build one with New over a Backend; every
-// operation below behaves the same on every backend (the conformance suite
-// in backendtest checks it).
+// and the runner commands do. Build one with engine.New over a Backend; every
+// operation below behaves the same on every backend (the conformance suite in
+// backendtest checks it).
 //
 // Every write is atomic: a claim, a completion or a cascade is applied whole
 // or not at all, under any concurrency. Errors are *Error values with a Code
