@@ -88,34 +88,19 @@ func validatePartitionFilter(f PartitionFilter) error {
 	return nil
 }
 
-// partitionDef returns the definition of a dataset, or INVALID_ARGUMENT
-// when it has none.
-func partitionDef(cat *Catalog, dataset string) (partition.Def, error) {
-	ds, err := cat.Dataset(dataset)
-	if err != nil {
-		return partition.Def{}, err
-	}
-	if ds.Partitions == nil {
-		return partition.Def{}, InvalidArgument("dataset %q has no partition definition, so no dataids are expected of it; list its chunks with chunks, or give it partitions with upsertDataset", dataset)
-	}
-	return *ds.Partitions, nil
-}
-
 // partitionSource returns a dataset's definition and producer from the
 // cached catalog, confirmed current by a transaction (as Chunk does), not
-// by reading every dataset and job.
+// by reading every dataset and job; INVALID_ARGUMENT when it has no
+// definition.
 func (e *engine) partitionSource(ctx context.Context, dataset string) (partition.Def, string, error) {
-	var def partition.Def
-	var producer string
-	err := e.withCatalog(ctx, func(cat *opCatalog) error {
-		d, err := partitionDef(cat.Catalog, dataset)
-		if err != nil {
-			return err
-		}
-		def, producer = d, cat.Producer(dataset)
-		return e.update(ctx, cat, func(Tx) error { return nil })
-	})
-	return def, producer, err
+	def, producer, err := e.spanSource(ctx, dataset)
+	switch {
+	case err != nil:
+		return partition.Def{}, "", err
+	case def == nil:
+		return partition.Def{}, "", InvalidArgument("dataset %q has no partition definition, so no dataids are expected of it; list its chunks with chunks, or give it partitions with upsertDataset", dataset)
+	}
+	return *def, producer, nil
 }
 
 func (e *engine) Partitions(ctx context.Context, f PartitionFilter) (PartitionPage, error) {

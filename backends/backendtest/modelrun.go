@@ -415,6 +415,7 @@ func (h *harness) apply(o op) {
 			got = append(got, p.DataID+"="+string(p.Status))
 		}
 		h.equal("partitions("+o.dataset+")", m.partitions(o.dataset), got)
+		h.checkRuns(o.dataset)
 	case "pause", "limit":
 		j := *m.job(o.job)
 		if o.kind == "pause" {

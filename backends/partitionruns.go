@@ -1,0 +1,425 @@
+package backends
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/chunklock/chunklock/backends/partition"
+)
+
+// The runs read model (the dashboard's partition grid and history strip): a
+// span of a dataset's partitions answered as runs of one status and
+// lateness, and at a coarser zoom as summaries per column of that zoom, so
+// that a long and mostly READY history comes back in a few hundred bytes
+// instead of one entry per partition.
+
+// Bounds of one PartitionRuns call. Limit bounds the work (the expected
+// dataids looked at: ten years of hours fit), MaxRuns the answer.
+const (
+	DefaultRunsLimit = 10000
+	MaxRunsLimit     = 100000
+	MaxRuns          = 2000
+)
+
+// RunsFilter selects a span of one dataset's partitions.
+type RunsFilter struct {
+	Dataset string
+	// From and To bound the span inclusively: dataids of the definition's
+	// kind. An empty From is the definition's start (the first chunk
+	// without one); an empty To is where Partitions ends without one. A
+	// time kind's span never reaches windows that are not due yet.
+	From, To string
+	// Limit bounds the dataids looked at (DefaultRunsLimit when 0, at most
+	// MaxRunsLimit); when it ends the span first, Next says where it goes on.
+	Limit int
+	// MaxRuns bounds the runs and the column runs answered (MaxRuns when 0,
+	// at most MaxRuns); when it ends the span first, Next says where it
+	// goes on.
+	MaxRuns int
+	// Zoom, a time kind coarser than the dataset's, asks for Columns.
+	Zoom partition.Kind
+	// Runs asks for Runs. A caller that wants only Columns leaves it false,
+	// so that MaxRuns does not cut its span short.
+	Runs bool
+}
+
+// PartitionRun is a run of consecutive dataids of one status and lateness.
+type PartitionRun struct {
+	From, To string
+	Count    int
+	Status   Status
+	Late     bool
+}
+
+// PartitionColumnRun is a run of consecutive columns of a zoom (dataids of
+// the zoom's kind: a day, a week, a month) whose partitions hold the same
+// counts: Count partitions in each column, of which Ready, Running, Failed,
+// Resubmit, Hold are in that status, Missing have no OUTPUT row, and Late
+// are late. A column is the calendar period of its dataid, whatever the
+// definition's time zone: the hours 2026-11-22T00..T23 are in the day
+// 2026-11-22, a week in the month of its Thursday.
+type PartitionColumnRun struct {
+	From, To string
+	Columns  int
+	Count    int
+	Ready    int
+	Running  int
+	Failed   int
+	Resubmit int
+	Hold     int
+	Missing  int
+	Late     int
+}
+
+// PartitionSpan is a span of a dataset's partitions as runs.
+type PartitionSpan struct {
+	Dataset string
+	// Kind is the definition's kind; "" for a dataset without one, whose
+	// span is its chunks (OUTPUT rows of its producer).
+	Kind partition.Kind
+	// From and To are the first and last dataid of the span ("" when it
+	// is empty), Count how many dataids it holds.
+	From, To string
+	Count    int
+	// Next is the dataid the span would go on with when Limit or MaxRuns
+	// ended it before the asked span did; "" otherwise. The last column may
+	// then be partial.
+	Next string
+	// ChangesAt is when the clock alone next changes the answer (a window of
+	// the asked span becomes due, a partition of it late); zero when never.
+	ChangesAt time.Time
+	Runs      []PartitionRun
+	Columns   []PartitionColumnRun
+}
+
+// maxDataID is above every valid dataid in shortlex order.
+var maxDataID = strings.Repeat("z", MaxDataIDLen)
+
+func validateRunsFilter(f RunsFilter) error {
+	for _, id := range []string{f.From, f.To} {
+		if id != "" {
+			if err := ValidateDataID(id); err != nil {
+				return err
+			}
+		}
+	}
+	switch {
+	case f.Limit < 0 || f.Limit > MaxRunsLimit:
+		return InvalidArgument("limit %d is out of range: look at 1 to %d dataids per call (0: %d), and go on from next", f.Limit, MaxRunsLimit, DefaultRunsLimit)
+	case f.MaxRuns < 0 || f.MaxRuns > MaxRuns:
+		return InvalidArgument("at most %d runs per call, not %d", MaxRuns, f.MaxRuns)
+	case f.Zoom != "" && !f.Zoom.IsTime():
+		return InvalidArgument("zoom %q is not a time kind: want HOURLY, DAILY, WEEKLY or MONTHLY", f.Zoom)
+	}
+	return nil
+}
+
+func (e *engine) PartitionRuns(ctx context.Context, f RunsFilter) (PartitionSpan, error) {
+	if err := validateRunsFilter(f); err != nil {
+		return PartitionSpan{}, err
+	}
+	def, producer, err := e.spanSource(ctx, f.Dataset)
+	if err != nil {
+		return PartitionSpan{}, err
+	}
+	sc := runScan{f: f, limit: f.Limit, maxRuns: f.MaxRuns, span: PartitionSpan{Dataset: f.Dataset}}
+	if sc.limit == 0 {
+		sc.limit = DefaultRunsLimit
+	}
+	if sc.maxRuns == 0 {
+		sc.maxRuns = MaxRuns
+	}
+	if def == nil {
+		return sc.span, sc.chunks(ctx, e, producer)
+	}
+	sc.span.Kind = def.Kind
+	if f.Zoom != "" && finer(def.Kind, f.Zoom) {
+		sc.cols = &columnOf{kind: def.Kind, zoom: f.Zoom}
+	}
+	return sc.span, sc.expected(ctx, e, *def, producer)
+}
+
+// spanSource returns a dataset's definition (nil without one) and
+// producer from the cached catalog, confirmed current by a transaction (as
+// Chunk does), not by reading every dataset and job.
+func (e *engine) spanSource(ctx context.Context, dataset string) (*partition.Def, string, error) {
+	var def *partition.Def
+	var producer string
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		d, err := cat.Dataset(dataset)
+		if err != nil {
+			return err
+		}
+		def, producer = d.Partitions, cat.Producer(dataset)
+		return e.update(ctx, cat, func(Tx) error { return nil })
+	})
+	return def, producer, err
+}
+
+// runScan is one PartitionRuns call in progress.
+type runScan struct {
+	f       RunsFilter
+	limit   int
+	maxRuns int
+	cols    *columnOf // nil: no columns asked for
+	col     columnTally
+	span    PartitionSpan
+}
+
+// add takes the next dataid of the span, or tells that the span ends
+// before it (a bound is reached).
+func (s *runScan) add(id string, st Status, late bool) bool {
+	if s.span.Count == s.limit {
+		return false
+	}
+	runs := s.span.Runs
+	extend := len(runs) > 0 && runs[len(runs)-1].Status == st && runs[len(runs)-1].Late == late
+	if s.f.Runs && !extend && len(runs) == s.maxRuns {
+		return false
+	}
+	if s.cols != nil {
+		key := s.cols.key(id)
+		if key != s.col.key && s.col.key != "" {
+			s.flushColumn()
+			if len(s.span.Columns) == s.maxRuns {
+				s.col = columnTally{}
+				return false
+			}
+		}
+		if key != s.col.key {
+			s.col = columnTally{key: key}
+		}
+		s.col.take(st, late)
+	}
+	if s.f.Runs {
+		if extend {
+			runs[len(runs)-1].To = id
+			runs[len(runs)-1].Count++
+		} else {
+			s.span.Runs = append(runs, PartitionRun{From: id, To: id, Count: 1, Status: st, Late: late})
+		}
+	}
+	if s.span.Count == 0 {
+		s.span.From = id
+	}
+	s.span.To = id
+	s.span.Count++
+	return true
+}
+
+// flushColumn ends the column being counted: it joins the last column
+// run when its counts are the same, else starts one.
+func (s *runScan) flushColumn() {
+	c := s.col.run()
+	if n := len(s.span.Columns); n > 0 {
+		last := &s.span.Columns[n-1]
+		if sameCounts(*last, c) {
+			last.To = c.To
+			last.Columns++
+			return
+		}
+	}
+	s.span.Columns = append(s.span.Columns, c)
+}
+
+// end closes the span: id is the dataid it would go on with ("" when it
+// ended with the asked span).
+func (s *runScan) end(id string) {
+	s.span.Next = id
+	if s.cols != nil && s.col.key != "" {
+		s.flushColumn()
+	}
+}
+
+// chunks scans a dataset without a definition: its producer's OUTPUT
+// rows in the span, nothing missing or late.
+func (s *runScan) chunks(ctx context.Context, e *engine, producer string) error {
+	f := ChunkFilter{Dataset: s.f.Dataset, Role: RoleOutput, From: s.f.From, To: s.f.To, First: MaxPageSize}
+	for {
+		page, err := e.b.ListRows(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, r := range page.Rows {
+			if r.Job != producer || r.ReadFor != "" {
+				continue
+			}
+			if !s.add(r.DataID, r.Status, false) {
+				s.end(r.DataID)
+				return nil
+			}
+		}
+		if !page.HasNextPage || len(page.Rows) == 0 {
+			s.end("")
+			return nil
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+}
+
+// runBounds is the span a definition's scan covers.
+type runBounds struct {
+	from, to string
+	// open: INTEGER without end or to, up to the highest dataid seen.
+	open bool
+	// empty: no window is due yet.
+	empty bool
+	// lastLate is the last dataid past its deadline ("" when none is, or
+	// without a deadline).
+	lastLate string
+	// dueAt is when the window after the last due one becomes due, when
+	// the asked span reaches it; zero otherwise.
+	dueAt time.Time
+}
+
+func spanBounds(def partition.Def, f RunsFilter, now time.Time) (runBounds, error) {
+	b := runBounds{from: f.From, to: f.To}
+	if _, err := def.Range(f.From, f.To); err != nil { // from and to are of the kind's format
+		return b, InvalidArgument("%v", err)
+	}
+	if def.Deadline != nil {
+		late := def
+		late.Lag = *def.Deadline
+		b.lastLate, _ = late.DueBefore(now)
+	}
+	switch {
+	case def.Kind.IsTime():
+		last, ok := def.DueBefore(now)
+		next, more := def.Start, true
+		if ok {
+			next, more = def.Next(last)
+		}
+		if more && (f.To == "" || CompareDataID(f.To, next) >= 0) {
+			b.dueAt, _ = def.Due(next)
+		}
+		b.empty = !ok
+		if b.to == "" || CompareDataID(b.to, last) > 0 {
+			b.to = last
+		}
+	case def.Kind == partition.Integer && def.End == "" && f.To == "":
+		b.open = true
+	}
+	return b, nil
+}
+
+// expected scans the expected dataids of a definition in the span, each
+// with the status of its OUTPUT row (rowStream, as PartitionCounts does).
+func (s *runScan) expected(ctx context.Context, e *engine, def partition.Def, producer string) error {
+	b, err := spanBounds(def, s.f, e.clock.Now())
+	if err != nil {
+		return err
+	}
+	if b.empty {
+		s.span.ChangesAt = b.dueAt
+		return nil
+	}
+	ids, err := def.Range(b.from, b.to)
+	if err != nil {
+		return InvalidArgument("%v", err)
+	}
+	rows := rowStream{e: e, producer: producer, def: def,
+		f: ChunkFilter{Dataset: s.f.Dataset, Role: RoleOutput, From: b.from, To: b.to, First: MaxPageSize}}
+	pending := "" // the first dataid neither READY nor late yet
+	for id := range ids {
+		st, more, err := rows.status(ctx, id)
+		if err != nil {
+			return err
+		}
+		if b.open && !more {
+			break // past the highest INTEGER dataid seen
+		}
+		late := b.lastLate != "" && st != StatusReady && CompareDataID(id, b.lastLate) <= 0
+		if !s.add(id, st, late) {
+			s.end(id)
+			s.changes(def, pending, time.Time{})
+			return nil
+		}
+		if def.Deadline != nil && st != StatusReady && !late && pending == "" {
+			pending = id
+		}
+	}
+	s.end("")
+	s.changes(def, pending, b.dueAt)
+	return nil
+}
+
+// changes sets ChangesAt: the earlier of due (a window becoming due) and
+// the deadline of pending, the first partition that will turn late.
+func (s *runScan) changes(def partition.Def, pending string, due time.Time) {
+	at := due
+	if pending != "" {
+		if _, end, err := def.Window(pending); err == nil {
+			if t := end.Add(*def.Deadline); at.IsZero() || t.Before(at) {
+				at = t
+			}
+		}
+	}
+	s.span.ChangesAt = at
+}
+
+func (e *engine) LatestReady(ctx context.Context, datasets []string) ([]string, error) {
+	out := make([]string, len(datasets))
+	if len(datasets) == 0 {
+		return out, nil
+	}
+	producers, tops := make([]string, len(datasets)), make([]string, len(datasets))
+	now := e.clock.Now()
+	err := e.withCatalog(ctx, func(cat *opCatalog) error {
+		for i, ds := range datasets {
+			d, err := cat.Dataset(ds)
+			if err != nil {
+				return err
+			}
+			producers[i], tops[i] = cat.Producer(ds), maxDataID
+			if d.Partitions != nil {
+				if last, ok := d.Partitions.DueBefore(now); ok {
+					tops[i] = last
+				} else if d.Partitions.Kind.IsTime() {
+					tops[i] = "" // nothing due: nothing to find
+				}
+			}
+		}
+		return e.update(ctx, cat, func(tx Tx) error {
+			for i, ds := range datasets {
+				if tops[i] == "" {
+					continue
+				}
+				id, err := e.latestReadyIn(ctx, tx, ds, producers[i], tops[i])
+				if err != nil {
+					return err
+				}
+				out[i] = id
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// latestReadyIn finds the newest READY chunk of dataset up to top: in one
+// ordered read where the transaction can (LatestReadyFinder), else by
+// reading the dataset's OUTPUT rows.
+func (e *engine) latestReadyIn(ctx context.Context, tx Tx, dataset, producer, top string) (string, error) {
+	if finder, ok := tx.(LatestReadyFinder); ok {
+		id, _, err := finder.LatestReady(ctx, dataset, producer, "", top)
+		return id, err
+	}
+	best := ""
+	f := ChunkFilter{Dataset: dataset, Role: RoleOutput, To: top, First: MaxPageSize}
+	for {
+		page, err := e.b.ListRows(ctx, f)
+		if err != nil {
+			return "", err
+		}
+		for _, r := range page.Rows {
+			if r.Job == producer && r.ReadFor == "" && r.Status == StatusReady {
+				best = r.DataID
+			}
+		}
+		if !page.HasNextPage || len(page.Rows) == 0 {
+			return best, nil
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+}
