@@ -303,8 +303,23 @@ func spanBounds(def partition.Def, f RunsFilter, now time.Time) (runBounds, erro
 	return b, nil
 }
 
-// expected scans the expected dataids of a definition in the span, each
-// with the status of its OUTPUT row (rowStream, as PartitionCounts does).
+// OutputStatusReader is implemented by backends that read the dataids and
+// statuses of one job's OUTPUT rows on a dataset, with dataids between
+// from and to inclusive (shortlex), in shortlex order and without the rest
+// of each row: up to limit of them, as committed. PartitionRuns reads long
+// histories so, a window at a time; without it, with ListRows.
+type OutputStatusReader interface {
+	OutputStatuses(ctx context.Context, dataset, job, from, to string, limit int) (ids []string, statuses []Status, err error)
+}
+
+// runWindow is how many expected dataids a scan joins with their rows at
+// once: one ordered read of the rows between its first and last dataid
+// (a narrow key range, which every store reads fast however long the
+// history).
+const runWindow = MaxPageSize
+
+// expected scans the expected dataids of a definition in the span, a
+// window at a time, each with the status of its OUTPUT row.
 func (s *runScan) expected(ctx context.Context, e *engine, def partition.Def, producer string) error {
 	b, err := spanBounds(def, s.f, e.clock.Now())
 	if err != nil {
@@ -318,30 +333,121 @@ func (s *runScan) expected(ctx context.Context, e *engine, def partition.Def, pr
 	if err != nil {
 		return InvalidArgument("%v", err)
 	}
-	rows := rowStream{e: e, producer: producer, def: def,
-		f: ChunkFilter{Dataset: s.f.Dataset, Role: RoleOutput, From: b.from, To: b.to, First: MaxPageSize}}
-	pending := "" // the first dataid neither READY nor late yet
+	w := runWindowScan{runScan: s, e: e, def: def, producer: producer, b: b}
+	batch := make([]string, 0, runWindow)
 	for id := range ids {
-		st, more, err := rows.status(ctx, id)
-		if err != nil {
+		// One dataid past the limit, so that add finds where Next is.
+		if batch = append(batch, id); len(batch) < min(runWindow, s.limit-s.span.Count+1) {
+			continue
+		}
+		if done, err := w.window(ctx, batch); done || err != nil {
 			return err
 		}
-		if b.open && !more {
-			break // past the highest INTEGER dataid seen
-		}
-		late := b.lastLate != "" && st != StatusReady && CompareDataID(id, b.lastLate) <= 0
-		if !s.add(id, st, late) {
-			s.end(id)
-			s.changes(def, pending, time.Time{})
-			return nil
-		}
-		if def.Deadline != nil && st != StatusReady && !late && pending == "" {
-			pending = id
+		batch = batch[:0]
+	}
+	if len(batch) > 0 {
+		if done, err := w.window(ctx, batch); done || err != nil {
+			return err
 		}
 	}
 	s.end("")
-	s.changes(def, pending, b.dueAt)
+	s.changes(def, w.pending, b.dueAt)
 	return nil
+}
+
+// runWindowScan is expected's state across windows.
+type runWindowScan struct {
+	*runScan
+	e        *engine
+	def      partition.Def
+	producer string
+	b        runBounds
+	// pending is the first dataid neither READY nor late yet.
+	pending string
+}
+
+// window joins a window of expected dataids with their rows and adds them
+// to the span; done when the span ended in it.
+func (w *runWindowScan) window(ctx context.Context, batch []string) (done bool, err error) {
+	last := batch[len(batch)-1]
+	ids, sts, err := w.e.windowStatuses(ctx, w.f.Dataset, w.producer, batch[0], last)
+	if err != nil {
+		return false, err
+	}
+	if w.b.open {
+		highest := ""
+		for k := len(ids) - 1; k >= 0 && highest == ""; k-- {
+			if w.def.Contains(ids[k]) {
+				highest = ids[k]
+			}
+		}
+		if highest == "" || CompareDataID(highest, last) < 0 {
+			l := partitionList{e: w.e, f: PartitionFilter{Dataset: w.f.Dataset}, def: w.def, producer: w.producer}
+			more, err := l.expectedBeyond(ctx, last)
+			if err != nil {
+				return false, err
+			}
+			if !more { // the highest INTEGER dataid seen ends the span
+				batch, done = cutAfter(batch, highest), true
+			}
+		}
+	}
+	j := 0
+	for _, id := range batch {
+		for j < len(ids) && CompareDataID(ids[j], id) < 0 {
+			j++
+		}
+		st := StatusNone
+		if j < len(ids) && ids[j] == id {
+			st = sts[j]
+		}
+		late := w.b.lastLate != "" && st != StatusReady && CompareDataID(id, w.b.lastLate) <= 0
+		if !w.add(id, st, late) {
+			w.end(id)
+			w.changes(w.def, w.pending, time.Time{})
+			return true, nil
+		}
+		if w.def.Deadline != nil && st != StatusReady && !late && w.pending == "" {
+			w.pending = id
+		}
+	}
+	if done {
+		w.end("")
+		w.changes(w.def, w.pending, time.Time{})
+	}
+	return done, nil
+}
+
+// windowStatuses reads the dataids and statuses of the producer's OUTPUT
+// rows on dataset between from and to, in shortlex order: with the
+// backend's OutputStatusReader when it has one, else with ListRows.
+func (e *engine) windowStatuses(ctx context.Context, dataset, producer, from, to string) ([]string, []Status, error) {
+	if r, ok := e.b.(OutputStatusReader); ok {
+		// A window holds at most runWindow expected dataids; more rows are
+		// rows outside the definition, read below.
+		ids, sts, err := r.OutputStatuses(ctx, dataset, producer, from, to, 2*runWindow)
+		if err != nil || len(ids) < 2*runWindow {
+			return ids, sts, err
+		}
+	}
+	var ids []string
+	var sts []Status
+	f := ChunkFilter{Dataset: dataset, Role: RoleOutput, From: from, To: to, First: MaxPageSize}
+	for {
+		page, err := e.b.ListRows(ctx, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range page.Rows {
+			if r.Job == producer && r.ReadFor == "" {
+				ids, sts = append(ids, r.DataID), append(sts, r.Status)
+			}
+		}
+		if !page.HasNextPage || len(page.Rows) == 0 {
+			return ids, sts, nil
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
 }
 
 // changes sets ChangesAt: the earlier of due (a window becoming due) and
@@ -360,10 +466,7 @@ func (s *runScan) changes(def partition.Def, pending string, due time.Time) {
 
 func (e *engine) LatestReady(ctx context.Context, datasets []string) ([]string, error) {
 	out := make([]string, len(datasets))
-	if len(datasets) == 0 {
-		return out, nil
-	}
-	producers, tops := make([]string, len(datasets)), make([]string, len(datasets))
+	defs, producers, tops := make([]*partition.Def, len(datasets)), make([]string, len(datasets)), make([]string, len(datasets))
 	now := e.clock.Now()
 	err := e.withCatalog(ctx, func(cat *opCatalog) error {
 		for i, ds := range datasets {
@@ -371,7 +474,7 @@ func (e *engine) LatestReady(ctx context.Context, datasets []string) ([]string, 
 			if err != nil {
 				return err
 			}
-			producers[i], tops[i] = cat.Producer(ds), maxDataID
+			defs[i], producers[i], tops[i] = d.Partitions, cat.Producer(ds), maxDataID
 			if d.Partitions != nil {
 				if last, ok := d.Partitions.DueBefore(now); ok {
 					tops[i] = last
@@ -380,21 +483,79 @@ func (e *engine) LatestReady(ctx context.Context, datasets []string) ([]string, 
 				}
 			}
 		}
-		return e.update(ctx, cat, func(tx Tx) error {
-			for i, ds := range datasets {
-				if tops[i] == "" {
-					continue
-				}
-				id, err := e.latestReadyIn(ctx, tx, ds, producers[i], tops[i])
-				if err != nil {
-					return err
-				}
-				out[i] = id
-			}
-			return nil
-		})
+		return e.update(ctx, cat, func(Tx) error { return nil })
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	var rest []int // the datasets left to the transaction's finder
+	for i, ds := range datasets {
+		if tops[i] == "" {
+			continue
+		}
+		id, found, err := e.latestReadyRecent(ctx, ds, producers[i], defs[i], tops[i])
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			out[i] = id
+			continue
+		}
+		rest = append(rest, i)
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	return out, e.b.Update(ctx, func(tx Tx) error {
+		for _, i := range rest {
+			id, err := e.latestReadyIn(ctx, tx, datasets[i], producers[i], tops[i])
+			if err != nil {
+				return err
+			}
+			out[i] = id
+		}
+		return nil
+	})
+}
+
+// latestRecentWindows bounds how many windows of expected dataids
+// latestReadyRecent reads back from the last due one.
+const latestRecentWindows = 10
+
+// latestReadyRecent looks for the newest READY chunk of a time definition
+// in its most recent windows of expected dataids (narrow ordered reads,
+// cheap on every store however long the history). found is false when it
+// could not tell: no OutputStatusReader, no time definition, or nothing
+// READY in the recent windows.
+func (e *engine) latestReadyRecent(ctx context.Context, dataset, producer string, def *partition.Def, top string) (id string, found bool, err error) {
+	r, ok := e.b.(OutputStatusReader)
+	if !ok || def == nil || !def.Kind.IsTime() {
+		return "", false, nil
+	}
+	to := top
+	for range latestRecentWindows {
+		from := to
+		for range runWindow - 1 {
+			p, ok := def.Prev(from)
+			if !ok {
+				break
+			}
+			from = p
+		}
+		ids, sts, err := r.OutputStatuses(ctx, dataset, producer, from, to, 2*runWindow)
+		if err != nil || len(ids) >= 2*runWindow {
+			return "", false, err
+		}
+		for k := len(ids) - 1; k >= 0; k-- {
+			if sts[k] == StatusReady && def.Contains(ids[k]) {
+				return ids[k], true, nil
+			}
+		}
+		if to, ok = def.Prev(from); !ok {
+			return "", true, nil // the whole definition, and nothing READY
+		}
+	}
+	return "", false, nil
 }
 
 // latestReadyIn finds the newest READY chunk of dataset up to top: in one
