@@ -110,6 +110,7 @@ type ComplexityRoot struct {
 		CreatedAt        func(childComplexity int) int
 		Description      func(childComplexity int) int
 		ID               func(childComplexity int) int
+		LatestReady      func(childComplexity int) int
 		Location         func(childComplexity int) int
 		PartitionSummary func(childComplexity int) int
 		Partitions       func(childComplexity int) int
@@ -264,6 +265,20 @@ type ComplexityRoot struct {
 		WindowStart func(childComplexity int) int
 	}
 
+	PartitionColumnRun struct {
+		Columns  func(childComplexity int) int
+		Count    func(childComplexity int) int
+		Failed   func(childComplexity int) int
+		From     func(childComplexity int) int
+		Hold     func(childComplexity int) int
+		Late     func(childComplexity int) int
+		Missing  func(childComplexity int) int
+		Ready    func(childComplexity int) int
+		Resubmit func(childComplexity int) int
+		Running  func(childComplexity int) int
+		To       func(childComplexity int) int
+	}
+
 	PartitionConnection struct {
 		Edges    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -282,6 +297,26 @@ type ComplexityRoot struct {
 	PartitionEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	PartitionRun struct {
+		Count  func(childComplexity int) int
+		From   func(childComplexity int) int
+		Late   func(childComplexity int) int
+		Status func(childComplexity int) int
+		To     func(childComplexity int) int
+	}
+
+	PartitionRuns struct {
+		ChangesAt func(childComplexity int) int
+		Columns   func(childComplexity int) int
+		Count     func(childComplexity int) int
+		Dataset   func(childComplexity int) int
+		From      func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Next      func(childComplexity int) int
+		Runs      func(childComplexity int) int
+		To        func(childComplexity int) int
 	}
 
 	PartitionSummary struct {
@@ -315,6 +350,7 @@ type ComplexityRoot struct {
 		Jobs          func(childComplexity int) int
 		LockGraph     func(childComplexity int, job *string, dataset *string, dataid *string) int
 		Locks         func(childComplexity int, dataset *string, job *string) int
+		PartitionRuns func(childComplexity int, dataset string, from *string, to *string, zoom *partition.Kind, limit *int) int
 		Partitions    func(childComplexity int, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) int
 		Pool          func(childComplexity int, id string) int
 		Pools         func(childComplexity int) int
@@ -404,6 +440,7 @@ type DatasetResolver interface {
 	Producer(ctx context.Context, obj *backends.Dataset) (*backends.Job, error)
 	Consumers(ctx context.Context, obj *backends.Dataset) ([]backends.Job, error)
 
+	LatestReady(ctx context.Context, obj *backends.Dataset) (*string, error)
 	PartitionSummary(ctx context.Context, obj *backends.Dataset) (*backends.PartitionCount, error)
 }
 type DatasetAccessResolver interface {
@@ -483,6 +520,7 @@ type QueryResolver interface {
 	Chunks(ctx context.Context, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string) (ChunkConnection, error)
 	Chunk(ctx context.Context, dataset string, dataid string) (backends.ChunkDetail, error)
 	Claims(ctx context.Context, job *string) ([]backends.Claim, error)
+	PartitionRuns(ctx context.Context, dataset string, from *string, to *string, zoom *partition.Kind, limit *int) (model.PartitionRuns, error)
 	Events(ctx context.Context, dataset *string, job *string, dataid *string, first *int, after *string) (EventConnection, error)
 	Locks(ctx context.Context, dataset *string, job *string) ([]backends.Lock, error)
 	Blockers(ctx context.Context, job string, dataid string) ([]backends.Blocker, error)
@@ -751,6 +789,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.ID(childComplexity), true
+	case "Dataset.latestReady":
+		if e.ComplexityRoot.Dataset.LatestReady == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.LatestReady(childComplexity), true
 	case "Dataset.location":
 		if e.ComplexityRoot.Dataset.Location == nil {
 			break
@@ -1509,6 +1553,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Partition.WindowStart(childComplexity), true
 
+	case "PartitionColumnRun.columns":
+		if e.ComplexityRoot.PartitionColumnRun.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Columns(childComplexity), true
+	case "PartitionColumnRun.count":
+		if e.ComplexityRoot.PartitionColumnRun.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Count(childComplexity), true
+	case "PartitionColumnRun.failed":
+		if e.ComplexityRoot.PartitionColumnRun.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Failed(childComplexity), true
+	case "PartitionColumnRun.from":
+		if e.ComplexityRoot.PartitionColumnRun.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.From(childComplexity), true
+	case "PartitionColumnRun.hold":
+		if e.ComplexityRoot.PartitionColumnRun.Hold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Hold(childComplexity), true
+	case "PartitionColumnRun.late":
+		if e.ComplexityRoot.PartitionColumnRun.Late == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Late(childComplexity), true
+	case "PartitionColumnRun.missing":
+		if e.ComplexityRoot.PartitionColumnRun.Missing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Missing(childComplexity), true
+	case "PartitionColumnRun.ready":
+		if e.ComplexityRoot.PartitionColumnRun.Ready == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Ready(childComplexity), true
+	case "PartitionColumnRun.resubmit":
+		if e.ComplexityRoot.PartitionColumnRun.Resubmit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Resubmit(childComplexity), true
+	case "PartitionColumnRun.running":
+		if e.ComplexityRoot.PartitionColumnRun.Running == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Running(childComplexity), true
+	case "PartitionColumnRun.to":
+		if e.ComplexityRoot.PartitionColumnRun.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.To(childComplexity), true
+
 	case "PartitionConnection.edges":
 		if e.ComplexityRoot.PartitionConnection.Edges == nil {
 			break
@@ -1577,6 +1688,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PartitionEdge.Node(childComplexity), true
+
+	case "PartitionRun.count":
+		if e.ComplexityRoot.PartitionRun.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRun.Count(childComplexity), true
+	case "PartitionRun.from":
+		if e.ComplexityRoot.PartitionRun.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRun.From(childComplexity), true
+	case "PartitionRun.late":
+		if e.ComplexityRoot.PartitionRun.Late == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRun.Late(childComplexity), true
+	case "PartitionRun.status":
+		if e.ComplexityRoot.PartitionRun.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRun.Status(childComplexity), true
+	case "PartitionRun.to":
+		if e.ComplexityRoot.PartitionRun.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRun.To(childComplexity), true
+
+	case "PartitionRuns.changesAt":
+		if e.ComplexityRoot.PartitionRuns.ChangesAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.ChangesAt(childComplexity), true
+	case "PartitionRuns.columns":
+		if e.ComplexityRoot.PartitionRuns.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Columns(childComplexity), true
+	case "PartitionRuns.count":
+		if e.ComplexityRoot.PartitionRuns.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Count(childComplexity), true
+	case "PartitionRuns.dataset":
+		if e.ComplexityRoot.PartitionRuns.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Dataset(childComplexity), true
+	case "PartitionRuns.from":
+		if e.ComplexityRoot.PartitionRuns.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.From(childComplexity), true
+	case "PartitionRuns.kind":
+		if e.ComplexityRoot.PartitionRuns.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Kind(childComplexity), true
+	case "PartitionRuns.next":
+		if e.ComplexityRoot.PartitionRuns.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Next(childComplexity), true
+	case "PartitionRuns.runs":
+		if e.ComplexityRoot.PartitionRuns.Runs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Runs(childComplexity), true
+	case "PartitionRuns.to":
+		if e.ComplexityRoot.PartitionRuns.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.To(childComplexity), true
 
 	case "PartitionSummary.at":
 		if e.ComplexityRoot.PartitionSummary.At == nil {
@@ -1770,6 +1967,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Locks(childComplexity, args["dataset"].(*string), args["job"].(*string)), true
+	case "Query.partitionRuns":
+		if e.ComplexityRoot.Query.PartitionRuns == nil {
+			break
+		}
+
+		args, err := ec.field_Query_partitionRuns_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PartitionRuns(childComplexity, args["dataset"].(string), args["from"].(*string), args["to"].(*string), args["zoom"].(*partition.Kind), args["limit"].(*int)), true
 	case "Query.partitions":
 		if e.ComplexityRoot.Query.Partitions == nil {
 			break
@@ -2808,6 +3016,127 @@ extend type Mutation {
   release(token: String!): Boolean!
 }
 `, BuiltIn: false},
+	{Name: "../schema/dashboard.graphqls", Input: `# The dashboard's reads (any client may use them): a span of a dataset's
+# partitions as runs instead of one entry per partition, and where each
+# dataset's data is.
+
+"""
+A span of a dataset's partitions as runs of one status and lateness (a
+dataset without a partition definition: its chunks), and per column of a
+coarser zoom. A long and mostly READY history comes back in a few runs:
+ten years of hours with a failure every few weeks in a few hundred.
+"""
+type PartitionRuns {
+  "The dataset id."
+  dataset: String!
+  "The kind of the dataset's partition definition; null for a dataset without one, whose span is its chunks (no missing, nothing late)."
+  kind: PartitionKind
+  "The first dataid of the span; null when it is empty."
+  from: String
+  "The last dataid of the span; null when it is empty. A time kind's span never reaches a window that is not due yet."
+  to: String
+  "How many dataids the span holds."
+  count: Int!
+  """
+  Where the asked span goes on when ` + "`" + `limit` + "`" + ` or the bound on runs (2,000)
+  ended this answer first: pass it as ` + "`" + `from` + "`" + ` to read on. Null when the
+  answer covers the asked span. The last column of ` + "`" + `columns` + "`" + ` may then be
+  partial.
+  """
+  next: String
+  """
+  When the clock alone next changes this answer, no chunk changing: a window
+  of the asked span becomes due, or a partition of it turns late. Null when
+  nothing will (read again after an event instead).
+  """
+  changesAt: Time
+  """
+  The span as runs of consecutive dataids of one status (NONE: missing) and
+  lateness, in dataid order. At most 2,000: the span ends before the run
+  that would exceed them (see ` + "`" + `next` + "`" + `).
+  """
+  runs: [PartitionRun!]!
+  """
+  The span per column of ` + "`" + `zoom` + "`" + ` (a day, an ISO week, a month), runs of
+  consecutive columns with the same counts, in order. Empty without a zoom
+  coarser than the dataset's kind. A column is the calendar period of a
+  dataid, whatever the definition's time zone: the hours 2026-11-22T00 to
+  T23 are in the day 2026-11-22, a week in the month of its Thursday. At
+  most 2,000, as ` + "`" + `runs` + "`" + `.
+  """
+  columns: [PartitionColumnRun!]!
+}
+
+"A run of consecutive dataids of one status and lateness."
+type PartitionRun {
+  "The first dataid of the run."
+  from: String!
+  "The last dataid of the run."
+  to: String!
+  "How many dataids the run holds."
+  count: Int!
+  "Their OUTPUT status; NONE: missing."
+  status: Status!
+  "Whether they are late: not READY at or past their window's end + the definition's deadline."
+  late: Boolean!
+}
+
+"""
+A run of consecutive columns of a zoom whose partitions hold the same counts
+(each column of the run holds ` + "`" + `count` + "`" + ` partitions, of which ` + "`" + `ready` + "`" + ` are
+READY, and so on).
+"""
+type PartitionColumnRun {
+  "The first column: a dataid of the zoom's kind (2026-11-22, 2026-W47, 2026-11)."
+  from: String!
+  "The last column."
+  to: String!
+  "How many columns the run holds."
+  columns: Int!
+  "The dataset's partitions in each column."
+  count: Int!
+  "Of them, READY."
+  ready: Int!
+  "Of them, RUNNING."
+  running: Int!
+  "Of them, FAILED."
+  failed: Int!
+  "Of them, RESUBMIT."
+  resubmit: Int!
+  "Of them, on HOLD."
+  hold: Int!
+  "Of them, missing: no OUTPUT row."
+  missing: Int!
+  "Of them, late (whatever their status)."
+  late: Int!
+}
+
+extend type Query {
+  """
+  A span of a dataset's partitions as runs, and per column of ` + "`" + `zoom` + "`" + ` (a time
+  kind coarser than the dataset's: its hours per day, its days per week or
+  month, its weeks per month). ` + "`" + `from` + "`" + `/` + "`" + `to` + "`" + ` bound the span inclusively, in the
+  format of the dataset's kind; without ` + "`" + `to` + "`" + ` the span ends where ` + "`" + `partitions` + "`" + `
+  ends (the last due window, the highest INTEGER dataid seen, ...), and it
+  never reaches a window that is not due yet. A dataset without a definition
+  answers its chunks. ` + "`" + `limit` + "`" + ` bounds the dataids looked at (default 10,000,
+  at most 100,000; each 28 of them cost one point of the request's
+  complexity, so a server with the default --max-complexity of 1000 reads
+  about 28,000 per request): when it ends the span first, ` + "`" + `next` + "`" + ` says where
+  to go on. Ask only for the fields you draw: without ` + "`" + `runs` + "`" + ` selected, the
+  bound on runs does not end the span.
+  """
+  partitionRuns(dataset: String!, from: String, to: String, zoom: PartitionKind, limit: Int): PartitionRuns!
+}
+
+extend type Dataset {
+  """
+  The highest dataid whose chunk is READY (within the due windows of its
+  definition): where the dataset's data is. Null when none is.
+  """
+  latestReady: String
+}
+`, BuiltIn: false},
 	{Name: "../schema/events.graphqls", Input: `# Events: the append-only log of every status transition.
 
 "One status transition of one row, as recorded when it committed."
@@ -3334,6 +3663,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Dataset_updatedAt(ctx, field)
+	case "latestReady":
+		return ec.fieldContext_Dataset_latestReady(ctx, field)
 	case "partitionSummary":
 		return ec.fieldContext_Dataset_partitionSummary(ctx, field)
 	}
@@ -3586,6 +3917,34 @@ func (ec *executionContext) childFields_Partition(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type Partition", field.Name)
 }
 
+func (ec *executionContext) childFields_PartitionColumnRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_PartitionColumnRun_from(ctx, field)
+	case "to":
+		return ec.fieldContext_PartitionColumnRun_to(ctx, field)
+	case "columns":
+		return ec.fieldContext_PartitionColumnRun_columns(ctx, field)
+	case "count":
+		return ec.fieldContext_PartitionColumnRun_count(ctx, field)
+	case "ready":
+		return ec.fieldContext_PartitionColumnRun_ready(ctx, field)
+	case "running":
+		return ec.fieldContext_PartitionColumnRun_running(ctx, field)
+	case "failed":
+		return ec.fieldContext_PartitionColumnRun_failed(ctx, field)
+	case "resubmit":
+		return ec.fieldContext_PartitionColumnRun_resubmit(ctx, field)
+	case "hold":
+		return ec.fieldContext_PartitionColumnRun_hold(ctx, field)
+	case "missing":
+		return ec.fieldContext_PartitionColumnRun_missing(ctx, field)
+	case "late":
+		return ec.fieldContext_PartitionColumnRun_late(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionColumnRun", field.Name)
+}
+
 func (ec *executionContext) childFields_PartitionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "edges":
@@ -3624,6 +3983,46 @@ func (ec *executionContext) childFields_PartitionEdge(ctx context.Context, field
 		return ec.fieldContext_PartitionEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PartitionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PartitionRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_PartitionRun_from(ctx, field)
+	case "to":
+		return ec.fieldContext_PartitionRun_to(ctx, field)
+	case "count":
+		return ec.fieldContext_PartitionRun_count(ctx, field)
+	case "status":
+		return ec.fieldContext_PartitionRun_status(ctx, field)
+	case "late":
+		return ec.fieldContext_PartitionRun_late(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionRun", field.Name)
+}
+
+func (ec *executionContext) childFields_PartitionRuns(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "dataset":
+		return ec.fieldContext_PartitionRuns_dataset(ctx, field)
+	case "kind":
+		return ec.fieldContext_PartitionRuns_kind(ctx, field)
+	case "from":
+		return ec.fieldContext_PartitionRuns_from(ctx, field)
+	case "to":
+		return ec.fieldContext_PartitionRuns_to(ctx, field)
+	case "count":
+		return ec.fieldContext_PartitionRuns_count(ctx, field)
+	case "next":
+		return ec.fieldContext_PartitionRuns_next(ctx, field)
+	case "changesAt":
+		return ec.fieldContext_PartitionRuns_changesAt(ctx, field)
+	case "runs":
+		return ec.fieldContext_PartitionRuns_runs(ctx, field)
+	case "columns":
+		return ec.fieldContext_PartitionRuns_columns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionRuns", field.Name)
 }
 
 func (ec *executionContext) childFields_PartitionSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4643,6 +5042,52 @@ func (ec *executionContext) field_Query_locks_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["job"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_partitionRuns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "zoom",
+		func(ctx context.Context, v any) (*partition.Kind, error) {
+			return ec.unmarshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["zoom"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg4
 	return args, nil
 }
 
@@ -5891,6 +6336,29 @@ func (ec *executionContext) _Dataset_updatedAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Dataset_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Dataset_latestReady(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_latestReady(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().LatestReady(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_latestReady(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dataset", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Dataset_partitionSummary(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
@@ -8776,6 +9244,259 @@ func (ec *executionContext) fieldContext_Partition_late(_ context.Context, field
 	return graphql.NewScalarFieldContext("Partition", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _PartitionColumnRun_from(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_to(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_columns(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_count(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_ready(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_ready(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ready, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_ready(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_running(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_running(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Running, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_running(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_failed(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_resubmit(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_resubmit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resubmit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_resubmit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_hold(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_hold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_hold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_missing(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_missing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Missing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_missing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_late(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_late(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Late, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_late(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _PartitionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *PartitionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9051,6 +9772,346 @@ func (ec *executionContext) fieldContext_PartitionEdge_node(_ context.Context, f
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Partition(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PartitionRun_from(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRun_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRun_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRun_to(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRun_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRun_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRun_count(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRun_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRun_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRun_status(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRun_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.Status) graphql.Marshaler {
+			return ec.marshalNStatus2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRun", field, false, false, errors.New("field of type Status does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRun_late(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRun_late(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Late, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRun_late(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRun", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_dataset(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_kind(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *partition.Kind) graphql.Marshaler {
+			return ec.marshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type PartitionKind does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_from(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_to(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_count(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_next(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_changesAt(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_changesAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangesAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_changesAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_runs(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_runs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Runs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.PartitionRun) graphql.Marshaler {
+			return ec.marshalNPartitionRun2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_runs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PartitionRuns",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PartitionRuns_columns(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.PartitionColumnRun) graphql.Marshaler {
+			return ec.marshalNPartitionColumnRun2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionColumnRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PartitionRuns",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionColumnRun(ctx, field)
 		},
 	}
 	return fc, nil
@@ -9642,6 +10703,50 @@ func (ec *executionContext) fieldContext_Query_claims(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_claims_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_partitionRuns(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_partitionRuns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PartitionRuns(ctx, fc.Args["dataset"].(string), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["zoom"].(*partition.Kind), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PartitionRuns) graphql.Marshaler {
+			return ec.marshalNPartitionRuns2githubᚗcomᚋchunklockᚋchunklockᚋresolversᚋmodelᚐPartitionRuns(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_partitionRuns(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionRuns(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_partitionRuns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13222,6 +14327,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "latestReady":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_latestReady(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "partitionSummary":
 			field := field
 
@@ -14989,6 +16132,94 @@ func (ec *executionContext) _Partition(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var partitionColumnRunImplementors = []string{"PartitionColumnRun"}
+
+func (ec *executionContext) _PartitionColumnRun(ctx context.Context, sel ast.SelectionSet, obj *backends.PartitionColumnRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionColumnRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionColumnRun")
+		case "from":
+			out.Values[i] = ec._PartitionColumnRun_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._PartitionColumnRun_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._PartitionColumnRun_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._PartitionColumnRun_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ready":
+			out.Values[i] = ec._PartitionColumnRun_ready(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "running":
+			out.Values[i] = ec._PartitionColumnRun_running(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._PartitionColumnRun_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resubmit":
+			out.Values[i] = ec._PartitionColumnRun_resubmit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hold":
+			out.Values[i] = ec._PartitionColumnRun_hold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "missing":
+			out.Values[i] = ec._PartitionColumnRun_missing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "late":
+			out.Values[i] = ec._PartitionColumnRun_late(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var partitionConnectionImplementors = []string{"PartitionConnection"}
 
 func (ec *executionContext) _PartitionConnection(ctx context.Context, sel ast.SelectionSet, obj *PartitionConnection) graphql.Marshaler {
@@ -15119,6 +16350,142 @@ func (ec *executionContext) _PartitionEdge(ctx context.Context, sel ast.Selectio
 			}
 		case "node":
 			out.Values[i] = ec._PartitionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var partitionRunImplementors = []string{"PartitionRun"}
+
+func (ec *executionContext) _PartitionRun(ctx context.Context, sel ast.SelectionSet, obj *backends.PartitionRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionRun")
+		case "from":
+			out.Values[i] = ec._PartitionRun_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._PartitionRun_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._PartitionRun_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._PartitionRun_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "late":
+			out.Values[i] = ec._PartitionRun_late(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var partitionRunsImplementors = []string{"PartitionRuns"}
+
+func (ec *executionContext) _PartitionRuns(ctx context.Context, sel ast.SelectionSet, obj *model.PartitionRuns) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionRunsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionRuns")
+		case "dataset":
+			out.Values[i] = ec._PartitionRuns_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._PartitionRuns_kind(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._PartitionRuns_from(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._PartitionRuns_to(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._PartitionRuns_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._PartitionRuns_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changesAt":
+			out.Values[i] = ec._PartitionRuns_changesAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "runs":
+			out.Values[i] = ec._PartitionRuns_runs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._PartitionRuns_columns(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15568,6 +16935,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_claims(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "partitionRuns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_partitionRuns(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -17442,6 +18831,26 @@ func (ec *executionContext) marshalNPartition2githubᚗcomᚋchunklockᚋchunklo
 	return ec._Partition(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNPartitionColumnRun2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionColumnRun(ctx context.Context, sel ast.SelectionSet, v backends.PartitionColumnRun) graphql.Marshaler {
+	return ec._PartitionColumnRun(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPartitionColumnRun2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionColumnRunᚄ(ctx context.Context, sel ast.SelectionSet, v []backends.PartitionColumnRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPartitionColumnRun2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionColumnRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNPartitionConnection2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionConnection(ctx context.Context, sel ast.SelectionSet, v PartitionConnection) graphql.Marshaler {
 	return ec._PartitionConnection(ctx, sel, &v)
 }
@@ -17501,6 +18910,30 @@ var (
 		partition.Static:  "STATIC",
 	}
 )
+
+func (ec *executionContext) marshalNPartitionRun2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionRun(ctx context.Context, sel ast.SelectionSet, v backends.PartitionRun) graphql.Marshaler {
+	return ec._PartitionRun(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPartitionRun2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionRunᚄ(ctx context.Context, sel ast.SelectionSet, v []backends.PartitionRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPartitionRun2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPartitionRuns2githubᚗcomᚋchunklockᚋchunklockᚋresolversᚋmodelᚐPartitionRuns(ctx context.Context, sel ast.SelectionSet, v model.PartitionRuns) graphql.Marshaler {
+	return ec._PartitionRuns(ctx, sel, &v)
+}
 
 func (ec *executionContext) marshalNPool2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPool(ctx context.Context, sel ast.SelectionSet, v backends.Pool) graphql.Marshaler {
 	return ec._Pool(ctx, sel, &v)
@@ -18029,6 +19462,44 @@ func (ec *executionContext) unmarshalOPartitionDefinitionInput2ᚖgithubᚗcom�
 	res, err := ec.unmarshalInputPartitionDefinitionInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
+
+func (ec *executionContext) unmarshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx context.Context, v any) (*partition.Kind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx context.Context, sel ast.SelectionSet, v *partition.Kind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind[*v])
+	return res
+}
+
+var (
+	unmarshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind = map[string]partition.Kind{
+		"HOURLY":  partition.Hourly,
+		"DAILY":   partition.Daily,
+		"WEEKLY":  partition.Weekly,
+		"MONTHLY": partition.Monthly,
+		"INTEGER": partition.Integer,
+		"STATIC":  partition.Static,
+	}
+	marshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind = map[partition.Kind]string{
+		partition.Hourly:  "HOURLY",
+		partition.Daily:   "DAILY",
+		partition.Weekly:  "WEEKLY",
+		partition.Monthly: "MONTHLY",
+		partition.Integer: "INTEGER",
+		partition.Static:  "STATIC",
+	}
+)
 
 func (ec *executionContext) marshalOPartitionSummary2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionCount(ctx context.Context, sel ast.SelectionSet, v *backends.PartitionCount) graphql.Marshaler {
 	if v == nil {

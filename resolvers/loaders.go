@@ -24,10 +24,13 @@ const loaderWait = 2 * time.Millisecond
 //   - creds: the credentials of a job, by job id.
 //   - secrets: the decrypted secrets of a job by dataset, by job id (one
 //     Keyring.Decrypt call per job; see secrets.go).
+//   - latest: the newest READY dataid of a dataset, by dataset id (one
+//     Store.LatestReady call for every dataset of a response; dashboard.go).
 type loaders struct {
 	catalog *dataloadgen.Loader[struct{}, *backends.Catalog]
 	creds   *dataloadgen.Loader[string, []backends.Credential]
 	secrets *dataloadgen.Loader[string, map[string]string]
+	latest  *dataloadgen.Loader[string, string]
 }
 
 type loadersKey struct{}
@@ -38,6 +41,7 @@ func (r *Resolver) newLoaders() *loaders {
 		catalog: dataloadgen.NewLoader(r.fetchCatalog, opt),
 		creds:   dataloadgen.NewLoader(r.fetchCredentials, opt),
 		secrets: dataloadgen.NewLoader(r.fetchSecrets, opt),
+		latest:  dataloadgen.NewLoader(r.fetchLatestReady, opt),
 	}
 }
 

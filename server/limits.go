@@ -52,6 +52,7 @@ func complexity() graph.ComplexityRoot {
 	}
 	q.Events = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }
 	q.Locks = func(child int, _, _ *string) int { return 1 + child*backends.MaxPageSize/pageUnit }
+	dashboardComplexity(&c)
 	return c
 }
 
