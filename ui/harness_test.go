@@ -238,6 +238,7 @@ func screenshotDir(t *testing.T) string {
 type stack struct {
 	url    string
 	tokens map[string]string // by role name: admin, reader, runner
+	store  backends.Store
 }
 
 // newStack serves a fresh memory store with an admin, a reader and a
@@ -249,7 +250,7 @@ func newStack(t *testing.T, open bool, runnerJobs ...string) *stack {
 	b := memory.New()
 	t.Cleanup(func() { _ = b.Close() })
 	cfg.Store, cfg.Keyring = backends.New(b, backends.SystemClock{}), age.New()
-	s := &stack{tokens: map[string]string{}}
+	s := &stack{tokens: map[string]string{}, store: cfg.Store}
 	if !open {
 		var file strings.Builder
 		for _, e := range []struct {
