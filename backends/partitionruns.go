@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -312,6 +313,21 @@ type OutputStatusReader interface {
 	OutputStatuses(ctx context.Context, dataset, job, from, to string, limit int) (ids []string, statuses []Status, err error)
 }
 
+// StatusSpan names a span of one job's OUTPUT rows on a dataset for
+// OutputStatusBatcher: dataids from From to To inclusive, Limit rows at most.
+type StatusSpan struct {
+	Dataset, Job, From, To string
+	Limit                  int
+}
+
+// OutputStatusBatcher is implemented by backends that read several spans
+// as OutputStatusReader does in one request (etcd: one transaction of
+// range reads), so that the newest READY chunk of hundreds of datasets is
+// found without a round trip for each.
+type OutputStatusBatcher interface {
+	OutputStatusesBatch(ctx context.Context, spans []StatusSpan) (ids [][]string, statuses [][]Status, err error)
+}
+
 // runWindow is how many expected dataids a scan joins with their rows at
 // once: one ordered read of the rows between its first and last dataid
 // (a narrow key range, which every store reads fast however long the
@@ -488,9 +504,13 @@ func (e *engine) LatestReady(ctx context.Context, datasets []string) ([]string, 
 	if err != nil {
 		return nil, err
 	}
+	found, err := e.latestReadyBatch(ctx, datasets, producers, defs, tops, out)
+	if err != nil {
+		return nil, err
+	}
 	var rest []int // the datasets left to the transaction's finder
 	for i, ds := range datasets {
-		if tops[i] == "" {
+		if tops[i] == "" || found[i] {
 			continue
 		}
 		id, found, err := e.latestReadyRecent(ctx, ds, producers[i], defs[i], tops[i])
@@ -518,9 +538,64 @@ func (e *engine) LatestReady(ctx context.Context, datasets []string) ([]string, 
 	})
 }
 
-// latestRecentWindows bounds how many windows of expected dataids
-// latestReadyRecent reads back from the last due one.
-const latestRecentWindows = 10
+// latestReadyBatch looks, on a backend that batches reads, in the recent
+// windows of every time definition (latestReadyRecent's), one batch per
+// window for all of them, and records in out what it finds; settled tells
+// which datasets it answered.
+func (e *engine) latestReadyBatch(ctx context.Context, datasets, producers []string, defs []*partition.Def, tops, out []string) ([]bool, error) {
+	settled := make([]bool, len(datasets))
+	b, ok := e.b.(OutputStatusBatcher)
+	if !ok {
+		return settled, nil
+	}
+	to := slices.Clone(tops)
+	for _, n := range latestWindows {
+		var spans []StatusSpan
+		var which []int
+		for i, d := range defs {
+			if to[i] != "" && !settled[i] && d != nil && d.Kind.IsTime() {
+				spans = append(spans, StatusSpan{Dataset: datasets[i], Job: producers[i], From: windowBack(*d, to[i], n), To: to[i], Limit: 2 * n})
+				which = append(which, i)
+			}
+		}
+		if len(spans) == 0 {
+			break
+		}
+		ids, sts, err := b.OutputStatusesBatch(ctx, spans)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range which {
+			id, done, before := newestReady(*defs[i], spans[k], ids[k], sts[k])
+			out[i], settled[i], to[i] = id, done, before
+		}
+	}
+	return settled, nil
+}
+
+// newestReady reads a window's rows: the newest READY dataid in it (done),
+// or done and "" when the window reached the definition's start, or where
+// the next window back ends. A window with more rows than it has dataids
+// (rows outside the definition) settles nothing: before is "".
+func newestReady(def partition.Def, span StatusSpan, ids []string, sts []Status) (id string, done bool, before string) {
+	if len(ids) >= span.Limit {
+		return "", false, ""
+	}
+	for k := len(ids) - 1; k >= 0; k-- {
+		if sts[k] == StatusReady && def.Contains(ids[k]) {
+			return ids[k], true, ""
+		}
+	}
+	prev, ok := def.Prev(span.From)
+	if span.From == def.Start || !ok {
+		return "", true, "" // the whole definition, and nothing READY
+	}
+	return "", false, prev
+}
+
+// latestWindows are the windows of expected dataids latestReadyRecent
+// reads back from the last due one, each further back than the one before.
+var latestWindows = []int{32, 1024, 8192}
 
 // latestReadyRecent looks for the newest READY chunk of a time definition
 // in its most recent windows of expected dataids (narrow ordered reads,
@@ -533,29 +608,38 @@ func (e *engine) latestReadyRecent(ctx context.Context, dataset, producer string
 		return "", false, nil
 	}
 	to := top
-	for range latestRecentWindows {
-		from := to
-		for range runWindow - 1 {
-			p, ok := def.Prev(from)
-			if !ok {
-				break
-			}
-			from = p
-		}
-		ids, sts, err := r.OutputStatuses(ctx, dataset, producer, from, to, 2*runWindow)
-		if err != nil || len(ids) >= 2*runWindow {
+	for _, n := range latestWindows {
+		span := StatusSpan{Dataset: dataset, Job: producer, From: windowBack(*def, to, n), To: to, Limit: 2 * n}
+		ids, sts, err := r.OutputStatuses(ctx, dataset, producer, span.From, span.To, span.Limit)
+		if err != nil {
 			return "", false, err
 		}
-		for k := len(ids) - 1; k >= 0; k-- {
-			if sts[k] == StatusReady && def.Contains(ids[k]) {
-				return ids[k], true, nil
-			}
-		}
-		if to, ok = def.Prev(from); !ok {
-			return "", true, nil // the whole definition, and nothing READY
+		if id, done, before := newestReady(*def, span, ids, sts); done || before == "" {
+			return id, done, nil
+		} else {
+			to = before
 		}
 	}
 	return "", false, nil
+}
+
+// windowBack is about the n-th expected dataid back from id (id the first),
+// by arithmetic on the clock as countFrom does, never before the start.
+func windowBack(def partition.Def, id string, n int) string {
+	start, end, err := def.Window(id)
+	if err != nil {
+		return def.Start
+	}
+	back := def
+	back.Lag = 0
+	first, ok := back.DueBefore(start.Add(-time.Duration(n-1) * end.Sub(start)))
+	if !ok {
+		return def.Start
+	}
+	if next, ok := def.Next(first); ok {
+		return next
+	}
+	return def.Start
 }
 
 // latestReadyIn finds the newest READY chunk of dataset up to top: in one

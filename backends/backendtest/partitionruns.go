@@ -314,4 +314,14 @@ func (s *suite) testLatestReady(t *testing.T) {
 	require.Equal(t, []string{"2025-12-09", "10"}, latest("d", "plain"),
 		"the newest READY chunk, not the newest chunk; shortlex: 10 is after 9 and b")
 	require.Empty(t, latest(), "no dataset, no answer")
+
+	// However far back the newest READY chunk is.
+	b.definedDataset("years", partition.Def{Kind: partition.Daily, Start: "1980-01-01"})
+	require.Equal(t, []string{""}, latest("years"), "46 years and nothing READY")
+	b.publish("years", "1980-01-05")
+	require.Equal(t, []string{"1980-01-05"}, latest("years"), "16,797 days back")
+	b.publish("years", "2001-06-01")
+	require.Equal(t, []string{"2001-06-01"}, latest("years"), "8,979 days back")
+	b.publish("years", "2025-10-01")
+	require.Equal(t, []string{"2025-10-01"}, latest("years"), "92 days back")
 }
