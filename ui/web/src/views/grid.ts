@@ -33,6 +33,8 @@ export const grid = {
   anchor: null as { ds: string; id: string } | null,
   selected: null as { ds: string; from: string; to: string } | null,
   onLoaded: () => {},
+  /** called once the rows in sight of a view are drawn */
+  onReady: () => {},
 };
 
 /** trackWidth is the width the columns have in the page. */
@@ -130,6 +132,9 @@ export function show(v: View) {
     if (--left > 0) return;
     scheduleChanges();
     grid.onLoaded();
+    // every row of the view read (bench/uigrid: the overview's traffic)
+    const w = window as any;
+    if (!w.gridLoadedAt) w.gridLoadedAt = performance.now();
   };
   loadRows(first, drawn).then(() => {
     markReady();
@@ -162,6 +167,7 @@ function drawn() {
 /** markReady records when the rows in sight were first drawn (bench/uigrid). */
 function markReady() {
   renderGrid();
+  grid.onReady();
   const el = document.getElementById("grid");
   if (!el) return;
   el.dataset.ready = "1";

@@ -5,7 +5,7 @@ import { columnAt, format, isTime, ordinal, unit, zooms, type Zoom } from "../ca
 import { isAdmin, state } from "../state";
 import { outputStatuses, statusName } from "../util";
 import { rangeForm } from "./actions";
-import { renderClaims } from "./claims";
+import { renderClaims, rereadClaims } from "./claims";
 import { defaultView, grid, renderGrid, setup, show, viewFrom, viewHash, type View } from "./grid";
 import { OtherRow } from "./other";
 import { pipe, renderPipeline } from "./pipeline";
@@ -30,6 +30,9 @@ export async function overview(view: HTMLElement, q: URLSearchParams) {
   if (!v) show0();
   renderPipeline();
   renderClaims();
+  // The live claims after the rows in sight: they cost the store a read per dataset.
+  grid.onReady = () => rereadClaims(() => (renderClaims(), renderPipeline()));
+  if (!v) grid.onReady();
   if (isAdmin()) rangeForm(document.getElementById("range-host")!);
 }
 
