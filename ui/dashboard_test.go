@@ -151,9 +151,10 @@ func TestGridShowsSeededStatuses(t *testing.T) {
 	require.Contains(t, eval[string](t, tb, `document.querySelector('g.dataset[data-dataset="raw"] .sub').textContent`), "2 late")
 	tb.screenshot(t, "grid")
 
-	// The dataset's page counts missing and late over all time.
+	// The dataset's page counts missing and late over its whole history.
 	tb.do(t, chromedp.Navigate(s.url+"/ui#/dataset/raw"))
-	require.Contains(t, tb.poll(t, `(document.getElementById('summary') || {}).textContent`), "2 partitions missing, 2 late")
+	require.Equal(t, "6 dataids in 2 runs: 4 READY, 2 missing; 2 late", tb.poll(t, `(document.getElementById('strip-note') || {}).textContent`))
+	require.Equal(t, p.d[4]+" … "+p.d[5]+" (2)", eval[string](t, tb, `document.querySelector('#late a.id').textContent`))
 
 	// A range before the pipeline's first day: no chunk is drawn or counted.
 	tb.do(t, chromedp.Navigate(s.url+"/ui#/?zoom=DAILY&from="+p.day(-60)+"&to="+p.day(-31)))

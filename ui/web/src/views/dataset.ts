@@ -20,20 +20,18 @@ export const datasetWatch = { current: null as null | { id: string; refresh: () 
 export async function datasetPage(view: HTMLElement, id: string) {
   const d = state.byId.get(id);
   if (!d) throw new Error(`no dataset ${id}: it may have been deleted`);
-  const defined = !!d.partitions;
-  const q: any = await gql(
-    `query($d: String!, $defined: Boolean!) {
-      dataset(id: $d) { location url partitionSummary @include(if: $defined) { missing late oldestMissing oldestLate truncated at } }
-      missing: partitions(dataset: $d, status: NONE, first: 60) @include(if: $defined) { edges { node { dataid late } } pageInfo { hasNextPage } }
-      late: partitions(dataset: $d, late: true, first: 60) @include(if: $defined) { edges { node { dataid status } } pageInfo { hasNextPage } }
-      ${["RUNNING", "FAILED", "RESUBMIT", "HOLD"].map((s) => `${s.toLowerCase()}: chunks(dataset: $d, role: OUTPUT, status: ${s}, first: 50) { edges { node { dataid status attempt reason updatedAt } } }`).join("\n")}
-    }`,
-    { d: id, defined },
-  );
-  const notReady = ["running", "failed", "resubmit", "hold"].flatMap((k) => q[k].edges.map((e: any) => e.node));
-  render(page(d, q, notReady), view);
+  render(page(d), view);
   if (isAdmin()) rangeForm(document.getElementById("dataset-actions")!, id);
-  await Promise.all([strip(d), chunksPage(id, "")]);
+  // Everything below comes from the whole history's runs, read once: the
+  // lists are exact however long the history, and no request scans it.
+  await Promise.all([
+    gql(`query($d: String!) { dataset(id: $d) { location url } }`, { d: id }).then((q: any) => {
+      const el = document.getElementById("where");
+      if (el) el.textContent = q.dataset.location || q.dataset.url;
+    }),
+    strip(d),
+    chunksPage(id, ""),
+  ]);
   const w = { id, refresh: debounce(() => datasetWatch.current === w && strip(d)) };
   datasetWatch.current = w;
 }
@@ -65,21 +63,14 @@ function duration(s: number): string {
   return plural(s, "second");
 }
 
-function page(d: Dataset, q: any, notReady: any[]) {
+function page(d: Dataset) {
   const producer = d.producer ? state.jobById.get(d.producer.id) : null;
   const readers = state.readers.get(d.id) || [];
-  const sum = q.dataset.partitionSummary;
-  const list = (conn: any, what: string, late = false) =>
-    !conn
-      ? nothing
-      : conn.edges.length
-        ? html`<p class="ids">${conn.edges.map((e: any) => html`<a href=${chunkHref(d.id, e.node.dataid)} class="id${late || e.node.late ? " late" : ""}" title=${statusName(e.node.status || "NONE")}>${e.node.dataid}</a> `)}${conn.pageInfo.hasNextPage ? html`<span class="muted">(the first ${conn.edges.length}; more follow)</span>` : nothing}</p>`
-        : html`<p class="muted">No ${what}.</p>`;
   return html`<section class="dataset" data-dataset=${d.id}>
     <p class="crumbs"><a href="#/">pipeline</a> › ${d.id}</p>
     <h2>${d.id} <span class="kindchip">${d.partitions?.kind ?? "no definition"}</span></h2>
     ${d.description ? html`<p>${d.description}</p>` : nothing}
-    <p class="muted">${definition(d)}<br>${q.dataset.location || q.dataset.url}</p>
+    <p class="muted">${definition(d)}<br><span id="where"></span></p>
     <p>${producer
       ? html`produced by <a href=${jobHref(producer.id)}>${producer.id}</a> from ${producer.inputs.length ? producer.inputs.map((i, k) => html`${k ? ", " : ""}<a href=${datasetHref(i)}>${i}</a>${mappingLabel(producer, i) ? html` <span class="mapping">${mappingLabel(producer, i)}</span>` : nothing}`) : "its schedule"}`
       : "a source: published from outside"}
@@ -87,16 +78,34 @@ function page(d: Dataset, q: any, notReady: any[]) {
       · <a href="#/?focus=${encodeURIComponent(d.id)}">upstream and downstream in the pipeline</a></p>
     <h3>Whole history <span class="note muted" id="strip-note"></span></h3>
     <div id="strip" class="strip"><span class="loading-bar"></span></div>
-    ${sum ? html`<p id="summary" class="${sum.late ? "error" : "muted"}">${plural(sum.missing, "partition")} missing, ${sum.late} late${sum.truncated ? " (the most recent 100,000 counted)" : ""}, as counted ${ago(sum.at)}</p>` : nothing}
-    ${d.partitions ? html`<div class="two"><div><h3>Missing <span class="note muted">oldest first</span></h3>${list(q.missing, "missing partition")}</div>
-      <div><h3>Late</h3>${list(q.late, "late partition", true)}</div></div>` : nothing}
-    <h3>Not READY now</h3>${notReady.length
-      ? html`<table id="not-ready"><tr><th>dataid</th><th>status</th><th>attempt</th><th>reason</th><th>when</th></tr>
-          ${notReady.map((c) => html`<tr><td><a href=${chunkHref(d.id, c.dataid)}>${c.dataid}</a></td><td>${statusChip(c.status)}</td><td>${c.attempt}</td><td class="reason">${c.reason}</td><td title=${c.updatedAt}>${ago(c.updatedAt)}</td></tr>`)}</table>`
-      : html`<p class="muted">Every chunk is READY (or missing).</p>`}
+    <div id="lists"></div>
     <h3>Chunks</h3><div id="chunks"></div>
     <div id="dataset-actions"></div>
   </section>`;
+}
+
+/** lists draws, from the whole history's runs, the missing, late and not READY ones, newest first. */
+function lists(d: Dataset, runs: Run[]) {
+  const newest = (keep: (r: Run) => boolean) => runs.filter(keep).reverse();
+  const show = (rs: Run[], what: string, id: string) => {
+    const shown = rs.slice(0, 60);
+    return rs.length
+      ? html`<p class="ids" id=${id}>${shown.map(
+          (r) => html`<a href=${chunkHref(d.id, r.to)} class="id s-${r.status}${r.late ? " late" : ""}" title="${statusName(r.status)}${r.late ? ", late" : ""}"
+            >${r.count > 1 ? `${r.from} … ${r.to} (${r.count.toLocaleString("en")})` : r.from}</a> `,
+        )}${rs.length > shown.length ? html`<span class="muted">and ${plural(rs.length - shown.length, "older run")}</span>` : nothing}</p>`
+      : html`<p class="muted" id=${id}>No ${what}.</p>`;
+  };
+  const el = document.getElementById("lists");
+  if (!el) return;
+  render(
+    html`${d.partitions
+        ? html`<div class="two"><div><h3>Missing <span class="note muted">newest first</span></h3>${show(newest((r) => r.status === "NONE"), "missing partition", "missing")}</div>
+          <div><h3>Late</h3>${show(newest((r) => r.late), "late partition", "late")}</div></div>`
+        : nothing}
+      <h3>Not READY <span class="note muted">failed, held, running or resubmitted; newest first</span></h3>${show(newest((r) => r.status !== "READY" && r.status !== "NONE"), "chunk that is not READY", "not-ready")}`,
+    el,
+  );
 }
 
 /** chunksPage shows a page of the dataset's chunks from after. */
@@ -164,6 +173,7 @@ async function strip(d: Dataset) {
   const runs = parts.flatMap((p) => p.runs);
   const total = parts.reduce((s, p) => s + p.count, 0);
   drawStrip(el, d, runs, total, time ? [spans[0].lo, spans[spans.length - 1].hi] : null);
+  lists(d, runs);
   const w = window as any;
   if (!w.stripReadyAt) w.stripReadyAt = performance.now();
 }

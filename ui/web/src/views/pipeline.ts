@@ -109,7 +109,8 @@ function estimate(g: LayoutIn): number {
 
 function fit(l: LayoutOut, width: number) {
   pipe.fitted = l.key;
-  pipe.s = Math.max(0.4, Math.min(1, (width - 8) / l.width, 560 / l.height));
+  // Never smaller than text stays legible: a larger graph is panned.
+  pipe.s = Math.max(0.6, Math.min(1, (width - 8) / l.width, 560 / l.height));
   pipe.tx = Math.max(4, (width - l.width * pipe.s) / 2);
   pipe.ty = 4;
 }
@@ -131,12 +132,15 @@ function toolbar() {
     <button type="button" title="fit the graph" @click=${set(() => (pipe.fitted = ""))}>fit</button>
     ${pipe.focus
       ? html`<span class="focus">upstream and downstream of <b>${pipe.focus}</b> <button type="button" id="pipeline-all" @click=${set(() => ((pipe.focus = ""), (pipe.fitted = "")))}>show all</button></span>`
-      : pipe.search && matches().length === 1
-        ? html`<button type="button" id="pipeline-focus" @click=${set(() => ((pipe.focus = matches()[0].slice(2)), (pipe.fitted = "")))}>focus on ${matches()[0].slice(2)}</button>`
+      : pipe.search && found().length === 1
+        ? html`<button type="button" id="pipeline-focus" @click=${set(() => ((pipe.focus = found()[0]), (pipe.fitted = "")))}>focus on ${found()[0]}</button>`
         : nothing}
     <span class="muted small">${plural(state.datasets.length, "dataset")}, ${plural(state.jobs.length, "job")}; counts over the grid's columns</span>
   </div>`;
 }
+
+/** found are the datasets the search finds. */
+const found = () => matches().filter((id) => id.startsWith("d:")).map((id) => id.slice(2));
 
 const matches = () => Object.keys(pipe.layout?.nodes || {}).filter((id) => pipe.search && id.slice(2).toLowerCase().includes(pipe.search.toLowerCase()));
 
@@ -207,7 +211,8 @@ function datasetNode(id: string, p: { x: number; y: number }) {
 function jobNode(id: string, p: { x: number; y: number }) {
   const j = state.jobById.get(id)!;
   const live = state.claims.filter((c) => c.job === id).length;
-  const lit = !pipe.search || id.toLowerCase().includes(pipe.search.toLowerCase());
+  // A job is lit when found, or (filtering by status) when its output is.
+  const lit = pipe.search ? id.toLowerCase().includes(pipe.search.toLowerCase()) : shows(j.output);
   return svg`<a href=${jobHref(id)}><g class="node job${j.paused ? " paused" : ""}${lit ? "" : " dim"}" data-job=${id}>
     <rect x=${p.x} y=${p.y} width=${JW} height=${JH} rx="17"/>
     <text x=${p.x + 14} y=${p.y + 21} class="title">${clip(id, 18)}${j.paused ? " (paused)" : ""}</text>
