@@ -23,8 +23,8 @@ export function renderClaims() {
 }
 
 let timer: ReturnType<typeof setTimeout> | undefined;
-/** rereadClaims reads the live claims again, soon (events come in bursts). */
-export function rereadClaims(after?: () => void) {
+/** rereadClaims reads the live claims again, soon (events come in bursts), or after wait ms. */
+export function rereadClaims(after?: () => void, wait = 200) {
   clearTimeout(timer);
   timer = setTimeout(async () => {
     try {
@@ -34,7 +34,7 @@ export function rereadClaims(after?: () => void) {
     } catch (e) {
       toast((e as Error).message, true);
     }
-  }, 200);
+  }, wait);
 }
 
 // tick counts the leases down; a claim whose lease reaches zero is read

@@ -193,7 +193,8 @@ function drawStrip(el: HTMLElement, d: Dataset, runs: Run[], total: number, span
     const a = span ? ordinal(k, r.from) - span[0] : at;
     at += r.count;
     const left = (a / n) * width;
-    const w = Math.max(r.status === "READY" ? 1 : 2, (r.count / n) * width);
+    // Wide enough to see: one failed hour in ten years is a few pixels.
+    const w = Math.max(r.status === "READY" ? 1 : 3, (r.count / n) * width);
     const href = r.count === 1 ? chunkHref(d.id, r.from) : span ? gridAt(k, ordinal(k, r.from)) : datasetHref(d.id);
     return html`<a class="seg s-${r.status}${r.late ? " late" : ""} block" href=${href} style="left: ${left.toFixed(2)}px; width: ${w.toFixed(2)}px"
       title="${r.from}${r.count > 1 ? ` … ${r.to}` : ""}: ${plural(r.count, "dataid")} ${statusName(r.status)}${r.late ? " (late)" : ""}" data-from=${r.from} data-to=${r.to}></a>`;

@@ -120,7 +120,8 @@ export function setup() {
 /** show points the grid at a view and loads what is in sight first. */
 export function show(v: View) {
   grid.view = v;
-  grid.cw = Math.max(4, Math.min(40, trackWidth() / (v.c1 - v.c0 + 1)));
+  // Whole pixels: the cells' gaps stay crisp.
+  grid.cw = Math.max(4, Math.min(40, Math.floor(trackWidth() / (v.c1 - v.c0 + 1))));
   const stale = grid.rows.filter((r) => r.setView(v.zoom, v.c0, v.c1));
   renderGrid();
   const [a, b] = grid.shown;
@@ -287,10 +288,14 @@ function selBox(r: TimeRow, v: View) {
   return html`<i class="selbox" style="left: ${(a - v.c0) * grid.cw - 1}px; width: ${(b - a + 1) * grid.cw}px" data-from=${sel.from} data-to=${sel.to}></i>`;
 }
 
-/** gradient draws a column's statuses stacked, by share. */
+/**
+ * gradient draws a column's statuses stacked by share, each status that is
+ * not READY a quarter of the cell at least, so that one failed hour in a
+ * day shows (the hover gives the counts).
+ */
 function gradient(s: Segment): string {
-  const parts = mix(s.counts!);
-  const total = s.counts!.count || 1;
+  const parts = mix(s.counts!).map(([st, n]) => [st, st === "READY" ? n : Math.max(n, s.counts!.count / 4)] as [string, number]);
+  const total = parts.reduce((sum, [, n]) => sum + n, 0) || 1;
   let at = 0;
   const stops = parts.map(([st, n]) => {
     const from = (at / total) * 100;

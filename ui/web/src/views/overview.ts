@@ -31,7 +31,7 @@ export async function overview(view: HTMLElement, q: URLSearchParams) {
   renderPipeline();
   renderClaims();
   // The live claims after the rows in sight: they cost the store a read per dataset.
-  grid.onReady = () => rereadClaims(() => (renderClaims(), renderPipeline()));
+  grid.onReady = () => rereadClaims(() => (renderClaims(), renderPipeline()), 0);
   if (!v) grid.onReady();
   if (isAdmin()) rangeForm(document.getElementById("range-host")!);
 }
