@@ -25,7 +25,7 @@ fi
 
 echo "graphql-schema-linter: descriptions and names"
 node ui/web/node_modules/graphql-schema-linter/lib/cli.js --format compact \
-	--rules arguments-have-descriptions,defined-types-are-described,enum-values-have-descriptions,fields-have-descriptions,input-object-values-have-descriptions,types-have-descriptions,enum-values-all-caps,fields-are-camel-cased,input-object-values-are-camel-cased,types-are-capitalized \
+	--rules arguments-have-descriptions,enum-values-have-descriptions,fields-have-descriptions,input-object-values-have-descriptions,types-have-descriptions,enum-values-all-caps,fields-are-camel-cased,input-object-values-are-camel-cased,types-are-capitalized \
 	schema.graphqls schema/*.graphqls
 
 echo "graphql-http: the GraphQL over HTTP audit"
