@@ -3120,13 +3120,24 @@ extend type Query {
   ends (the last due window, the highest INTEGER dataid seen, ...), and it
   never reaches a window that is not due yet. A dataset without a definition
   answers its chunks. ` + "`" + `limit` + "`" + ` bounds the dataids looked at (default 10,000,
-  at most 100,000; each 28 of them cost one point of the request's
+  at most 100,000; each 20 of them cost one point of the request's
   complexity, so a server with the default --max-complexity of 1000 reads
-  about 28,000 per request): when it ends the span first, ` + "`" + `next` + "`" + ` says where
+  about 20,000 per request): when it ends the span first, ` + "`" + `next` + "`" + ` says where
   to go on. Ask only for the fields you draw: without ` + "`" + `runs` + "`" + ` selected, the
   bound on runs does not end the span.
   """
-  partitionRuns(dataset: String!, from: String, to: String, zoom: PartitionKind, limit: Int): PartitionRuns!
+  partitionRuns(
+    "The dataset id."
+    dataset: String!
+    "The first dataid of the span, inclusive, in the format of the dataset's kind; the definition's start when omitted."
+    from: String
+    "The last dataid of the span, inclusive; where ` + "`" + `partitions` + "`" + ` ends when omitted."
+    to: String
+    "A time kind coarser than the dataset's, for ` + "`" + `columns` + "`" + `: HOURLY, DAILY, WEEKLY or MONTHLY."
+    zoom: PartitionKind
+    "How many dataids to look at, at most: 10,000 when omitted, 100,000 at most."
+    limit: Int
+  ): PartitionRuns!
 }
 
 extend type Dataset {

@@ -114,7 +114,7 @@ func TestPartitionRunsQuery(t *testing.T) {
 }
 
 // TestPartitionRunsCost: partitionRuns costs by the dataids it may look
-// at, so that one request of the default limits reads about 28,000 of
+// at, so that one request of the default limits reads about 20,000 of
 // them: a request asking for more is refused before it runs, and says
 // what to do.
 func TestPartitionRunsCost(t *testing.T) {
@@ -123,13 +123,13 @@ func TestPartitionRunsCost(t *testing.T) {
 		Partitions: &partition.Def{Kind: partition.Daily, Start: "2026-01-01"}})
 	require.NoError(t, err)
 	s := newStack(t, store)
-	s.ok(reader, `{ partitionRuns(dataset: "d", limit: 27000) { count runs { from } } }`, nil)
-	s.ok(reader, `{ a: partitionRuns(dataset: "d", limit: 13000) { count } b: partitionRuns(dataset: "d", limit: 13000) { count } }`, nil)
-	r := s.send(request{who: reader, query: `{ partitionRuns(dataset: "d", limit: 100000) { count } }`})
+	s.ok(reader, `{ partitionRuns(dataset: "d", limit: 19000) { count runs { from } } }`, nil)
+	s.ok(reader, `{ a: partitionRuns(dataset: "d", limit: 9000) { count } b: partitionRuns(dataset: "d", limit: 9000) { count } }`, nil)
+	r := s.send(request{who: reader, query: `{ partitionRuns(dataset: "d", limit: 21000) { count } }`})
 	require.Equal(t, "INVALID_ARGUMENT", r.code(t))
 	require.Contains(t, r.Errors[0].Message, "complexity")
-	r = s.send(request{who: reader, query: `{ a: partitionRuns(dataset: "d", limit: 20000) { count } b: partitionRuns(dataset: "d", limit: 20000) { count } }`})
-	require.Equal(t, "INVALID_ARGUMENT", r.code(t), "two fields of 20,000 are over the limit")
+	r = s.send(request{who: reader, query: `{ a: partitionRuns(dataset: "d", limit: 10000) { count } b: partitionRuns(dataset: "d", limit: 10000) { count } }`})
+	require.Equal(t, "INVALID_ARGUMENT", r.code(t), "two fields of 10,000 are over the limit")
 	r = s.send(request{who: reader, query: `{ a: partitionRuns(dataset: "d") { count } b: partitionRuns(dataset: "d") { count } c: partitionRuns(dataset: "d") { count } }`})
 	require.Equal(t, "INVALID_ARGUMENT", r.code(t), "the default limit counts too")
 }

@@ -8,10 +8,10 @@ import (
 
 // runsPerPoint is how many dataids a partitionRuns field may look at for
 // one point of complexity. The embedded store spends about 3.6 µs of CPU
-// on each (PostgreSQL less: BENCHMARKS.md, "Dashboard at scale"), so the
-// default limit of 1000 points lets a request read about 28,000 dataids
-// in about 100 ms.
-const runsPerPoint = 28
+// on each, more on a busy machine (PostgreSQL less: BENCHMARKS.md,
+// "Dashboard at scale"), so the default limit of 1000 points lets a
+// request read about 20,000 dataids, in well under 100 ms.
+const runsPerPoint = 20
 
 // dashboardComplexity adds the costs of the dashboard's reads.
 func dashboardComplexity(c *graph.ComplexityRoot) {

@@ -46,8 +46,8 @@ export type Mode = "cells" | "spans" | "summary";
 const runFields = "runs { from to count status late }";
 const colFields = "columns { from to columns count ready running failed resubmit hold missing late }";
 
-/** at most this many of a dataset's dataids per field (one part). */
-const partLimit = 20000;
+/** at most this many of a dataset's dataids per field (one part): one request's worth. */
+const partLimit = 16000;
 
 export class TimeRow {
   kind: Zoom;
@@ -235,7 +235,7 @@ export function mix(c: ColRun): [string, number][] {
 }
 
 /** fieldCost is what a field asking n dataids costs the server (see the schema). */
-const fieldCost = (n: number) => Math.ceil(n / 28) + 16;
+const fieldCost = (n: number) => Math.ceil(n / 20) + 16;
 const requestBudget = 900;
 const maxFields = 24;
 
