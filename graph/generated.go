@@ -2511,7 +2511,9 @@ type Dataset {
   producer: Job
   "The jobs reading this dataset, by id."
   consumers: [Job!]!
+  "When the dataset was first declared."
   createdAt: Time!
+  "When its definition last changed."
   updatedAt: Time!
 }
 
@@ -2559,13 +2561,17 @@ type Job {
   key: JobKey
   "The datasets this job has a credential for (never the secret itself)."
   credentials: [Credential!]!
+  "When the job was first declared."
   createdAt: Time!
+  "When its definition last changed."
   updatedAt: Time!
 }
 
 "One environment variable of a job."
 type EnvVar {
+  "The variable's name, as the runner exports it."
   name: String!
+  "Its value."
   value: String!
 }
 
@@ -2583,6 +2589,7 @@ type Credential {
   dataset: String!
   "The keyring the secret is encrypted with."
   keyKind: String!
+  "When the secret was last set."
   updatedAt: Time!
 }
 
@@ -2590,6 +2597,7 @@ type Credential {
 input DatasetInput {
   "The dataset id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit."
   id: String!
+  "What the dataset holds, for people (at most 4 KiB)."
   description: String = ""
   "The first part of the connection string (database or file server)."
   url: String = ""
@@ -2627,6 +2635,7 @@ window is due at its end + ` + "`" + `lagSeconds` + "`" + `, and late when it is
 end + ` + "`" + `deadlineSeconds` + "`" + `.
 """
 type PartitionDefinition {
+  "The kind of dataids expected, and their format."
   kind: PartitionKind!
   "The first expected dataid (time kinds, INTEGER)."
   start: String
@@ -2644,6 +2653,7 @@ type PartitionDefinition {
 
 "A partition definition to set on a dataset; see ` + "`" + `PartitionDefinition` + "`" + `."
 input PartitionDefinitionInput {
+  "The kind of dataids expected, and their format."
   kind: PartitionKind!
   "The first expected dataid, in the kind's form: required for time kinds, default ` + "`" + `0` + "`" + ` for INTEGER, none for STATIC."
   start: String
@@ -2663,6 +2673,7 @@ input PartitionDefinitionInput {
 input JobInput {
   "The job id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit."
   id: String!
+  "What the job does, for people (at most 4 KiB)."
   description: String = ""
   "Ids of the datasets the job reads (they must exist). A job with no inputs claims chunks by dataid with ` + "`" + `claim` + "`" + `."
   inputs: [String!] = []
@@ -2704,6 +2715,7 @@ enum MappingKind {
 type InputMapping {
   "The input dataset."
   dataset: String!
+  "How the output dataids map to this input's dataids."
   kind: MappingKind!
   "TIME_WINDOW only: input windows to move the first overlapping window by (negative: earlier)."
   startOffset: Int!
@@ -2715,6 +2727,7 @@ type InputMapping {
 input InputMappingInput {
   "The input dataset: one of the job's inputs."
   dataset: String!
+  "How the output dataids map to this input's dataids."
   kind: MappingKind!
   "TIME_WINDOW only: input windows to move the first overlapping window by (negative: earlier); default 0."
   startOffset: Int = 0
@@ -2726,6 +2739,7 @@ input InputMappingInput {
 input EnvVarInput {
   "A name without ` + "`" + `=` + "`" + `."
   name: String!
+  "Its value (at most 8 KiB)."
   value: String!
 }
 
@@ -2749,14 +2763,14 @@ extend type Query {
   "Every job, by id."
   jobs: [Job!]!
   "One dataset; NOT_FOUND when there is none with this id."
-  dataset(id: String!): Dataset
+  dataset("The dataset id." id: String!): Dataset
   "One job; NOT_FOUND when there is none with this id."
-  job(id: String!): Job
+  job("The job id." id: String!): Job
 }
 
 extend type Mutation {
   "Creates or replaces a dataset definition. Admin only."
-  upsertDataset(input: DatasetInput!): Dataset!
+  upsertDataset("The dataset as it is to be." input: DatasetInput!): Dataset!
   """
   Creates or replaces a job. Its inputs and output must exist (NOT_FOUND), the
   output may have no other producer (ALREADY_EXISTS) and the job graph must
@@ -2764,13 +2778,20 @@ extend type Mutation {
   returns it once in ` + "`" + `jobKey` + "`" + `. Chunks already READY on the inputs become
   claimable. Admin only.
   """
-  upsertJob(input: JobInput!): UpsertJobPayload!
+  upsertJob("The job as it is to be." input: JobInput!): UpsertJobPayload!
   """
   Stores a dataset secret (password, token) for a job that reads or writes the
   dataset, encrypted to the job's key: the server cannot decrypt it again, a
   runner presenting the job key receives it in its claims. Admin only.
   """
-  setCredential(job: String!, dataset: String!, secret: String!): Job!
+  setCredential(
+    "The job that receives the secret in its claims."
+    job: String!
+    "The dataset the secret opens; the job must read or write it."
+    dataset: String!
+    "The secret in clear; it is stored only encrypted to the job's key."
+    secret: String!
+  ): Job!
 }
 `, BuiltIn: false},
 	{Name: "../schema/chunks.graphqls", Input: `# Chunks: status rows, the operator's chunk operations (publish, resubmit,
@@ -2789,7 +2810,9 @@ type StatusRow {
   dataid: String!
   "The id of the job the row belongs to; null for a chunk published into a source dataset."
   job: String
+  "Whether the row is the chunk's OUTPUT row (its producer's) or a consumer's INPUT row."
   role: Role!
+  "The row's status: what it locks (see the Status values)."
   status: Status!
   "How many attempts the OUTPUT row has seen (reset by resubmit)."
   attempt: Int!
@@ -2804,6 +2827,7 @@ type StatusRow {
   token: String
   "When a RUNNING claim's lease ends; null unless RUNNING."
   leaseExpiresAt: Time
+  "When the row last changed."
   updatedAt: Time!
   "Why the row is what it is (a failure message, ` + "`" + `lease expired` + "`" + `, ` + "`" + `resubmitted` + "`" + `...)."
   reason: String!
@@ -2822,7 +2846,9 @@ type StatusRow {
 
 "A page of status rows, ordered by dataset, dataid (shortlex), role and job."
 type ChunkConnection {
+  "The rows of this page, each with its cursor."
   edges: [ChunkEdge!]!
+  "Whether another page follows, and where it starts."
   pageInfo: PageInfo!
 }
 
@@ -2830,6 +2856,7 @@ type ChunkConnection {
 type ChunkEdge {
   "Pass as ` + "`" + `after` + "`" + ` to read the rows that follow this one."
   cursor: String!
+  "The status row."
   node: StatusRow!
 }
 
@@ -2837,6 +2864,7 @@ type ChunkEdge {
 type ChunkDetail {
   "The dataset id."
   dataset: String!
+  "The chunk's dataid."
   dataid: String!
   "The chunk's location: its dataset's location template with the dataid substituted."
   location: String!
@@ -2854,7 +2882,9 @@ type ChunkDetail {
 type Lock {
   "The dataset id of the locked chunk."
   dataset: String!
+  "The dataid of the locked chunk."
   dataid: String!
+  "Which lock the holder has."
   kind: LockKind!
   "The id of the holder job; null for a chunk published into a source dataset."
   job: String
@@ -2872,17 +2902,25 @@ extend type Query {
   (default 100, at most 1000); ` + "`" + `after` + "`" + ` is the ` + "`" + `endCursor` + "`" + ` of the page before.
   """
   chunks(
+    "Only the rows of this dataset."
     dataset: String
+    "Only the rows of this job."
     job: String
+    "Only OUTPUT or only INPUT rows."
     role: Role
+    "Only the rows in this status."
     status: Status
+    "The lowest dataid to list, inclusive (shortlex)."
     from: String
+    "The highest dataid to list, inclusive (shortlex)."
     to: String
+    "The page size: 100 when omitted, at most 1000."
     first: Int
+    "The ` + "`" + `endCursor` + "`" + ` of the page before."
     after: String
   ): ChunkConnection!
   "One chunk: its OUTPUT status, every status row on it and its derived locks. NOT_FOUND for an unknown dataset."
-  chunk(dataset: String!, dataid: String!): ChunkDetail!
+  chunk("The dataset id." dataset: String!, "The chunk's dataid." dataid: String!): ChunkDetail!
 }
 
 extend type Mutation {
@@ -2892,7 +2930,7 @@ extend type Mutation {
   while the chunk is on HOLD. Publishing a READY chunk again changes nothing.
   Admin only.
   """
-  publish(dataset: String!, dataid: String!): StatusRow!
+  publish("The id of a source dataset." dataset: String!, "The dataid of the chunk to mark READY." dataid: String!): StatusRow!
   """
   Asks for a chunk to be produced again: its OUTPUT row becomes RESUBMIT (from
   READY, FAILED or HOLD; LOCKED while RUNNING) with its attempts reset. With
@@ -2900,9 +2938,16 @@ extend type Mutation {
   transitively, so stale data is never read and everything re-runs in order.
   Returns the OUTPUT rows it changed. Admin only.
   """
-  resubmit(dataset: String!, dataid: String!, cascade: Boolean = false): [StatusRow!]!
+  resubmit(
+    "The dataset id."
+    dataset: String!
+    "The chunk's dataid."
+    dataid: String!
+    "Invalidate every chunk computed from it downstream too."
+    cascade: Boolean = false
+  ): [StatusRow!]!
   "Freezes a chunk (OUTPUT HOLD): nobody reads or writes it until it is resubmitted. LOCKED while RUNNING. Admin only."
-  hold(dataset: String!, dataid: String!, reason: String = ""): StatusRow!
+  hold("The dataset id." dataset: String!, "The chunk's dataid." dataid: String!, "Why, for the other operators (kept on the row)." reason: String = ""): StatusRow!
 }
 `, BuiltIn: false},
 	{Name: "../schema/claims.graphqls", Input: `# Claims: the runner's operations (findNext, claim, force, heartbeat,
@@ -2973,7 +3018,7 @@ type DatasetAccess {
 
 extend type Query {
   "The live claims of a job (of every job when ` + "`" + `job` + "`" + ` is omitted)."
-  claims(job: String): [Claim!]!
+  claims("Only this job's claims." job: String): [Claim!]!
 }
 
 extend type Mutation {
@@ -2985,35 +3030,49 @@ extend type Mutation {
   (no row, or FAILED). ` + "`" + `executor` + "`" + ` names the process holding the claim (1-256
   characters), for operators. Admins and runners of the job.
   """
-  findNext(job: String!, executor: String!): Claim
+  findNext("The job to claim for." job: String!, "The process that will hold the claim: a name an operator can trace." executor: String!): Claim
   """
   Claims one given dataid under the same rules as ` + "`" + `findNext` + "`" + `; LOCKED with
   ` + "`" + `extensions.blockers` + "`" + ` when it cannot be claimed now. This is how a job with
   no inputs claims new chunks. Admins and runners of the job.
   """
-  claim(job: String!, dataid: String!, executor: String!): Claim!
+  claim(
+    "The job to claim for."
+    job: String!
+    "The dataid of the output chunk to claim."
+    dataid: String!
+    "The process that will hold the claim: a name an operator can trace."
+    executor: String!
+  ): Claim!
   """
   An operator's override: claims a dataid whatever its inputs, locks and
   status, superseding a live claim on the output chunk (whose token goes
   stale), so two claims are never live at once. Admins and runners of the job.
   """
-  force(job: String!, dataid: String!, executor: String!): Claim!
+  force(
+    "The job to claim for."
+    job: String!
+    "The dataid of the output chunk to claim."
+    dataid: String!
+    "The process that will hold the claim: a name an operator can trace."
+    executor: String!
+  ): Claim!
   """
   Extends a live claim's lease by the job's leaseSeconds. STALE_CLAIM when the
   claim is no longer live (superseded, expired, completed, failed, released):
   the runner must then stop at once without writing anything more.
   """
-  heartbeat(token: String!): Claim!
+  heartbeat("The token of the claim, as findNext, claim or force returned it." token: String!): Claim!
   "Ends a live claim successfully: OUTPUT READY, INPUT DONE. STALE_CLAIM when the claim is no longer live; nothing changes then."
-  complete(token: String!): Boolean!
+  complete("The token of the claim, as findNext, claim or force returned it." token: String!): Boolean!
   """
   Ends a live claim in failure: OUTPUT FAILED (HOLD once attempts reach the
   job's maxAttempts), INPUT ERROR, so the chunk is retried. ` + "`" + `reason` + "`" + ` is kept
   (its last 4096 bytes). STALE_CLAIM when the claim is no longer live.
   """
-  fail(token: String!, reason: String = ""): Boolean!
+  fail("The token of the claim, as findNext, claim or force returned it." token: String!, "What went wrong, for the operators." reason: String = ""): Boolean!
   "Gives a live claim back without counting an attempt (graceful shutdown): the chunk becomes claimable exactly as before."
-  release(token: String!): Boolean!
+  release("The token of the claim, as findNext, claim or force returned it." token: String!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/dashboard.graphqls", Input: `# The dashboard's reads (any client may use them): a span of a dataset's
@@ -3154,6 +3213,7 @@ extend type Dataset {
 type Event {
   "The event's position in the log; pass it as ` + "`" + `after` + "`" + ` to read or watch what follows."
   cursor: String!
+  "When the transition committed."
   time: Time!
   "Who made the transition: a token name, ` + "`" + `anonymous` + "`" + ` (open mode), ` + "`" + `reaper` + "`" + ` (lease expiry) or ` + "`" + `system` + "`" + `."
   actor: String!
@@ -3161,14 +3221,19 @@ type Event {
   job: String
   "The dataset id."
   dataset: String!
+  "The chunk's dataid."
   dataid: String!
+  "Whether the row is an OUTPUT or an INPUT row."
   role: Role!
   "The status before (NONE: the row did not exist)."
   from: Status!
   "The status after (NONE: the row was deleted, e.g. by a release)."
   to: Status!
+  "The row's attempt count after the transition."
   attempt: Int!
+  "The executor of the claim that made it (empty for an operator's action)."
   executor: String!
+  "Why (a failure message, ` + "`" + `lease expired` + "`" + `, an operator's reason...)."
   reason: String!
   "On an INPUT row of a mapped read: the dataid of the output chunk it is read for (see ` + "`" + `StatusRow.readFor` + "`" + `). Null otherwise."
   readFor: String
@@ -3176,13 +3241,17 @@ type Event {
 
 "A page of events in log order."
 type EventConnection {
+  "The events of this page, each with its cursor."
   edges: [EventEdge!]!
+  "Whether another page follows, and where it starts."
   pageInfo: PageInfo!
 }
 
 "One event and its cursor."
 type EventEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to read the events that follow this one."
   cursor: String!
+  "The event."
   node: Event!
 }
 
@@ -3192,7 +3261,18 @@ extend type Query {
   dataid (all optional). ` + "`" + `first` + "`" + ` is the page size (default 100, at most 1000);
   ` + "`" + `after` + "`" + ` is the ` + "`" + `endCursor` + "`" + ` of the page before.
   """
-  events(dataset: String, job: String, dataid: String, first: Int, after: String): EventConnection!
+  events(
+    "Only the events of this dataset."
+    dataset: String
+    "Only the events of this job's rows."
+    job: String
+    "Only the events of this dataid."
+    dataid: String
+    "The page size: 100 when omitted, at most 1000."
+    first: Int
+    "The ` + "`" + `endCursor` + "`" + ` of the page before."
+    after: String
+  ): EventConnection!
 }
 
 extend type Subscription {
@@ -3201,7 +3281,14 @@ extend type Subscription {
   dataset and job (both optional). With ` + "`" + `after` + "`" + ` (an event cursor) it first
   replays what was recorded since, so a client can resume where it stopped.
   """
-  events(dataset: String, job: String, after: String): Event!
+  events(
+    "Only the events of this dataset."
+    dataset: String
+    "Only the events of this job's rows."
+    job: String
+    "An event cursor: replay what was recorded after it first, then go on live."
+    after: String
+  ): Event!
 }
 `, BuiltIn: false},
 	{Name: "../schema/locks.graphqls", Input: `# Locks: the derived lock views (locks, blockers, lockGraph) and the named
@@ -3214,9 +3301,11 @@ One reason a job cannot claim a dataid now: the row (or the missing row) of
 type Blocker {
   "The dataset id of the blocking chunk."
   dataset: String!
+  "The dataid of the blocking chunk."
   dataid: String!
   "The id of the job whose row blocks; null for a chunk of a source dataset."
   job: String
+  "Why it blocks."
   kind: BlockerKind!
   "The status of the blocking row; NONE when the row is missing."
   status: Status!
@@ -3226,7 +3315,9 @@ type Blocker {
 
 "Node kinds of the lock graph."
 enum GraphNodeKind {
+  "A job."
   JOB
+  "A dataset."
   DATASET
   "A chunk: one dataset at one dataid."
   CHUNK
@@ -3244,6 +3335,7 @@ enum GraphEdgeKind {
 type GraphNode {
   "Unique in the graph: ` + "`" + `job:<id>` + "`" + `, ` + "`" + `dataset:<id>` + "`" + ` or ` + "`" + `chunk:<dataset>/<dataid>` + "`" + `."
   id: String!
+  "What the node stands for."
   kind: GraphNodeKind!
   "The job id of a JOB node."
   job: String
@@ -3264,6 +3356,7 @@ type GraphEdge {
   from: String!
   "The id of the dataset or chunk node."
   to: String!
+  "Whether the job reads or writes it."
   kind: GraphEdgeKind!
   "The locks the job's row on the chunk holds; empty for dataset edges."
   locks: [LockKind!]!
@@ -3275,7 +3368,9 @@ type GraphEdge {
 
 "The jobs, datasets and chunks around a job, a dataset or a dataid, and who reads and writes what."
 type LockGraph {
+  "The jobs, datasets and chunks."
   nodes: [GraphNode!]!
+  "Who reads and writes what, between the nodes."
   edges: [GraphEdge!]!
 }
 
@@ -3283,9 +3378,13 @@ type LockGraph {
 type ResourceLock {
   "Pass to ` + "`" + `renewResource` + "`" + ` and ` + "`" + `unlockResource` + "`" + `."
   id: ID!
+  "Who holds it: a process or a person, as they named themselves."
   client: String!
+  "The resource URI locked."
   resource: String!
+  "READ (shared) or WRITE (exclusive)."
   mode: LockMode!
+  "When it was taken."
   createdAt: Time!
   "Every lock expires; it is gone after this instant."
   expiresAt: Time!
@@ -3293,18 +3392,18 @@ type ResourceLock {
 
 extend type Query {
   "The locks derived from the status rows, filtered by the chunk's dataset and the holder job (both optional); at most 1000 rows' worth."
-  locks(dataset: String, job: String): [Lock!]!
+  locks("Only the locks on this dataset's chunks." dataset: String, "Only the locks this job holds." job: String): [Lock!]!
   "Why ` + "`" + `job` + "`" + ` cannot claim ` + "`" + `dataid` + "`" + ` now (input not ready, output locked, job-local lock, paused); empty when it can."
-  blockers(job: String!, dataid: String!): [Blocker!]!
+  blockers("The job that would claim." job: String!, "The dataid of its output chunk." dataid: String!): [Blocker!]!
   """
   The lock graph: job and dataset nodes with READS/WRITES edges, centred on a
   job (its inputs and output), on a dataset (its producer and consumers), or on
   everything when neither is given. With ` + "`" + `dataid` + "`" + `, one CHUNK node per dataset
   and edges carrying each job's row status and locks on it.
   """
-  lockGraph(job: String, dataset: String, dataid: String): LockGraph!
+  lockGraph("Centre the graph on this job." job: String, "Centre the graph on this dataset." dataset: String, "Show the chunks at this dataid." dataid: String): LockGraph!
   "The unexpired resource locks, filtered by resource URI, client and mode (all optional)."
-  resourceLocks(resource: String, client: String, mode: LockMode): [ResourceLock!]!
+  resourceLocks("Only the locks on this resource URI." resource: String, "Only this client's locks." client: String, "Only READ or only WRITE locks." mode: LockMode): [ResourceLock!]!
 }
 
 extend type Mutation {
@@ -3315,15 +3414,24 @@ extend type Mutation {
   expire after ` + "`" + `ttlSeconds` + "`" + ` (default 3600, at most 604800: 7 days). Admins and
   runners.
   """
-  lockResource(client: String!, resource: String!, mode: LockMode!, ttlSeconds: Int): ResourceLock!
+  lockResource(
+    "Who takes the lock: a process or a person, named so that others can tell who holds it."
+    client: String!
+    "The resource URI to lock."
+    resource: String!
+    "READ (shared) or WRITE (exclusive)."
+    mode: LockMode!
+    "How long the lock lasts unless renewed: 3600 when omitted, at most 604800."
+    ttlSeconds: Int
+  ): ResourceLock!
   """
   Extends a resource lock to ` + "`" + `ttlSeconds` + "`" + ` from now (default 3600, at most
   604800). Only the client holding it may (FORBIDDEN otherwise); a lock that
   expired or was unlocked is NOT_FOUND. Admins and runners.
   """
-  renewResource(id: ID!, client: String!, ttlSeconds: Int): ResourceLock!
+  renewResource("The lock's id." id: ID!, "The client holding it." client: String!, "Seconds from now: 3600 when omitted, at most 604800." ttlSeconds: Int): ResourceLock!
   "Removes a resource lock. Only the client holding it may (FORBIDDEN otherwise). Admins and runners."
-  unlockResource(id: ID!, client: String!): Boolean!
+  unlockResource("The lock's id." id: ID!, "The client holding it." client: String!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/partitions.graphqls", Input: `# Partitions (SPEC §8): a dataset's expected dataids with their status, so
@@ -3336,6 +3444,7 @@ of its OUTPUT row.
 type Partition {
   "The dataset id."
   dataset: String!
+  "The expected dataid."
   dataid: String!
   "The chunk's OUTPUT status: NONE when it is missing (never produced or published)."
   status: Status!
@@ -3351,6 +3460,7 @@ type Partition {
 
 "A page of partitions in dataid order."
 type PartitionConnection {
+  "The partitions of this page, each with its cursor."
   edges: [PartitionEdge!]!
   """
   ` + "`" + `endCursor` + "`" + ` is where the next page starts. A page looks at 10,000 expected
@@ -3365,6 +3475,7 @@ type PartitionConnection {
 type PartitionEdge {
   "Pass as ` + "`" + `after` + "`" + ` to read the partitions that follow this one."
   cursor: String!
+  "The partition."
   node: Partition!
 }
 
@@ -3384,12 +3495,19 @@ extend type Query {
   before.
   """
   partitions(
+    "The id of a dataset with a partition definition."
     dataset: String!
+    "The first dataid to list, inclusive, in the format of the definition's kind."
     from: String
+    "The last dataid to list, inclusive; without it, up to the last due one."
     to: String
+    "Only the partitions in this status (NONE: missing)."
     status: Status
+    "Only the late partitions (true) or only the others (false)."
     late: Boolean
+    "The page size: 100 when omitted, at most 1000."
     first: Int
+    "The ` + "`" + `endCursor` + "`" + ` of the page before."
     after: String
   ): PartitionConnection!
 }
@@ -3434,15 +3552,19 @@ type Pool {
   used: Int!
   "The jobs naming this pool, by id."
   jobs: [Job!]!
+  "When the pool was first declared."
   createdAt: Time!
+  "When it last changed."
   updatedAt: Time!
 }
 
+"A pool to create or replace."
 input PoolInput {
   "The pool id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit."
   id: String!
   "At least 1. Lowering it below the claims live now takes nothing away: no new claim is made until fewer are live than slots."
   slots: Int!
+  "What the pool stands for, for people."
   description: String = ""
 }
 
@@ -3455,18 +3577,19 @@ extend type Query {
   "Every pool, by id."
   pools: [Pool!]!
   "One pool; NOT_FOUND when there is none with this id."
-  pool(id: String!): Pool
+  pool("The pool id." id: String!): Pool
 }
 
 extend type Mutation {
   "Creates or replaces a pool; a job may name it once it exists. Pools are never removed. Admin only."
-  upsertPool(input: PoolInput!): Pool!
+  upsertPool("The pool as it is to be." input: PoolInput!): Pool!
 }
 `, BuiltIn: false},
 	{Name: "../schema/ranges.graphqls", Input: `# Ranges: publish, resubmit and hold every chunk of a dataid range.
 
 "A chunk a range operation left as it was, and why."
 type RangeSkip {
+  "The chunk's dataid."
   dataid: String!
   "The error the single-chunk operation answered: LOCKED (say, the chunk is RUNNING or on HOLD), NOT_FOUND (no row to resubmit)."
   code: String!
@@ -3482,8 +3605,11 @@ on HOLD for the same reason for holdRange), ` + "`" + `skipped` + "`" + ` ones w
 dataid order. Calling again over the same range changes nothing twice.
 """
 type RangeResult {
+  "How many chunks were written."
   changed: Int!
+  "How many were already as asked."
   unchanged: Int!
+  "The chunks refused, each with the error and why, in dataid order."
   skipped: [RangeSkip!]!
 }
 
@@ -3497,7 +3623,14 @@ extend type Mutation {
   INVALID_ARGUMENT. A call that fails half way (UNAVAILABLE) kept what it did:
   call again to finish. Admin only.
   """
-  publishRange(dataset: String!, from: String!, to: String!): RangeResult!
+  publishRange(
+    "The dataset id."
+    dataset: String!
+    "The first dataid of the range, inclusive."
+    from: String!
+    "The last dataid of the range, inclusive."
+    to: String!
+  ): RangeResult!
   """
   Resubmits every chunk in [from, to]: the dataset's expected dataids when it
   has a partition definition, else its existing chunks. Each chunk as
@@ -3505,14 +3638,32 @@ extend type Mutation {
   whose cascade meets a live claim, and an expected chunk with no row yet are
   skipped. Limits as publishRange. Admin only.
   """
-  resubmitRange(dataset: String!, from: String!, to: String!, cascade: Boolean = false): RangeResult!
+  resubmitRange(
+    "The dataset id."
+    dataset: String!
+    "The first dataid of the range, inclusive."
+    from: String!
+    "The last dataid of the range, inclusive."
+    to: String!
+    "Invalidate every chunk computed from them downstream too."
+    cascade: Boolean = false
+  ): RangeResult!
   """
   Holds every chunk in [from, to]: the dataset's expected dataids when it has
   a partition definition (creating the rows of missing ones), else its
   existing chunks. Each chunk as ` + "`" + `hold` + "`" + ` does it; a RUNNING chunk is skipped.
   Limits as publishRange. Admin only.
   """
-  holdRange(dataset: String!, from: String!, to: String!, reason: String = ""): RangeResult!
+  holdRange(
+    "The dataset id."
+    dataset: String!
+    "The first dataid of the range, inclusive."
+    from: String!
+    "The last dataid of the range, inclusive."
+    to: String!
+    "Why, for the other operators (kept on each row)."
+    reason: String = ""
+  ): RangeResult!
 }
 `, BuiltIn: false},
 	{Name: "../schema/schedule.graphqls", Input: `# Backoff (SPEC §3 fail) on status rows. Schedules need no schema of their
