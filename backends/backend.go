@@ -10,7 +10,7 @@ import (
 // Backend, and its transactions Tx: every method of both is required, and
 // the engine (backends/engine) calls them without asking. The optional
 // capabilities at the end of this file are the only ones the engine asks a
-// transaction for at run time, each with what the engine does without it.
+// transaction or a backend for at run time, each with what the engine does without it.
 // Every backend asserts at compile time each interface it implements
 // (var _ backends.Tx = (*tx)(nil), and so on), so that a changed signature
 // fails the build instead of turning a capability off.
@@ -324,4 +324,24 @@ type SlotPrefetcher interface {
 	// may fetch (and lock, after the chunk locks queued before it) them
 	// ahead.
 	PrefetchSlots(locked, peeked []string)
+}
+
+// The optional capabilities of a Backend: read paths the engine uses when
+// a backend offers them; without, it does what each says.
+
+// OutputStatusReader is implemented by backends that read the dataids and
+// statuses of one job's OUTPUT rows on a dataset, with dataids between
+// from and to inclusive (shortlex), in shortlex order and without the rest
+// of each row: up to limit of them, as committed. PartitionRuns reads long
+// histories so, a window at a time; without it, with ListRows.
+type OutputStatusReader interface {
+	OutputStatuses(ctx context.Context, dataset, job, from, to string, limit int) (ids []string, statuses []Status, err error)
+}
+
+// OutputStatusBatcher is implemented by backends that read several spans
+// as OutputStatusReader does in one request (etcd: one transaction of
+// range reads), so that the newest READY chunk of hundreds of datasets is
+// found without a round trip for each.
+type OutputStatusBatcher interface {
+	OutputStatusesBatch(ctx context.Context, spans []StatusSpan) (ids [][]string, statuses [][]Status, err error)
 }

@@ -131,6 +131,15 @@ type Store interface {
 	// PartitionCounts counts a dataset's missing and late chunks; see
 	// PartitionCount for the bounds of the count.
 	PartitionCounts(ctx context.Context, dataset string) (PartitionCount, error)
+	// PartitionRuns answers a span of a dataset's partitions (its chunks,
+	// without a definition) as runs of one status and lateness, and per
+	// column of a coarser zoom; see RunsFilter and PartitionSpan. One call
+	// looks at MaxRunsLimit dataids at most and answers MaxRuns runs.
+	PartitionRuns(ctx context.Context, f RunsFilter) (PartitionSpan, error)
+	// LatestReady returns, for each dataset, the highest dataid whose chunk
+	// is READY (within its definition's due windows); "" when none is. One
+	// transaction for all; NOT_FOUND for an unknown dataset.
+	LatestReady(ctx context.Context, datasets []string) ([]string, error)
 	// Chunk returns one chunk with every row on it and its derived locks.
 	// NOT_FOUND for an unknown dataset; a chunk with no rows has nil Output.
 	Chunk(ctx context.Context, dataset, dataid string) (ChunkDetail, error)

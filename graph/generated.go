@@ -110,6 +110,7 @@ type ComplexityRoot struct {
 		CreatedAt        func(childComplexity int) int
 		Description      func(childComplexity int) int
 		ID               func(childComplexity int) int
+		LatestReady      func(childComplexity int) int
 		Location         func(childComplexity int) int
 		PartitionSummary func(childComplexity int) int
 		Partitions       func(childComplexity int) int
@@ -264,6 +265,20 @@ type ComplexityRoot struct {
 		WindowStart func(childComplexity int) int
 	}
 
+	PartitionColumnRun struct {
+		Columns  func(childComplexity int) int
+		Count    func(childComplexity int) int
+		Failed   func(childComplexity int) int
+		From     func(childComplexity int) int
+		Hold     func(childComplexity int) int
+		Late     func(childComplexity int) int
+		Missing  func(childComplexity int) int
+		Ready    func(childComplexity int) int
+		Resubmit func(childComplexity int) int
+		Running  func(childComplexity int) int
+		To       func(childComplexity int) int
+	}
+
 	PartitionConnection struct {
 		Edges    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -282,6 +297,26 @@ type ComplexityRoot struct {
 	PartitionEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	PartitionRun struct {
+		Count  func(childComplexity int) int
+		From   func(childComplexity int) int
+		Late   func(childComplexity int) int
+		Status func(childComplexity int) int
+		To     func(childComplexity int) int
+	}
+
+	PartitionRuns struct {
+		ChangesAt func(childComplexity int) int
+		Columns   func(childComplexity int) int
+		Count     func(childComplexity int) int
+		Dataset   func(childComplexity int) int
+		From      func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Next      func(childComplexity int) int
+		Runs      func(childComplexity int) int
+		To        func(childComplexity int) int
 	}
 
 	PartitionSummary struct {
@@ -315,6 +350,7 @@ type ComplexityRoot struct {
 		Jobs          func(childComplexity int) int
 		LockGraph     func(childComplexity int, job *string, dataset *string, dataid *string) int
 		Locks         func(childComplexity int, dataset *string, job *string) int
+		PartitionRuns func(childComplexity int, dataset string, from *string, to *string, zoom *partition.Kind, limit *int) int
 		Partitions    func(childComplexity int, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) int
 		Pool          func(childComplexity int, id string) int
 		Pools         func(childComplexity int) int
@@ -404,6 +440,7 @@ type DatasetResolver interface {
 	Producer(ctx context.Context, obj *backends.Dataset) (*backends.Job, error)
 	Consumers(ctx context.Context, obj *backends.Dataset) ([]backends.Job, error)
 
+	LatestReady(ctx context.Context, obj *backends.Dataset) (*string, error)
 	PartitionSummary(ctx context.Context, obj *backends.Dataset) (*backends.PartitionCount, error)
 }
 type DatasetAccessResolver interface {
@@ -483,6 +520,7 @@ type QueryResolver interface {
 	Chunks(ctx context.Context, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string) (ChunkConnection, error)
 	Chunk(ctx context.Context, dataset string, dataid string) (backends.ChunkDetail, error)
 	Claims(ctx context.Context, job *string) ([]backends.Claim, error)
+	PartitionRuns(ctx context.Context, dataset string, from *string, to *string, zoom *partition.Kind, limit *int) (model.PartitionRuns, error)
 	Events(ctx context.Context, dataset *string, job *string, dataid *string, first *int, after *string) (EventConnection, error)
 	Locks(ctx context.Context, dataset *string, job *string) ([]backends.Lock, error)
 	Blockers(ctx context.Context, job string, dataid string) ([]backends.Blocker, error)
@@ -751,6 +789,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.ID(childComplexity), true
+	case "Dataset.latestReady":
+		if e.ComplexityRoot.Dataset.LatestReady == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.LatestReady(childComplexity), true
 	case "Dataset.location":
 		if e.ComplexityRoot.Dataset.Location == nil {
 			break
@@ -1509,6 +1553,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Partition.WindowStart(childComplexity), true
 
+	case "PartitionColumnRun.columns":
+		if e.ComplexityRoot.PartitionColumnRun.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Columns(childComplexity), true
+	case "PartitionColumnRun.count":
+		if e.ComplexityRoot.PartitionColumnRun.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Count(childComplexity), true
+	case "PartitionColumnRun.failed":
+		if e.ComplexityRoot.PartitionColumnRun.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Failed(childComplexity), true
+	case "PartitionColumnRun.from":
+		if e.ComplexityRoot.PartitionColumnRun.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.From(childComplexity), true
+	case "PartitionColumnRun.hold":
+		if e.ComplexityRoot.PartitionColumnRun.Hold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Hold(childComplexity), true
+	case "PartitionColumnRun.late":
+		if e.ComplexityRoot.PartitionColumnRun.Late == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Late(childComplexity), true
+	case "PartitionColumnRun.missing":
+		if e.ComplexityRoot.PartitionColumnRun.Missing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Missing(childComplexity), true
+	case "PartitionColumnRun.ready":
+		if e.ComplexityRoot.PartitionColumnRun.Ready == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Ready(childComplexity), true
+	case "PartitionColumnRun.resubmit":
+		if e.ComplexityRoot.PartitionColumnRun.Resubmit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Resubmit(childComplexity), true
+	case "PartitionColumnRun.running":
+		if e.ComplexityRoot.PartitionColumnRun.Running == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.Running(childComplexity), true
+	case "PartitionColumnRun.to":
+		if e.ComplexityRoot.PartitionColumnRun.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionColumnRun.To(childComplexity), true
+
 	case "PartitionConnection.edges":
 		if e.ComplexityRoot.PartitionConnection.Edges == nil {
 			break
@@ -1577,6 +1688,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PartitionEdge.Node(childComplexity), true
+
+	case "PartitionRun.count":
+		if e.ComplexityRoot.PartitionRun.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRun.Count(childComplexity), true
+	case "PartitionRun.from":
+		if e.ComplexityRoot.PartitionRun.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRun.From(childComplexity), true
+	case "PartitionRun.late":
+		if e.ComplexityRoot.PartitionRun.Late == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRun.Late(childComplexity), true
+	case "PartitionRun.status":
+		if e.ComplexityRoot.PartitionRun.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRun.Status(childComplexity), true
+	case "PartitionRun.to":
+		if e.ComplexityRoot.PartitionRun.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRun.To(childComplexity), true
+
+	case "PartitionRuns.changesAt":
+		if e.ComplexityRoot.PartitionRuns.ChangesAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.ChangesAt(childComplexity), true
+	case "PartitionRuns.columns":
+		if e.ComplexityRoot.PartitionRuns.Columns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Columns(childComplexity), true
+	case "PartitionRuns.count":
+		if e.ComplexityRoot.PartitionRuns.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Count(childComplexity), true
+	case "PartitionRuns.dataset":
+		if e.ComplexityRoot.PartitionRuns.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Dataset(childComplexity), true
+	case "PartitionRuns.from":
+		if e.ComplexityRoot.PartitionRuns.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.From(childComplexity), true
+	case "PartitionRuns.kind":
+		if e.ComplexityRoot.PartitionRuns.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Kind(childComplexity), true
+	case "PartitionRuns.next":
+		if e.ComplexityRoot.PartitionRuns.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Next(childComplexity), true
+	case "PartitionRuns.runs":
+		if e.ComplexityRoot.PartitionRuns.Runs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.Runs(childComplexity), true
+	case "PartitionRuns.to":
+		if e.ComplexityRoot.PartitionRuns.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionRuns.To(childComplexity), true
 
 	case "PartitionSummary.at":
 		if e.ComplexityRoot.PartitionSummary.At == nil {
@@ -1770,6 +1967,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Locks(childComplexity, args["dataset"].(*string), args["job"].(*string)), true
+	case "Query.partitionRuns":
+		if e.ComplexityRoot.Query.PartitionRuns == nil {
+			break
+		}
+
+		args, err := ec.field_Query_partitionRuns_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PartitionRuns(childComplexity, args["dataset"].(string), args["from"].(*string), args["to"].(*string), args["zoom"].(*partition.Kind), args["limit"].(*int)), true
 	case "Query.partitions":
 		if e.ComplexityRoot.Query.Partitions == nil {
 			break
@@ -2303,7 +2511,9 @@ type Dataset {
   producer: Job
   "The jobs reading this dataset, by id."
   consumers: [Job!]!
+  "When the dataset was first declared."
   createdAt: Time!
+  "When its definition last changed."
   updatedAt: Time!
 }
 
@@ -2351,13 +2561,17 @@ type Job {
   key: JobKey
   "The datasets this job has a credential for (never the secret itself)."
   credentials: [Credential!]!
+  "When the job was first declared."
   createdAt: Time!
+  "When its definition last changed."
   updatedAt: Time!
 }
 
 "One environment variable of a job."
 type EnvVar {
+  "The variable's name, as the runner exports it."
   name: String!
+  "Its value."
   value: String!
 }
 
@@ -2375,6 +2589,7 @@ type Credential {
   dataset: String!
   "The keyring the secret is encrypted with."
   keyKind: String!
+  "When the secret was last set."
   updatedAt: Time!
 }
 
@@ -2382,6 +2597,7 @@ type Credential {
 input DatasetInput {
   "The dataset id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit."
   id: String!
+  "What the dataset holds, for people (at most 4 KiB)."
   description: String = ""
   "The first part of the connection string (database or file server)."
   url: String = ""
@@ -2419,6 +2635,7 @@ window is due at its end + ` + "`" + `lagSeconds` + "`" + `, and late when it is
 end + ` + "`" + `deadlineSeconds` + "`" + `.
 """
 type PartitionDefinition {
+  "The kind of dataids expected, and their format."
   kind: PartitionKind!
   "The first expected dataid (time kinds, INTEGER)."
   start: String
@@ -2436,6 +2653,7 @@ type PartitionDefinition {
 
 "A partition definition to set on a dataset; see ` + "`" + `PartitionDefinition` + "`" + `."
 input PartitionDefinitionInput {
+  "The kind of dataids expected, and their format."
   kind: PartitionKind!
   "The first expected dataid, in the kind's form: required for time kinds, default ` + "`" + `0` + "`" + ` for INTEGER, none for STATIC."
   start: String
@@ -2455,6 +2673,7 @@ input PartitionDefinitionInput {
 input JobInput {
   "The job id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit."
   id: String!
+  "What the job does, for people (at most 4 KiB)."
   description: String = ""
   "Ids of the datasets the job reads (they must exist). A job with no inputs claims chunks by dataid with ` + "`" + `claim` + "`" + `."
   inputs: [String!] = []
@@ -2496,6 +2715,7 @@ enum MappingKind {
 type InputMapping {
   "The input dataset."
   dataset: String!
+  "How the output dataids map to this input's dataids."
   kind: MappingKind!
   "TIME_WINDOW only: input windows to move the first overlapping window by (negative: earlier)."
   startOffset: Int!
@@ -2507,6 +2727,7 @@ type InputMapping {
 input InputMappingInput {
   "The input dataset: one of the job's inputs."
   dataset: String!
+  "How the output dataids map to this input's dataids."
   kind: MappingKind!
   "TIME_WINDOW only: input windows to move the first overlapping window by (negative: earlier); default 0."
   startOffset: Int = 0
@@ -2518,6 +2739,7 @@ input InputMappingInput {
 input EnvVarInput {
   "A name without ` + "`" + `=` + "`" + `."
   name: String!
+  "Its value (at most 8 KiB)."
   value: String!
 }
 
@@ -2541,14 +2763,14 @@ extend type Query {
   "Every job, by id."
   jobs: [Job!]!
   "One dataset; NOT_FOUND when there is none with this id."
-  dataset(id: String!): Dataset
+  dataset("The dataset id." id: String!): Dataset
   "One job; NOT_FOUND when there is none with this id."
-  job(id: String!): Job
+  job("The job id." id: String!): Job
 }
 
 extend type Mutation {
   "Creates or replaces a dataset definition. Admin only."
-  upsertDataset(input: DatasetInput!): Dataset!
+  upsertDataset("The dataset as it is to be." input: DatasetInput!): Dataset!
   """
   Creates or replaces a job. Its inputs and output must exist (NOT_FOUND), the
   output may have no other producer (ALREADY_EXISTS) and the job graph must
@@ -2556,13 +2778,20 @@ extend type Mutation {
   returns it once in ` + "`" + `jobKey` + "`" + `. Chunks already READY on the inputs become
   claimable. Admin only.
   """
-  upsertJob(input: JobInput!): UpsertJobPayload!
+  upsertJob("The job as it is to be." input: JobInput!): UpsertJobPayload!
   """
   Stores a dataset secret (password, token) for a job that reads or writes the
   dataset, encrypted to the job's key: the server cannot decrypt it again, a
   runner presenting the job key receives it in its claims. Admin only.
   """
-  setCredential(job: String!, dataset: String!, secret: String!): Job!
+  setCredential(
+    "The job that receives the secret in its claims."
+    job: String!
+    "The dataset the secret opens; the job must read or write it."
+    dataset: String!
+    "The secret in clear; it is stored only encrypted to the job's key."
+    secret: String!
+  ): Job!
 }
 `, BuiltIn: false},
 	{Name: "../schema/chunks.graphqls", Input: `# Chunks: status rows, the operator's chunk operations (publish, resubmit,
@@ -2581,7 +2810,9 @@ type StatusRow {
   dataid: String!
   "The id of the job the row belongs to; null for a chunk published into a source dataset."
   job: String
+  "Whether the row is the chunk's OUTPUT row (its producer's) or a consumer's INPUT row."
   role: Role!
+  "The row's status: what it locks (see the Status values)."
   status: Status!
   "How many attempts the OUTPUT row has seen (reset by resubmit)."
   attempt: Int!
@@ -2596,6 +2827,7 @@ type StatusRow {
   token: String
   "When a RUNNING claim's lease ends; null unless RUNNING."
   leaseExpiresAt: Time
+  "When the row last changed."
   updatedAt: Time!
   "Why the row is what it is (a failure message, ` + "`" + `lease expired` + "`" + `, ` + "`" + `resubmitted` + "`" + `...)."
   reason: String!
@@ -2614,7 +2846,9 @@ type StatusRow {
 
 "A page of status rows, ordered by dataset, dataid (shortlex), role and job."
 type ChunkConnection {
+  "The rows of this page, each with its cursor."
   edges: [ChunkEdge!]!
+  "Whether another page follows, and where it starts."
   pageInfo: PageInfo!
 }
 
@@ -2622,6 +2856,7 @@ type ChunkConnection {
 type ChunkEdge {
   "Pass as ` + "`" + `after` + "`" + ` to read the rows that follow this one."
   cursor: String!
+  "The status row."
   node: StatusRow!
 }
 
@@ -2629,6 +2864,7 @@ type ChunkEdge {
 type ChunkDetail {
   "The dataset id."
   dataset: String!
+  "The chunk's dataid."
   dataid: String!
   "The chunk's location: its dataset's location template with the dataid substituted."
   location: String!
@@ -2646,7 +2882,9 @@ type ChunkDetail {
 type Lock {
   "The dataset id of the locked chunk."
   dataset: String!
+  "The dataid of the locked chunk."
   dataid: String!
+  "Which lock the holder has."
   kind: LockKind!
   "The id of the holder job; null for a chunk published into a source dataset."
   job: String
@@ -2664,17 +2902,25 @@ extend type Query {
   (default 100, at most 1000); ` + "`" + `after` + "`" + ` is the ` + "`" + `endCursor` + "`" + ` of the page before.
   """
   chunks(
+    "Only the rows of this dataset."
     dataset: String
+    "Only the rows of this job."
     job: String
+    "Only OUTPUT or only INPUT rows."
     role: Role
+    "Only the rows in this status."
     status: Status
+    "The lowest dataid to list, inclusive (shortlex)."
     from: String
+    "The highest dataid to list, inclusive (shortlex)."
     to: String
+    "The page size: 100 when omitted, at most 1000."
     first: Int
+    "The ` + "`" + `endCursor` + "`" + ` of the page before."
     after: String
   ): ChunkConnection!
   "One chunk: its OUTPUT status, every status row on it and its derived locks. NOT_FOUND for an unknown dataset."
-  chunk(dataset: String!, dataid: String!): ChunkDetail!
+  chunk("The dataset id." dataset: String!, "The chunk's dataid." dataid: String!): ChunkDetail!
 }
 
 extend type Mutation {
@@ -2684,7 +2930,7 @@ extend type Mutation {
   while the chunk is on HOLD. Publishing a READY chunk again changes nothing.
   Admin only.
   """
-  publish(dataset: String!, dataid: String!): StatusRow!
+  publish("The id of a source dataset." dataset: String!, "The dataid of the chunk to mark READY." dataid: String!): StatusRow!
   """
   Asks for a chunk to be produced again: its OUTPUT row becomes RESUBMIT (from
   READY, FAILED or HOLD; LOCKED while RUNNING) with its attempts reset. With
@@ -2692,9 +2938,16 @@ extend type Mutation {
   transitively, so stale data is never read and everything re-runs in order.
   Returns the OUTPUT rows it changed. Admin only.
   """
-  resubmit(dataset: String!, dataid: String!, cascade: Boolean = false): [StatusRow!]!
+  resubmit(
+    "The dataset id."
+    dataset: String!
+    "The chunk's dataid."
+    dataid: String!
+    "Invalidate every chunk computed from it downstream too."
+    cascade: Boolean = false
+  ): [StatusRow!]!
   "Freezes a chunk (OUTPUT HOLD): nobody reads or writes it until it is resubmitted. LOCKED while RUNNING. Admin only."
-  hold(dataset: String!, dataid: String!, reason: String = ""): StatusRow!
+  hold("The dataset id." dataset: String!, "The chunk's dataid." dataid: String!, "Why, for the other operators (kept on the row)." reason: String = ""): StatusRow!
 }
 `, BuiltIn: false},
 	{Name: "../schema/claims.graphqls", Input: `# Claims: the runner's operations (findNext, claim, force, heartbeat,
@@ -2765,7 +3018,7 @@ type DatasetAccess {
 
 extend type Query {
   "The live claims of a job (of every job when ` + "`" + `job` + "`" + ` is omitted)."
-  claims(job: String): [Claim!]!
+  claims("Only this job's claims." job: String): [Claim!]!
 }
 
 extend type Mutation {
@@ -2777,35 +3030,181 @@ extend type Mutation {
   (no row, or FAILED). ` + "`" + `executor` + "`" + ` names the process holding the claim (1-256
   characters), for operators. Admins and runners of the job.
   """
-  findNext(job: String!, executor: String!): Claim
+  findNext("The job to claim for." job: String!, "The process that will hold the claim: a name an operator can trace." executor: String!): Claim
   """
   Claims one given dataid under the same rules as ` + "`" + `findNext` + "`" + `; LOCKED with
   ` + "`" + `extensions.blockers` + "`" + ` when it cannot be claimed now. This is how a job with
   no inputs claims new chunks. Admins and runners of the job.
   """
-  claim(job: String!, dataid: String!, executor: String!): Claim!
+  claim(
+    "The job to claim for."
+    job: String!
+    "The dataid of the output chunk to claim."
+    dataid: String!
+    "The process that will hold the claim: a name an operator can trace."
+    executor: String!
+  ): Claim!
   """
   An operator's override: claims a dataid whatever its inputs, locks and
   status, superseding a live claim on the output chunk (whose token goes
   stale), so two claims are never live at once. Admins and runners of the job.
   """
-  force(job: String!, dataid: String!, executor: String!): Claim!
+  force(
+    "The job to claim for."
+    job: String!
+    "The dataid of the output chunk to claim."
+    dataid: String!
+    "The process that will hold the claim: a name an operator can trace."
+    executor: String!
+  ): Claim!
   """
   Extends a live claim's lease by the job's leaseSeconds. STALE_CLAIM when the
   claim is no longer live (superseded, expired, completed, failed, released):
   the runner must then stop at once without writing anything more.
   """
-  heartbeat(token: String!): Claim!
+  heartbeat("The token of the claim, as findNext, claim or force returned it." token: String!): Claim!
   "Ends a live claim successfully: OUTPUT READY, INPUT DONE. STALE_CLAIM when the claim is no longer live; nothing changes then."
-  complete(token: String!): Boolean!
+  complete("The token of the claim, as findNext, claim or force returned it." token: String!): Boolean!
   """
   Ends a live claim in failure: OUTPUT FAILED (HOLD once attempts reach the
   job's maxAttempts), INPUT ERROR, so the chunk is retried. ` + "`" + `reason` + "`" + ` is kept
   (its last 4096 bytes). STALE_CLAIM when the claim is no longer live.
   """
-  fail(token: String!, reason: String = ""): Boolean!
+  fail("The token of the claim, as findNext, claim or force returned it." token: String!, "What went wrong, for the operators." reason: String = ""): Boolean!
   "Gives a live claim back without counting an attempt (graceful shutdown): the chunk becomes claimable exactly as before."
-  release(token: String!): Boolean!
+  release("The token of the claim, as findNext, claim or force returned it." token: String!): Boolean!
+}
+`, BuiltIn: false},
+	{Name: "../schema/dashboard.graphqls", Input: `# The dashboard's reads (any client may use them): a span of a dataset's
+# partitions as runs instead of one entry per partition, and where each
+# dataset's data is.
+
+"""
+A span of a dataset's partitions as runs of one status and lateness (a
+dataset without a partition definition: its chunks), and per column of a
+coarser zoom. A long and mostly READY history comes back in a few runs:
+ten years of hours with a failure every few weeks in a few hundred.
+"""
+type PartitionRuns {
+  "The dataset id."
+  dataset: String!
+  "The kind of the dataset's partition definition; null for a dataset without one, whose span is its chunks (no missing, nothing late)."
+  kind: PartitionKind
+  "The first dataid of the span; null when it is empty."
+  from: String
+  "The last dataid of the span; null when it is empty. A time kind's span never reaches a window that is not due yet."
+  to: String
+  "How many dataids the span holds."
+  count: Int!
+  """
+  Where the asked span goes on when ` + "`" + `limit` + "`" + ` or the bound on runs (2,000)
+  ended this answer first: pass it as ` + "`" + `from` + "`" + ` to read on. Null when the
+  answer covers the asked span. The last column of ` + "`" + `columns` + "`" + ` may then be
+  partial.
+  """
+  next: String
+  """
+  When the clock alone next changes this answer, no chunk changing: a window
+  of the asked span becomes due, or a partition of it turns late. Null when
+  nothing will (read again after an event instead).
+  """
+  changesAt: Time
+  """
+  The span as runs of consecutive dataids of one status (NONE: missing) and
+  lateness, in dataid order. At most 2,000: the span ends before the run
+  that would exceed them (see ` + "`" + `next` + "`" + `).
+  """
+  runs: [PartitionRun!]!
+  """
+  The span per column of ` + "`" + `zoom` + "`" + ` (a day, an ISO week, a month), runs of
+  consecutive columns with the same counts, in order. Empty without a zoom
+  coarser than the dataset's kind. A column is the calendar period of a
+  dataid, whatever the definition's time zone: the hours 2026-11-22T00 to
+  T23 are in the day 2026-11-22, a week in the month of its Thursday. At
+  most 2,000, as ` + "`" + `runs` + "`" + `.
+  """
+  columns: [PartitionColumnRun!]!
+}
+
+"A run of consecutive dataids of one status and lateness."
+type PartitionRun {
+  "The first dataid of the run."
+  from: String!
+  "The last dataid of the run."
+  to: String!
+  "How many dataids the run holds."
+  count: Int!
+  "Their OUTPUT status; NONE: missing."
+  status: Status!
+  "Whether they are late: not READY at or past their window's end + the definition's deadline."
+  late: Boolean!
+}
+
+"""
+A run of consecutive columns of a zoom whose partitions hold the same counts
+(each column of the run holds ` + "`" + `count` + "`" + ` partitions, of which ` + "`" + `ready` + "`" + ` are
+READY, and so on).
+"""
+type PartitionColumnRun {
+  "The first column: a dataid of the zoom's kind (2026-11-22, 2026-W47, 2026-11)."
+  from: String!
+  "The last column."
+  to: String!
+  "How many columns the run holds."
+  columns: Int!
+  "The dataset's partitions in each column."
+  count: Int!
+  "Of them, READY."
+  ready: Int!
+  "Of them, RUNNING."
+  running: Int!
+  "Of them, FAILED."
+  failed: Int!
+  "Of them, RESUBMIT."
+  resubmit: Int!
+  "Of them, on HOLD."
+  hold: Int!
+  "Of them, missing: no OUTPUT row."
+  missing: Int!
+  "Of them, late (whatever their status)."
+  late: Int!
+}
+
+extend type Query {
+  """
+  A span of a dataset's partitions as runs, and per column of ` + "`" + `zoom` + "`" + ` (a time
+  kind coarser than the dataset's: its hours per day, its days per week or
+  month, its weeks per month). ` + "`" + `from` + "`" + `/` + "`" + `to` + "`" + ` bound the span inclusively, in the
+  format of the dataset's kind; without ` + "`" + `to` + "`" + ` the span ends where ` + "`" + `partitions` + "`" + `
+  ends (the last due window, the highest INTEGER dataid seen, ...), and it
+  never reaches a window that is not due yet. A dataset without a definition
+  answers its chunks. ` + "`" + `limit` + "`" + ` bounds the dataids looked at (default 10,000,
+  at most 100,000; each 20 of them cost one point of the request's
+  complexity, so a server with the default --max-complexity of 1000 reads
+  about 20,000 per request): when it ends the span first, ` + "`" + `next` + "`" + ` says where
+  to go on. Ask only for the fields you draw: without ` + "`" + `runs` + "`" + ` selected, the
+  bound on runs does not end the span.
+  """
+  partitionRuns(
+    "The dataset id."
+    dataset: String!
+    "The first dataid of the span, inclusive, in the format of the dataset's kind; the definition's start when omitted."
+    from: String
+    "The last dataid of the span, inclusive; where ` + "`" + `partitions` + "`" + ` ends when omitted."
+    to: String
+    "A time kind coarser than the dataset's, for ` + "`" + `columns` + "`" + `: HOURLY, DAILY, WEEKLY or MONTHLY."
+    zoom: PartitionKind
+    "How many dataids to look at, at most: 10,000 when omitted, 100,000 at most."
+    limit: Int
+  ): PartitionRuns!
+}
+
+extend type Dataset {
+  """
+  The highest dataid whose chunk is READY (within the due windows of its
+  definition): where the dataset's data is. Null when none is.
+  """
+  latestReady: String
 }
 `, BuiltIn: false},
 	{Name: "../schema/events.graphqls", Input: `# Events: the append-only log of every status transition.
@@ -2814,6 +3213,7 @@ extend type Mutation {
 type Event {
   "The event's position in the log; pass it as ` + "`" + `after` + "`" + ` to read or watch what follows."
   cursor: String!
+  "When the transition committed."
   time: Time!
   "Who made the transition: a token name, ` + "`" + `anonymous` + "`" + ` (open mode), ` + "`" + `reaper` + "`" + ` (lease expiry) or ` + "`" + `system` + "`" + `."
   actor: String!
@@ -2821,14 +3221,19 @@ type Event {
   job: String
   "The dataset id."
   dataset: String!
+  "The chunk's dataid."
   dataid: String!
+  "Whether the row is an OUTPUT or an INPUT row."
   role: Role!
   "The status before (NONE: the row did not exist)."
   from: Status!
   "The status after (NONE: the row was deleted, e.g. by a release)."
   to: Status!
+  "The row's attempt count after the transition."
   attempt: Int!
+  "The executor of the claim that made it (empty for an operator's action)."
   executor: String!
+  "Why (a failure message, ` + "`" + `lease expired` + "`" + `, an operator's reason...)."
   reason: String!
   "On an INPUT row of a mapped read: the dataid of the output chunk it is read for (see ` + "`" + `StatusRow.readFor` + "`" + `). Null otherwise."
   readFor: String
@@ -2836,13 +3241,17 @@ type Event {
 
 "A page of events in log order."
 type EventConnection {
+  "The events of this page, each with its cursor."
   edges: [EventEdge!]!
+  "Whether another page follows, and where it starts."
   pageInfo: PageInfo!
 }
 
 "One event and its cursor."
 type EventEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to read the events that follow this one."
   cursor: String!
+  "The event."
   node: Event!
 }
 
@@ -2852,7 +3261,18 @@ extend type Query {
   dataid (all optional). ` + "`" + `first` + "`" + ` is the page size (default 100, at most 1000);
   ` + "`" + `after` + "`" + ` is the ` + "`" + `endCursor` + "`" + ` of the page before.
   """
-  events(dataset: String, job: String, dataid: String, first: Int, after: String): EventConnection!
+  events(
+    "Only the events of this dataset."
+    dataset: String
+    "Only the events of this job's rows."
+    job: String
+    "Only the events of this dataid."
+    dataid: String
+    "The page size: 100 when omitted, at most 1000."
+    first: Int
+    "The ` + "`" + `endCursor` + "`" + ` of the page before."
+    after: String
+  ): EventConnection!
 }
 
 extend type Subscription {
@@ -2861,7 +3281,14 @@ extend type Subscription {
   dataset and job (both optional). With ` + "`" + `after` + "`" + ` (an event cursor) it first
   replays what was recorded since, so a client can resume where it stopped.
   """
-  events(dataset: String, job: String, after: String): Event!
+  events(
+    "Only the events of this dataset."
+    dataset: String
+    "Only the events of this job's rows."
+    job: String
+    "An event cursor: replay what was recorded after it first, then go on live."
+    after: String
+  ): Event!
 }
 `, BuiltIn: false},
 	{Name: "../schema/locks.graphqls", Input: `# Locks: the derived lock views (locks, blockers, lockGraph) and the named
@@ -2874,9 +3301,11 @@ One reason a job cannot claim a dataid now: the row (or the missing row) of
 type Blocker {
   "The dataset id of the blocking chunk."
   dataset: String!
+  "The dataid of the blocking chunk."
   dataid: String!
   "The id of the job whose row blocks; null for a chunk of a source dataset."
   job: String
+  "Why it blocks."
   kind: BlockerKind!
   "The status of the blocking row; NONE when the row is missing."
   status: Status!
@@ -2886,7 +3315,9 @@ type Blocker {
 
 "Node kinds of the lock graph."
 enum GraphNodeKind {
+  "A job."
   JOB
+  "A dataset."
   DATASET
   "A chunk: one dataset at one dataid."
   CHUNK
@@ -2904,6 +3335,7 @@ enum GraphEdgeKind {
 type GraphNode {
   "Unique in the graph: ` + "`" + `job:<id>` + "`" + `, ` + "`" + `dataset:<id>` + "`" + ` or ` + "`" + `chunk:<dataset>/<dataid>` + "`" + `."
   id: String!
+  "What the node stands for."
   kind: GraphNodeKind!
   "The job id of a JOB node."
   job: String
@@ -2924,6 +3356,7 @@ type GraphEdge {
   from: String!
   "The id of the dataset or chunk node."
   to: String!
+  "Whether the job reads or writes it."
   kind: GraphEdgeKind!
   "The locks the job's row on the chunk holds; empty for dataset edges."
   locks: [LockKind!]!
@@ -2935,7 +3368,9 @@ type GraphEdge {
 
 "The jobs, datasets and chunks around a job, a dataset or a dataid, and who reads and writes what."
 type LockGraph {
+  "The jobs, datasets and chunks."
   nodes: [GraphNode!]!
+  "Who reads and writes what, between the nodes."
   edges: [GraphEdge!]!
 }
 
@@ -2943,9 +3378,13 @@ type LockGraph {
 type ResourceLock {
   "Pass to ` + "`" + `renewResource` + "`" + ` and ` + "`" + `unlockResource` + "`" + `."
   id: ID!
+  "Who holds it: a process or a person, as they named themselves."
   client: String!
+  "The resource URI locked."
   resource: String!
+  "READ (shared) or WRITE (exclusive)."
   mode: LockMode!
+  "When it was taken."
   createdAt: Time!
   "Every lock expires; it is gone after this instant."
   expiresAt: Time!
@@ -2953,18 +3392,18 @@ type ResourceLock {
 
 extend type Query {
   "The locks derived from the status rows, filtered by the chunk's dataset and the holder job (both optional); at most 1000 rows' worth."
-  locks(dataset: String, job: String): [Lock!]!
+  locks("Only the locks on this dataset's chunks." dataset: String, "Only the locks this job holds." job: String): [Lock!]!
   "Why ` + "`" + `job` + "`" + ` cannot claim ` + "`" + `dataid` + "`" + ` now (input not ready, output locked, job-local lock, paused); empty when it can."
-  blockers(job: String!, dataid: String!): [Blocker!]!
+  blockers("The job that would claim." job: String!, "The dataid of its output chunk." dataid: String!): [Blocker!]!
   """
   The lock graph: job and dataset nodes with READS/WRITES edges, centred on a
   job (its inputs and output), on a dataset (its producer and consumers), or on
   everything when neither is given. With ` + "`" + `dataid` + "`" + `, one CHUNK node per dataset
   and edges carrying each job's row status and locks on it.
   """
-  lockGraph(job: String, dataset: String, dataid: String): LockGraph!
+  lockGraph("Centre the graph on this job." job: String, "Centre the graph on this dataset." dataset: String, "Show the chunks at this dataid." dataid: String): LockGraph!
   "The unexpired resource locks, filtered by resource URI, client and mode (all optional)."
-  resourceLocks(resource: String, client: String, mode: LockMode): [ResourceLock!]!
+  resourceLocks("Only the locks on this resource URI." resource: String, "Only this client's locks." client: String, "Only READ or only WRITE locks." mode: LockMode): [ResourceLock!]!
 }
 
 extend type Mutation {
@@ -2975,15 +3414,24 @@ extend type Mutation {
   expire after ` + "`" + `ttlSeconds` + "`" + ` (default 3600, at most 604800: 7 days). Admins and
   runners.
   """
-  lockResource(client: String!, resource: String!, mode: LockMode!, ttlSeconds: Int): ResourceLock!
+  lockResource(
+    "Who takes the lock: a process or a person, named so that others can tell who holds it."
+    client: String!
+    "The resource URI to lock."
+    resource: String!
+    "READ (shared) or WRITE (exclusive)."
+    mode: LockMode!
+    "How long the lock lasts unless renewed: 3600 when omitted, at most 604800."
+    ttlSeconds: Int
+  ): ResourceLock!
   """
   Extends a resource lock to ` + "`" + `ttlSeconds` + "`" + ` from now (default 3600, at most
   604800). Only the client holding it may (FORBIDDEN otherwise); a lock that
   expired or was unlocked is NOT_FOUND. Admins and runners.
   """
-  renewResource(id: ID!, client: String!, ttlSeconds: Int): ResourceLock!
+  renewResource("The lock's id." id: ID!, "The client holding it." client: String!, "Seconds from now: 3600 when omitted, at most 604800." ttlSeconds: Int): ResourceLock!
   "Removes a resource lock. Only the client holding it may (FORBIDDEN otherwise). Admins and runners."
-  unlockResource(id: ID!, client: String!): Boolean!
+  unlockResource("The lock's id." id: ID!, "The client holding it." client: String!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/partitions.graphqls", Input: `# Partitions (SPEC §8): a dataset's expected dataids with their status, so
@@ -2996,6 +3444,7 @@ of its OUTPUT row.
 type Partition {
   "The dataset id."
   dataset: String!
+  "The expected dataid."
   dataid: String!
   "The chunk's OUTPUT status: NONE when it is missing (never produced or published)."
   status: Status!
@@ -3011,6 +3460,7 @@ type Partition {
 
 "A page of partitions in dataid order."
 type PartitionConnection {
+  "The partitions of this page, each with its cursor."
   edges: [PartitionEdge!]!
   """
   ` + "`" + `endCursor` + "`" + ` is where the next page starts. A page looks at 10,000 expected
@@ -3025,6 +3475,7 @@ type PartitionConnection {
 type PartitionEdge {
   "Pass as ` + "`" + `after` + "`" + ` to read the partitions that follow this one."
   cursor: String!
+  "The partition."
   node: Partition!
 }
 
@@ -3045,12 +3496,19 @@ extend type Query {
   without (see the server's --max-complexity).
   """
   partitions(
+    "The id of a dataset with a partition definition."
     dataset: String!
+    "The first dataid to list, inclusive, in the format of the definition's kind."
     from: String
+    "The last dataid to list, inclusive; without it, up to the last due one."
     to: String
+    "Only the partitions in this status (NONE: missing)."
     status: Status
+    "Only the late partitions (true) or only the others (false)."
     late: Boolean
+    "The page size: 100 when omitted, at most 1000."
     first: Int
+    "The ` + "`" + `endCursor` + "`" + ` of the page before."
     after: String
   ): PartitionConnection!
 }
@@ -3101,15 +3559,19 @@ type Pool {
   used: Int!
   "The jobs naming this pool, by id."
   jobs: [Job!]!
+  "When the pool was first declared."
   createdAt: Time!
+  "When it last changed."
   updatedAt: Time!
 }
 
+"A pool to create or replace."
 input PoolInput {
   "The pool id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit."
   id: String!
   "At least 1. Lowering it below the claims live now takes nothing away: no new claim is made until fewer are live than slots."
   slots: Int!
+  "What the pool stands for, for people."
   description: String = ""
 }
 
@@ -3122,18 +3584,19 @@ extend type Query {
   "Every pool, by id."
   pools: [Pool!]!
   "One pool; NOT_FOUND when there is none with this id."
-  pool(id: String!): Pool
+  pool("The pool id." id: String!): Pool
 }
 
 extend type Mutation {
   "Creates or replaces a pool; a job may name it once it exists. Pools are never removed. Admin only."
-  upsertPool(input: PoolInput!): Pool!
+  upsertPool("The pool as it is to be." input: PoolInput!): Pool!
 }
 `, BuiltIn: false},
 	{Name: "../schema/ranges.graphqls", Input: `# Ranges: publish, resubmit and hold every chunk of a dataid range.
 
 "A chunk a range operation left as it was, and why."
 type RangeSkip {
+  "The chunk's dataid."
   dataid: String!
   "The error the single-chunk operation answered: LOCKED (say, the chunk is RUNNING or on HOLD), NOT_FOUND (no row to resubmit)."
   code: String!
@@ -3156,8 +3619,11 @@ the same range to finish it. Other fields of the request (aliases
 included) keep their answers.
 """
 type RangeResult {
+  "How many chunks were written."
   changed: Int!
+  "How many were already as asked."
   unchanged: Int!
+  "The chunks refused, each with the error and why, in dataid order."
   skipped: [RangeSkip!]!
 }
 
@@ -3173,7 +3639,14 @@ extend type Mutation {
   operation costs more than half of the server's --max-complexity, so a
   request holds one. Admin only.
   """
-  publishRange(dataset: String!, from: String!, to: String!): RangeResult
+  publishRange(
+    "The dataset id."
+    dataset: String!
+    "The first dataid of the range, inclusive."
+    from: String!
+    "The last dataid of the range, inclusive."
+    to: String!
+  ): RangeResult
   """
   Resubmits every chunk in [from, to]: the dataset's expected dataids when it
   has a partition definition, else its existing chunks. Each chunk as
@@ -3181,14 +3654,32 @@ extend type Mutation {
   whose cascade meets a live claim, and an expected chunk with no row yet are
   skipped. Limits as publishRange. Admin only.
   """
-  resubmitRange(dataset: String!, from: String!, to: String!, cascade: Boolean = false): RangeResult
+  resubmitRange(
+    "The dataset id."
+    dataset: String!
+    "The first dataid of the range, inclusive."
+    from: String!
+    "The last dataid of the range, inclusive."
+    to: String!
+    "Invalidate every chunk computed from them downstream too."
+    cascade: Boolean = false
+  ): RangeResult
   """
   Holds every chunk in [from, to]: the dataset's expected dataids when it has
   a partition definition (creating the rows of missing ones), else its
   existing chunks. Each chunk as ` + "`" + `hold` + "`" + ` does it; a RUNNING chunk is skipped.
   Limits as publishRange. Admin only.
   """
-  holdRange(dataset: String!, from: String!, to: String!, reason: String = ""): RangeResult
+  holdRange(
+    "The dataset id."
+    dataset: String!
+    "The first dataid of the range, inclusive."
+    from: String!
+    "The last dataid of the range, inclusive."
+    to: String!
+    "Why, for the other operators (kept on each row)."
+    reason: String = ""
+  ): RangeResult
 }
 `, BuiltIn: false},
 	{Name: "../schema/schedule.graphqls", Input: `# Backoff (SPEC §3 fail) on status rows. Schedules need no schema of their
@@ -3350,6 +3841,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Dataset_updatedAt(ctx, field)
+	case "latestReady":
+		return ec.fieldContext_Dataset_latestReady(ctx, field)
 	case "partitionSummary":
 		return ec.fieldContext_Dataset_partitionSummary(ctx, field)
 	}
@@ -3602,6 +4095,34 @@ func (ec *executionContext) childFields_Partition(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type Partition", field.Name)
 }
 
+func (ec *executionContext) childFields_PartitionColumnRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_PartitionColumnRun_from(ctx, field)
+	case "to":
+		return ec.fieldContext_PartitionColumnRun_to(ctx, field)
+	case "columns":
+		return ec.fieldContext_PartitionColumnRun_columns(ctx, field)
+	case "count":
+		return ec.fieldContext_PartitionColumnRun_count(ctx, field)
+	case "ready":
+		return ec.fieldContext_PartitionColumnRun_ready(ctx, field)
+	case "running":
+		return ec.fieldContext_PartitionColumnRun_running(ctx, field)
+	case "failed":
+		return ec.fieldContext_PartitionColumnRun_failed(ctx, field)
+	case "resubmit":
+		return ec.fieldContext_PartitionColumnRun_resubmit(ctx, field)
+	case "hold":
+		return ec.fieldContext_PartitionColumnRun_hold(ctx, field)
+	case "missing":
+		return ec.fieldContext_PartitionColumnRun_missing(ctx, field)
+	case "late":
+		return ec.fieldContext_PartitionColumnRun_late(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionColumnRun", field.Name)
+}
+
 func (ec *executionContext) childFields_PartitionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "edges":
@@ -3640,6 +4161,46 @@ func (ec *executionContext) childFields_PartitionEdge(ctx context.Context, field
 		return ec.fieldContext_PartitionEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PartitionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PartitionRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_PartitionRun_from(ctx, field)
+	case "to":
+		return ec.fieldContext_PartitionRun_to(ctx, field)
+	case "count":
+		return ec.fieldContext_PartitionRun_count(ctx, field)
+	case "status":
+		return ec.fieldContext_PartitionRun_status(ctx, field)
+	case "late":
+		return ec.fieldContext_PartitionRun_late(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionRun", field.Name)
+}
+
+func (ec *executionContext) childFields_PartitionRuns(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "dataset":
+		return ec.fieldContext_PartitionRuns_dataset(ctx, field)
+	case "kind":
+		return ec.fieldContext_PartitionRuns_kind(ctx, field)
+	case "from":
+		return ec.fieldContext_PartitionRuns_from(ctx, field)
+	case "to":
+		return ec.fieldContext_PartitionRuns_to(ctx, field)
+	case "count":
+		return ec.fieldContext_PartitionRuns_count(ctx, field)
+	case "next":
+		return ec.fieldContext_PartitionRuns_next(ctx, field)
+	case "changesAt":
+		return ec.fieldContext_PartitionRuns_changesAt(ctx, field)
+	case "runs":
+		return ec.fieldContext_PartitionRuns_runs(ctx, field)
+	case "columns":
+		return ec.fieldContext_PartitionRuns_columns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionRuns", field.Name)
 }
 
 func (ec *executionContext) childFields_PartitionSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4659,6 +5220,52 @@ func (ec *executionContext) field_Query_locks_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["job"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_partitionRuns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "zoom",
+		func(ctx context.Context, v any) (*partition.Kind, error) {
+			return ec.unmarshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["zoom"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg4
 	return args, nil
 }
 
@@ -5907,6 +6514,29 @@ func (ec *executionContext) _Dataset_updatedAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Dataset_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Dataset", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Dataset_latestReady(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_latestReady(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().LatestReady(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_latestReady(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dataset", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Dataset_partitionSummary(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
@@ -8792,6 +9422,259 @@ func (ec *executionContext) fieldContext_Partition_late(_ context.Context, field
 	return graphql.NewScalarFieldContext("Partition", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _PartitionColumnRun_from(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_to(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_columns(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_count(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_ready(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_ready(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ready, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_ready(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_running(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_running(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Running, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_running(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_failed(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_resubmit(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_resubmit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resubmit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_resubmit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_hold(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_hold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_hold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_missing(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_missing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Missing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_missing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionColumnRun_late(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionColumnRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionColumnRun_late(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Late, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionColumnRun_late(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionColumnRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _PartitionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *PartitionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9067,6 +9950,346 @@ func (ec *executionContext) fieldContext_PartitionEdge_node(_ context.Context, f
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Partition(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PartitionRun_from(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRun_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRun_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRun_to(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRun_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRun_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRun_count(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRun_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRun_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRun_status(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRun_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.Status) graphql.Marshaler {
+			return ec.marshalNStatus2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRun", field, false, false, errors.New("field of type Status does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRun_late(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRun_late(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Late, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRun_late(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRun", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_dataset(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dataset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_kind(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *partition.Kind) graphql.Marshaler {
+			return ec.marshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type PartitionKind does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_from(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_to(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_count(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_next(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_changesAt(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_changesAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangesAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_changesAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionRuns", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionRuns_runs(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_runs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Runs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.PartitionRun) graphql.Marshaler {
+			return ec.marshalNPartitionRun2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_runs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PartitionRuns",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PartitionRuns_columns(ctx context.Context, field graphql.CollectedField, obj *model.PartitionRuns) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionRuns_columns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Columns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.PartitionColumnRun) graphql.Marshaler {
+			return ec.marshalNPartitionColumnRun2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionColumnRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionRuns_columns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PartitionRuns",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionColumnRun(ctx, field)
 		},
 	}
 	return fc, nil
@@ -9658,6 +10881,50 @@ func (ec *executionContext) fieldContext_Query_claims(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_claims_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_partitionRuns(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_partitionRuns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PartitionRuns(ctx, fc.Args["dataset"].(string), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["zoom"].(*partition.Kind), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PartitionRuns) graphql.Marshaler {
+			return ec.marshalNPartitionRuns2githubᚗcomᚋchunklockᚋchunklockᚋresolversᚋmodelᚐPartitionRuns(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_partitionRuns(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionRuns(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_partitionRuns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13238,6 +14505,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "latestReady":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_latestReady(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "partitionSummary":
 			field := field
 
@@ -15005,6 +16310,94 @@ func (ec *executionContext) _Partition(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var partitionColumnRunImplementors = []string{"PartitionColumnRun"}
+
+func (ec *executionContext) _PartitionColumnRun(ctx context.Context, sel ast.SelectionSet, obj *backends.PartitionColumnRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionColumnRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionColumnRun")
+		case "from":
+			out.Values[i] = ec._PartitionColumnRun_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._PartitionColumnRun_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._PartitionColumnRun_columns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._PartitionColumnRun_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ready":
+			out.Values[i] = ec._PartitionColumnRun_ready(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "running":
+			out.Values[i] = ec._PartitionColumnRun_running(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._PartitionColumnRun_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resubmit":
+			out.Values[i] = ec._PartitionColumnRun_resubmit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hold":
+			out.Values[i] = ec._PartitionColumnRun_hold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "missing":
+			out.Values[i] = ec._PartitionColumnRun_missing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "late":
+			out.Values[i] = ec._PartitionColumnRun_late(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var partitionConnectionImplementors = []string{"PartitionConnection"}
 
 func (ec *executionContext) _PartitionConnection(ctx context.Context, sel ast.SelectionSet, obj *PartitionConnection) graphql.Marshaler {
@@ -15135,6 +16528,142 @@ func (ec *executionContext) _PartitionEdge(ctx context.Context, sel ast.Selectio
 			}
 		case "node":
 			out.Values[i] = ec._PartitionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var partitionRunImplementors = []string{"PartitionRun"}
+
+func (ec *executionContext) _PartitionRun(ctx context.Context, sel ast.SelectionSet, obj *backends.PartitionRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionRun")
+		case "from":
+			out.Values[i] = ec._PartitionRun_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._PartitionRun_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._PartitionRun_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._PartitionRun_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "late":
+			out.Values[i] = ec._PartitionRun_late(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var partitionRunsImplementors = []string{"PartitionRuns"}
+
+func (ec *executionContext) _PartitionRuns(ctx context.Context, sel ast.SelectionSet, obj *model.PartitionRuns) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionRunsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionRuns")
+		case "dataset":
+			out.Values[i] = ec._PartitionRuns_dataset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._PartitionRuns_kind(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._PartitionRuns_from(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._PartitionRuns_to(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._PartitionRuns_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._PartitionRuns_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changesAt":
+			out.Values[i] = ec._PartitionRuns_changesAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "runs":
+			out.Values[i] = ec._PartitionRuns_runs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "columns":
+			out.Values[i] = ec._PartitionRuns_columns(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15584,6 +17113,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_claims(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "partitionRuns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_partitionRuns(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -17458,6 +19009,26 @@ func (ec *executionContext) marshalNPartition2githubᚗcomᚋchunklockᚋchunklo
 	return ec._Partition(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNPartitionColumnRun2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionColumnRun(ctx context.Context, sel ast.SelectionSet, v backends.PartitionColumnRun) graphql.Marshaler {
+	return ec._PartitionColumnRun(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPartitionColumnRun2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionColumnRunᚄ(ctx context.Context, sel ast.SelectionSet, v []backends.PartitionColumnRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPartitionColumnRun2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionColumnRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNPartitionConnection2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionConnection(ctx context.Context, sel ast.SelectionSet, v PartitionConnection) graphql.Marshaler {
 	return ec._PartitionConnection(ctx, sel, &v)
 }
@@ -17517,6 +19088,30 @@ var (
 		partition.Static:  "STATIC",
 	}
 )
+
+func (ec *executionContext) marshalNPartitionRun2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionRun(ctx context.Context, sel ast.SelectionSet, v backends.PartitionRun) graphql.Marshaler {
+	return ec._PartitionRun(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPartitionRun2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionRunᚄ(ctx context.Context, sel ast.SelectionSet, v []backends.PartitionRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPartitionRun2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPartitionRuns2githubᚗcomᚋchunklockᚋchunklockᚋresolversᚋmodelᚐPartitionRuns(ctx context.Context, sel ast.SelectionSet, v model.PartitionRuns) graphql.Marshaler {
+	return ec._PartitionRuns(ctx, sel, &v)
+}
 
 func (ec *executionContext) marshalNPool2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPool(ctx context.Context, sel ast.SelectionSet, v backends.Pool) graphql.Marshaler {
 	return ec._Pool(ctx, sel, &v)
@@ -18041,6 +19636,44 @@ func (ec *executionContext) unmarshalOPartitionDefinitionInput2ᚖgithubᚗcom�
 	res, err := ec.unmarshalInputPartitionDefinitionInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
+
+func (ec *executionContext) unmarshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx context.Context, v any) (*partition.Kind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx context.Context, sel ast.SelectionSet, v *partition.Kind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind[*v])
+	return res
+}
+
+var (
+	unmarshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind = map[string]partition.Kind{
+		"HOURLY":  partition.Hourly,
+		"DAILY":   partition.Daily,
+		"WEEKLY":  partition.Weekly,
+		"MONTHLY": partition.Monthly,
+		"INTEGER": partition.Integer,
+		"STATIC":  partition.Static,
+	}
+	marshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind = map[partition.Kind]string{
+		partition.Hourly:  "HOURLY",
+		partition.Daily:   "DAILY",
+		partition.Weekly:  "WEEKLY",
+		partition.Monthly: "MONTHLY",
+		partition.Integer: "INTEGER",
+		partition.Static:  "STATIC",
+	}
+)
 
 func (ec *executionContext) marshalOPartitionSummary2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionCount(ctx context.Context, sel ast.SelectionSet, v *backends.PartitionCount) graphql.Marshaler {
 	if v == nil {

@@ -9,21 +9,25 @@ import (
 
 // A page of status rows, ordered by dataset, dataid (shortlex), role and job.
 type ChunkConnection struct {
-	Edges    []ChunkEdge `json:"edges"`
-	PageInfo PageInfo    `json:"pageInfo"`
+	// The rows of this page, each with its cursor.
+	Edges []ChunkEdge `json:"edges"`
+	// Whether another page follows, and where it starts.
+	PageInfo PageInfo `json:"pageInfo"`
 }
 
 // One status row and its cursor.
 type ChunkEdge struct {
 	// Pass as `after` to read the rows that follow this one.
-	Cursor string             `json:"cursor"`
-	Node   backends.StatusRow `json:"node"`
+	Cursor string `json:"cursor"`
+	// The status row.
+	Node backends.StatusRow `json:"node"`
 }
 
 // A dataset definition to create or replace.
 type DatasetInput struct {
 	// The dataset id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit.
-	ID          string  `json:"id"`
+	ID string `json:"id"`
+	// What the dataset holds, for people (at most 4 KiB).
 	Description *string `json:"description,omitempty"`
 	// The first part of the connection string (database or file server).
 	URL *string `json:"url,omitempty"`
@@ -38,27 +42,33 @@ type DatasetInput struct {
 // One environment variable of a job.
 type EnvVarInput struct {
 	// A name without `=`.
-	Name  string `json:"name"`
+	Name string `json:"name"`
+	// Its value (at most 8 KiB).
 	Value string `json:"value"`
 }
 
 // A page of events in log order.
 type EventConnection struct {
-	Edges    []EventEdge `json:"edges"`
-	PageInfo PageInfo    `json:"pageInfo"`
+	// The events of this page, each with its cursor.
+	Edges []EventEdge `json:"edges"`
+	// Whether another page follows, and where it starts.
+	PageInfo PageInfo `json:"pageInfo"`
 }
 
 // One event and its cursor.
 type EventEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   backends.Event `json:"node"`
+	// Pass as `after` to read the events that follow this one.
+	Cursor string `json:"cursor"`
+	// The event.
+	Node backends.Event `json:"node"`
 }
 
 // The mapping of one input of a job.
 type InputMappingInput struct {
 	// The input dataset: one of the job's inputs.
-	Dataset string                `json:"dataset"`
-	Kind    partition.MappingKind `json:"kind"`
+	Dataset string `json:"dataset"`
+	// How the output dataids map to this input's dataids.
+	Kind partition.MappingKind `json:"kind"`
 	// TIME_WINDOW only: input windows to move the first overlapping window by (negative: earlier); default 0.
 	StartOffset *int `json:"startOffset,omitempty"`
 	// TIME_WINDOW only: input windows to move the last overlapping window by; default 0, not below startOffset.
@@ -68,7 +78,8 @@ type InputMappingInput struct {
 // A job definition to create or replace.
 type JobInput struct {
 	// The job id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit.
-	ID          string  `json:"id"`
+	ID string `json:"id"`
+	// What the job does, for people (at most 4 KiB).
 	Description *string `json:"description,omitempty"`
 	// Ids of the datasets the job reads (they must exist). A job with no inputs claims chunks by dataid with `claim`.
 	Inputs []string `json:"inputs,omitempty"`
@@ -108,6 +119,7 @@ type PageInfo struct {
 
 // A page of partitions in dataid order.
 type PartitionConnection struct {
+	// The partitions of this page, each with its cursor.
 	Edges []PartitionEdge `json:"edges"`
 	// `endCursor` is where the next page starts. A page looks at 10,000 expected
 	// dataids at most: with a filter that matches few of them, it may hold fewer
@@ -121,6 +133,7 @@ type PartitionConnection struct {
 // window is due at its end + `lagSeconds`, and late when it is not READY by its
 // end + `deadlineSeconds`.
 type PartitionDefinition struct {
+	// The kind of dataids expected, and their format.
 	Kind partition.Kind `json:"kind"`
 	// The first expected dataid (time kinds, INTEGER).
 	Start *string `json:"start,omitempty"`
@@ -138,6 +151,7 @@ type PartitionDefinition struct {
 
 // A partition definition to set on a dataset; see `PartitionDefinition`.
 type PartitionDefinitionInput struct {
+	// The kind of dataids expected, and their format.
 	Kind partition.Kind `json:"kind"`
 	// The first expected dataid, in the kind's form: required for time kinds, default `0` for INTEGER, none for STATIC.
 	Start *string `json:"start,omitempty"`
@@ -156,15 +170,18 @@ type PartitionDefinitionInput struct {
 // One partition and its cursor.
 type PartitionEdge struct {
 	// Pass as `after` to read the partitions that follow this one.
-	Cursor string             `json:"cursor"`
-	Node   backends.Partition `json:"node"`
+	Cursor string `json:"cursor"`
+	// The partition.
+	Node backends.Partition `json:"node"`
 }
 
+// A pool to create or replace.
 type PoolInput struct {
 	// The pool id: 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit.
 	ID string `json:"id"`
 	// At least 1. Lowering it below the claims live now takes nothing away: no new claim is made until fewer are live than slots.
-	Slots       int     `json:"slots"`
+	Slots int `json:"slots"`
+	// What the pool stands for, for people.
 	Description *string `json:"description,omitempty"`
 }
 

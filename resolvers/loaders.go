@@ -28,10 +28,13 @@ const loaderWait = 2 * time.Millisecond
 //   - summaries: the partition summary of a dataset, by dataset id, so that
 //     every alias of a response answers the same count (Summaries shares
 //     counts between responses).
+//   - latest: the newest READY dataid of a dataset, by dataset id (one
+//     Store.LatestReady call for every dataset of a response; dashboard.go).
 type loaders struct {
 	catalog   *dataloadgen.Loader[struct{}, *backends.Catalog]
 	creds     *dataloadgen.Loader[string, []backends.Credential]
 	secrets   *dataloadgen.Loader[string, map[string]string]
+	latest    *dataloadgen.Loader[string, string]
 	summaries sync.Map // dataset id -> func() (backends.PartitionCount, error)
 }
 
@@ -43,6 +46,7 @@ func (r *Resolver) newLoaders() *loaders {
 		catalog: dataloadgen.NewLoader(r.fetchCatalog, opt),
 		creds:   dataloadgen.NewLoader(r.fetchCredentials, opt),
 		secrets: dataloadgen.NewLoader(r.fetchSecrets, opt),
+		latest:  dataloadgen.NewLoader(r.fetchLatestReady, opt),
 	}
 }
 

@@ -48,15 +48,15 @@ func TestBadInput(t *testing.T) {
 			code   string
 			status int
 		}{
-			{"syntax error", request{query: `{ datasets { id }`}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
-			{"empty query", request{query: ``}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
-			{"unknown field", request{query: `{ datasets { nope } }`}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
-			{"wrong literal type", request{query: `{ chunks(first: "ten") { pageInfo { hasNextPage } } }`}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
-			{"wrong variable type", request{query: `query($n: Int) { chunks(first: $n) { pageInfo { hasNextPage } } }`, vars: vars("n", "ten")}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
+			{"syntax error", request{query: `{ datasets { id }`}, "INVALID_ARGUMENT", http.StatusOK},
+			{"empty query", request{query: ``}, "INVALID_ARGUMENT", http.StatusOK},
+			{"unknown field", request{query: `{ datasets { nope } }`}, "INVALID_ARGUMENT", http.StatusOK},
+			{"wrong literal type", request{query: `{ chunks(first: "ten") { pageInfo { hasNextPage } } }`}, "INVALID_ARGUMENT", http.StatusOK},
+			{"wrong variable type", request{query: `query($n: Int) { chunks(first: $n) { pageInfo { hasNextPage } } }`, vars: vars("n", "ten")}, "INVALID_ARGUMENT", http.StatusOK},
 			{"int overflow literal", request{query: `{ chunks(first: 99999999999) { pageInfo { hasNextPage } } }`}, "INVALID_ARGUMENT", http.StatusOK},
-			{"int overflow variable", request{query: `query($n: Int) { chunks(first: $n) { pageInfo { hasNextPage } } }`, vars: vars("n", 1e20)}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
-			{"unknown enum variable", request{query: `query($s: Status) { chunks(status: $s) { pageInfo { hasNextPage } } }`, vars: vars("s", "SLEEPING")}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
-			{"missing argument", request{query: `mutation { findNext(job: "ja") { token } }`}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
+			{"int overflow variable", request{query: `query($n: Int) { chunks(first: $n) { pageInfo { hasNextPage } } }`, vars: vars("n", 1e20)}, "INVALID_ARGUMENT", http.StatusOK},
+			{"unknown enum variable", request{query: `query($s: Status) { chunks(status: $s) { pageInfo { hasNextPage } } }`, vars: vars("s", "SLEEPING")}, "INVALID_ARGUMENT", http.StatusOK},
+			{"missing argument", request{query: `mutation { findNext(job: "ja") { token } }`}, "INVALID_ARGUMENT", http.StatusOK},
 			{"page size zero", request{query: `{ chunks(first: 0) { pageInfo { hasNextPage } } }`}, "INVALID_ARGUMENT", http.StatusOK},
 			{"page size too big", request{query: `{ events(first: 5000) { pageInfo { hasNextPage } } }`}, "INVALID_ARGUMENT", http.StatusOK},
 			{"status NONE filter", request{query: `{ chunks(status: NONE) { pageInfo { hasNextPage } } }`}, "INVALID_ARGUMENT", http.StatusOK},
@@ -75,8 +75,8 @@ func TestBadInput(t *testing.T) {
 			{"500 aliased findNext", request{query: aliases.String()}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
 			{"1200 aliased cheap queries", request{query: cheapAliases.String()}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
 			{"big pages too costly together", request{query: bigPages}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
-			{"unknown operation name", request{rawBody: `{"query": "query A { jobs { id } } query B { datasets { id } }", "operationName": "C"}`}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
-			{"two operations, no name", request{query: `query A { jobs { id } } query B { datasets { id } }`}, "INVALID_ARGUMENT", http.StatusUnprocessableEntity},
+			{"unknown operation name", request{rawBody: `{"query": "query A { jobs { id } } query B { datasets { id } }", "operationName": "C"}`}, "INVALID_ARGUMENT", http.StatusOK},
+			{"two operations, no name", request{query: `query A { jobs { id } } query B { datasets { id } }`}, "INVALID_ARGUMENT", http.StatusOK},
 			{"body not JSON", request{rawBody: `query { jobs { id } }`}, "INVALID_ARGUMENT", http.StatusBadRequest},
 			{"body JSON but not an object", request{rawBody: `[1, 2, 3]`}, "INVALID_ARGUMENT", http.StatusBadRequest},
 			{"variables not an object", request{rawBody: `{"query": "{ jobs { id } }", "variables": 7}`}, "INVALID_ARGUMENT", http.StatusBadRequest},
@@ -85,6 +85,7 @@ func TestBadInput(t *testing.T) {
 			{"wrong method", request{method: http.MethodPut}, "INVALID_ARGUMENT", http.StatusMethodNotAllowed},
 			{"mutation over GET", request{method: http.MethodGet, query: `mutation { publish(dataset: "a", dataid: "7") { status } }`}, "INVALID_ARGUMENT", http.StatusMethodNotAllowed},
 			{"query over GET", request{method: http.MethodGet, query: `{ jobs { id } }`}, "", http.StatusOK},
+			{"no query", request{rawBody: `{"qeury": "{ jobs { id } }"}`}, "INVALID_ARGUMENT", http.StatusBadRequest},
 		}
 		for _, c := range cases {
 			if c.req.who == "" {

@@ -93,6 +93,7 @@ func complexity(max int) graph.ComplexityRoot {
 	c.Dataset.PartitionSummary = func(child int) int { return summaryCost + child }
 	c.PartitionDefinition.Values = func(child int) int { return thousand(child) }
 	c.Claim.Inputs = func(child int) int { return thousand(child) }
+	dashboardComplexity(&c)
 	return c
 }
 

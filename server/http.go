@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -32,10 +33,9 @@ func (httpTransport) Supports(r *http.Request) bool {
 
 func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
-	w.Header().Set("Content-Type", "application/json")
+	media := answerType(r.Header.Get("Accept")) // see gqlhttp.go
 	fail := func(status int, err error) {
-		w.WriteHeader(status)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{{Message: err.Error(), Err: err}}))
+		writeAnswer(w, media, status, exec.DispatchError(ctx, gqlerror.List{{Message: err.Error(), Err: err}}), media == mediaGraphQLResponse)
 	}
 	raw, err := readParams(r)
 	if err != nil {
@@ -44,10 +44,11 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	}
 	opCtx, errs := exec.CreateOperationContext(ctx, raw)
 	if errs != nil {
+		status := http.StatusOK
 		if errcode.GetErrorKind(errs) == errcode.KindProtocol {
-			w.WriteHeader(http.StatusUnprocessableEntity)
+			status = refusedStatus(errs, media)
 		}
-		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs))
+		writeAnswer(w, media, status, exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs), media == mediaGraphQLResponse && status != http.StatusOK)
 		return
 	}
 	switch op := opCtx.Operation.Operation; {
@@ -60,7 +61,7 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
-	writeResponse(w, responses(ctx))
+	writeAnswer(w, media, http.StatusOK, responses(ctx), false)
 }
 
 // readParams reads the operation of a POST body or GET URL.
@@ -68,13 +69,18 @@ func readParams(r *http.Request) (*graphql.RawParams, error) {
 	raw := &graphql.RawParams{Headers: r.Header}
 	raw.ReadTime.Start = graphql.Now()
 	defer func() { raw.ReadTime.End = graphql.Now() }()
+	notGraphQL := backends.InvalidArgument(`the request body is not a GraphQL request: send JSON {"query": "...", "variables": {...}, "operationName": "..."}`)
 	if r.Method == http.MethodPost {
-		if decodeJSON(r.Body, raw) != nil {
-			return nil, backends.InvalidArgument(`the request body is not a GraphQL request: send JSON {"query": "...", "variables": {...}, "operationName": "..."}`)
+		body, err := io.ReadAll(r.Body)
+		if err != nil || decodeJSON(bytes.NewReader(body), raw) != nil || !hasQuery(body) {
+			return nil, notGraphQL
 		}
 		return raw, nil
 	}
 	q := r.URL.Query()
+	if !q.Has("query") {
+		return nil, backends.InvalidArgument("a GET request needs the query in its query parameter: /graphql?query={...}")
+	}
 	raw.Query, raw.OperationName = q.Get("query"), q.Get("operationName")
 	for name, into := range map[string]*map[string]any{"variables": &raw.Variables, "extensions": &raw.Extensions} {
 		if v := q.Get(name); v != "" {

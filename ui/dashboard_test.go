@@ -86,23 +86,34 @@ func signIn(t *testing.T, tb *tab, s *stack, token string) {
 		chromedp.SendKeys(chromedp.CSS(`#token-input`), token),
 		chromedp.Click(chromedp.CSS(`#token-form button[type=submit]`)),
 	)
-	tb.poll(t, `document.querySelector('#grid[data-ready="1"]') && true`)
+	tb.poll(t, `document.querySelector('#grid[data-ready="1"]') && document.getElementById('pipeline-svg') && true`)
 }
 
-// cellStatus reads the status the grid shows for a chunk.
+// cellStatus reads the status the grid shows for a chunk ("absent" when
+// it shows none).
 func cellStatus(t *testing.T, tb *tab, ds, id string) string {
 	t.Helper()
-	return eval[string](t, tb, fmt.Sprintf(`(document.querySelector('#grid i.c[data-ds=%q][data-id=%q]') || {dataset: {st: 'absent'}}).dataset.st`, ds, id))
+	return cellOf(t, tb, ds, id).Status
 }
 
 // waitCell waits until the grid shows a chunk in status.
 func waitCell(t *testing.T, tb *tab, ds, id, status string) {
 	t.Helper()
-	tb.poll(t, fmt.Sprintf(`(document.querySelector('#grid i.c[data-ds=%q][data-id=%q]') || {dataset: {}}).dataset.st === %q`, ds, id, status))
+	tb.poll(t, fmt.Sprintf(`(window.chunklock.cell(%q, %q) || {}).status === %q`, ds, id, status))
+}
+
+// clickCell clicks the middle of a chunk's cell, as a user does.
+func clickCell(t *testing.T, tb *tab, ds, id string) {
+	t.Helper()
+	c := cellOf(t, tb, ds, id)
+	require.NotEqual(t, "absent", c.Status, "%s %s is not drawn", ds, id)
+	tb.do(t, chromedp.MouseClickXY(c.X, c.Y))
 }
 
 // TestGridShowsSeededStatuses: every chunk of the seeded pipeline shows in
-// the grid with its status, missing chunks as NONE and late ones marked.
+// the grid with its status, missing chunks as NONE and late ones marked;
+// the pipeline counts them over the grid's columns, the dataset's page
+// counts missing and late over all time.
 func TestGridShowsSeededStatuses(t *testing.T) {
 	s := newStack(t, false, "report")
 	p := seedPipeline(t, s, "admin")
@@ -115,43 +126,40 @@ func TestGridShowsSeededStatuses(t *testing.T) {
 	}
 	for ds, sts := range want {
 		for i, st := range sts {
+			if i == 6 {
+				st = "" // today is not due: nothing expected yet
+			}
 			require.Equal(t, st, cellStatus(t, tb, ds, p.d[i]), "%s %s", ds, p.d[i])
+			if st != "" {
+				require.Contains(t, underCell(t, tb, ds, p.d[i]), "s-"+st, "drawn under %s %s", ds, p.d[i])
+			}
 		}
 	}
-	// raw's missing past days are late (deadline one hour after the day);
-	// today is not over yet.
-	late := func(ds, id string) bool {
-		return eval[bool](t, tb, fmt.Sprintf(`document.querySelector('#grid i.c[data-ds=%q][data-id=%q]').classList.contains('late')`, ds, id))
-	}
-	require.True(t, late("raw", p.d[4]))
-	require.True(t, late("raw", p.d[5]))
-	require.False(t, late("raw", p.d[6]))
-	require.False(t, late("raw", p.d[3]))
+	// raw's missing past days are late (deadline one hour after the day).
+	require.True(t, cellOf(t, tb, "raw", p.d[4]).Late)
+	require.True(t, cellOf(t, tb, "raw", p.d[5]).Late)
+	require.False(t, cellOf(t, tb, "raw", p.d[3]).Late)
+	require.Contains(t, underCell(t, tb, "raw", p.d[5]), "late")
 	// The pipeline draws both jobs, clean with its one live claim.
-	require.Equal(t, "1", eval[string](t, tb, `document.querySelector('g.job[data-job="clean"] .badge').dataset.live`))
+	// (The live claims are read after the rows in sight are drawn.)
+	tb.poll(t, `(document.querySelector('g.job[data-job="clean"] .badge') || {dataset: {}}).dataset.live === '1'`)
 	require.Equal(t, "0", eval[string](t, tb, `document.querySelector('g.job[data-job="report"] .badge').dataset.live`))
-	// The live claims table lists the executor.
 	require.Contains(t, eval[string](t, tb, `document.querySelector('#claims').innerText`), "test-runner-1")
-	// Each dataset counts its missing and late chunks over all time (raw:
-	// d4 and d5, both late; today is not due), beside the grid range's
-	// counts by status, and says which is which.
-	allTime := func(ds string) string {
-		return tb.poll(t, fmt.Sprintf(`(() => { const e = document.querySelector('g.dataset[data-dataset=%q] .all-time'); return e && e.dataset.missing + '/' + e.dataset.late })()`, ds))
-	}
-	require.Equal(t, "2/2", allTime("raw"))
-	require.Equal(t, "2/0", allTime("cleaned"))
-	require.Equal(t, "5/0", allTime("summary"))
-	pills := `Array.from(document.querySelectorAll('g.dataset[data-dataset="raw"] .pill')).map(p => p.dataset.status + ':' + p.textContent.split(/\D/)[0]).join(' ')`
-	require.Equal(t, "READY:4 NONE:3", eval[string](t, tb, pills))
-	require.Contains(t, eval[string](t, tb, `document.getElementById('pipeline-note').textContent`), "from "+eval[string](t, tb, `document.querySelector('#range input[name=from]').value`))
+	// Each dataset's node counts over the grid's columns: raw 4 READY, 2 missing (both late).
+	bars := `Array.from(document.querySelectorAll('g.dataset[data-dataset="raw"] rect[class^="s-"]')).map(r => r.getAttribute('class') + ':' + r.querySelector('title').textContent.split(': ')[1]).join(' ')`
+	require.Equal(t, "s-READY:4 s-NONE:2", tb.poll(t, bars))
+	require.Contains(t, eval[string](t, tb, `document.querySelector('g.dataset[data-dataset="raw"] .sub').textContent`), "2 late")
 	tb.screenshot(t, "grid")
 
-	// A range before the pipeline's first day: no chunk is counted in it,
-	// the all-time counts stay.
-	tb.do(t, chromedp.Navigate(s.url+"/ui#/?from="+p.day(-60)+"&to="+p.day(-31)))
+	// The dataset's page counts missing and late over its whole history.
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/dataset/raw"))
+	require.Equal(t, "6 dataids in 2 runs: 4 READY, 2 missing; 2 late", tb.poll(t, `(document.getElementById('strip-note') || {}).textContent`))
+	require.Equal(t, p.d[4]+" … "+p.d[5]+" (2)", eval[string](t, tb, `document.querySelector('#late a.id').textContent`))
+
+	// A range before the pipeline's first day: no chunk is drawn or counted.
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/?zoom=DAILY&from="+p.day(-60)+"&to="+p.day(-31)))
 	tb.poll(t, fmt.Sprintf(`(document.querySelector('#range input[name=from]') || {}).value === %q`, p.day(-60)))
-	tb.poll(t, `document.querySelectorAll('g.dataset[data-dataset="raw"] .pill').length === 0`)
-	require.Equal(t, "2/2", allTime("raw"))
+	tb.poll(t, `document.querySelectorAll('.grow[data-ds="raw"] .seg').length === 0 && document.querySelectorAll('g.dataset[data-dataset="raw"] rect[class^="s-"]').length === 0`)
 }
 
 // TestCompleteRecoloursLive: a runner's complete turns its cell READY in
@@ -185,7 +193,7 @@ func TestResubmitCascadeFromChunkPage(t *testing.T) {
 	require.Equal(t, "READY", cellStatus(t, tb, "summary", p.d[0]))
 	eval[bool](t, tb, `window.__sameLoad = true`)
 
-	tb.do(t, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#grid i.c[data-ds="cleaned"][data-id=%q]`, p.d[0]))))
+	clickCell(t, tb, "cleaned", p.d[0])
 	tb.poll(t, `document.querySelector('section.chunk') && document.querySelector('#events') && true`)
 	page := eval[string](t, tb, `document.querySelector('section.chunk').innerText`)
 	require.Contains(t, page, "Status rows")
@@ -200,7 +208,7 @@ func TestResubmitCascadeFromChunkPage(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#confirm-ok`)),
 	)
 	tb.poll(t, `document.getElementById('chunk-status') && document.getElementById('chunk-status').textContent === 'RESUBMIT'`)
-	tb.do(t, chromedp.Click(chromedp.CSS(`a[href="#/"]`)))
+	tb.do(t, chromedp.Click(chromedp.CSS(`.crumbs a[href="#/"]`)))
 	waitCell(t, tb, "cleaned", p.d[0], "RESUBMIT")
 	waitCell(t, tb, "summary", p.d[0], "RESUBMIT")
 	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
@@ -297,17 +305,18 @@ func TestShiftClickRange(t *testing.T) {
 	signIn(t, tb, s, s.tokens["admin"])
 	tb.poll(t, `document.getElementById('live').textContent === 'live'`)
 	shiftClick := func(ds, id string) {
-		eval[bool](t, tb, fmt.Sprintf(`document.querySelector('#grid i.c[data-ds=%q][data-id=%q]').dispatchEvent(new MouseEvent('click', {bubbles: true, shiftKey: true}))`, ds, id))
+		c := cellOf(t, tb, ds, id)
+		eval[bool](t, tb, fmt.Sprintf(`document.elementFromPoint(%f, %f).dispatchEvent(new MouseEvent('click', {bubbles: true, shiftKey: true, clientX: %f, clientY: %f}))`, c.X, c.Y, c.X, c.Y))
 	}
-	shiftClick("raw", p.d[6])
+	shiftClick("raw", p.d[5])
 	shiftClick("raw", p.d[4])
 	form := func(name string) string {
 		return eval[string](t, tb, fmt.Sprintf(`document.querySelector('#range-op [name=%q]').value`, name))
 	}
 	require.Equal(t, "raw", form("dataset"))
 	require.Equal(t, p.d[4], form("from"))
-	require.Equal(t, p.d[6], form("to"))
-	require.Equal(t, "raw "+p.d[4]+" raw "+p.d[5]+" raw "+p.d[6], eval[string](t, tb, `Array.from(document.querySelectorAll('#grid i.c.sel')).map(e => e.dataset.ds + ' ' + e.dataset.id).join(' ')`))
+	require.Equal(t, p.d[5], form("to"))
+	require.Equal(t, p.d[4]+" "+p.d[5], eval[string](t, tb, `(() => { const b = document.querySelector('.grow[data-ds="raw"] .selbox'); return b.dataset.from + ' ' + b.dataset.to; })()`))
 	require.Equal(t, "#/", eval[string](t, tb, `location.hash || '#/'`), "a shift-click does not open the chunk")
 
 	tb.do(t,
@@ -315,17 +324,17 @@ func TestShiftClickRange(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#confirm-ok`)),
 		chromedp.Click(chromedp.CSS(`#confirm-ok`)),
 	)
-	for _, d := range p.d[4:] {
+	for _, d := range p.d[4:6] {
 		waitCell(t, tb, "raw", d, "READY")
 	}
-	require.Contains(t, tb.poll(t, `document.getElementById('range-result').textContent`), "3 changed")
+	require.Contains(t, tb.poll(t, `document.getElementById('range-result').textContent`), "2 changed")
 	require.Equal(t, "READY", cellStatus(t, tb, "raw", p.d[3]))
 }
 
 // TestLateMarkedLive: lateness comes with the clock, not with an event. The
-// grid times the next cell to turn late (raw's today, an hour after the
-// day ends), and a chunk held past its deadline shows late without a
-// reload.
+// grid reads its rows again when the server says the clock changes them
+// (changesAt: here when today becomes due), and a chunk held past its
+// deadline shows late without a reload.
 func TestLateMarkedLive(t *testing.T) {
 	s := newStack(t, false, "report")
 	p := seedPipeline(t, s, "admin")
@@ -333,15 +342,18 @@ func TestLateMarkedLive(t *testing.T) {
 	signIn(t, tb, s, s.tokens["reader"])
 	tb.poll(t, `document.getElementById('live').textContent === 'live'`)
 	eval[bool](t, tb, `window.__sameLoad = true`)
+	// Nothing turns late by the clock in sight before today becomes due,
+	// at midnight: then the page reads the rows again.
 	today, err := time.Parse("2006-01-02", p.d[6])
 	require.NoError(t, err)
-	want := today.AddDate(0, 0, 1).Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
-	require.Equal(t, want, tb.poll(t, `document.getElementById('grid').dataset.nextLate`))
+	want := today.AddDate(0, 0, 1).UTC().Format("2006-01-02T15:04:05.000Z")
+	require.Equal(t, want, tb.poll(t, `document.getElementById('grid').dataset.changesAt`))
 
-	lateClass := fmt.Sprintf(`document.querySelector('#grid i.c[data-ds="raw"][data-id=%q]').classList.contains('late')`, p.d[1])
-	require.False(t, eval[bool](t, tb, lateClass))
+	lateCell := fmt.Sprintf(`window.chunklock.cell("raw", %q).late`, p.d[1])
+	require.False(t, eval[bool](t, tb, lateCell))
 	s.must(t, "admin", `mutation($d: String!) { hold(dataset: "raw", dataid: $d, reason: "checksum mismatch") { status } }`, map[string]any{"d": p.d[1]})
 	waitCell(t, tb, "raw", p.d[1], "HOLD")
-	tb.poll(t, lateClass)
+	tb.poll(t, lateCell)
+	require.Contains(t, underCell(t, tb, "raw", p.d[1]), "late")
 	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/auth"
+	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/memory"
 	"github.com/chunklock/chunklock/keys/age"
@@ -238,6 +239,7 @@ func screenshotDir(t *testing.T) string {
 type stack struct {
 	url    string
 	tokens map[string]string // by role name: admin, reader, runner
+	store  backends.Store
 }
 
 // newStack serves a fresh memory store with an admin, a reader and a
@@ -249,7 +251,7 @@ func newStack(t *testing.T, open bool, runnerJobs ...string) *stack {
 	b := memory.New()
 	t.Cleanup(func() { _ = b.Close() })
 	cfg.Store, cfg.Keyring = engine.New(b), age.New()
-	s := &stack{tokens: map[string]string{}}
+	s := &stack{tokens: map[string]string{}, store: cfg.Store}
 	if !open {
 		var file strings.Builder
 		for _, e := range []struct {

@@ -16,7 +16,7 @@ import (
 // origin.
 func TestPagesServeNoOutsideAsset(t *testing.T) {
 	s := newStack(t, true)
-	for _, path := range []string{"/", "/ui", "/ui/", "/assets/playground.js", "/assets/playground.css", "/assets/dashboard.js", "/assets/dashboard.css"} {
+	for _, path := range []string{"/", "/ui", "/ui/", "/assets/playground.js", "/assets/playground.css", "/assets/dashboard.js", "/assets/dashboard.css", "/assets/layout.js"} {
 		resp, err := http.Get(s.url + path)
 		require.NoError(t, err)
 		body, err := io.ReadAll(resp.Body)

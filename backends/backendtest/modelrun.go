@@ -234,6 +234,7 @@ func (h *harness) apply(o op) {
 		h.equal("claims expired", m.expire(), n)
 	case "partitions":
 		h.applyPartitions(o.dataset)
+		h.checkRuns(o.dataset)
 	case "pause", "limit":
 		j := *m.job(o.job)
 		if o.kind == "pause" {

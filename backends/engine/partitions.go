@@ -50,7 +50,8 @@ func partitionDef(cat *backends.Catalog, dataset string) (partition.Def, error) 
 
 // partitionSource returns a dataset's definition and producer from the
 // cached catalog, confirmed current by a transaction (as Chunk does), not
-// by reading every dataset and job.
+// by reading every dataset and job; INVALID_ARGUMENT when it has no
+// definition.
 func (e *engine) partitionSource(ctx context.Context, dataset string) (partition.Def, string, error) {
 	var def partition.Def
 	var producer string

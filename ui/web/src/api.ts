@@ -1,10 +1,15 @@
-// The dashboard's GraphQL client: queries and mutations over HTTP POST, the
-// events subscription over a websocket (graphql-transport-ws), both with
-// the bearer token the page keeps in localStorage.
+// The dashboard's GraphQL client: queries and mutations over HTTP POST,
+// subscriptions over one websocket kept by the graphql-ws client (its
+// reconnect and retry), both with the bearer token the page keeps in
+// localStorage.
+import { createClient, type Client } from "graphql-ws";
 import { tokenKey } from "./token";
 
 export class ApiError extends Error {
-  constructor(message: string, public code: string) {
+  constructor(
+    message: string,
+    public code: string,
+  ) {
     super(message);
   }
 }
@@ -18,8 +23,16 @@ export function setToken(t: string) {
   else localStorage.removeItem(tokenKey);
 }
 
+/** what the page last received from the server, for the benchmark. */
+export const traffic = { requests: 0, bytes: 0 };
+
 export async function gql<T = any>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const headers: Record<string, string> = { "Content-Type": "application/json" };
+  // The GraphQL-over-HTTP media type first: errors then come with their
+  // HTTP status, and the body is the same.
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+    Accept: "application/graphql-response+json, application/json;q=0.9",
+  };
   const t = token();
   if (t) headers.Authorization = "Bearer " + t;
   let r: Response;
@@ -28,12 +41,16 @@ export async function gql<T = any>(query: string, variables: Record<string, unkn
   } catch (e) {
     throw new ApiError("chunklock does not answer: " + (e as Error).message, "UNAVAILABLE");
   }
+  let text: string;
   let body: any;
   try {
-    body = await r.json();
+    text = await r.text();
+    body = JSON.parse(text);
   } catch {
     throw new ApiError(`HTTP ${r.status}`, r.status === 401 ? "UNAUTHENTICATED" : "INTERNAL");
   }
+  traffic.requests++;
+  traffic.bytes += text.length;
   if (body.errors && body.errors.length) {
     const e = body.errors[0];
     throw new ApiError(e.message, (e.extensions && e.extensions.code) || (r.status === 401 ? "UNAUTHENTICATED" : "INTERNAL"));
@@ -41,80 +58,55 @@ export async function gql<T = any>(query: string, variables: Record<string, unkn
   return body.data as T;
 }
 
-export interface Sub {
-  close(): void;
-}
+export type LiveState = "connecting" | "live" | "down" | "refused";
 
-// subscribe runs one subscription and keeps it running: after a dropped
-// connection it reconnects (with backoff) and resumes after the last event
-// it received (`after: cursor`), so no event is missed.
-export function subscribe(
-  query: string,
-  variables: Record<string, unknown>,
-  onData: (data: any) => void,
-  onState: (state: "live" | "down" | "refused", detail?: string) => void,
-): Sub {
-  let ws: WebSocket | null = null;
-  let closed = false;
-  let delay = 500;
-  let after: string | null = null;
-  const connect = () => {
-    if (closed) return;
-    const url = location.origin.replace(/^http/, "ws") + "/graphql";
-    const sock = new WebSocket(url, "graphql-transport-ws");
-    ws = sock;
-    sock.onopen = () => {
+let client: Client | null = null;
+
+/** connect opens the page's websocket; onState follows it. */
+export function connect(onState: (s: LiveState, detail?: string) => void): Client {
+  client?.dispose();
+  const c = createClient({
+    url: location.origin.replace(/^http/, "ws") + "/graphql",
+    connectionParams: () => {
       const t = token();
-      sock.send(JSON.stringify({ type: "connection_init", payload: t ? { Authorization: "Bearer " + t } : {} }));
-    };
-    sock.onmessage = (m) => {
-      const msg = JSON.parse(m.data);
-      switch (msg.type) {
-        case "connection_ack":
-          delay = 500;
-          sock.send(JSON.stringify({ id: "1", type: "subscribe", payload: { query, variables: after ? { ...variables, after } : variables } }));
-          onState("live");
-          break;
-        case "ping":
-          sock.send(JSON.stringify({ type: "pong" }));
-          break;
-        case "next": {
-          const data = msg.payload && msg.payload.data;
-          if (data) {
-            const c = firstCursor(data);
-            if (c) after = c;
-            onData(data);
-          }
-          break;
-        }
-        case "error":
-          onState("down", JSON.stringify(msg.payload));
-          break;
-      }
-    };
-    sock.onclose = (ev) => {
-      if (closed) return;
-      if (ev.code === 4403 || ev.code === 4401) {
-        onState("refused", ev.reason);
-        return;
-      }
-      onState("down", ev.reason);
-      setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 10000);
-    };
-  };
-  connect();
-  return {
-    close() {
-      closed = true;
-      if (ws) ws.close();
+      return t ? { Authorization: "Bearer " + t } : {};
     },
-  };
+    lazy: false,
+    retryAttempts: Infinity,
+    // A refused token is not retried: the page asks for another.
+    shouldRetry: (e: any) => !(e && (e.code === 4403 || e.code === 4401)),
+    on: {
+      connected: () => onState("live"),
+      closed: (e: any) => onState(e && (e.code === 4403 || e.code === 4401) ? "refused" : "down", e && e.reason),
+    },
+  });
+  client = c;
+  return c;
 }
 
-function firstCursor(data: any): string | null {
-  for (const k of Object.keys(data)) {
-    if (data[k] && typeof data[k].cursor === "string") return data[k].cursor;
-  }
-  return null;
+/**
+ * subscribe runs one subscription on the page's websocket until closed.
+ * It keeps the cursor of the last event in the request it sent, so that
+ * when graphql-ws subscribes again after a reconnect (it re-sends that same
+ * request) the server replays what the page missed (`after`).
+ */
+export function subscribe(query: string, variables: Record<string, unknown>, onData: (data: any) => void): () => void {
+  if (!client) throw new Error("connect first");
+  const payload = { query, variables: { ...variables } as Record<string, unknown> };
+  return client.subscribe(payload, {
+    next: (r: any) => {
+      if (!r.data) return;
+      for (const v of Object.values(r.data) as any[]) {
+        if (v && typeof v.cursor === "string") payload.variables.after = v.cursor;
+      }
+      onData(r.data);
+    },
+    error: () => {},
+    complete: () => {},
+  });
+}
+
+/** dropConnection closes the websocket as a network failure would (tests): graphql-ws reconnects. */
+export function dropConnection() {
+  client?.terminate();
 }

@@ -1,0 +1,156 @@
+// A chunk's page: its status rows, derived locks, the blockers of its
+// producer, what waits on it downstream (each consumer's chunk at the same
+// dataid and why it cannot be claimed), its lock graph and its events;
+// live, and with the actions for admins.
+import { html, nothing, render, svg } from "lit-html";
+import { gql } from "../api";
+import { chunkHref, datasetHref, isAdmin, jobHref, mappingOf, state } from "../state";
+import { ago, countdown, shortTime } from "../util";
+import { statusChip, toast } from "../ui";
+import { chunkAction } from "./actions";
+import { layout, path } from "./layout";
+import type { LayoutOut } from "./graphtypes";
+
+export const watch = { chunk: null as null | { ds: string; id: string; refresh: () => void } };
+
+const eventFields = "time actor job role from to attempt executor reason";
+
+/** downstream are the consumers that read the chunk at its own dataid (IDENTITY). */
+const downstream = (ds: string) => (state.readers.get(ds) || []).filter((j) => !mappingOf(j, ds) || mappingOf(j, ds)!.kind === "IDENTITY");
+
+async function read(ds: string, id: string, producer: string | null) {
+  const waits = downstream(ds);
+  const d: any = await gql(
+    `query($ds: String!, $id: String!, $job: String!, $hasJob: Boolean!) {
+      chunk(dataset: $ds, dataid: $id) { status location
+        rows { job role status attempt executor fence token leaseExpiresAt updatedAt reason locks }
+        locks { dataset dataid kind job status } }
+      blockers(job: $job, dataid: $id) @include(if: $hasJob) { dataset dataid job kind status until }
+      ${waits.map((j, i) => `w${i}: blockers(job: ${JSON.stringify(j.id)}, dataid: $id) { dataset dataid job kind status until }`).join("\n")}
+      ${waits.map((j, i) => `o${i}: chunk(dataset: ${JSON.stringify(j.output)}, dataid: $id) { status }`).join("\n")}
+      lockGraph(dataset: $ds, dataid: $id) { nodes { id kind job dataset dataid status } edges { from to kind locks status } }
+      events(dataset: $ds, dataid: $id, first: 1000) { edges { node { ${eventFields} } } pageInfo { hasNextPage endCursor } }
+    }`,
+    { ds, id, job: producer || "", hasJob: !!producer },
+  );
+  // The log is read oldest first: a longer history reads on (20 pages at most) and shows its latest 1000 events.
+  let evs = d.events.edges.map((e: any) => e.node);
+  let page = d.events.pageInfo;
+  for (let n = 0; page.hasNextPage && n < 20; n++) {
+    const more: any = await gql(
+      `query($ds: String!, $id: String!, $after: String) { events(dataset: $ds, dataid: $id, first: 1000, after: $after) { edges { node { ${eventFields} } } pageInfo { hasNextPage endCursor } } }`,
+      { ds, id, after: page.endCursor },
+    );
+    evs = evs.concat(more.events.edges.map((e: any) => e.node)).slice(-1000);
+    page = more.events.pageInfo;
+  }
+  d.events = evs.reverse();
+  d.waits = waits.map((j, i) => ({ job: j.id, output: j.output, status: d["o" + i].status, blockers: d["w" + i] }));
+  d.graph = await layout(lockGraphInput(d.lockGraph));
+  return d;
+}
+
+export async function chunkPage(view: HTMLElement, ds: string, id: string) {
+  const producer = state.byId.get(ds)?.producer?.id || null;
+  const load = async () => render(page(await read(ds, id, producer), ds, id, producer, load), view);
+  const w = { ds, id, refresh: debounced(() => watch.chunk === w && load().catch((e) => toast(e.message, true))) };
+  watch.chunk = w;
+  await load();
+}
+
+function debounced(f: () => void) {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  return () => {
+    clearTimeout(t);
+    t = setTimeout(f, 200);
+  };
+}
+
+function page(d: any, ds: string, id: string, producer: string | null, reload: () => Promise<void>) {
+  const c = d.chunk;
+  const out = c.rows.find((r: any) => r.role === "OUTPUT");
+  const act = (a: string) => () => chunkAction(a, ds, id, out, reload);
+  return html`<section class="chunk" data-status=${c.status}>
+    <p class="crumbs"><a href="#/">pipeline</a> › <a href=${datasetHref(ds)}>${ds}</a></p>
+    <h2><span class="c s-${c.status} big"></span> ${ds} <span class="muted">/</span> ${id} ${statusChip(c.status, "chunk-status")}</h2>
+    <p class="muted">${c.location ? c.location + " · " : ""}produced by ${producer ? html`<a href=${jobHref(producer)}>${producer}</a>` : "outside (source)"}</p>
+    ${isAdmin()
+      ? html`<div class="actions" id="actions">
+          ${producer || out ? html`<button data-action="resubmit" @click=${act("resubmit")}>Resubmit</button> <button data-action="resubmit-cascade" @click=${act("resubmit-cascade")}>Resubmit with cascade</button>` : nothing}
+          <button data-action="hold" @click=${act("hold")}>Hold</button>
+          ${!producer ? html`<button data-action="publish" @click=${act("publish")}>Publish</button>` : nothing}
+          ${out && out.status === "RUNNING" && out.token ? html`<button data-action="release" @click=${act("release")}>Release claim</button>` : nothing}</div>`
+      : nothing}
+    <h3>Status rows</h3>${rowsTable(c.rows)}
+    <h3>Locks</h3>${c.locks.length
+      ? html`<table><tr><th>kind</th><th>holder</th><th>status</th></tr>${c.locks.map((l: any) => html`<tr><td>${l.kind}</td><td>${l.job || "(source)"}</td><td>${l.status}</td></tr>`)}</table>`
+      : html`<p class="muted">none</p>`}
+    <h3>Blockers${producer ? ` of ${producer}` : ""}</h3>${blockersTable(d.blockers, producer)}
+    ${d.waits.length ? html`<h3>Waiting on it downstream</h3>${waitsTable(d.waits, id)}` : nothing}
+    <h3>Lock graph</h3><div class="scroll">${lockGraph(d.lockGraph, d.graph)}</div>
+    <h3>Events</h3>${eventsTable(d.events)}
+  </section>`;
+}
+
+function rowsTable(rows: any[]) {
+  if (!rows.length) return html`<p class="muted">No rows: never produced or published.</p>`;
+  return html`<table id="rows"><tr><th>role</th><th>job</th><th>status</th><th>attempt</th><th>executor</th><th>fence</th><th>lease</th><th>updated</th><th>reason</th><th>locks</th></tr>
+    ${rows.map(
+      (r) => html`<tr><td>${r.role}</td><td>${r.job || ""}</td><td>${statusChip(r.status)}</td><td>${r.attempt}</td><td>${r.executor}</td><td>${r.fence}</td>
+        <td>${r.leaseExpiresAt ? html`<span data-until=${r.leaseExpiresAt}>${countdown(r.leaseExpiresAt)}</span>` : ""}</td>
+        <td title=${r.updatedAt}>${ago(r.updatedAt)}</td><td class="reason">${r.reason}</td><td>${r.locks.join(", ")}</td></tr>`,
+    )}</table>`;
+}
+
+function blockersTable(bs: any[] | undefined, producer: string | null) {
+  if (!producer) return html`<p class="muted">A source chunk: it is published from outside.</p>`;
+  if (!bs || !bs.length) return html`<p class="muted">None: ${producer} may claim it now (or it is produced).</p>`;
+  return html`<table id="blockers"><tr><th>kind</th><th>chunk</th><th>job</th><th>status</th><th>until</th></tr>
+    ${bs.map((b) => html`<tr><td>${b.kind}</td><td><a href=${chunkHref(b.dataset, b.dataid)}>${b.dataset} ${b.dataid}</a></td><td>${b.job || ""}</td><td>${b.status}</td><td>${b.until || ""}</td></tr>`)}</table>`;
+}
+
+function waitsTable(waits: any[], id: string) {
+  return html`<table id="waits"><tr><th>job</th><th>its chunk</th><th>status</th><th>blocked by</th></tr>
+    ${waits.map(
+      (w) => html`<tr><td><a href=${jobHref(w.job)}>${w.job}</a></td><td><a href=${chunkHref(w.output, id)}>${w.output} ${id}</a></td><td>${statusChip(w.status)}</td>
+        <td>${w.blockers.length ? w.blockers.map((b: any) => html`<div>${b.kind} <a href=${chunkHref(b.dataset, b.dataid)}>${b.dataset} ${b.dataid}</a> ${b.status}</div>`) : html`<span class="muted">nothing: claimable or produced</span>`}</td></tr>`,
+    )}</table>`;
+}
+
+function eventsTable(evs: any[]) {
+  if (!evs.length) return html`<p class="muted">No events.</p>`;
+  return html`<table id="events"><tr><th>time</th><th>actor</th><th>job</th><th>role</th><th>transition</th><th>attempt</th><th>executor</th><th>reason</th></tr>
+    ${evs.map((e) => html`<tr><td title=${e.time}>${shortTime(e.time)}</td><td>${e.actor}</td><td>${e.job || ""}</td><td>${e.role}</td><td>${e.from} → ${e.to}</td><td>${e.attempt}</td><td>${e.executor}</td><td class="reason">${e.reason}</td></tr>`)}</table>`;
+}
+
+const GW = 180;
+const GH = 44;
+
+function lockGraphInput(g: any) {
+  // Reads point from the chunk to the job, writes from the job to the chunk.
+  const edges = g.edges.map((e: any) => (e.kind === "READS" ? { v: e.to, w: e.from, label: label(e) } : { v: e.from, w: e.to, label: label(e) }));
+  const nodes = g.nodes.map((n: any) => ({ id: n.id, w: GW, h: GH }));
+  return { key: "lock:" + JSON.stringify([nodes.map((n: any) => n.id), edges]), nodes, edges };
+}
+
+const label = (e: any) => (e.status ? [e.status, ...e.locks].join(" · ") : e.kind.toLowerCase());
+
+function lockGraph(g: any, l: LayoutOut) {
+  const w = l.width + 10;
+  const h = l.height + 10;
+  return html`<svg id="lockgraph" width=${w} height=${h} viewBox="0 0 ${w} ${h}" style=${w <= 2000 ? "max-width: 100%; height: auto" : ""}>
+    <defs><marker id="arrow2" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker></defs>
+    ${l.edges.map((e, i) => svg`<path class="edge ${g.edges[i]?.kind || ""}" d=${path(e.points)} marker-end="url(#arrow2)"/>
+      <text class="edge-label" x=${e.lx} y=${e.ly + 4} text-anchor="middle">${lockGraphInput(g).edges[i].label}</text>`)}
+    ${g.nodes.map((n: any) => {
+      const p = l.nodes[n.id];
+      if (!p) return nothing;
+      const title = n.kind === "JOB" ? n.job : n.kind === "DATASET" ? n.dataset : `${n.dataset} ${n.dataid}`;
+      const cls = n.kind === "CHUNK" ? `chunk s-${n.status}` : n.kind.toLowerCase();
+      const body = svg`<g class="node ${cls}"><rect x=${p.x} y=${p.y} width=${GW} height=${GH} rx=${n.kind === "JOB" ? 20 : 4}/>
+        <text x=${p.x + 10} y=${p.y + 19} class="title">${title}</text>
+        <text x=${p.x + 10} y=${p.y + 34} class="sub">${n.kind.toLowerCase()}${n.status ? " · " + n.status : ""}</text></g>`;
+      return n.kind === "CHUNK" ? svg`<a href=${chunkHref(n.dataset, n.dataid)}>${body}</a>` : n.kind === "JOB" ? svg`<a href=${jobHref(n.job)}>${body}</a>` : body;
+    })}
+  </svg>`;
+}

@@ -1,0 +1,234 @@
+// A dataset's page: its definition, producer and consumers, one strip of
+// its whole history (every partition, as runs), its missing and late
+// partitions, its chunks that are not READY, its chunks page by page, and
+// the range actions for admins.
+import { html, nothing, render } from "lit-html";
+import { gql } from "../api";
+import { columnAt, count, format, isTime, ordinal, type Zoom } from "../calendar";
+import { mappingLabel } from "../mapping";
+import { chunkHref, datasetHref, isAdmin, jobHref, state, type Dataset } from "../state";
+import { ago, plural, statusName } from "../util";
+import { statusChip } from "../ui";
+import { rangeForm } from "./actions";
+import { viewHash } from "./grid";
+import type { Run } from "./rows";
+
+/** dataids per request of the strip: within the server's default cost limit */
+const piece = 16000;
+
+export const datasetWatch = { current: null as null | { id: string; refresh: () => void } };
+
+export async function datasetPage(view: HTMLElement, id: string) {
+  const d = state.byId.get(id);
+  if (!d) throw new Error(`no dataset ${id}: it may have been deleted`);
+  render(page(d), view);
+  if (isAdmin()) rangeForm(document.getElementById("dataset-actions")!, id);
+  // Everything below comes from the whole history's runs, read once: the
+  // lists are exact however long the history, and no request scans it.
+  await Promise.all([
+    gql(`query($d: String!) { dataset(id: $d) { location url } }`, { d: id }).then((q: any) => {
+      const el = document.getElementById("where");
+      if (el) el.textContent = q.dataset.location || q.dataset.url;
+    }),
+    strip(d),
+    chunksPage(id, ""),
+  ]);
+  const w = { id, refresh: debounce(() => datasetWatch.current === w && strip(d)) };
+  datasetWatch.current = w;
+}
+
+function debounce(f: () => void) {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  return () => {
+    clearTimeout(t);
+    t = setTimeout(f, 500);
+  };
+}
+
+function definition(d: Dataset) {
+  const p = d.partitions;
+  if (!p) return "no partition definition: its chunks are whatever was produced or published";
+  if (p.kind === "STATIC") return `STATIC: ${p.values?.join(", ")}`;
+  const parts = [`${p.kind} from ${p.start ?? "0"}${p.end ? ` to ${p.end}` : ""}`];
+  if (isTime(p.kind)) parts.push(`in ${p.timezone || "UTC"}`);
+  if (p.lagSeconds) parts.push(`due ${duration(p.lagSeconds)} after a window ends`);
+  if (p.deadlineSeconds != null) parts.push(`late ${duration(p.deadlineSeconds)} after it ends`);
+  return parts.join(", ");
+}
+
+/** duration spells seconds as people do: 6 hours, 90 minutes, 2 days. */
+function duration(s: number): string {
+  if (s && s % 86400 === 0) return plural(s / 86400, "day");
+  if (s && s % 3600 === 0) return plural(s / 3600, "hour");
+  if (s && s % 60 === 0) return plural(s / 60, "minute");
+  return plural(s, "second");
+}
+
+function page(d: Dataset) {
+  const producer = d.producer ? state.jobById.get(d.producer.id) : null;
+  const readers = state.readers.get(d.id) || [];
+  return html`<section class="dataset" data-dataset=${d.id}>
+    <p class="crumbs"><a href="#/">pipeline</a> › ${d.id}</p>
+    <h2>${d.id} <span class="kindchip">${d.partitions?.kind ?? "no definition"}</span></h2>
+    ${d.description ? html`<p>${d.description}</p>` : nothing}
+    <p class="muted">${definition(d)}<br><span id="where"></span></p>
+    <p>${producer
+      ? html`produced by <a href=${jobHref(producer.id)}>${producer.id}</a> from ${producer.inputs.length ? producer.inputs.map((i, k) => html`${k ? ", " : ""}<a href=${datasetHref(i)}>${i}</a>${mappingLabel(producer, i) ? html` <span class="mapping">${mappingLabel(producer, i)}</span>` : nothing}`) : "its schedule"}`
+      : "a source: published from outside"}
+      · ${readers.length ? html`read by ${readers.map((j, k) => html`${k ? ", " : ""}<a href=${jobHref(j.id)}>${j.id}</a>${mappingLabel(j, d.id) ? html` <span class="mapping">${mappingLabel(j, d.id)}</span>` : nothing}`)}` : "read by no job"}
+      · <a href="#/?focus=${encodeURIComponent(d.id)}">upstream and downstream in the pipeline</a></p>
+    <h3>Whole history <span class="note muted" id="strip-note"></span></h3>
+    <div id="strip" class="strip"><span class="loading-bar"></span></div>
+    <div id="lists"></div>
+    <h3>Chunks</h3><div id="chunks"></div>
+    <div id="dataset-actions"></div>
+  </section>`;
+}
+
+/** lists draws, from the whole history's runs, the missing, late and not READY ones, newest first. */
+function lists(d: Dataset, runs: Run[]) {
+  const newest = (keep: (r: Run) => boolean) => runs.filter(keep).reverse();
+  const show = (rs: Run[], what: string, id: string) => {
+    const shown = rs.slice(0, 60);
+    return rs.length
+      ? html`<p class="ids" id=${id}>${shown.map(
+          (r) => html`<a href=${chunkHref(d.id, r.to)} class="id s-${r.status}${r.late ? " late" : ""}" title="${statusName(r.status)}${r.late ? ", late" : ""}"
+            >${r.count > 1 ? `${r.from} … ${r.to} (${r.count.toLocaleString("en")})` : r.from}</a> `,
+        )}${rs.length > shown.length ? html`<span class="muted">and ${plural(rs.length - shown.length, "older run")}</span>` : nothing}</p>`
+      : html`<p class="muted" id=${id}>No ${what}.</p>`;
+  };
+  const el = document.getElementById("lists");
+  if (!el) return;
+  render(
+    html`${d.partitions
+        ? html`<div class="two"><div><h3>Missing <span class="note muted">newest first</span></h3>${show(newest((r) => r.status === "NONE"), "missing partition", "missing")}</div>
+          <div><h3>Late</h3>${show(newest((r) => r.late), "late partition", "late")}</div></div>`
+        : nothing}
+      <h3>Not READY <span class="note muted">failed, held, running or resubmitted; newest first</span></h3>${show(newest((r) => r.status !== "READY" && r.status !== "NONE"), "chunk that is not READY", "not-ready")}`,
+    el,
+  );
+}
+
+/** chunksPage shows a page of the dataset's chunks from after. */
+async function chunksPage(id: string, after: string) {
+  const q: any = await gql(
+    `query($d: String!, $after: String) { chunks(dataset: $d, role: OUTPUT, first: 50, after: $after) { edges { node { dataid status attempt updatedAt } } pageInfo { hasNextPage endCursor } } }`,
+    { d: id, after: after || null },
+  );
+  const el = document.getElementById("chunks");
+  if (!el) return;
+  const c = q.chunks;
+  render(
+    c.edges.length
+      ? html`<table id="chunk-list"><tr><th>dataid</th><th>status</th><th>attempt</th><th>updated</th></tr>
+          ${c.edges.map((e: any) => html`<tr><td><a href=${chunkHref(id, e.node.dataid)}>${e.node.dataid}</a></td><td>${statusChip(e.node.status)}</td><td>${e.node.attempt}</td><td title=${e.node.updatedAt}>${ago(e.node.updatedAt)}</td></tr>`)}</table>
+          ${c.pageInfo.hasNextPage ? html`<button type="button" id="chunks-next" @click=${() => chunksPage(id, c.pageInfo.endCursor)}>next 50</button>` : nothing}
+          ${after ? html`<button type="button" @click=${() => chunksPage(id, "")}>first page</button>` : nothing}`
+      : html`<p class="muted">No chunk.</p>`,
+    el,
+  );
+}
+
+// ------------------------------------------------------------- the strip
+
+/** pieces splits a time definition's history into spans the server reads in one request each. */
+function pieces(d: Dataset): { from: string; to: string; lo: number; hi: number }[] {
+  const p = d.partitions!;
+  const k = p.kind as Zoom;
+  const lo = ordinal(k, p.start!);
+  let hi = columnAt(k, Date.now());
+  if (p.end) hi = Math.min(hi, ordinal(k, p.end));
+  const out = [];
+  for (let a = lo; a <= hi; a += piece) out.push({ from: format(k, a), to: format(k, Math.min(hi, a + piece - 1)), lo: a, hi: Math.min(hi, a + piece - 1) });
+  return out;
+}
+
+/** readSpan reads every run of a span, following next when the runs bound ended an answer. */
+async function readSpan(ds: string, from: string | null, to: string | null): Promise<{ runs: Run[]; count: number }> {
+  const runs: Run[] = [];
+  let n = 0;
+  for (let f = from; ; ) {
+    const q: any = await gql(
+      `query($d: String!, $f: String, $t: String) { r: partitionRuns(dataset: $d, from: $f, to: $t, limit: ${piece}) { count next runs { from to count status late } } }`,
+      { d: ds, f, t: to },
+    );
+    runs.push(...q.r.runs);
+    n += q.r.count;
+    if (!q.r.next) return { runs, count: n };
+    f = q.r.next;
+  }
+}
+
+async function strip(d: Dataset) {
+  const el = document.getElementById("strip");
+  if (!el) return;
+  const time = isTime(d.partitions?.kind) && d.partitions!.start;
+  const spans = time ? pieces(d) : [{ from: null, to: null, lo: 0, hi: 0 }];
+  const parts = new Array<{ runs: Run[]; count: number }>(spans.length);
+  const queue = spans.map((s, i) => [s, i] as const);
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let x = queue.shift(); x; x = queue.shift()) parts[x[1]] = await readSpan(d.id, x[0].from, x[0].to);
+    }),
+  );
+  const runs = parts.flatMap((p) => p.runs);
+  const total = parts.reduce((s, p) => s + p.count, 0);
+  drawStrip(el, d, runs, total, time ? [spans[0].lo, spans[spans.length - 1].hi] : null);
+  lists(d, runs);
+  const w = window as any;
+  if (!w.stripReadyAt) w.stripReadyAt = performance.now();
+}
+
+function drawStrip(el: HTMLElement, d: Dataset, runs: Run[], total: number, span: [number, number] | null) {
+  const width = el.clientWidth || 1000;
+  const k = d.partitions?.kind as Zoom;
+  const counts: Record<string, number> = {};
+  for (const r of runs) {
+    counts[r.status] = (counts[r.status] || 0) + r.count;
+    if (r.late) counts.late = (counts.late || 0) + r.count;
+  }
+  // Time kinds: a run is where its dataids are in time; others: as wide as its share.
+  const n = span ? count(span[0], span[1]) : Math.max(total, 1);
+  let at = 0;
+  const segs = runs.map((r) => {
+    const a = span ? ordinal(k, r.from) - span[0] : at;
+    at += r.count;
+    const left = (a / n) * width;
+    // Wide enough to see: one failed hour in ten years is a few pixels.
+    const w = Math.max(r.status === "READY" ? 1 : 3, (r.count / n) * width);
+    const href = r.count === 1 ? chunkHref(d.id, r.from) : span ? gridAt(k, ordinal(k, r.from)) : datasetHref(d.id);
+    return html`<a class="seg s-${r.status}${r.late ? " late" : ""} block" href=${href} style="left: ${left.toFixed(2)}px; width: ${w.toFixed(2)}px"
+      title="${r.from}${r.count > 1 ? ` … ${r.to}` : ""}: ${plural(r.count, "dataid")} ${statusName(r.status)}${r.late ? " (late)" : ""}" data-from=${r.from} data-to=${r.to}></a>`;
+  });
+  render(html`<div class="track" style="width: ${width}px">${segs}</div>${span ? ticks(k, span, width) : nothing}`, el);
+  el.dataset.runs = String(runs.length);
+  el.dataset.count = String(total);
+  const note = document.getElementById("strip-note");
+  if (note)
+    note.textContent = `${plural(total, "dataid")} in ${plural(runs.length, "run")}: ${Object.entries(counts)
+      .filter(([s]) => s !== "late")
+      .map(([s, c]) => `${c.toLocaleString("en")} ${statusName(s)}`)
+      .join(", ")}${counts.late ? `; ${counts.late.toLocaleString("en")} late` : ""}`;
+}
+
+/** gridAt is the overview grid at a period of kind k (hours open by day). */
+function gridAt(k: Zoom, n: number): string {
+  const zoom: Zoom = k === "HOURLY" ? "DAILY" : k;
+  const c = k === "HOURLY" ? Math.floor(n / 24) : n;
+  return viewHash({ zoom, c0: c - 30, c1: c + 30 });
+}
+
+function ticks(k: Zoom, span: [number, number], width: number) {
+  const n = count(span[0], span[1]);
+  const years = new Map<string, number>();
+  for (let i = 0; i < n; i += Math.max(1, Math.floor(n / 400))) {
+    const id = format(k, span[0] + i);
+    const y = k === "HOURLY" || k === "DAILY" ? id.slice(0, 4) : id.slice(0, 4);
+    if (!years.has(y)) years.set(y, i);
+  }
+  const marks = [...years].length > 1 ? [...years] : [[format(k, span[0]), 0] as [string, number], [format(k, span[1]), n - 1] as [string, number]];
+  return html`<div class="ticks">${marks.map(([t, i]) => {
+    const x = (i / n) * width;
+    return html`<span class=${x > width - 90 ? "end" : ""} style="left: ${x.toFixed(1)}px">${t}</span>`;
+  })}</div>`;
+}
