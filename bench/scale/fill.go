@@ -8,62 +8,98 @@ import (
 	"time"
 )
 
-// runFill seeds the embedded store until its quota refuses a write
-// (NOSPACE), then probes the server: health, reads, a claim, the
-// completion and heartbeat of a claim made before the quota was reached,
-// a publish; then a restart, and the same again. Shortly before the quota
-// (when the database is within fillMargin of it) it publishes two hours
-// past the history through the API and claims one of them, so that a
-// claimable chunk and a live claim exist when writes stop.
+// runFill seeds an etcd store until its quota refuses a write (NOSPACE),
+// then probes the server: health, reads, a claim, the completion and
+// heartbeat of a claim made before the quota was reached, a publish; then
+// a restart, and the same again. Shortly before the quota (when the
+// database is within fillMargin of it) it publishes two hours past the
+// history through the API and claims one of them, so that a claimable
+// chunk and a live claim exist when writes stop. Without -quota the store
+// is the embedded store of chunklock serve (8 GiB); with it, a member of
+// the benchmark's own with that quota, which the server uses as a
+// cluster.
 func runFill(ctx context.Context, c config, bin, dir string, l layout) error {
 	t := &etcdTarget{etcdStore{dir: filepath.Join(dir, "fill-data"), prefix: etcdPrefix}}
 	defer t.cleanup(context.WithoutCancel(ctx), c.keep)
+	args, quota := t.serveArgs(), int64(quotaBytes)
+	var m *member
+	if c.quota > 0 {
+		var err error
+		if m, err = startMember(ctx, t.e.dir, c.quota); err != nil {
+			return err
+		}
+		defer m.close()
+		t.e.quotaURL, quota = m.clientURL, c.quota
+		args = []string{"--store", m.storeURL()}
+		if err := t.e.connect(m.clientURL); err != nil {
+			return err
+		}
+	}
 	logPath := filepath.Join(dir, "fill-serve.log")
-	srv, err := startServer(ctx, bin, logPath, t.serveArgs()...)
+	srv, err := startServer(ctx, bin, logPath, args...)
 	if err != nil {
 		return err
 	}
 	defer func() { srv.stop() }()
-	if err := t.attach(srv); err != nil {
-		return err
+	if c.quota == 0 {
+		if err := t.attach(srv); err != nil {
+			return err
+		}
+		t.e.quotaURL = srv.etcdURL
 	}
 	if err := createCatalog(ctx, srv.api, l); err != nil {
 		return err
 	}
 	var token string
+	t.e.quota, t.e.batchChunks = quota, fillBatch(quota)
 	t.e.beforeFull = func(ctx context.Context) error {
 		var err error
 		token, err = prepareProbe(ctx, srv.api, l)
 		return err
 	}
-	t.e.quotaURL = srv.etcdURL
 	st, hours, err := t.e.seed(ctx, l, true, os.Stderr)
 	if err != nil {
 		return err
 	}
-	db, inUse, _ := t.e.size(ctx, srv.etcdURL)
-	rss, peak := srv.memory()
-	fmt.Printf("\nfill: %d of %d hours seeded before NOSPACE: %d chunks (%d status rows, %d events) in %s\n",
-		hours, l.hours, st.chunks, st.rows, st.events, st.took.Round(time.Second))
-	fmt.Printf("fill: etcd db %s (in use %s), data directory %s; server RSS %s (peak %s)\n",
-		mib(db), mib(inUse), mib(dirSize(t.e.dir)), mib(rss), mib(peak))
-	fmt.Printf("fill: bytes per chunk at the quota: %.0f (db), %.0f (in use)\n", float64(db)/float64(st.chunks), float64(inUse)/float64(st.chunks))
+	reportFill(ctx, t, srv, l, st, hours, quota)
 	probe(ctx, srv, l, token, "at the quota")
 	time.Sleep(30 * time.Second)
 	fmt.Printf("fill: 30 s later the server is alive: %v\n", srv.alive())
 	srv.stop()
-	srv, err = startServer(ctx, bin, logPath, t.serveArgs()...)
+	if m != nil {
+		// The member's directory, opened as the embedded store (8 GiB
+		// quota, the alarm still raised).
+		m.close()
+		args = t.serveArgs()
+	}
+	srv, err = startServer(ctx, bin, logPath, args...)
 	if err != nil {
 		fmt.Printf("fill: restart at the quota: %v\n", err)
 		return nil
 	}
-	fmt.Printf("fill: restart at the quota: ready in %s\n", srv.started.Round(time.Millisecond))
+	fmt.Printf("fill: restart at the quota (%v): ready in %s\n", args, srv.started.Round(time.Millisecond))
 	probe(ctx, srv, l, token, "after a restart")
 	return nil
 }
 
-// fillMargin is how close to the quota the fill prepares its probe.
-const fillMargin = 256 << 20
+// reportFill prints how much the store held when it refused writes.
+func reportFill(ctx context.Context, t *etcdTarget, srv *serveProc, l layout, st seedStats, hours int, quota int64) {
+	db, inUse, _ := t.e.size(ctx, t.e.quotaURL)
+	rss, peak := srv.memory()
+	fmt.Printf("\nfill: quota %s: %d of %d hours seeded before NOSPACE: %d chunks (%d status rows, %d events) in %s\n",
+		mib(quota), hours, l.hours, st.chunks, st.rows, st.events, st.took.Round(time.Second))
+	fmt.Printf("fill: etcd db %s (in use %s), data directory %s; server RSS %s (peak %s)\n",
+		mib(db), mib(inUse), mib(dirSize(filepath.Dir(t.e.dir))), mib(rss), mib(peak))
+	fmt.Printf("fill: bytes per chunk at the quota: %.0f (db), %.0f (in use)\n", float64(db)/float64(st.chunks), float64(inUse)/float64(st.chunks))
+}
+
+// fillMargin is how close to the quota the fill prepares its probe: an
+// eighth of it.
+func fillMargin(quota int64) int64 { return quota / 8 }
+
+// fillBatch is how many chunks the fill writes between two looks at the
+// size: about a 64th of the quota, at 1,500 bytes a chunk.
+func fillBatch(quota int64) int { return max(100, int(quota/64/1500)) }
 
 // quotaBytes is the embedded store's quota (etcd's default, which chunklock
 // serve keeps).
@@ -103,7 +139,7 @@ func probe(ctx context.Context, srv *serveProc, l layout, token, when string) {
 		{"events", fmt.Sprintf(`{ events(dataset: %q, dataid: %q) { edges { node { to } } } }`, l.source(0), id)},
 		{"claims", `{ claims { dataid } }`},
 		{"findNext", fmt.Sprintf(`mutation { findNext(job: %q, executor: "scale-fill") { dataid } }`, l.job(0))},
-		{"heartbeat", fmt.Sprintf(`mutation { heartbeat(token: %q) }`, token)},
+		{"heartbeat", fmt.Sprintf(`mutation { heartbeat(token: %q) { leaseExpiresAt } }`, token)},
 		{"complete", fmt.Sprintf(`mutation { complete(token: %q) }`, token)},
 		{"publish", fmt.Sprintf(`mutation { publish(dataset: %q, dataid: %q) { status } }`, l.source(1), l.dataid(l.hours))},
 	}

@@ -55,6 +55,7 @@ type config struct {
 	traffic       trafficConfig
 	statusTimeout time.Duration
 	keep, fill    bool
+	quota         int64
 	phases        []string
 }
 
@@ -72,6 +73,7 @@ func main() {
 	flag.DurationVar(&c.statusTimeout, "status-timeout", time.Hour, "give up on chunklock status after this long")
 	flag.BoolVar(&c.keep, "keep", false, "keep the schemas, data directories and logs")
 	flag.BoolVar(&c.fill, "fill", false, "etcd: seed until the store refuses writes (NOSPACE), then probe the server")
+	flag.Int64Var(&c.quota, "quota", 0, "with -fill: fill an etcd member of the benchmark's own with this quota in bytes (0: the embedded store of chunklock serve, whose quota is 8 GiB)")
 	flag.StringVar(&phases, "phases", "empty,seeded", "which stores to measure: empty, seeded or both")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: go run ./bench/scale [flags]\n%s\n\nflags:\n", usage)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 // etcdStore is the embedded etcd of a `chunklock serve` on a data
@@ -27,7 +29,11 @@ type etcdStore struct {
 	// beforeFull runs once when the database comes within fillMargin of
 	// the quota.
 	quotaURL   string
+	quota      int64
 	beforeFull func(ctx context.Context) error
+	// batchChunks is about how many chunks the seed writes between two
+	// looks at the quota (0: 33,000).
+	batchChunks int
 }
 
 // etcdPrefix is the key prefix of the embedded store.
@@ -38,7 +44,7 @@ func (e *etcdStore) connect(url string) error {
 		e.cli.Close()
 	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 10 * time.Second,
-		MaxCallSendMsgSize: 2 << 20})
+		MaxCallSendMsgSize: 2 << 20, Logger: zap.NewNop()})
 	if err != nil {
 		return err
 	}
@@ -118,7 +124,7 @@ func (e *etcdStore) seed(ctx context.Context, l layout, fill bool, progress io.W
 	}
 	g := newHistory(l, false, uint64(t0.UnixNano()))
 	var st seedStats
-	step := max(1, 100000/(3*l.pairs))
+	step := max(1, cmp.Or(e.batchChunks, 33000)/(2*l.pairs))
 	for h0 := 0; h0 < l.hours; h0 += step {
 		var rows []row
 		var events []event
@@ -160,7 +166,7 @@ func (e *etcdStore) nearQuota(ctx context.Context) error {
 		return nil
 	}
 	db, _, err := e.size(ctx, e.quotaURL)
-	if err != nil || db < quotaBytes-fillMargin {
+	if err != nil || db < e.quota-fillMargin(e.quota) {
 		return err
 	}
 	f := e.beforeFull

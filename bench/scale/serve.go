@@ -16,8 +16,9 @@ import (
 	"time"
 )
 
-// serveProc is a `chunklock serve` child process on 127.0.0.1 (a port it
-// picks), open (no tokens), its log kept in a file.
+// serveProc is a `chunklock serve` child process with its default
+// settings, on 127.0.0.1 (a port it picks), open (no tokens), its log
+// kept in a file.
 type serveProc struct {
 	cmd      *exec.Cmd
 	api      *api
@@ -42,8 +43,7 @@ func startServer(ctx context.Context, bin, logPath string, args ...string) (*ser
 	if err != nil {
 		return nil, err
 	}
-	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn", "--request-timeout", "0",
-		"--max-complexity", "1000"}, args...)
+	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...)
 	cmd := exec.Command(bin, args...)
 	// A pipe of our own: Wait does not close it under the reader.
 	stderr, w, err := os.Pipe()
