@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 )
 
@@ -62,6 +63,10 @@ func runFill(ctx context.Context, c config, bin, dir string, l layout) error {
 		return err
 	}
 	reportFill(ctx, t, srv, l, st, hours, quota)
+	if hours == l.hours {
+		fmt.Printf("fill: the whole history fits under the quota; give a larger -scale to reach it\n")
+		return nil
+	}
 	probe(ctx, srv, l, token, "at the quota")
 	time.Sleep(30 * time.Second)
 	fmt.Printf("fill: 30 s later the server is alive: %v\n", srv.alive())
@@ -91,6 +96,15 @@ func reportFill(ctx context.Context, t *etcdTarget, srv *serveProc, l layout, st
 	fmt.Printf("fill: etcd db %s (in use %s), data directory %s; server RSS %s (peak %s)\n",
 		mib(db), mib(inUse), mib(dirSize(filepath.Dir(t.e.dir))), mib(rss), mib(peak))
 	fmt.Printf("fill: bytes per chunk at the quota: %.0f (db), %.0f (in use)\n", float64(db)/float64(st.chunks), float64(inUse)/float64(st.chunks))
+	if t.e.quotaURL != srv.etcdURL {
+		// The member runs in this process: its memory is this process's.
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		rss, _ := processMemory(os.Getpid())
+		fmt.Printf("fill: the member's process: RSS %s, Go heap in use after a GC %s (%.0f bytes a chunk)\n",
+			mib(rss), mib(int64(ms.HeapInuse)), float64(ms.HeapInuse)/float64(st.chunks))
+	}
 }
 
 // fillMargin is how close to the quota the fill prepares its probe: an

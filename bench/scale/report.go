@@ -43,9 +43,7 @@ func printReport(w io.Writer, c config, l layout, rs []*phaseResult) {
 	}
 	for _, r := range rs {
 		if r.seed.chunks > 0 {
-			fmt.Fprintf(w, "\nseed: %s\n", r.seed)
-			perChunk := float64(r.seeded.total-rs[0].seeded.total) / float64(r.seed.chunks)
-			fmt.Fprintf(w, "seeded bytes per chunk (store size after the seed, less the empty store's): %.0f\n", perChunk)
+			printPerChunk(w, c, l, rs[0], r)
 		}
 		for _, err := range []error{r.statusErr, r.overviewErr, r.traffic.firstErr} {
 			if err != nil {
@@ -53,6 +51,33 @@ func printReport(w io.Writer, c config, l layout, rs []*phaseResult) {
 			}
 		}
 	}
+}
+
+// printPerChunk prints what a chunk costs the store: the seeded store's
+// size after the seed, less the empty store's, per chunk; on PostgreSQL
+// per status row and per event (each table with its indexes); on etcd the
+// keys and bytes of keys and values each kind of chunk writes, and the
+// database's bytes per byte written.
+func printPerChunk(w io.Writer, c config, l layout, empty, r *phaseResult) {
+	if empty == r {
+		empty = &phaseResult{}
+	}
+	fmt.Fprintf(w, "\nseed: %s\n", r.seed)
+	fmt.Fprintf(w, "bytes per chunk (store size after the seed, less the empty store's): %.0f\n",
+		float64(r.seeded.total-empty.seeded.total)/float64(r.seed.chunks))
+	if c.store == "postgres" {
+		row := float64(r.seeded.tables["status_rows"]-empty.seeded.tables["status_rows"]) / float64(r.seed.rows)
+		ev := float64(r.seeded.tables["events"]-empty.seeded.tables["events"]) / float64(r.seed.events)
+		fmt.Fprintf(w, "bytes per status row %.0f, per event %.0f (tables with their indexes): a source chunk (1 row, 1 event) about %.0f, a produced chunk (2 rows, 4 events) about %.0f\n",
+			row, ev, row+ev, 2*row+4*ev)
+		return
+	}
+	e := etcdStore{prefix: etcdPrefix}
+	src, prod := e.chunkSizes(l)
+	written := float64(l.pairs*l.hours*src.bytes + (r.seed.chunks-l.pairs*l.hours)*prod.bytes)
+	ratio := float64(r.seeded.total-empty.seeded.total) / written
+	fmt.Fprintf(w, "a source chunk writes %d keys of %d bytes (keys and values), a produced chunk %d keys of %d bytes; the database grew %.2f bytes per byte written: a source chunk about %.0f bytes of it, a produced chunk about %.0f\n",
+		src.keys, src.bytes, prod.keys, prod.bytes, ratio, ratio*float64(src.bytes), ratio*float64(prod.bytes))
 }
 
 // figure is one line of the table.
@@ -67,6 +92,15 @@ func figures(c config) []figure {
 	}
 	bytes := func(name string, f func(r *phaseResult) int64) figure {
 		return figure{name, func(r *phaseResult) (float64, string) { b := f(r); return float64(b), mib(b) }}
+	}
+	failable := func(name string, f func(r *phaseResult) (time.Duration, error)) figure {
+		return figure{name, func(r *phaseResult) (float64, string) {
+			d, err := f(r)
+			if err != nil {
+				return float64(d), "failed after " + fmtDur(d)
+			}
+			return float64(d), fmtDur(d)
+		}}
 	}
 	count := func(name string, f func(r *phaseResult) int) figure {
 		return figure{name, func(r *phaseResult) (float64, string) { n := f(r); return float64(n), fmt.Sprint(n) }}
@@ -105,8 +139,8 @@ func figures(c config) []figure {
 		count("  grid requests", func(r *phaseResult) int { return r.overview.requests }),
 		count("  grid cells read", func(r *phaseResult) int { return r.overview.cellsRead }),
 		ms("dashboard: first paint (catalog + cells)", func(r *phaseResult) time.Duration { return r.overview.catalog + r.overview.cells }),
-		ms("dashboard: partition summaries", func(r *phaseResult) time.Duration { return r.overview.summaries }),
-		ms("chunklock status (wall)", func(r *phaseResult) time.Duration { return r.status }),
+		failable("dashboard: partition summaries", func(r *phaseResult) (time.Duration, error) { return r.overview.summaries, r.overviewErr }),
+		failable("chunklock status (wall)", func(r *phaseResult) (time.Duration, error) { return r.status, r.statusErr }),
 		count("  lines printed", func(r *phaseResult) int { return r.statusLines }),
 	)
 }

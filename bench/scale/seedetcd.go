@@ -174,6 +174,42 @@ func (e *etcdStore) nearQuota(ctx context.Context) error {
 	return f(ctx)
 }
 
+// kvSize is a number of keys and the bytes of their keys and values.
+type kvSize struct{ keys, bytes int }
+
+// chunkSizes is what a source chunk (its row, the publish event and its
+// index entry) and a produced chunk (its OUTPUT row, fence, the INPUT row
+// on its source chunk, four events and their index entries) put in the
+// key layout, with the layout's names.
+func (e *etcdStore) chunkSizes(l layout) (source, produced kvSize) {
+	rows, events := newHistory(layout{pairs: 1, hours: 2, start: l.start}, false, 1).hour(0, nil, nil)
+	size := func(rows []row, events []event) kvSize {
+		var n kvSize
+		for _, op := range e.ops(rows, events) {
+			n.keys++
+			n.bytes += len(op.KeyBytes()) + len(op.ValueBytes())
+		}
+		return n
+	}
+	var sr, pr []row
+	var se, pe []event
+	for _, r := range rows {
+		if r.job == "" {
+			sr = append(sr, r)
+		} else {
+			pr = append(pr, r)
+		}
+	}
+	for _, ev := range events {
+		if ev.job == "" {
+			se = append(se, ev)
+		} else {
+			pe = append(pe, ev)
+		}
+	}
+	return size(sr, se), size(pr, pe)
+}
+
 // chunksIn counts the chunks of hours [h0, h1).
 func chunksIn(l layout, h0, h1 int) int {
 	n := l.pairs * (h1 - h0)

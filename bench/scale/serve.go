@@ -143,9 +143,13 @@ func (s *serveProc) stop() {
 	})
 }
 
-// memory reads the process's resident set now and at its peak (Linux).
-func (s *serveProc) memory() (rss, peak int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+// memory reads the process's resident set now and at its peak.
+func (s *serveProc) memory() (rss, peak int64) { return processMemory(s.cmd.Process.Pid) }
+
+// processMemory reads a process's resident set now and at its peak
+// (Linux; 0 elsewhere).
+func processMemory(pid int) (rss, peak int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0
 	}
