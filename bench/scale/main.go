@@ -2,10 +2,10 @@
 // pipeline on an empty store and on one seeded with a long history, side
 // by side, in one run. Run it from the repository root:
 //
-//	go run ./bench/scale -store postgres                 # 100 datasets x 100,000 hours: 10 million chunks
+//	go run ./bench/scale -store postgres -duration 2m    # 100 datasets x 100,000 hours: 10 million chunks
 //	go run ./bench/scale -store postgres -scale 10x10000 # a quick run (about a minute)
 //	go run ./bench/scale -store etcd -scale 10x10000
-//	go run ./bench/scale -store etcd -fill -scale 100x200000   # the embedded store's ceiling
+//	go run ./bench/scale -store etcd -fill -quota 536870912 -scale 10x100000   # NOSPACE at 512 MiB
 //
 // See usage below and BENCHMARKS.md ("Years of history").
 package main
@@ -42,9 +42,12 @@ reader timing pages of chunks and partitions); then the dashboard's first
 paint and chunklock status, alone; then the store's size. The table
 compares each figure with the empty store's.
 
-With -fill (etcd), it seeds until the embedded store's quota (8 GiB)
-refuses a write, then says how the server behaves: health, reads, claims,
-publishes and a restart.`
+With -fill (etcd), it seeds until the store's quota refuses a write, then
+says how the server behaves: health, reads, claims, publishes and a
+restart. Without -quota that is the embedded store's 8 GiB, which takes
+about 5.7 million chunks and, before them, some 36 GiB of the server's
+memory (BENCHMARKS.md); -quota N fills an etcd member of the benchmark's
+own with quota N instead, in seconds to minutes.`
 
 type config struct {
 	store         string
@@ -69,7 +72,7 @@ func main() {
 	flag.StringVar(&c.workDir, "work-dir", "", "directory for data directories, logs and the binary (default: a new temporary directory, removed at the end unless -keep)")
 	flag.IntVar(&c.traffic.runners, "runners", 4, "runners claiming and completing during the traffic")
 	flag.Float64Var(&c.traffic.rate, "rate", 20, "publishes a second during the traffic")
-	flag.DurationVar(&c.traffic.duration, "duration", time.Minute, "how long the traffic runs on each store")
+	flag.DurationVar(&c.traffic.duration, "duration", 20*time.Second, "how long the traffic runs on each store")
 	flag.DurationVar(&c.statusTimeout, "status-timeout", time.Hour, "give up on chunklock status after this long")
 	flag.BoolVar(&c.keep, "keep", false, "keep the schemas, data directories and logs")
 	flag.BoolVar(&c.fill, "fill", false, "etcd: seed until the store refuses writes (NOSPACE), then probe the server")
