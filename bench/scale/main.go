@@ -45,7 +45,7 @@ compares each figure with the empty store's.
 With -fill (etcd), it seeds until the store's quota refuses a write, then
 says how the server behaves: health, reads, claims, publishes and a
 restart. Without -quota that is the embedded store's 8 GiB, which takes
-about 5.7 million chunks and, before them, some 36 GiB of the server's
+about 5.7 million chunks and, before them, 35 to 39 GB of the server's
 memory (BENCHMARKS.md); -quota N fills an etcd member of the benchmark's
 own with quota N instead, in seconds to minutes.`
 

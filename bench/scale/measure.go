@@ -128,6 +128,7 @@ func runner(ctx context.Context, a *api, l layout, r, runners int, res *trafficR
 				map[string]any{"j": l.job(i), "e": exec}, &out)
 			if err != nil {
 				fail(fmt.Errorf("findNext: %w", err))
+				pause(ctx, 100*time.Millisecond)
 				continue
 			}
 			if out.FindNext == nil {
@@ -144,11 +145,16 @@ func runner(ctx context.Context, a *api, l layout, r, runners int, res *trafficR
 			res.complete.add(d)
 		}
 		if !claimed {
-			select {
-			case <-ctx.Done():
-			case <-time.After(50 * time.Millisecond):
-			}
+			pause(ctx, 50*time.Millisecond)
 		}
+	}
+}
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
 	}
 }
 

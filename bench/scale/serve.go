@@ -105,7 +105,8 @@ func (s *serveProc) readLog(r io.ReadCloser, logf *os.File, urls chan<- [2]strin
 }
 
 func (s *serveProc) waitReady(ctx context.Context) error {
-	for {
+	deadline := time.Now().Add(readyWithin)
+	for time.Now().Before(deadline) {
 		code, _, err := s.api.get(ctx, "/readyz")
 		if err == nil && code == 200 {
 			return nil
@@ -118,7 +119,12 @@ func (s *serveProc) waitReady(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	return fmt.Errorf("chunklock serve was not ready (/readyz 200) within %s; its log: %s", readyWithin, s.logPath)
 }
+
+// readyWithin bounds a server's start: the embedded store reads its whole
+// index at start, about 26 s a million chunks.
+const readyWithin = 15 * time.Minute
 
 // alive tells whether the process still runs.
 func (s *serveProc) alive() bool {
