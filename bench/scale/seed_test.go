@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/etcd"
 	"github.com/chunklock/chunklock/backends/postgres"
 	"github.com/chunklock/chunklock/internal/teststores"
@@ -59,8 +60,9 @@ func twinStore(t *testing.T, kind string) (open func() backends.Store, seed func
 		dsn := teststores.PostgresDSN(t)
 		schema := teststores.FreshSchema(t, "scale")
 		open = func() backends.Store {
-			s, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema})
+			b, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema})
 			require.NoError(t, err)
+			s := engine.New(b)
 			t.Cleanup(func() { _ = s.Close() })
 			return s
 		}
@@ -74,8 +76,9 @@ func twinStore(t *testing.T, kind string) (open func() backends.Store, seed func
 		open = func() backends.Store {
 			cli, err := srv.Client()
 			require.NoError(t, err)
-			s, err := etcd.OpenClient(ctx, cli, etcd.Config{Prefix: prefix, MaxTxnOps: srv.MaxTxnOps()})
+			b, err := etcd.OpenClient(ctx, cli, etcd.Config{Prefix: prefix, MaxTxnOps: srv.MaxTxnOps()})
 			require.NoError(t, err)
+			s := engine.New(b)
 			t.Cleanup(func() { _ = s.Close(); _ = cli.Close() })
 			return s
 		}
