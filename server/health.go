@@ -13,7 +13,11 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // readyz answers 200 when the store answers a ping within two seconds, and
-// 503 otherwise (the cause goes to the log, not to the prober).
+// 503 otherwise (the cause goes to the log, not to the prober). A store
+// near its quota, or past it, adds a warning line saying what to do; it
+// stays ready even at its quota, where reads still answer and writes are
+// refused with the same advice: taking the only server out of a load
+// balancer would hide the dashboard and every read from the operator.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -25,4 +29,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write([]byte("ready\n"))
+	if s.cfg.Space != nil {
+		if warn := s.cfg.SpaceWarning(s.cfg.Space()); warn != "" {
+			_, _ = w.Write([]byte("warning: " + warn + "\n"))
+		}
+	}
 }

@@ -10,7 +10,7 @@
 //	/graphql   GraphQL: POST (queries and mutations), GET (queries), websocket
 //	           graphql-transport-ws (any operation; subscriptions need it)
 //	/healthz   the process is up
-//	/readyz    the store answers
+//	/readyz    the store answers (with a warning when it nears its quota)
 //	/metrics   Prometheus metrics
 //
 // # Keyrings
@@ -104,6 +104,13 @@ type Config struct {
 	// Alerts, when set, delivers webhook alerts while Serve runs; its
 	// delivery metrics join /metrics.
 	Alerts *webhook.Dispatcher
+	// Space, when set, tells the store's size against its quota (the
+	// embedded store): gauges at /metrics, and a warning line in /readyz
+	// when SpaceWarning has one.
+	Space func() StoreSpace
+	// SpaceWarning describes a space worth a warning (near the quota, or
+	// past it) with what to do; "" when it is not (embedded.Space.Warning).
+	SpaceWarning func(StoreSpace) string
 }
 
 // DefaultConfig returns the defaults of every limit; Store and Keyring
@@ -153,6 +160,8 @@ func (c Config) Validate() error {
 		return errors.New("server: reaper interval must be positive")
 	case c.ShutdownTimeout <= 0:
 		return errors.New("server: shutdown timeout must be positive")
+	case (c.Space == nil) != (c.SpaceWarning == nil):
+		return errors.New("server: Space and SpaceWarning go together")
 	}
 	return nil
 }
@@ -213,6 +222,9 @@ func New(cfg Config) (*Server, error) {
 	s.registry.MustRegister(newPartitionGauges(cfg.Store, summaries, cfg.Logger))
 	if cfg.Alerts != nil {
 		s.registry.MustRegister(cfg.Alerts)
+	}
+	if cfg.Space != nil {
+		s.registry.MustRegister(newSpaceCollector(cfg.Space))
 	}
 	res := resolvers.New(resolvers.Config{Store: cfg.Store, Keyring: cfg.Keyring, Keyrings: withAge(cfg.Keyring, cfg.Keyrings),
 		Logger: cfg.Logger, Metrics: s.metrics, Summaries: summaries})

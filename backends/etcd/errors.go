@@ -52,7 +52,7 @@ func mapErr(err error, what string) error {
 	case errors.Is(err, rpctypes.ErrRequestTooLarge):
 		return fmt.Errorf("etcd refused a request as too large (%s): raise the cluster's --max-request-bytes: %w", what, err)
 	case errors.Is(err, rpctypes.ErrNoSpace):
-		return fmt.Errorf("etcd is out of space (%s): compact and defragment it, or raise --quota-backend-bytes, then disarm the NOSPACE alarm: %w", what, err)
+		return backends.Unavailable(err, "%s", NoSpaceMessage)
 	}
 	switch codeOf(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted, codes.ResourceExhausted:
@@ -62,6 +62,14 @@ func mapErr(err error, what string) error {
 	}
 	return fmt.Errorf("etcd %s: %w", what, err)
 }
+
+// NoSpaceMessage is the answer to every write while etcd is out of space
+// (its NOSPACE alarm): UNAVAILABLE, since the same write succeeds once an
+// operator made room, and a runner retrying meanwhile loses nothing.
+const NoSpaceMessage = "the store is out of space (etcd NOSPACE) and refuses every write until an operator makes room; reads still answer. " +
+	"Embedded store: restart chunklock serve with a larger --etcd-quota-backend-bytes (the server needs about 6.5 KB of memory a chunk), " +
+	"or move the store to PostgreSQL (README: Production). " +
+	"etcd cluster: defragment it or raise its --quota-backend-bytes, then etcdctl alarm disarm"
 
 // unknownOutcome tells whether a failed commit may still have been applied.
 func unknownOutcome(err error) bool {

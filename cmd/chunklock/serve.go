@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -49,6 +51,10 @@ func serveCommand() *cli.Command {
 				Usage: "loopback `host:port` the embedded etcd store serves its clients on (port 0 picks a free one), e.g. to reach it with etcdctl over TCP"},
 			&cli.StringFlag{Name: "etcd-peer-addr", Sources: env("ETCD_PEER_ADDR"), DefaultText: "a free port of 127.0.0.1",
 				Usage: "loopback `host:port` of the embedded etcd store's peer listener"},
+			&cli.StringFlag{Name: "etcd-quota-backend-bytes", Sources: env("ETCD_QUOTA_BACKEND_BYTES"), DefaultText: "8GiB",
+				Usage: "`size` (bytes, or with KiB, MiB, GiB, TiB) of the embedded etcd store's database past which it refuses every write (etcd's --quota-backend-bytes); " +
+					"a chunk costs about 1.5 KB of it but about 6.5 KB of the server's memory, so memory runs out first (README: Production). " +
+					"Restarting with a larger size lifts a store out of NOSPACE"},
 			&cli.StringFlag{Name: "keys", Sources: env("KEYS"), DefaultText: "age",
 				Usage: "keyring `URL`: empty or age for per-job age keys, vault://host:8200?mount=transit&prefix=chunklock- for Vault transit (server token from VAULT_TOKEN)"},
 			&cli.StringFlag{Name: "tokens-file", Sources: env("TOKENS_FILE"), DefaultText: "none (open, loopback only)",
@@ -126,12 +132,17 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	emb.Logger = log
 	store, err := openStore(ctx, storeURL, open.Options{DataDir: dataDir, Embedded: emb, EnvAllow: allow})
 	if err != nil {
 		return explainStoreErr(err)
 	}
 	defer store.Close()
 	cfg.Store = store
+	if m := open.Embedded(store); m != nil {
+		cfg.Space = func() server.StoreSpace { return server.StoreSpace(m.Space()) }
+		cfg.SpaceWarning = func(sp server.StoreSpace) string { return embedded.Space(sp).Warning() }
+	}
 	if cfg.Alerts, err = webhooks(cmd, store, log); err != nil {
 		return err
 	}
@@ -245,6 +256,16 @@ func listen(addr string) (ln net.Listener, moved bool, err error) {
 // addresses are accepted.
 func embeddedConfig(cmd *cli.Command) (embedded.Config, error) {
 	cfg := embedded.Config{ClientAddr: cmd.String("etcd-client-addr"), PeerAddr: cmd.String("etcd-peer-addr")}
+	if q := cmd.String("etcd-quota-backend-bytes"); q != "" {
+		if cmd.String("store") != "" {
+			return cfg, errors.New("--etcd-quota-backend-bytes applies to the embedded store only: an etcd cluster's quota is its members' --quota-backend-bytes")
+		}
+		n, err := parseBytes(q)
+		if err != nil {
+			return cfg, fmt.Errorf("--etcd-quota-backend-bytes: %w", err)
+		}
+		cfg.QuotaBackendBytes = n
+	}
 	if cmd.String("store") != "" {
 		return cfg, nil
 	}
@@ -257,6 +278,33 @@ func embeddedConfig(cmd *cli.Command) (embedded.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// byteUnits are the suffixes parseBytes takes.
+var byteUnits = []struct {
+	suffix string
+	n      int64
+}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}, {"", 1}}
+
+// parseBytes reads a size: a number of bytes, or one with a binary unit
+// (KiB, MiB, GiB, TiB), at least 1 MiB.
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	for _, u := range byteUnits {
+		num, ok := strings.CutSuffix(t, u.suffix)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+		if err != nil || n <= 0 || n > math.MaxInt64/u.n {
+			break
+		}
+		if n*u.n < 1<<20 {
+			return 0, fmt.Errorf("%q is below 1 MiB", s)
+		}
+		return n * u.n, nil
+	}
+	return 0, fmt.Errorf("%q is not a size: give bytes (8589934592) or a whole number of KiB, MiB, GiB or TiB (8GiB)", s)
 }
 
 // explainStoreErr names the flag of an embedded-store address that cannot

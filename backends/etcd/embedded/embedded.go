@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -73,7 +75,8 @@ type Config struct {
 	LogOutput string
 	// MaxTxnOps is etcd's --max-txn-ops (default 4096).
 	MaxTxnOps uint
-	// QuotaBackendBytes is etcd's --quota-backend-bytes (default 8 GiB).
+	// QuotaBackendBytes is etcd's --quota-backend-bytes (default 8 GiB):
+	// past it the member refuses every write (space.go).
 	QuotaBackendBytes int64
 	// CompactionRetention is the periodic auto-compaction window (default
 	// "1m"): history older than that is dropped, keeping the database small.
@@ -84,6 +87,20 @@ type Config struct {
 	CompactionRetention string
 	// UnsafeNoFsync skips fsync (tests and benchmarks only: a crash loses data).
 	UnsafeNoFsync bool
+	// SpaceInterval is how often the member looks at its space against
+	// its quota (space.go): defragments, disarms NOSPACE, warns (default
+	// 1m; negative: never, but at start).
+	SpaceInterval time.Duration
+	// WarnEvery is how often the warning of a store near or at its quota
+	// is logged again while it lasts (default 30m).
+	WarnEvery time.Duration
+	// DefragMinBytes is the least a defragmentation must give back to be
+	// run (default 64 MiB).
+	DefragMinBytes int64
+	// Logger receives the member's own messages: defragmentations and
+	// warnings about its space (default: discarded). etcd's log is
+	// LogOutput.
+	Logger *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -114,16 +131,34 @@ func (c Config) withDefaults() Config {
 	if c.CompactionRetention == "" {
 		c.CompactionRetention = "1m"
 	}
+	if c.SpaceInterval == 0 {
+		c.SpaceInterval = time.Minute
+	}
+	if c.WarnEvery == 0 {
+		c.WarnEvery = 30 * time.Minute
+	}
+	if c.DefragMinBytes == 0 {
+		c.DefragMinBytes = 64 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 	return c
 }
 
 // Server is a running member.
 type Server struct {
 	cfg       Config
+	mu        sync.Mutex // guards e
 	e         *embed.Etcd
 	lock      *os.File
 	clientURL string
 	peerURL   string
+
+	reclaimMu sync.Mutex // one Reclaim at a time
+	stopSpace chan struct{}
+	stopOnce  sync.Once
+	spaceDone chan struct{}
 }
 
 // Start starts a member and waits until it serves clients (for a new
@@ -170,7 +205,39 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.e = e
 	ok = true
+	s.startSpaceWatch(ctx)
 	return s, nil
+}
+
+// startSpaceWatch reclaims space once (a member restarted with a larger
+// quota is disarmed at once), warns when the space deserves it, and
+// starts watchSpace.
+func (s *Server) startSpaceWatch(ctx context.Context) {
+	r, err := s.Reclaim(ctx)
+	if err != nil {
+		s.cfg.Logger.Warn("embedded store: reclaiming space at start failed", "err", err)
+	} else {
+		logReclaimed(s.cfg.Logger, r)
+		if w := r.After.Warning(); w != "" {
+			s.cfg.Logger.Warn(w, "size", r.After.Size, "in_use", r.After.InUse, "quota", r.After.Quota)
+		}
+	}
+	s.stopSpace, s.spaceDone = make(chan struct{}), make(chan struct{})
+	if s.cfg.SpaceInterval < 0 {
+		close(s.spaceDone)
+		return
+	}
+	go func() {
+		defer close(s.spaceDone)
+		s.watchSpace(s.stopSpace)
+	}()
+}
+
+// etcd is the running server; nil once closed.
+func (s *Server) etcd() *embed.Etcd {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.e
 }
 
 // startEtcd starts the server on the configured addresses, picking free
@@ -372,10 +439,13 @@ func (s *Server) Dir() string { return s.cfg.Dir }
 func (s *Server) MaxTxnOps() int { return int(s.cfg.MaxTxnOps) }
 
 // Etcd exposes the embedded server (tests).
-func (s *Server) Etcd() *embed.Etcd { return s.e }
+func (s *Server) Etcd() *embed.Etcd { return s.etcd() }
 
 // IsLeader tells whether this member leads the cluster now.
-func (s *Server) IsLeader() bool { return s.e != nil && s.e.Server.Leader() == s.e.Server.MemberID() }
+func (s *Server) IsLeader() bool {
+	e := s.etcd()
+	return e != nil && e.Server.Leader() == e.Server.MemberID()
+}
 
 // Client connects a client to this member alone, logging nothing.
 func (s *Server) Client() (*clientv3.Client, error) {
@@ -385,10 +455,20 @@ func (s *Server) Client() (*clientv3.Client, error) {
 // Close stops the member (a leader hands leadership over first) and
 // releases the data directory.
 func (s *Server) Close() error {
-	if s.e == nil {
+	if s.etcd() == nil {
 		return nil
 	}
-	s.e.Close()
+	s.stopOnce.Do(func() { close(s.stopSpace) })
+	<-s.spaceDone
+	s.reclaimMu.Lock() // a Reclaim of another goroutine ends first
+	defer s.reclaimMu.Unlock()
+	s.mu.Lock()
+	e := s.e
 	s.e = nil
+	s.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	e.Close()
 	return s.lock.Close()
 }
