@@ -345,3 +345,11 @@ type OutputStatusReader interface {
 type OutputStatusBatcher interface {
 	OutputStatusesBatch(ctx context.Context, spans []StatusSpan) (ids [][]string, statuses [][]Status, err error)
 }
+
+// StatusCounter is implemented by backends that count one job's OUTPUT
+// rows on a dataset by status in the store (PostgreSQL: one aggregate
+// over the dataset's index), as committed. Store.ChunkCounts counts so;
+// without, it pages through the rows with ListRows.
+type StatusCounter interface {
+	CountStatuses(ctx context.Context, dataset, job string) (map[Status]int, error)
+}

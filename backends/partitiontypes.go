@@ -81,3 +81,32 @@ type PartitionCount struct {
 	// kinds, INTEGER with an end), or its first ones (INTEGER without end).
 	Truncated bool
 }
+
+// ChunkCount is how many chunks of a dataset are in each status: the
+// OUTPUT rows of its producer (its source rows, job "", for a source).
+type ChunkCount struct {
+	Dataset  string
+	Total    int
+	Running  int
+	Ready    int
+	Failed   int
+	Resubmit int
+	Hold     int
+}
+
+// Add counts n more chunks in status s (an OUTPUT status).
+func (c *ChunkCount) Add(s Status, n int) {
+	c.Total += n
+	switch s {
+	case StatusRunning:
+		c.Running += n
+	case StatusReady:
+		c.Ready += n
+	case StatusFailed:
+		c.Failed += n
+	case StatusResubmit:
+		c.Resubmit += n
+	case StatusHold:
+		c.Hold += n
+	}
+}

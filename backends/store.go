@@ -131,6 +131,10 @@ type Store interface {
 	// PartitionCounts counts a dataset's missing and late chunks; see
 	// PartitionCount for the bounds of the count.
 	PartitionCounts(ctx context.Context, dataset string) (PartitionCount, error)
+	// ChunkCounts counts a dataset's chunks by status (its producer's
+	// OUTPUT rows), without reading them through the caller: NOT_FOUND for
+	// an unknown dataset.
+	ChunkCounts(ctx context.Context, dataset string) (ChunkCount, error)
 	// PartitionRuns answers a span of a dataset's partitions (its chunks,
 	// without a definition) as runs of one status and lateness, and per
 	// column of a coarser zoom; see RunsFilter and PartitionSpan. One call

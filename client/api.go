@@ -415,6 +415,9 @@ type ChunkFilter struct {
 // Chunks returns the status rows matching f, reading every page.
 func (c *Client) Chunks(ctx context.Context, f ChunkFilter) ([]StatusRow, error) {
 	vars := map[string]any{"first": 1000}
+	if f.Limit > 0 && f.Limit < 1000 {
+		vars["first"] = f.Limit // no more rows than wanted
+	}
 	for k, v := range map[string]string{"dataset": f.Dataset, "job": f.Job, "status": f.Status, "from": f.From, "to": f.To, "role": f.Role} {
 		if v != "" {
 			vars[k] = v

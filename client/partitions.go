@@ -79,8 +79,12 @@ type PartitionSummary struct {
 }
 
 // PartitionSummaries returns the summary of every dataset with a partition
-// definition, by dataset id.
-func (c *Client) PartitionSummaries(ctx context.Context) (map[string]PartitionSummary, error) {
+// definition, by dataset id; given ids, of those datasets only (one
+// request each, so that no other dataset is counted).
+func (c *Client) PartitionSummaries(ctx context.Context, ids ...string) (map[string]PartitionSummary, error) {
+	if len(ids) > 0 {
+		return c.partitionSummariesOf(ctx, ids)
+	}
 	const q = `{ datasets { id partitionSummary { at missing late oldestMissing oldestLate truncated } } }`
 	var out struct {
 		Datasets []struct {
@@ -95,6 +99,25 @@ func (c *Client) PartitionSummaries(ctx context.Context) (map[string]PartitionSu
 	for _, d := range out.Datasets {
 		if d.Summary != nil {
 			m[d.ID] = *d.Summary
+		}
+	}
+	return m, nil
+}
+
+func (c *Client) partitionSummariesOf(ctx context.Context, ids []string) (map[string]PartitionSummary, error) {
+	const q = `query($id: String!) { dataset(id: $id) { partitionSummary { at missing late oldestMissing oldestLate truncated } } }`
+	m := map[string]PartitionSummary{}
+	for _, id := range ids {
+		var out struct {
+			Dataset struct {
+				Summary *PartitionSummary `json:"partitionSummary"`
+			} `json:"dataset"`
+		}
+		if err := c.Do(ctx, q, map[string]any{"id": id}, &out); err != nil {
+			return nil, err
+		}
+		if out.Dataset.Summary != nil {
+			m[id] = *out.Dataset.Summary
 		}
 	}
 	return m, nil

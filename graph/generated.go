@@ -70,6 +70,15 @@ type ComplexityRoot struct {
 		PageInfo func(childComplexity int) int
 	}
 
+	ChunkCounts struct {
+		Failed   func(childComplexity int) int
+		Hold     func(childComplexity int) int
+		Ready    func(childComplexity int) int
+		Resubmit func(childComplexity int) int
+		Running  func(childComplexity int) int
+		Total    func(childComplexity int) int
+	}
+
 	ChunkDetail struct {
 		DataID   func(childComplexity int) int
 		Dataset  func(childComplexity int) int
@@ -105,6 +114,7 @@ type ComplexityRoot struct {
 	}
 
 	Dataset struct {
+		ChunkCounts      func(childComplexity int) int
 		Connection       func(childComplexity int) int
 		Consumers        func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
@@ -442,6 +452,7 @@ type DatasetResolver interface {
 
 	LatestReady(ctx context.Context, obj *backends.Dataset) (*string, error)
 	PartitionSummary(ctx context.Context, obj *backends.Dataset) (*backends.PartitionCount, error)
+	ChunkCounts(ctx context.Context, obj *backends.Dataset) (backends.ChunkCount, error)
 }
 type DatasetAccessResolver interface {
 	Secret(ctx context.Context, obj *model.DatasetAccess) (*string, error)
@@ -623,6 +634,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ChunkConnection.PageInfo(childComplexity), true
 
+	case "ChunkCounts.failed":
+		if e.ComplexityRoot.ChunkCounts.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChunkCounts.Failed(childComplexity), true
+	case "ChunkCounts.hold":
+		if e.ComplexityRoot.ChunkCounts.Hold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChunkCounts.Hold(childComplexity), true
+	case "ChunkCounts.ready":
+		if e.ComplexityRoot.ChunkCounts.Ready == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChunkCounts.Ready(childComplexity), true
+	case "ChunkCounts.resubmit":
+		if e.ComplexityRoot.ChunkCounts.Resubmit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChunkCounts.Resubmit(childComplexity), true
+	case "ChunkCounts.running":
+		if e.ComplexityRoot.ChunkCounts.Running == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChunkCounts.Running(childComplexity), true
+	case "ChunkCounts.total":
+		if e.ComplexityRoot.ChunkCounts.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChunkCounts.Total(childComplexity), true
+
 	case "ChunkDetail.dataid":
 		if e.ComplexityRoot.ChunkDetail.DataID == nil {
 			break
@@ -759,6 +807,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Credential.UpdatedAt(childComplexity), true
 
+	case "Dataset.chunkCounts":
+		if e.ComplexityRoot.Dataset.ChunkCounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.ChunkCounts(childComplexity), true
 	case "Dataset.connection":
 		if e.ComplexityRoot.Dataset.Connection == nil {
 			break
@@ -3535,9 +3589,31 @@ type PartitionSummary {
   truncated: Boolean!
 }
 
+"""
+How many chunks of a dataset are in each status: the OUTPUT rows of its
+producer (its published rows for a source), counted by the server as
+committed when asked.
+"""
+type ChunkCounts {
+  "Every chunk of the dataset, whatever its status."
+  total: Int!
+  "Chunks a live or expired claim is writing."
+  running: Int!
+  "Chunks produced or published: downstream may read them."
+  ready: Int!
+  "Chunks whose last attempt failed; they will be retried."
+  failed: Int!
+  "Chunks an operator or a cascade asked to run again."
+  resubmit: Int!
+  "Chunks frozen: attempts exhausted or an operator's hold."
+  hold: Int!
+}
+
 extend type Dataset {
   "Missing and late chunks of a dataset with a partition definition; null without one. Costs 50 (see the server's --max-complexity)."
   partitionSummary: PartitionSummary
+  "The dataset's chunks by status, without reading them (what ` + "`" + `chunklock status` + "`" + ` prints). Costs 100 (see the server's --max-complexity)."
+  chunkCounts: ChunkCounts!
 }
 `, BuiltIn: false},
 	{Name: "../schema/pools.graphqls", Input: `"""
@@ -3751,6 +3827,24 @@ func (ec *executionContext) childFields_ChunkConnection(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type ChunkConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_ChunkCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_ChunkCounts_total(ctx, field)
+	case "running":
+		return ec.fieldContext_ChunkCounts_running(ctx, field)
+	case "ready":
+		return ec.fieldContext_ChunkCounts_ready(ctx, field)
+	case "failed":
+		return ec.fieldContext_ChunkCounts_failed(ctx, field)
+	case "resubmit":
+		return ec.fieldContext_ChunkCounts_resubmit(ctx, field)
+	case "hold":
+		return ec.fieldContext_ChunkCounts_hold(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChunkCounts", field.Name)
+}
+
 func (ec *executionContext) childFields_ChunkDetail(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "dataset":
@@ -3845,6 +3939,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_latestReady(ctx, field)
 	case "partitionSummary":
 		return ec.fieldContext_Dataset_partitionSummary(ctx, field)
+	case "chunkCounts":
+		return ec.fieldContext_Dataset_chunkCounts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Dataset", field.Name)
 }
@@ -5690,6 +5786,144 @@ func (ec *executionContext) fieldContext_ChunkConnection_pageInfo(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _ChunkCounts_total(ctx context.Context, field graphql.CollectedField, obj *backends.ChunkCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChunkCounts_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChunkCounts_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChunkCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChunkCounts_running(ctx context.Context, field graphql.CollectedField, obj *backends.ChunkCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChunkCounts_running(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Running, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChunkCounts_running(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChunkCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChunkCounts_ready(ctx context.Context, field graphql.CollectedField, obj *backends.ChunkCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChunkCounts_ready(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ready, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChunkCounts_ready(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChunkCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChunkCounts_failed(ctx context.Context, field graphql.CollectedField, obj *backends.ChunkCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChunkCounts_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChunkCounts_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChunkCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChunkCounts_resubmit(ctx context.Context, field graphql.CollectedField, obj *backends.ChunkCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChunkCounts_resubmit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resubmit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChunkCounts_resubmit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChunkCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChunkCounts_hold(ctx context.Context, field graphql.CollectedField, obj *backends.ChunkCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChunkCounts_hold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChunkCounts_hold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChunkCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ChunkDetail_dataset(ctx context.Context, field graphql.CollectedField, obj *backends.ChunkDetail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6566,6 +6800,38 @@ func (ec *executionContext) fieldContext_Dataset_partitionSummary(_ context.Cont
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PartitionSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_chunkCounts(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_chunkCounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().ChunkCounts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.ChunkCount) graphql.Marshaler {
+			return ec.marshalNChunkCounts2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐChunkCount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_chunkCounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChunkCounts(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13904,6 +14170,69 @@ func (ec *executionContext) _ChunkConnection(ctx context.Context, sel ast.Select
 	return out
 }
 
+var chunkCountsImplementors = []string{"ChunkCounts"}
+
+func (ec *executionContext) _ChunkCounts(ctx context.Context, sel ast.SelectionSet, obj *backends.ChunkCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, chunkCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChunkCounts")
+		case "total":
+			out.Values[i] = ec._ChunkCounts_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "running":
+			out.Values[i] = ec._ChunkCounts_running(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ready":
+			out.Values[i] = ec._ChunkCounts_ready(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._ChunkCounts_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resubmit":
+			out.Values[i] = ec._ChunkCounts_resubmit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hold":
+			out.Values[i] = ec._ChunkCounts_hold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var chunkDetailImplementors = []string{"ChunkDetail"}
 
 func (ec *executionContext) _ChunkDetail(ctx context.Context, sel ast.SelectionSet, obj *backends.ChunkDetail) graphql.Marshaler {
@@ -14554,6 +14883,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 				}()
 				res = ec._Dataset_partitionSummary(ctx, field, obj)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "chunkCounts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_chunkCounts(ctx, field, obj)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -18497,6 +18864,10 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 
 func (ec *executionContext) marshalNChunkConnection2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐChunkConnection(ctx context.Context, sel ast.SelectionSet, v ChunkConnection) graphql.Marshaler {
 	return ec._ChunkConnection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNChunkCounts2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐChunkCount(ctx context.Context, sel ast.SelectionSet, v backends.ChunkCount) graphql.Marshaler {
+	return ec._ChunkCounts(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalNChunkDetail2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐChunkDetail(ctx context.Context, sel ast.SelectionSet, v backends.ChunkDetail) graphql.Marshaler {

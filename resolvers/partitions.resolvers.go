@@ -25,6 +25,11 @@ func (r *datasetResolver) PartitionSummary(ctx context.Context, obj *backends.Da
 	return &c, nil
 }
 
+// ChunkCounts is the resolver for the chunkCounts field.
+func (r *datasetResolver) ChunkCounts(ctx context.Context, obj *backends.Dataset) (backends.ChunkCount, error) {
+	return r.store.ChunkCounts(ctx, obj.ID)
+}
+
 // WindowStart is the resolver for the windowStart field.
 func (r *partitionResolver) WindowStart(ctx context.Context, obj *backends.Partition) (*time.Time, error) {
 	return timeOrNull(obj.WindowStart), nil

@@ -50,13 +50,14 @@ func costStore(t *testing.T) backends.Store {
 // pages, aliased ranges) are refused with INVALID_ARGUMENT naming
 // --max-complexity before anything runs, while what clients send (one
 // filtered page, the dashboard's ten unfiltered pages, one range, every
-// dataset's summary) passes.
+// dataset's summary, nine datasets' chunk counts) passes.
 func TestCostlyFieldsBounded(t *testing.T) {
 	s := newStack(t, costStore(t))
 	summary := `dataset(id: "feed") { partitionSummary { missing } }`
 	filtered := `partitions(dataset: "feed", status: NONE) { pageInfo { endCursor } }`
 	unfiltered := `partitions(dataset: "feed", first: 1000) { edges { node { dataid status late } } pageInfo { hasNextPage endCursor } }`
 	hold := `holdRange(dataset: "feed", from: "2026-01-01", to: "2026-01-04") { changed }`
+	counts := `dataset(id: "feed") { chunkCounts { total ready } }`
 	for _, c := range []struct {
 		name, who, query string
 	}{
@@ -65,6 +66,7 @@ func TestCostlyFieldsBounded(t *testing.T) {
 		{"100 aliased filtered partitions", reader, aliases("", 100, same(filtered))},
 		{"2 aliased filtered partitions", reader, aliases("", 2, same(filtered))},
 		{"2 aliased ranges", admin, aliases("mutation", 2, same(hold))},
+		{"11 aliased chunk counts", reader, aliases("", 11, same(counts))},
 	} {
 		r := s.send(request{who: c.who, query: c.query, timeout: hangGuard})
 		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s: %s", c.name, r.Body)
@@ -78,9 +80,14 @@ func TestCostlyFieldsBounded(t *testing.T) {
 		aliases("", 10, same(unfiltered)),
 		aliases("", 10, same(summary)),
 		`{ datasets { id partitionSummary { at missing late oldestMissing oldestLate truncated } } }`,
+		aliases("", 9, same(counts)),
 	} {
 		s.ok(reader, q, nil)
 	}
+	var counted struct{ ChunkCounts struct{ Total, Ready int } }
+	s.ok(reader, `{ `+counts+` }`, nil).field(t, "dataset", &counted)
+	require.Equal(t, 1, counted.ChunkCounts.Total)
+	require.Equal(t, 1, counted.ChunkCounts.Ready)
 	s.ok(admin, `mutation { `+hold+` }`, nil).field(t, "holdRange", &held)
 	require.Equal(t, 4, held.Changed)
 }

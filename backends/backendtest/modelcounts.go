@@ -34,3 +34,27 @@ func (h *harness) applyPartitions(dataset string) {
 	h.code("partitionCounts", "", err)
 	h.equal("partitionCounts("+dataset+")", []any{missing, oldest, false}, []any{c.Missing, c.OldestMissing, c.Truncated})
 }
+
+// compareChunkCounts checks every dataset's chunk counts against a
+// recount of the model's rows: its producer's OUTPUT rows by status.
+func (h *harness) compareChunkCounts() {
+	h.t.Helper()
+	m := h.m
+	for _, ds := range m.datasets {
+		producer := ""
+		for _, j := range m.jobs {
+			if j.output == ds {
+				producer = j.id
+			}
+		}
+		want := backends.ChunkCount{Dataset: ds}
+		for k, r := range m.rows {
+			if k.dataset == ds && k.role == backends.RoleOutput && k.job == producer {
+				want.Add(r.status, 1)
+			}
+		}
+		got, err := h.b.s.ChunkCounts(h.b.ctx, ds)
+		h.code("chunkCounts", "", err)
+		h.equal("chunkCounts("+ds+")", want, got)
+	}
+}

@@ -394,6 +394,7 @@ func (h *harness) compareAll() {
 	if !reflect.DeepEqual(want, got) {
 		h.fatalf("status rows differ:\n%s", diffRows(want, got))
 	}
+	h.compareChunkCounts()
 
 	// Live claims: every RUNNING OUTPUT row whose lease has not passed.
 	var wantClaims, gotClaims []string

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,45 +13,6 @@ import (
 
 // Missing and late chunks of datasets with a partition definition, in
 // `status` (a summary per dataset) and `chunks --missing/--late` (a list).
-
-// printPartitionSummaries prints one line per selected dataset that has a
-// partition definition: how many chunks are missing and late, and the
-// oldest of each.
-func printPartitionSummaries(ctx context.Context, out io.Writer, c *client.Client, ids []string) error {
-	sums, err := c.PartitionSummaries(ctx)
-	if err != nil && strings.Contains(err.Error(), "partitionSummary") {
-		return nil // a server older than partition definitions: nothing is expected
-	}
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	header := false
-	for _, d := range ids {
-		s, ok := sums[d]
-		if !ok {
-			continue
-		}
-		if !header {
-			fmt.Fprintln(out)
-			fmt.Fprintln(tw, "EXPECTED\tMISSING\tLATE\tOLDEST MISSING\tOLDEST LATE")
-			header = true
-		}
-		note := ""
-		if s.Truncated {
-			note = "\t(most recent 100,000 dataids counted)"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s%s\n", d, s.Missing, s.Late, orDash(s.OldestMissing), orDash(s.OldestLate), note)
-	}
-	if !header {
-		return nil
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "list them with `chunklock chunks --missing` or `chunklock chunks --late`")
-	return nil
-}
 
 func orDash(s string) string {
 	if s == "" {
@@ -74,11 +33,11 @@ func partitionFlags() []cli.Flag {
 // listPartitions prints the missing (--missing) or late (--late) chunks of
 // the selected datasets that have a partition definition; with both flags,
 // the chunks that are both.
-func listPartitions(ctx context.Context, cmd *cli.Command, c *client.Client, ids []string) error {
+func listPartitions(ctx context.Context, cmd *cli.Command, c *client.Client, v pipelineView, ids []string) error {
 	out := stdout(cmd)
-	sums, err := c.PartitionSummaries(ctx)
-	if err != nil {
-		return err
+	defined := map[string]bool{}
+	for _, d := range v.datasets {
+		defined[d.ID] = d.Partitions != nil
 	}
 	f := client.PartitionFilter{From: cmd.String("from"), To: cmd.String("to"), Limit: int(cmd.Int("limit"))}
 	what := "late"
@@ -94,12 +53,12 @@ func listPartitions(ctx context.Context, cmd *cli.Command, c *client.Client, ids
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DATASET\tDATAID\tSTATUS\tDUE\tLATE")
-	n, defined, cut := 0, 0, false
+	n, listed, cut := 0, 0, false
 	for _, d := range ids {
-		if _, ok := sums[d]; !ok {
+		if !defined[d] {
 			continue
 		}
-		defined++
+		listed++
 		f.Dataset = d
 		ps, err := c.Partitions(ctx, f)
 		if err != nil {
@@ -119,7 +78,7 @@ func listPartitions(ctx context.Context, cmd *cli.Command, c *client.Client, ids
 			n++
 		}
 	}
-	if defined == 0 {
+	if listed == 0 {
 		return fmt.Errorf("none of the selected datasets has a partition definition, so none expects chunks; add `partitions:` to the dataset in the pipeline file and run `chunklock apply`")
 	}
 	if n == 0 {

@@ -26,10 +26,12 @@ func statusCommand() *cli.Command {
 		Usage:     "show each dataset's chunks by status, the live claims and the chunks in trouble",
 		UsageText: "chunklock status [--dataset D] [--job J]",
 		Description: "Prints three tables: per dataset (sources first, then in pipeline order) how many\n" +
-			"chunks are READY, RUNNING, FAILED, RESUBMIT and HOLD; the live claims with their\n" +
-			"executor and lease; and the FAILED and HOLD chunks with their reason. Datasets with a\n" +
-			"partition definition also get a line of missing chunks (due, never produced or\n" +
-			"published) and late chunks (not READY by their deadline), with the oldest of each.\n" +
+			"chunks are READY, RUNNING, FAILED, RESUBMIT and HOLD and the newest READY dataid; the\n" +
+			"live claims with their executor and lease; and the first 20 FAILED and 20 HOLD chunks of\n" +
+			"each dataset with their reason. Datasets with a partition definition also get a line of\n" +
+			"missing chunks (due, never produced or published) and late chunks (not READY by their\n" +
+			"deadline), with the oldest of each. The server counts (one request a dataset): status\n" +
+			"reads no dataset's rows but those FAILED and HOLD chunks, however long its history.\n" +
 			"A job whose env names a variable runners refuse (see `chunklock run --help`; stored by a\n" +
 			"server older than that rule, or one that allows more) is named, with the variable and\n" +
 			"why: runners claim nothing for it.\n" +
@@ -146,42 +148,14 @@ func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		fmt.Fprintln(out, "no datasets yet: declare them in a pipeline file and run `chunklock apply -f pipeline.yaml`")
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DATASET\tPRODUCER\tCHUNKS\t"+strings.Join(statusOrder, "\t")+"\tLAST DATAID")
-	var trouble []client.StatusRow
-	for _, d := range ids {
-		rows, err := c.Chunks(ctx, client.ChunkFilter{Dataset: d, Role: "OUTPUT"})
-		if err != nil {
-			return err
-		}
-		count := map[string]int{}
-		last := "-"
-		for _, r := range rows {
-			count[r.Status]++
-			if r.Status == "READY" {
-				last = r.DataID
-			}
-			if r.Status == "FAILED" || r.Status == "HOLD" {
-				trouble = append(trouble, r)
-			}
-		}
-		producer := "(source)"
-		if p, ok := v.producer[d]; ok {
-			producer = p
-			if v.jobs[p].Paused {
-				producer += " (paused)"
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d", d, producer, len(rows))
-		for _, s := range statusOrder {
-			fmt.Fprintf(tw, "\t%d", count[s])
-		}
-		fmt.Fprintf(tw, "\t%s\n", last)
-	}
-	if err := tw.Flush(); err != nil {
+	counts, err := datasetCounts(ctx, c, ids)
+	if err != nil {
 		return err
 	}
-	if err := printPartitionSummaries(ctx, out, c, ids); err != nil {
+	if err := printCounts(out, v, counts); err != nil {
+		return err
+	}
+	if err := printSummaries(out, counts); err != nil {
 		return err
 	}
 	job := cmd.String("job")
@@ -192,19 +166,7 @@ func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err := printClaims(ctx, out, c, job, job != "" || cmd.String("dataset") == ""); err != nil {
 		return err
 	}
-	if len(trouble) > 0 {
-		fmt.Fprintln(out)
-		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "FAILED/HOLD\tDATAID\tSTATUS\tATTEMPT\tREASON")
-		for _, r := range trouble {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Dataset, r.DataID, r.Status, r.Attempt, oneLine(r.Reason, 80))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		fmt.Fprintln(out, "\nretry with `chunklock resubmit --dataset D --dataid X`; see why with `chunklock events --dataset D --dataid X`")
-	}
-	return nil
+	return printTrouble(ctx, out, c, counts)
 }
 
 // printClaims prints the live claims of job ("": of every job), or says
@@ -317,7 +279,7 @@ func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		return nil
 	}
 	if cmd.Bool("missing") || cmd.Bool("late") {
-		return listPartitions(ctx, cmd, c, ids)
+		return listPartitions(ctx, cmd, c, v, ids)
 	}
 	grid := map[string]map[string]string{} // dataid -> dataset -> status
 	for _, d := range ids {

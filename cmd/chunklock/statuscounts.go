@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/chunklock/chunklock/client"
+)
+
+// troubleLimit is how many FAILED and how many HOLD chunks `status` lists
+// per dataset.
+const troubleLimit = 20
+
+// datasetCounts asks the server to count the chunks of ids. A server older
+// than Dataset.chunkCounts has its rows read and counted here instead, as
+// `status` did before servers counted.
+func datasetCounts(ctx context.Context, c *client.Client, ids []string) ([]client.DatasetCounts, error) {
+	counts, err := c.Counts(ctx, ids)
+	if !errors.Is(err, client.ErrNoCounts) {
+		return counts, err
+	}
+	sums, err := c.PartitionSummaries(ctx)
+	if err != nil && !strings.Contains(err.Error(), "partitionSummary") {
+		return nil, err // (a server older than partition definitions expects nothing)
+	}
+	counts = make([]client.DatasetCounts, 0, len(ids))
+	for _, d := range ids {
+		rows, err := c.Chunks(ctx, client.ChunkFilter{Dataset: d, Role: "OUTPUT"})
+		if err != nil {
+			return nil, err
+		}
+		dc := client.DatasetCounts{ID: d}
+		if s, ok := sums[d]; ok {
+			dc.Summary = &s
+		}
+		for _, r := range rows {
+			dc.Chunks.Total++
+			switch r.Status {
+			case "RUNNING":
+				dc.Chunks.Running++
+			case "READY":
+				dc.Chunks.Ready++
+				dc.LatestReady = &r.DataID
+			case "FAILED":
+				dc.Chunks.Failed++
+			case "RESUBMIT":
+				dc.Chunks.Resubmit++
+			case "HOLD":
+				dc.Chunks.Hold++
+			}
+		}
+		counts = append(counts, dc)
+	}
+	return counts, nil
+}
+
+// printCounts prints the table of chunks by status, one line a dataset.
+func printCounts(out io.Writer, v pipelineView, counts []client.DatasetCounts) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DATASET\tPRODUCER\tCHUNKS\t"+strings.Join(statusOrder, "\t")+"\tLAST DATAID")
+	for _, dc := range counts {
+		producer := "(source)"
+		if p, ok := v.producer[dc.ID]; ok {
+			producer = p
+			if v.jobs[p].Paused {
+				producer += " (paused)"
+			}
+		}
+		n := dc.Chunks
+		last := "-"
+		if dc.LatestReady != nil {
+			last = *dc.LatestReady
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", dc.ID, producer, n.Total, n.Ready, n.Running, n.Failed, n.Resubmit, n.Hold, last)
+	}
+	return tw.Flush()
+}
+
+// printSummaries prints one line per dataset that has a partition
+// definition: how many chunks are missing and late, and the oldest of each.
+func printSummaries(out io.Writer, counts []client.DatasetCounts) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	header := false
+	for _, dc := range counts {
+		s := dc.Summary
+		if s == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(out)
+			fmt.Fprintln(tw, "EXPECTED\tMISSING\tLATE\tOLDEST MISSING\tOLDEST LATE")
+			header = true
+		}
+		note := ""
+		if s.Truncated {
+			note = "\t(most recent 100,000 dataids counted)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s%s\n", dc.ID, s.Missing, s.Late, orDash(s.OldestMissing), orDash(s.OldestLate), note)
+	}
+	if !header {
+		return nil
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "list them with `chunklock chunks --missing` or `chunklock chunks --late`")
+	return nil
+}
+
+// printTrouble lists the first troubleLimit FAILED and HOLD chunks of each
+// dataset whose counts have some, with their reason; it reads no dataset
+// that has none.
+func printTrouble(ctx context.Context, out io.Writer, c *client.Client, counts []client.DatasetCounts) error {
+	var rows []client.StatusRow
+	more := false
+	for _, dc := range counts {
+		for _, st := range []struct {
+			status string
+			n      int
+		}{{"FAILED", dc.Chunks.Failed}, {"HOLD", dc.Chunks.Hold}} {
+			if st.n == 0 {
+				continue
+			}
+			rs, err := c.Chunks(ctx, client.ChunkFilter{Dataset: dc.ID, Role: "OUTPUT", Status: st.status, Limit: troubleLimit})
+			if err != nil {
+				return err
+			}
+			rows = append(rows, rs...)
+			more = more || st.n > len(rs)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAILED/HOLD\tDATAID\tSTATUS\tATTEMPT\tREASON")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Dataset, r.DataID, r.Status, r.Attempt, oneLine(r.Reason, 80))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if more {
+		fmt.Fprintf(out, "(the first %d FAILED and %d HOLD chunks of each dataset; list them all with `chunklock chunks --dataset D`)\n", troubleLimit, troubleLimit)
+	}
+	fmt.Fprintln(out, "\nretry with `chunklock resubmit --dataset D --dataid X`; see why with `chunklock events --dataset D --dataid X`")
+	return nil
+}

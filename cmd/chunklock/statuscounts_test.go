@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
+)
+
+// requestLog records the GraphQL requests a server receives.
+type requestLog struct {
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (l *requestLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		l.mu.Lock()
+		l.bodies = append(l.bodies, string(body))
+		l.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// take returns the requests received since the last take.
+func (l *requestLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bodies
+	l.bodies = nil
+	return b
+}
+
+// TestStatusAsksOnlyForCounts: `status` prints each dataset's chunks by
+// status from the counts the server makes, reads rows only to list the
+// first FAILED and HOLD chunks of a dataset that has some, and with
+// --dataset asks nothing of the other datasets (their summaries
+// included).
+func TestStatusAsksOnlyForCounts(t *testing.T) {
+	t.Parallel()
+	var log requestLog
+	url, c := serveMemory(t, log.wrap)
+	ctx := t.Context()
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "feed", Location: "/feed/{dataid}",
+		Partitions: &partition.Def{Kind: partition.Daily, Start: "2026-01-01", End: "2026-01-10"}}))
+	var ids []string
+	for i := 2; i <= 30; i++ {
+		ids = append(ids, strconv.Itoa(i))
+	}
+	require.NoError(t, c.Publish(ctx, "in", ids))
+	for i := 1; i <= 25; i++ {
+		_, err := c.Hold(ctx, "in", strconv.Itoa(i), "bad rows")
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.Publish(ctx, "feed", []string{"2026-01-02"}))
+	cli := func(args ...string) string {
+		t.Helper()
+		var stdout, stderr lockedBuffer
+		code := run(ctx, append([]string{"chunklock", "status", "--url", url}, args...), &stdout, &stderr)
+		require.Equal(t, 0, code, stderr.String())
+		return stdout.String()
+	}
+	log.take()
+
+	out := cli()
+	require.Regexp(t, `\nin +\(source\) +30 +5 +0 +0 +0 +25 +30\n`, out)
+	require.Regexp(t, `\nout +j +0 +0 +0 +0 +0 +0 +-\n`, out)
+	require.Regexp(t, `\nfeed +\(source\) +1 +1 +0 +0 +0 +0 +2026-01-02\n`, out)
+	require.Regexp(t, `\nfeed +9 +\d+ +2026-01-01 `, out)
+	require.Equal(t, 20, strings.Count(out, "bad rows"), "the first 20 HOLD chunks")
+	require.Contains(t, out, "(the first 20 FAILED and 20 HOLD chunks of each dataset")
+	var pages []string
+	for _, b := range log.take() {
+		if strings.Contains(b, "chunks(") {
+			pages = append(pages, b)
+		}
+	}
+	require.Len(t, pages, 1, "one page of rows: in's HOLD chunks")
+	require.Contains(t, pages[0], `"status":"HOLD"`)
+	require.Contains(t, pages[0], `"first":20`)
+
+	out = cli("--dataset", "out")
+	require.Regexp(t, `\nout +j +0 `, out)
+	require.NotContains(t, out, "feed")
+	for _, b := range log.take() {
+		require.False(t, strings.Contains(b, "datasets") && strings.Contains(b, "partitionSummary"), "every dataset's summaries asked: %s", b)
+		require.NotContains(t, b, `"id":"feed"`)
+		require.NotContains(t, b, `"id":"in"`)
+		require.NotContains(t, b, "chunks(")
+	}
+}
