@@ -187,6 +187,15 @@ type Store interface {
 	// Pool returns one pool, or NOT_FOUND.
 	Pool(ctx context.Context, id string) (Pool, error)
 
+	// PauseJob pauses a job (SPEC §11): from the commit on, no replica
+	// grants it a claim (FindNext answers nil, Claim is LOCKED with a
+	// PAUSED blocker); its live claims run to their end. ResumeJob lets it
+	// claim again. Both answer the job as stored, and NOT_FOUND for an
+	// unknown job; pausing a paused job (resuming a running one) changes
+	// nothing.
+	PauseJob(ctx context.Context, id string) (Job, error)
+	ResumeJob(ctx context.Context, id string) (Job, error)
+
 	// Record reads a record (records.go); one never written has Version 0
 	// and no value.
 	Record(ctx context.Context, key string) (Record, error)

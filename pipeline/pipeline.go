@@ -87,7 +87,10 @@ type Job struct {
 	Env          yaml.Node `yaml:"env"`
 	MaxAttempts  int       `yaml:"maxAttempts"`
 	LeaseSeconds int       `yaml:"leaseSeconds"`
-	Paused       bool      `yaml:"paused"`
+	// Paused, when the file sets it, pauses or resumes the job; when it
+	// does not, apply leaves the job as it is on the server (SPEC §11:
+	// pausing is operational state, chunklock pause and resume).
+	Paused *bool `yaml:"paused"`
 
 	RetryDelaySeconds    int    `yaml:"retryDelaySeconds"`
 	RetryMaxDelaySeconds int    `yaml:"retryMaxDelaySeconds"`
@@ -275,11 +278,21 @@ func (j Job) Backend() (backends.Job, error) {
 	}
 	return backends.Job{
 		ID: j.ID, Description: j.Description, Inputs: slices.Clone(j.Inputs), Output: j.Output, Env: env,
-		MaxAttempts: j.MaxAttempts, LeaseSeconds: j.LeaseSeconds, Paused: j.Paused,
+		MaxAttempts: j.MaxAttempts, LeaseSeconds: j.LeaseSeconds, Paused: j.PausedOver(false),
 		RetryDelaySeconds: j.RetryDelaySeconds, RetryMaxDelaySeconds: j.RetryMaxDelaySeconds,
 		MaxConcurrent: j.MaxConcurrent, Pool: j.Pool,
 		InputMappings: backends.NormalizedMappings(j.Inputs, j.InputMappings),
 	}, nil
+}
+
+// PausedOver is the paused state apply stores for the job: the file's when
+// it sets paused, else stored, the job's state on the server (false for a
+// job not there yet).
+func (j Job) PausedOver(stored bool) bool {
+	if j.Paused == nil {
+		return stored
+	}
+	return *j.Paused
 }
 
 // UnmarshalYAML accepts only {env: NAME} or {file: PATH}: a secret written
@@ -431,7 +444,7 @@ func (p *Pipeline) Plan(current []backends.Dataset, currentJobs []backends.Job, 
 		if have.LeaseSeconds != want.LeaseSeconds {
 			fields = append(fields, "leaseSeconds")
 		}
-		if have.Paused != want.Paused {
+		if j.Paused != nil && have.Paused != want.Paused {
 			fields = append(fields, "paused")
 		}
 		for _, f := range []struct {

@@ -18,6 +18,7 @@ var concurrencyTests = []testCase{
 	{"ForceRace", (*suite).testForceRace},
 	{"ExpireLeasesRace", (*suite).testExpireLeasesRace},
 	{"MappingRace", (*suite).testMappingRace},
+	{"PauseRace", (*suite).testPauseRace},
 }
 
 // testFindNextRace: workers race FindNext on one job over many chunks,

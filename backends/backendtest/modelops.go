@@ -20,6 +20,7 @@ type op struct {
 	dataid  string
 	cascade bool
 	paused  bool
+	direct  bool // pause: by pauseJob/resumeJob rather than an upsert
 	expire  bool
 	advance time.Duration
 	tok     int // index in tokens; -1: a garbage token
@@ -47,6 +48,12 @@ func (o op) String() string {
 	case "advance":
 		return fmt.Sprintf("advance(%s, expire=%v)", o.advance, o.expire)
 	case "pause":
+		switch {
+		case o.direct && o.paused:
+			return fmt.Sprintf("pauseJob(%s)", o.job)
+		case o.direct:
+			return fmt.Sprintf("resumeJob(%s)", o.job)
+		}
 		return fmt.Sprintf("upsertJob(%s, paused=%v)", o.job, o.paused)
 	case "expire":
 		return "expireLeases()"
@@ -130,6 +137,7 @@ func (h *harness) randomOp() op {
 		h.drawRange(r, &o)
 	case "pause":
 		o.paused = !h.m.job(o.job).paused
+		o.direct = r.IntN(2) == 0
 	case "limit":
 		o.limit = r.IntN(3) // 0: no limit
 	case "slots":

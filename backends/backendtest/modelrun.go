@@ -236,6 +236,10 @@ func (h *harness) apply(o op) {
 		h.applyPartitions(o.dataset)
 		h.checkRuns(o.dataset)
 	case "pause", "limit":
+		if o.kind == "pause" && o.direct {
+			h.applyPause(o)
+			return
+		}
 		j := *m.job(o.job)
 		if o.kind == "pause" {
 			j.paused = o.paused

@@ -34,4 +34,35 @@
 //   - batcher.go: one batcher serves concurrent calls several per
 //     transaction on a backend that allows it; budget.go, lockplan.go: what
 //     a batch may hold, and the order in which it locks.
+//
+// # Catalog lifecycle: how OUTPUT rows are keyed (SPEC §11)
+//
+// A status row is keyed (dataset, dataid, job, role), and a chunk's status
+// is its OUTPUT row under the dataset's producer. Deleting a job must leave
+// its output readable, and a job declared later for that dataset must take
+// the chunks over without recomputing READY ones; both at millions of rows,
+// so neither a delete nor a create may rewrite the dataset's rows.
+//
+// Decision: rows keep their key, and a dataset records the job id its
+// OUTPUT rows are keyed under (Dataset.OutputKey): the id of the producer
+// that wrote them, written on the dataset when that producer is deleted.
+// A later producer keys its OUTPUT rows under the recorded id instead of
+// its own (Catalog.OutputJob), and readers (consumers, publish, the read
+// models) read the dataset's chunks under it whether or not it has a
+// producer. Deleting and declaring producers is then one catalog write,
+// whatever the number of rows, and the record never changes again: the
+// next deletion finds the same id. INPUT rows stay keyed by the reading
+// job's own id, and are removed with it. Fences are kept per output chunk
+// (dataset, dataid), whatever the job, so tokens never repeat across a
+// delete and a re-creation.
+//
+// Weighed against it: keying OUTPUT rows by dataset alone (job "", as a
+// source's). It makes a producer change free too and drops a field, but
+// every existing store would have to rewrite every OUTPUT row once
+// (PostgreSQL: an UPDATE of the primary key of millions of rows; etcd: a
+// delete and a put of every rows/ key, in transactions of at most 128
+// operations), the key would no longer tell a source's chunk from a
+// produced one, and a job's OUTPUT rows could no longer be found by the
+// job column the indexes are built on (claims(job), the slot holders'
+// rows, schedule frontiers). Recording the key costs one short column.
 package engine

@@ -159,6 +159,7 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		case "job":
 			var bj backends.Job
 			bj, err = jobs[ch.ID].Backend()
+			bj.Paused = jobs[ch.ID].PausedOver(jobByID[ch.ID].Paused)
 			if err == nil {
 				var key string
 				key, err = c.UpsertJob(ctx, bj)

@@ -1,0 +1,106 @@
+package backendtest
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/stretchr/testify/require"
+)
+
+// testPauseRace: the workers (32 by default) claim, heartbeat and complete
+// the chunks of one job while it is paused. A findNext that starts after
+// PauseJob has answered must grant nothing, on whatever store; the claims
+// live at the pause run to their end (heartbeat and complete succeed), and
+// then the job holds no live claim.
+func (s *suite) testPauseRace(t *testing.T) {
+	b := s.setup(t)
+	b.pipeline()
+	n := min(s.cfg.chunks, 40*s.cfg.workers)
+	for i := 1; i <= n; i++ {
+		b.publish("src", strconv.Itoa(i))
+	}
+	b.job("ja", "a", "src")
+
+	r := &lifecycleRace{b: b, job: "ja"}
+	var wg sync.WaitGroup
+	for w := range s.cfg.workers {
+		wg.Go(func() { r.work(fmt.Sprintf("worker-%d", w)) })
+	}
+	r.waitCompleted(int64(s.cfg.workers))
+	_, err := b.s.PauseJob(b.ctx, "ja")
+	require.NoError(t, err)
+	r.paused.Store(true)
+	wg.Wait()
+
+	require.Empty(t, r.failures)
+	require.Less(t, r.completed.Load(), int64(n), "the pause stopped the job before it ran out of chunks")
+	running := listRows(t, b, backends.ChunkFilter{Dataset: "a", Status: backends.StatusRunning, First: backends.MaxPageSize})
+	require.Empty(t, running, "every claim live at the pause ran to its end")
+	done := listRows(t, b, backends.ChunkFilter{Dataset: "a", Status: ready, First: backends.MaxPageSize})
+	require.Len(t, done, int(r.completed.Load()))
+}
+
+// lifecycleRace is what the workers of a lifecycle race saw.
+type lifecycleRace struct {
+	b         *bundle
+	job       string
+	paused    atomic.Bool // PauseJob has answered
+	completed atomic.Int64
+	mu        sync.Mutex
+	failures  []string
+}
+
+func (r *lifecycleRace) fail(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+// waitCompleted waits until the workers have completed n claims.
+func (r *lifecycleRace) waitCompleted(n int64) {
+	for r.completed.Load() < n && !r.failed() {
+		runtime.Gosched()
+	}
+}
+
+func (r *lifecycleRace) failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.failures) > 0
+}
+
+// work claims, heartbeats and completes chunks until findNext, asked
+// after the pause, grants nothing.
+func (r *lifecycleRace) work(executor string) {
+	b := r.b
+	for {
+		after := r.paused.Load()
+		c, err := b.s.FindNext(b.ctx, r.job, executor)
+		if err != nil {
+			r.fail("findNext: %v", err)
+			return
+		}
+		if c == nil {
+			if after {
+				return
+			}
+			continue
+		}
+		if after {
+			r.fail("%s was granted a claim on %s after the pause committed", executor, c.DataID)
+		}
+		if _, err := b.s.Heartbeat(b.ctx, c.Token); err != nil {
+			r.fail("heartbeat of %s: %v", c.DataID, err)
+		}
+		if err := b.s.Complete(b.ctx, c.Token); err != nil {
+			r.fail("complete of %s: %v", c.DataID, err)
+			continue
+		}
+		r.completed.Add(1)
+	}
+}

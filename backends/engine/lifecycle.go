@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// The catalog lifecycle (SPEC §11): pausing and resuming jobs. A pause is
+// a catalog change like any other: it commits a new catalog version, and
+// every claim transaction, on any replica, commits only under the version
+// it decided with (catalogcache.go), so no claim decided before the pause
+// commits after it.
+
+func (e *engine) PauseJob(ctx context.Context, id string) (backends.Job, error) {
+	return e.setPaused(ctx, id, true)
+}
+
+func (e *engine) ResumeJob(ctx context.Context, id string) (backends.Job, error) {
+	return e.setPaused(ctx, id, false)
+}
+
+// setPaused stores job id with Paused set to paused.
+func (e *engine) setPaused(ctx context.Context, id string, paused bool) (backends.Job, error) {
+	if err := backends.ValidateID("job", id); err != nil {
+		return backends.Job{}, err
+	}
+	var stored backends.Job
+	check := func(cat *backends.Catalog) error {
+		j, err := cat.Job(id)
+		stored = j
+		return err
+	}
+	err := e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
+		// Written even when it is already so: the version check tells
+		// whether the catalog this engine holds is the store's.
+		j := stored
+		j.Paused = paused
+		j.UpdatedAt = e.clock.Now()
+		var err error
+		if stored, version, err = e.b.PutJob(ctx, j, false, nil, version); err != nil {
+			return nil, 0, err
+		}
+		return cat.WithJob(stored), version, nil
+	})
+	return stored, err
+}
