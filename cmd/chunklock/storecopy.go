@@ -23,8 +23,8 @@ import (
 func storeCommand() *cli.Command {
 	return &cli.Command{
 		Name:     "store",
-		Usage:    "move a whole store between backends",
-		Commands: []*cli.Command{storeCopyCommand()},
+		Usage:    "copy a whole store between backends, back up the embedded store",
+		Commands: []*cli.Command{storeCopyCommand(), storeBackupCommand()},
 	}
 }
 

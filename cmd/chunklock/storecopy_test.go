@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -113,4 +114,42 @@ func TestStoreCopyOffTheEmbeddedStore(t *testing.T) {
 
 func embeddedOpts(dir string) open.Options {
 	return open.Options{DataDir: dir, Embedded: embedded.Config{ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true}}
+}
+
+// TestStoreBackup backs up a running embedded store: the backup is a data
+// directory holding the store as it was then (not a later write), which
+// serves and which store copy takes. Without a running server, it says so.
+func TestStoreBackup(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	bak := filepath.Join(t.TempDir(), "backup")
+	s, err := open.Open(ctx, "", open.Options{DataDir: src, Embedded: embedded.Config{PeerAddr: "127.0.0.1:0", UnsafeNoFsync: true}})
+	require.NoError(t, err)
+	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "before"})
+	require.NoError(t, err)
+	code, _, stderr := runCLI(t, "store", "backup", "--data-dir", src, "--to", bak)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "restored into "+bak)
+	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "after"})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	code, _, stderr = runCLI(t, "store", "backup", "--data-dir", src, "--to", bak+"2")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "no server runs on")
+	code, _, stderr = runCLI(t, "store", "backup", "--data-dir", src, "--to", bak)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "exists")
+
+	other := filepath.Join(t.TempDir(), "copy")
+	code, stdout, stderr := runCLI(t, "store", "copy", "--from", "dir:"+bak, "--to", "dir:"+other)
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^\s*datasets\s+1\s+1\s`, stdout)
+	b, err := open.Open(ctx, "", embeddedOpts(bak))
+	require.NoError(t, err)
+	defer b.Close()
+	ds, err := b.Datasets(ctx)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	require.Equal(t, "before", ds[0].ID)
 }
