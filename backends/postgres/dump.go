@@ -253,10 +253,13 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 			})
 		})
 	case backends.DumpFences:
-		return each(items, func(it *backends.DumpItem) error {
-			_, err := b.pool.Exec(ctx, `SELECT setval('fences', greatest($1::bigint, (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM fences)))`, max(it.Fence.Fence, 1))
-			return mapErr(err, "loading the fence counter")
-		})
+		// One counter for every chunk: past the largest fence of any.
+		var top int64 = 1
+		for _, it := range items {
+			top = max(top, it.Fence.Fence)
+		}
+		_, err := b.pool.Exec(ctx, `SELECT setval('fences', greatest($1::bigint, (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM fences)))`, top)
+		return mapErr(err, "loading the fence counter")
 	case backends.DumpLocks:
 		return each(items, func(it *backends.DumpItem) error {
 			l := it.Lock
