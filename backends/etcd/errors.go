@@ -68,7 +68,7 @@ func mapErr(err error, what string) error {
 // operator made room, and a runner retrying meanwhile loses nothing.
 const NoSpaceMessage = "the store is out of space (etcd NOSPACE) and refuses every write until an operator makes room; reads still answer. " +
 	"Embedded store: restart chunklock serve with a larger --etcd-quota-backend-bytes (the server needs about 6.5 KB of memory a chunk), " +
-	"or move the store to PostgreSQL (README: Production). " +
+	"or move the store to PostgreSQL with chunklock store copy (README: Outgrowing the embedded store). " +
 	"etcd cluster: defragment it or raise its --quota-backend-bytes, then etcdctl alarm disarm"
 
 // unknownOutcome tells whether a failed commit may still have been applied.

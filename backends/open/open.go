@@ -83,8 +83,8 @@ type Options struct {
 type opener func(ctx context.Context, storeURL string, opts Options) (backends.Store, error)
 
 // store builds the Store on b with the engine's options of opts.
-func store(b backends.Backend, opts Options) backends.Store {
-	return engine.New(b, engine.WithClock(opts.Clock), engine.WithEnvAllow(opts.EnvAllow))
+func store(b backends.Backend, opts Options) *closers {
+	return &closers{Store: engine.New(b, engine.WithClock(opts.Clock), engine.WithEnvAllow(opts.EnvAllow)), backend: b}
 }
 
 // openers maps a URL scheme to the backend that serves it.
@@ -142,10 +142,21 @@ func redact(s string) string {
 
 // ---- embedded ----
 
-// closers wraps a store so that Close also releases what it runs on.
+// closers wraps a store so that Close also releases what it runs on, and
+// remembers the backend under it.
 type closers struct {
 	backends.Store
-	after []io.Closer
+	backend backends.Backend
+	after   []io.Closer
+}
+
+// Backend returns the storage backend a store of Open runs on (for
+// backends.Dumper: chunklock store copy).
+func Backend(s backends.Store) backends.Backend {
+	if c, ok := s.(*closers); ok {
+		return c.backend
+	}
+	return nil
 }
 
 func (c *closers) Close() error {
@@ -177,7 +188,9 @@ func openEmbedded(ctx context.Context, _ string, opts Options) (backends.Store, 
 		srv.Close()
 		return nil, err
 	}
-	return &closers{Store: store(b, opts), after: []io.Closer{cli, srv}}, nil
+	st := store(b, opts)
+	st.after = []io.Closer{cli, srv}
+	return st, nil
 }
 
 // Embedded returns the embedded etcd member a store of Open runs on; nil

@@ -30,6 +30,7 @@ func app(stdout, stderr io.Writer) *cli.Command {
 			serveCommand(),
 			tokenCommand(),
 			keysCommand(),
+			storeCommand(),
 		}, clientCommands()...),
 		// Errors, exit statuses included, go back to run: the library
 		// must not exit the process itself.

@@ -53,7 +53,7 @@ func serveCommand() *cli.Command {
 				Usage: "loopback `host:port` of the embedded etcd store's peer listener"},
 			&cli.StringFlag{Name: "etcd-quota-backend-bytes", Sources: env("ETCD_QUOTA_BACKEND_BYTES"), DefaultText: "8GiB",
 				Usage: "`size` (bytes, or with KiB, MiB, GiB, TiB) of the embedded etcd store's database past which it refuses every write (etcd's --quota-backend-bytes); " +
-					"a chunk costs about 1.5 KB of it but about 6.5 KB of the server's memory, so memory runs out first (README: Production). " +
+					"a chunk costs about 1.5 KB of it but about 6.5 KB of the server's memory, so memory runs out first (README: Outgrowing the embedded store). " +
 					"Restarting with a larger size lifts a store out of NOSPACE"},
 			&cli.StringFlag{Name: "keys", Sources: env("KEYS"), DefaultText: "age",
 				Usage: "keyring `URL`: empty or age for per-job age keys, vault://host:8200?mount=transit&prefix=chunklock- for Vault transit (server token from VAULT_TOKEN)"},

@@ -52,11 +52,11 @@ func (s Space) Warning() string {
 	case s.NoSpace:
 		return fmt.Sprintf("the embedded store is out of space (NOSPACE: %s of its %s quota): every write is refused; "+
 			"restart chunklock serve with a larger --etcd-quota-backend-bytes (the server needs about 6.5 KB of memory a chunk), "+
-			"or move the store to PostgreSQL (README: Production)",
+			"or move the store to PostgreSQL with chunklock store copy (README: Outgrowing the embedded store)",
 			Bytes(s.Size), Bytes(s.Quota))
 	case s.Fraction() >= WarnFraction:
 		return fmt.Sprintf("the embedded store uses %.0f%% of its quota (%s of %s): at the quota it refuses every write; "+
-			"raise --etcd-quota-backend-bytes or move the store to PostgreSQL (README: Production)",
+			"raise --etcd-quota-backend-bytes or move the store to PostgreSQL with chunklock store copy (README: Outgrowing the embedded store)",
 			100*s.Fraction(), Bytes(s.Size), Bytes(s.Quota))
 	}
 	return ""

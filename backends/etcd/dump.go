@@ -1,0 +1,184 @@
+package etcd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// The etcd backend dumps and loads its keys (backends/dump.go), prefix by
+// prefix (the key layout of doc.go).
+
+var _ backends.Dumper = (*Backend)(nil)
+
+// DumpCovers names every key prefix of the layout (doc.go) with the kind
+// that dumps it; the tests check that the package writes no other.
+func (b *Backend) DumpCovers() map[string]backends.DumpKind {
+	return map[string]backends.DumpKind{
+		"datasets": backends.DumpDatasets, "jobs": backends.DumpJobs, "catalog": "", "producers": "",
+		"backfill": backends.DumpBackfills, "creds": backends.DumpCredentials, "rows": backends.DumpRows,
+		"running": "", "fences": backends.DumpFences, "cand": backends.DumpCandidates,
+		"evq": backends.DumpEvents, "events": backends.DumpEvents, "evc": "", "txn": "",
+		"rlocks": backends.DumpLocks, "rlockids": "", "rlockseq": "", "slots": backends.DumpSlots,
+		"records": backends.DumpRecords, "ping": "",
+	}
+}
+
+// dumpPage is how many keys one read of a dump returns.
+const dumpPage = 1000
+
+// dumpScan calls fn with every key and value under prefix p/, in key order, a
+// page at a time (a dumped store is stopped: nothing changes between pages).
+func (b *Backend) dumpScan(ctx context.Context, p string, fn func(key string, val []byte, modRev int64) error) error {
+	base := b.key(p) + "/"
+	from, end := base, clientv3.GetPrefixRangeEnd(base)
+	for {
+		resp, err := b.get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(dumpPage))
+		if err != nil {
+			return err
+		}
+		for _, kv := range resp.Kvs {
+			if err := fn(strings.TrimPrefix(string(kv.Key), base), kv.Value, kv.ModRevision); err != nil {
+				return err
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+func (b *Backend) Empty(ctx context.Context) (bool, error) {
+	for p, kind := range b.DumpCovers() {
+		if kind == "" {
+			continue
+		}
+		resp, err := b.get(ctx, b.key(p)+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return false, err
+		}
+		if resp.Count > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func (b *Backend) Dump(ctx context.Context, kind backends.DumpKind, fn func(backends.DumpItem) error) error {
+	if kind == backends.DumpEvents {
+		return b.dumpEvents(ctx, fn)
+	}
+	p, decode := b.dumpDecoder(kind)
+	if decode == nil {
+		return fmt.Errorf("etcd: no dump kind %q", kind)
+	}
+	return b.dumpScan(ctx, p, func(k string, v []byte, rev int64) error {
+		it, err := decode(k, v, rev)
+		if err != nil {
+			return fmt.Errorf("etcd: %s/%s: %w", p, k, err)
+		}
+		return fn(it)
+	})
+}
+
+// dumpDecoder is the prefix of kind and what reads one of its keys.
+func (b *Backend) dumpDecoder(kind backends.DumpKind) (string, func(k string, v []byte, rev int64) (backends.DumpItem, error)) {
+	switch kind {
+	case backends.DumpDatasets:
+		return "datasets", func(_ string, v []byte, _ int64) (backends.DumpItem, error) {
+			var d backends.Dataset
+			return backends.DumpItem{Dataset: &d}, json.Unmarshal(v, &d)
+		}
+	case backends.DumpJobs:
+		return "jobs", func(_ string, v []byte, _ int64) (backends.DumpItem, error) {
+			var j backends.Job
+			return backends.DumpItem{Job: &j}, json.Unmarshal(v, &j)
+		}
+	case backends.DumpCredentials:
+		return "creds", func(_ string, v []byte, _ int64) (backends.DumpItem, error) {
+			var c backends.Credential
+			return backends.DumpItem{Credential: &c}, json.Unmarshal(v, &c)
+		}
+	case backends.DumpRows:
+		return "rows", func(k string, v []byte, _ int64) (backends.DumpItem, error) {
+			rk, ok := parseCursor(k)
+			if !ok {
+				return backends.DumpItem{}, fmt.Errorf("not a row key")
+			}
+			r, err := decodeRow(rk, v)
+			return backends.DumpItem{Row: &r}, err
+		}
+	case backends.DumpFences:
+		return "fences", func(k string, v []byte, _ int64) (backends.DumpItem, error) {
+			ds, sk, _ := strings.Cut(k, "/")
+			id, err := backends.DataIDFromSortKey(sk)
+			if err != nil {
+				return backends.DumpItem{}, err
+			}
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			return backends.DumpItem{Fence: &backends.Fence{Dataset: ds, DataID: id, Fence: n}}, err
+		}
+	case backends.DumpCandidates:
+		return "cand", func(k string, v []byte, _ int64) (backends.DumpItem, error) {
+			job, rest, _ := strings.Cut(k, "/")
+			c, ok := parseCandKey(rest, job)
+			if !ok {
+				return backends.DumpItem{}, fmt.Errorf("not a candidate key")
+			}
+			decodeCand(&c, v)
+			c.Frontier = strings.HasSuffix(rest, "/frontier")
+			c.Handle = nil
+			return backends.DumpItem{Candidate: &c}, nil
+		}
+	case backends.DumpLocks:
+		return "rlocks", func(_ string, v []byte, _ int64) (backends.DumpItem, error) {
+			var l backends.ResourceLock
+			return backends.DumpItem{Lock: &l}, json.Unmarshal(v, &l)
+		}
+	case backends.DumpSlots:
+		return "slots", func(k string, v []byte, _ int64) (backends.DumpItem, error) {
+			s, err := b.decodeSlots(k, v)
+			return backends.DumpItem{Slots: s}, err
+		}
+	case backends.DumpRecords:
+		return "records", func(k string, v []byte, rev int64) (backends.DumpItem, error) {
+			return backends.DumpItem{Record: &backends.Record{Key: k, Value: v, Version: rev}}, nil
+		}
+	case backends.DumpBackfills:
+		return "backfill", func(k string, v []byte, _ int64) (backends.DumpItem, error) {
+			var m backfillVal
+			err := json.Unmarshal(v, &m)
+			return backends.DumpItem{Backfill: &backends.Backfill{Job: k, Since: time.UnixMicro(m.T).UTC()}}, err
+		}
+	}
+	return "", nil
+}
+
+// dumpEvents pages through the log (moved and not yet moved events
+// alike) in Seq order.
+func (b *Backend) dumpEvents(ctx context.Context, fn func(backends.DumpItem) error) error {
+	f := backends.EventFilter{First: dumpPage}
+	for {
+		page, err := b.ListEvents(ctx, f)
+		if err != nil {
+			return err
+		}
+		for i := range page.Events {
+			if err := fn(backends.DumpItem{Event: &page.Events[i]}); err != nil {
+				return err
+			}
+		}
+		if !page.HasNextPage || len(page.Events) == 0 {
+			return nil
+		}
+		f.After = page.Events[len(page.Events)-1].Seq
+	}
+}
