@@ -19,22 +19,20 @@ type ChunkCounts struct {
 }
 
 // DatasetCounts is what the server counts of one dataset: its chunks by
-// status, the newest READY one ("" when none is) and, for a dataset with
-// a partition definition, its missing and late chunks (nil without one).
+// status and the newest READY one (nil when none is).
 type DatasetCounts struct {
-	ID          string            `json:"id"`
-	Chunks      ChunkCounts       `json:"chunkCounts"`
-	LatestReady *string           `json:"latestReady"`
-	Summary     *PartitionSummary `json:"partitionSummary"`
+	ID          string      `json:"id"`
+	Chunks      ChunkCounts `json:"chunkCounts"`
+	LatestReady *string     `json:"latestReady"`
 }
 
 // Counts asks the server for the counts of each dataset of ids, in that
 // order, one request a dataset: none of them reads the dataset's rows
 // through the API, however many chunks it has. ErrNoCounts when the server
-// is older than Dataset.chunkCounts (or than one of the other fields).
+// is older than Dataset.chunkCounts. A dataset's missing and late chunks
+// are PartitionSummaries'.
 func (c *Client) Counts(ctx context.Context, ids []string) ([]DatasetCounts, error) {
-	const q = `query($id: String!) { dataset(id: $id) { id chunkCounts { total running ready failed resubmit hold } latestReady
-		partitionSummary { at missing late oldestMissing oldestLate truncated } } }`
+	const q = `query($id: String!) { dataset(id: $id) { id chunkCounts { total running ready failed resubmit hold } latestReady } }`
 	out := make([]DatasetCounts, 0, len(ids))
 	for _, id := range ids {
 		var r struct {

@@ -3591,8 +3591,9 @@ type PartitionSummary {
 
 """
 How many chunks of a dataset are in each status: the OUTPUT rows of its
-producer (its published rows for a source), counted by the server as
-committed when asked.
+producer (its published rows for a source), as committed. The store keeps
+the counts with the rows, in the transactions that change them: reading
+them costs the same whatever the dataset's size.
 """
 type ChunkCounts {
   "Every chunk of the dataset, whatever its status."
@@ -3612,7 +3613,7 @@ type ChunkCounts {
 extend type Dataset {
   "Missing and late chunks of a dataset with a partition definition; null without one. Costs 50 (see the server's --max-complexity)."
   partitionSummary: PartitionSummary
-  "The dataset's chunks by status, without reading them (what ` + "`" + `chunklock status` + "`" + ` prints). Costs 100 (see the server's --max-complexity)."
+  "The dataset's chunks by status, without reading them (what ` + "`" + `chunklock status` + "`" + ` prints). Costs 10 (see the server's --max-complexity)."
   chunkCounts: ChunkCounts!
 }
 `, BuiltIn: false},

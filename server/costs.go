@@ -38,9 +38,9 @@ import (
 //     aliases and requests that ask while it runs or after, until the next
 //     mutation or --summary-max-age, and counts are made one at a time with
 //     a rest between them (see resolvers.Summaries);
-//   - Dataset.chunkCounts: countCost; a count reads the dataset's OUTPUT
-//     rows in the store (PostgreSQL: an aggregate over its index), about
-//     10 ms a 100,000 chunks warm;
+//   - Dataset.chunkCounts: countCost; a count reads the counts the store
+//     keeps with the rows (a few rows or keys, and on etcd the events not
+//     yet sequenced), whatever the dataset's size;
 //   - PartitionDefinition.values (a STATIC definition's values) and
 //     Claim.inputs (a mapped claim's chunks), up to 10,000 each: a page of
 //     1,000 rows;
@@ -54,7 +54,7 @@ const (
 	pageUnit          = 100
 	partitionScanCost = 500
 	summaryCost       = 50
-	countCost         = 100
+	countCost         = 10
 	graphCost         = 20
 	chunkGraphCost    = 200
 	blockersCost      = 100

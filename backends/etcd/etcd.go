@@ -42,6 +42,7 @@ type Backend struct {
 	requests                  atomic.Int64 // reads and Txns sent (get, txn), for tests and diagnostics
 	resolved, resolvedApplied atomic.Int64 // commits whose answer was lost, and of those the ones that happened
 	watches                   atomic.Int64 // etcd watches open for WatchEvents subscribers
+	countsRev, countsAt       atomic.Int64 // revision the chunk counts' base counts, and its key's ModRevision, once known (counts.go)
 
 	slots backends.SlotCodec // decodes slot records, copying one read back as last seen
 	resv  reservations       // candidates held by this process's transactions (batch.go)

@@ -92,8 +92,14 @@ func (b *Backend) mover() {
 }
 
 // moveEvents moves every pending event. Any number of movers may run at
-// once: an event's destination and value follow from its evq/ key alone.
+// once: an event's destination and value follow from its evq/ key alone,
+// and the chunk counts a transaction changed are folded with the delete of
+// its evq/ key, guarded (foldAndDrop).
 func (b *Backend) moveEvents(ctx context.Context) error {
+	baseRev, err := b.ensureCounts(ctx)
+	if err != nil {
+		return err
+	}
 	base := b.key("evq") + "/"
 	for {
 		resp, err := b.get(ctx, base, clientv3.WithPrefix(), clientv3.WithLimit(64))
@@ -109,12 +115,16 @@ func (b *Backend) moveEvents(ctx context.Context) error {
 			ops = ops[:0]
 			return mapErr(err, "sequence events")
 		}
-		for _, kv := range resp.Kvs {
+		changes := make([]map[string]jobCounts, len(resp.Kvs))
+		for i, kv := range resp.Kvs {
 			evs, err := decodePending(kv.Key, kv.Value, kv.ModRevision)
 			if err != nil {
 				return err
 			}
-			for i, e := range evs {
+			if changes[i] = map[string]jobCounts{}; kv.ModRevision > baseRev {
+				addEvents(changes[i], evs)
+			}
+			for _, e := range evs {
 				if len(ops)+2 > b.cfg.MaxTxnOps {
 					if err := flush(); err != nil {
 						return err
@@ -125,16 +135,12 @@ func (b *Backend) moveEvents(ctx context.Context) error {
 				ops = append(ops,
 					clientv3.OpPut(b.key("events", seq), string(v)),
 					clientv3.OpPut(b.key("evc", e.Dataset, backends.SortKey(e.DataID), seq), ""))
-				_ = i
 			}
-			if len(ops)+1 > b.cfg.MaxTxnOps {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-			ops = append(ops, clientv3.OpDelete(string(kv.Key)))
 		}
 		if err := flush(); err != nil {
+			return err
+		}
+		if err := b.foldAndDrop(ctx, resp.Kvs, changes); err != nil {
 			return err
 		}
 		if !resp.More {

@@ -28,6 +28,7 @@ type Backend struct {
 	producer map[string]string // dataset -> the job producing it
 	creds    map[[2]string]backends.Credential
 	rows     map[backends.RowKey]backends.StatusRow
+	counts   map[[2]string]map[backends.Status]int    // (dataset, job) -> OUTPUT rows by status
 	running  map[string]map[backends.RowKey]time.Time // job -> its OUTPUT rows in RUNNING, with their leases
 	fences   map[[2]string]int64
 	cands    map[int64]backends.Candidate
@@ -63,6 +64,7 @@ func New() *Backend {
 		producer: map[string]string{},
 		creds:    map[[2]string]backends.Credential{},
 		rows:     map[backends.RowKey]backends.StatusRow{},
+		counts:   map[[2]string]map[backends.Status]int{},
 		running:  map[string]map[backends.RowKey]time.Time{},
 		fences:   map[[2]string]int64{},
 		cands:    map[int64]backends.Candidate{},
@@ -98,10 +100,19 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 		return err
 	}
 	for k, r := range t.rows {
+		old, had := b.rows[k]
 		if r == nil {
 			delete(b.rows, k)
 		} else {
 			b.rows[k] = *r
+		}
+		if k.Role == backends.RoleOutput {
+			if had {
+				b.count(k, old.Status, -1)
+			}
+			if r != nil {
+				b.count(k, r.Status, 1)
+			}
 		}
 		b.indexRunning(k, r)
 	}

@@ -2,20 +2,26 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/chunklock/chunklock/backends"
 )
 
 var _ backends.StatusCounter = (*Backend)(nil)
 
-// countStatusesSQL counts job's OUTPUT rows on a dataset by status, on
-// status_rows_list (dataset leads it).
-const countStatusesSQL = `SELECT status, count(*) FROM status_rows
-WHERE dataset = $1 AND role = 'OUTPUT' AND job = $2 AND read_for = ''
-GROUP BY status`
+// countStatusesSQL reads job's chunk counts on a dataset: the folded
+// counts plus the deltas not folded yet, in one statement (one snapshot),
+// so that a fold running beside it is seen whole or not at all. The
+// counts are kept by triggers on status_rows (migration 0013).
+const countStatusesSQL = `SELECT status, sum(n)::bigint FROM (
+    SELECT status, n FROM chunk_counts WHERE dataset = $1 AND job = $2
+    UNION ALL
+    SELECT status, n FROM chunk_count_deltas WHERE dataset = $1 AND job = $2) AS c
+GROUP BY status HAVING sum(n) <> 0`
 
-// CountStatuses counts job's OUTPUT rows on a dataset by status in one
-// aggregate (backends.StatusCounter).
+// CountStatuses reads job's OUTPUT rows on a dataset by status from the
+// counts kept with them (backends.StatusCounter): a handful of rows,
+// however many chunks the dataset has.
 func (b *Backend) CountStatuses(ctx context.Context, dataset, job string) (map[backends.Status]int, error) {
 	if err := b.usable(ctx); err != nil {
 		return nil, err
@@ -38,4 +44,52 @@ func (b *Backend) CountStatuses(ctx context.Context, dataset, job string) (map[b
 		return nil, mapErr(err, "counting a dataset's chunks by status")
 	}
 	return out, nil
+}
+
+// compactCountsSQL folds up to 10,000 deltas into chunk_counts in one
+// statement: the deltas it deletes and the counts it adds them to commit
+// together. Counters are updated in key order, so that two folds running
+// at once (two servers) never deadlock; a delta one of them deleted is not
+// returned to the other.
+const compactCountsSQL = `WITH d AS (
+    DELETE FROM chunk_count_deltas WHERE id IN (SELECT id FROM chunk_count_deltas ORDER BY id LIMIT 10000)
+    RETURNING dataset, job, status, n
+), s AS (
+    SELECT dataset, job, status, sum(n)::bigint AS n FROM d GROUP BY 1, 2, 3
+)
+INSERT INTO chunk_counts (dataset, job, status, n)
+SELECT dataset, job, status, n FROM s ORDER BY dataset, job, status
+ON CONFLICT (dataset, job, status) DO UPDATE SET n = chunk_counts.n + excluded.n`
+
+// countsCompactInterval is how often a server folds count deltas.
+const countsCompactInterval = 5 * time.Second
+
+// compactCounts folds count deltas into chunk_counts until none is left,
+// every countsCompactInterval, until Close: a count reads the deltas of
+// its dataset since the last fold, a few seconds of transitions.
+func (b *Backend) compactCounts() {
+	tick := time.NewTicker(countsCompactInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		_ = b.CompactCounts(b.ctx) // a failure is retried on the next round
+	}
+}
+
+// CompactCounts folds every count delta committed so far into
+// chunk_counts. Counts read the same before and after.
+func (b *Backend) CompactCounts(ctx context.Context) error {
+	for {
+		tag, err := b.pool.Exec(ctx, compactCountsSQL)
+		if err != nil {
+			return mapErr(err, "folding chunk count deltas")
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+	}
 }

@@ -179,10 +179,14 @@ func Open(ctx context.Context, cfg Config) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
-	b.wg.Add(1)
+	b.wg.Add(2)
 	go func() {
 		defer b.wg.Done()
 		b.notifier()
+	}()
+	go func() {
+		defer b.wg.Done()
+		b.compactCounts()
 	}()
 	return b, nil
 }

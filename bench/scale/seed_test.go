@@ -170,7 +170,7 @@ func snapshot(t *testing.T, a *api, l layout) string {
 		for _, ds := range []string{l.source(i), l.product(i)} {
 			var parts map[string]any
 			require.NoError(t, a.do(ctx, fmt.Sprintf(`{ partitions(dataset: %q, first: 1000) { edges { node { dataid status late } } }
-				dataset(id: %q) { partitionSummary { missing late oldestMissing oldestLate truncated } } }`, ds, ds), nil, &parts))
+				dataset(id: %q) { chunkCounts { total running ready failed resubmit hold } partitionSummary { missing late oldestMissing oldestLate truncated } } }`, ds, ds), nil, &parts))
 			fmt.Fprintf(&b, "partitions %s %v\nsummary %s %v\n", ds, parts["partitions"], ds, parts["dataset"])
 			for _, h := range []int{0, l.consumed(i) - 1, l.consumed(i), l.hours - 1} {
 				var c map[string]any

@@ -155,7 +155,7 @@ func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err := printCounts(out, v, counts); err != nil {
 		return err
 	}
-	if err := printSummaries(out, counts); err != nil {
+	if err := printSummaries(ctx, out, c, v, ids); err != nil {
 		return err
 	}
 	job := cmd.String("job")

@@ -23,10 +23,6 @@ func datasetCounts(ctx context.Context, c *client.Client, ids []string) ([]clien
 	if !errors.Is(err, client.ErrNoCounts) {
 		return counts, err
 	}
-	sums, err := c.PartitionSummaries(ctx)
-	if err != nil && !strings.Contains(err.Error(), "partitionSummary") {
-		return nil, err // (a server older than partition definitions expects nothing)
-	}
 	counts = make([]client.DatasetCounts, 0, len(ids))
 	for _, d := range ids {
 		rows, err := c.Chunks(ctx, client.ChunkFilter{Dataset: d, Role: "OUTPUT"})
@@ -34,9 +30,6 @@ func datasetCounts(ctx context.Context, c *client.Client, ids []string) ([]clien
 			return nil, err
 		}
 		dc := client.DatasetCounts{ID: d}
-		if s, ok := sums[d]; ok {
-			dc.Summary = &s
-		}
 		for _, r := range rows {
 			dc.Chunks.Total++
 			switch r.Status {
@@ -80,26 +73,47 @@ func printCounts(out io.Writer, v pipelineView, counts []client.DatasetCounts) e
 	return tw.Flush()
 }
 
-// printSummaries prints one line per dataset that has a partition
-// definition: how many chunks are missing and late, and the oldest of each.
-func printSummaries(out io.Writer, counts []client.DatasetCounts) error {
+// printSummaries prints one line per dataset of ids that has a partition
+// definition: how many chunks are missing and late, and the oldest of
+// each, asked one dataset at a time. A summary the server cannot give
+// (it ran out of time, it is busy counting) is named on its line: the
+// rest of the command goes on.
+func printSummaries(ctx context.Context, out io.Writer, c *client.Client, v pipelineView, ids []string) error {
+	defined := map[string]bool{}
+	for _, d := range v.datasets {
+		defined[d.ID] = d.Partitions != nil
+	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	header := false
-	for _, dc := range counts {
-		s := dc.Summary
-		if s == nil {
+	for _, d := range ids {
+		if !defined[d] {
 			continue
+		}
+		sums, err := c.PartitionSummaries(ctx, d)
+		if err != nil && strings.Contains(err.Error(), "partitionSummary") {
+			return nil // a server older than partition definitions: nothing is expected
+		}
+		if err != nil && ctx.Err() != nil {
+			return err
 		}
 		if !header {
 			fmt.Fprintln(out)
 			fmt.Fprintln(tw, "EXPECTED\tMISSING\tLATE\tOLDEST MISSING\tOLDEST LATE")
 			header = true
 		}
+		s, ok := sums[d]
+		switch {
+		case err != nil:
+			fmt.Fprintf(tw, "%s\t?\t?\t\t\t(not counted: %s)\n", d, oneLine(err.Error(), 100))
+			continue
+		case !ok:
+			continue
+		}
 		note := ""
 		if s.Truncated {
 			note = "\t(most recent 100,000 dataids counted)"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s%s\n", dc.ID, s.Missing, s.Late, orDash(s.OldestMissing), orDash(s.OldestLate), note)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s%s\n", d, s.Missing, s.Late, orDash(s.OldestMissing), orDash(s.OldestLate), note)
 	}
 	if !header {
 		return nil

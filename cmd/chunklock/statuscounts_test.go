@@ -99,3 +99,33 @@ func TestStatusAsksOnlyForCounts(t *testing.T) {
 		require.NotContains(t, b, "chunks(")
 	}
 }
+
+// TestStatusGoesOnWithoutASummary: a partition summary the server cannot
+// give (busy, out of time) is named on its dataset's line, and status
+// prints everything else and succeeds.
+func TestStatusGoesOnWithoutASummary(t *testing.T) {
+	t.Parallel()
+	busy := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("partitionSummary")) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"errors":[{"message":"the server counts one dataset's partitions at a time and is busy; retry","path":["dataset","partitionSummary"],"extensions":{"code":"UNAVAILABLE"}}],"data":{"dataset":{"partitionSummary":null}}}`))
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	url, c := serveMemory(t, busy)
+	ctx := t.Context()
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "feed", Location: "/feed/{dataid}",
+		Partitions: &partition.Def{Kind: partition.Daily, Start: "2026-01-01", End: "2026-01-10"}}))
+	var stdout, stderr lockedBuffer
+	code := run(ctx, []string{"chunklock", "status", "--url", url}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	out := stdout.String()
+	require.Regexp(t, `\nin +\(source\) +1 +1 `, out)
+	require.Regexp(t, `\nfeed +\? +\? +\(not counted: .*busy; retry\)\n`, out)
+	require.Contains(t, out, "no live claims")
+}

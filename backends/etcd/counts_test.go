@@ -1,0 +1,69 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/engine"
+)
+
+// TestCountsFoldAndRecount: the mover folds each transaction's count
+// changes into cnt/c/ as it drops its evq/ entry, and counts read the same
+// before and after; a store made before counts (no cnt/ keys) is counted
+// from its rows, first by the reader, then into the base by the mover, and
+// counts go on from there.
+func TestCountsFoldAndRecount(t *testing.T) {
+	ctx := context.Background()
+	b := factory(t).(*Backend)
+	s := engine.New(b)
+	t.Cleanup(func() { _ = s.Close() })
+	_, err := s.UpsertDataset(ctx, backends.Dataset{ID: "src", Location: "/src/{dataid}"})
+	require.NoError(t, err)
+	_, err = b.ensureCounts(ctx) // as the mover does at its first round
+	require.NoError(t, err)
+	publish := func(from, to int) {
+		for i := from; i < to; i++ {
+			_, err := s.Publish(ctx, "src", fmt.Sprint(i))
+			require.NoError(t, err)
+		}
+	}
+	counts := func(what string, want backends.ChunkCount) {
+		t.Helper()
+		got, err := s.ChunkCounts(ctx, "src")
+		require.NoError(t, err)
+		require.Equal(t, want, got, what)
+	}
+	keys := func(prefix string) int {
+		resp, err := b.get(ctx, b.key(prefix)+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		require.NoError(t, err)
+		return int(resp.Count)
+	}
+	publish(0, 30)
+	for i := range 5 {
+		_, err := s.Hold(ctx, "src", fmt.Sprint(i), "frozen")
+		require.NoError(t, err)
+	}
+	want := backends.ChunkCount{Dataset: "src", Total: 30, Ready: 25, Hold: 5}
+	counts("pending or folded", want)
+	require.NoError(t, b.moveEvents(ctx))
+	require.Zero(t, keys("evq"), "every transaction's events moved")
+	require.Equal(t, 1, keys("cnt/c"), "src's changes folded")
+	counts("folded", want)
+
+	_, err = b.cli.Delete(ctx, b.key("cnt")+"/", clientv3.WithPrefix())
+	require.NoError(t, err)
+	b.countsRev.Store(0)
+	counts("a store made before counts: its rows counted", want)
+	publish(30, 40)
+	require.NoError(t, b.moveEvents(ctx))
+	resp, err := b.get(ctx, b.key("cnt", "at"))
+	require.NoError(t, err)
+	require.Len(t, resp.Kvs, 1, "the base written")
+	want.Total, want.Ready = 40, 35
+	counts("after the base, folded", want)
+}
