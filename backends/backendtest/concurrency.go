@@ -19,6 +19,7 @@ var concurrencyTests = []testCase{
 	{"ExpireLeasesRace", (*suite).testExpireLeasesRace},
 	{"MappingRace", (*suite).testMappingRace},
 	{"PauseRace", (*suite).testPauseRace},
+	{"DeleteDatasetRace", (*suite).testDeleteDatasetRace},
 }
 
 // testFindNextRace: workers race FindNext on one job over many chunks,

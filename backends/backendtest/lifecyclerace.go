@@ -104,3 +104,50 @@ func (r *lifecycleRace) work(executor string) {
 		r.completed.Add(1)
 	}
 }
+
+// testDeleteDatasetRace: publishers race a deletion without deleteChunks
+// of the dataset they publish to, round after round. A publish commits
+// either before the deletion, which then finds a chunk and is refused, or
+// after it, and finds no dataset: a deletion that succeeds leaves no
+// publish that succeeded.
+func (s *suite) testDeleteDatasetRace(t *testing.T) {
+	b := s.setup(t)
+	workers := max(2, s.cfg.workers/4)
+	for round := range 20 {
+		id := fmt.Sprintf("d%d", round)
+		b.datasets(id)
+		var published atomic.Int64
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for w := range workers {
+			wg.Go(func() {
+				<-start
+				for i := range 5 {
+					_, err := b.s.Publish(b.ctx, id, strconv.Itoa(w*10+i))
+					switch backends.CodeOf(err) {
+					case "":
+						published.Add(1)
+					case backends.CodeNotFound:
+						return
+					default:
+						t.Errorf("publish: %v", err)
+						return
+					}
+				}
+			})
+		}
+		close(start)
+		err := b.s.DeleteDataset(b.ctx, id, false)
+		wg.Wait()
+		switch backends.CodeOf(err) {
+		case "":
+			require.Zero(t, published.Load(), "round %d: the deletion succeeded without deleteChunks, yet %d publishes did", round, published.Load())
+		case backends.CodeInvalidArgument:
+			require.NotZero(t, published.Load(), "round %d: refused for chunks no publish made", round)
+			require.NoError(t, b.s.DeleteDataset(b.ctx, id, true))
+		default:
+			t.Fatalf("round %d: delete: %v", round, err)
+		}
+		require.Empty(t, b.allRowsOf(id), "round %d", round)
+	}
+}
