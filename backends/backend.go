@@ -56,6 +56,13 @@ type Backend interface {
 	// rows: one that committed before is deleted or counted, one that
 	// commits after finds the catalog changed.
 	DeleteDataset(ctx context.Context, id string, withChunks bool, version int64) (chunks int, newVersion int64, err error)
+	// DeletePool removes the definition of pool id from its slot record
+	// (holders a record lists stay, until their claims end) if the catalog
+	// version is still version (ErrCatalogChanged otherwise; no job of the
+	// catalog at version names the pool), and makes a new catalog version,
+	// which it returns: a job upserted against the older catalog, when the
+	// pool still existed, is validated again.
+	DeletePool(ctx context.Context, id string, version int64) (int64, error)
 	// Catalog returns every dataset and job, sorted by id.
 	Catalog(ctx context.Context) ([]Dataset, []Job, error)
 	PutCredential(ctx context.Context, c Credential) error

@@ -199,6 +199,10 @@ type Store interface {
 	// chunks and deleteChunks is false; NOT_FOUND for an unknown dataset.
 	DeleteDataset(ctx context.Context, id string, deleteChunks bool) error
 
+	// DeletePool removes a pool (SPEC §11): LOCKED, naming them, while a
+	// job names it; NOT_FOUND for an unknown pool.
+	DeletePool(ctx context.Context, id string) error
+
 	// Record reads a record (records.go); one never written has Version 0
 	// and no value.
 	Record(ctx context.Context, key string) (Record, error)

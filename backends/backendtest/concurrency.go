@@ -20,6 +20,7 @@ var concurrencyTests = []testCase{
 	{"MappingRace", (*suite).testMappingRace},
 	{"PauseRace", (*suite).testPauseRace},
 	{"DeleteDatasetRace", (*suite).testDeleteDatasetRace},
+	{"DeletePoolRace", (*suite).testDeletePoolRace},
 }
 
 // testFindNextRace: workers race FindNext on one job over many chunks,

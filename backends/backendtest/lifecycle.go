@@ -15,6 +15,7 @@ var lifecycleTests = []testCase{
 	{"DeleteDatasetRefused", (*suite).testDeleteDatasetRefused},
 	{"DeleteDataset", (*suite).testDeleteDataset},
 	{"DeleteDatasetFences", (*suite).testDeleteDatasetFences},
+	{"DeletePool", (*suite).testDeletePool},
 }
 
 // testPauseResume: a paused job claims nothing, its live claim runs to its
@@ -179,4 +180,44 @@ func (s *suite) testDeleteDatasetFences(t *testing.T) {
 	requireCode(t, b.s.Complete(b.ctx, c1.Token), backends.CodeStaleClaim, "the old token is stale")
 	b.complete(c2)
 	require.Equal(t, ready, b.status("g", "1"))
+}
+
+// testDeletePool: a pool a job names is not deleted (LOCKED, naming the
+// job); once none does, it is gone for every replica, a job can no longer
+// name it, and it can be defined again.
+func (s *suite) testDeletePool(t *testing.T) {
+	b := s.setup(t)
+	b.pipeline()
+	b.publish("src", "1", "2")
+	_, err := b.s.UpsertPool(b.ctx, backends.Pool{ID: "p", Slots: 1})
+	require.NoError(t, err)
+	_, err = b.s.UpsertPool(b.ctx, backends.Pool{ID: "q", Slots: 2})
+	require.NoError(t, err)
+	b.upsertJob(backends.Job{ID: "ja", Inputs: []string{"src"}, Output: "a", Pool: "p"})
+	other := engine.New(b.be, engine.WithClock(b.clock))
+	_, err = other.Job(b.ctx, "ja")
+	require.NoError(t, err)
+
+	err = b.s.DeletePool(b.ctx, "p")
+	requireCode(t, err, backends.CodeLocked)
+	require.Contains(t, err.Error(), `"ja"`)
+	requireCode(t, b.s.DeletePool(b.ctx, "nope"), backends.CodeNotFound)
+
+	b.upsertJob(backends.Job{ID: "ja", Inputs: []string{"src"}, Output: "a"})
+	require.NoError(t, b.s.DeletePool(b.ctx, "p"))
+	for _, st := range []backends.Store{b.s, other} {
+		_, err = st.Pool(b.ctx, "p")
+		requireCode(t, err, backends.CodeNotFound)
+		ps, err := st.Pools(b.ctx)
+		require.NoError(t, err)
+		require.Len(t, ps, 1)
+		require.Equal(t, "q", ps[0].ID)
+		_, err = st.UpsertJob(b.ctx, backends.Job{ID: "ja", Inputs: []string{"src"}, Output: "a", Pool: "p"})
+		requireCode(t, err, backends.CodeNotFound, "a job cannot name a deleted pool")
+	}
+	require.Equal(t, []string{"1", "2"}, b.drain("ja"), "the job that named it claims as before")
+
+	_, err = b.s.UpsertPool(b.ctx, backends.Pool{ID: "p", Slots: 3})
+	require.NoError(t, err)
+	b.upsertJob(backends.Job{ID: "ja", Inputs: []string{"src"}, Output: "a", Pool: "p"})
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/chunklock/chunklock/backends"
@@ -84,4 +86,30 @@ func datasetUsers(cat *backends.Catalog, id string) error {
 		return nil
 	}
 	return backends.Locked(nil, "dataset %q is in use: %s; delete or change those jobs first", id, strings.Join(users, ", "))
+}
+
+func (e *engine) DeletePool(ctx context.Context, id string) error {
+	if _, err := e.Pool(ctx, id); err != nil {
+		return err
+	}
+	check := func(cat *backends.Catalog) error {
+		var users []string
+		for _, j := range cat.Jobs.All() {
+			if j.Pool == id {
+				users = append(users, strconv.Quote(j.ID))
+			}
+		}
+		if len(users) == 0 {
+			return nil
+		}
+		slices.Sort(users)
+		return backends.Locked(nil, "pool %q is named by job(s) %s; change or delete them first", id, strings.Join(users, ", "))
+	}
+	return e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
+		version, err := e.b.DeletePool(ctx, id, version)
+		if err != nil {
+			return nil, 0, err
+		}
+		return cat, version, nil
+	})
 }

@@ -60,3 +60,39 @@ func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool,
 	}
 	return chunks, tr.Header.Revision, nil
 }
+
+// DeletePool rewrites the pool's slot record without its definition,
+// keeping the holders it lists (their claims give their slots back to it
+// as they end), in one Txn guarded by the catalog version and the record
+// as read.
+func (b *Backend) DeletePool(ctx context.Context, id string, version int64) (int64, error) {
+	key := b.slotsKey(backends.PoolSlotsKey(id))
+	resp, err := b.get(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	cmps := []clientv3.Cmp{b.versionIs(version)}
+	ops := []clientv3.Op{b.bumpCatalog("pools/" + id + " deleted")}
+	if len(resp.Kvs) == 1 {
+		kv := resp.Kvs[0]
+		s, err := b.decodeSlots(backends.PoolSlotsKey(id), kv.Value)
+		if err != nil {
+			return 0, err
+		}
+		s.Pool = backends.Pool{}
+		val, err := b.slots.Encode(*s)
+		if err != nil {
+			return 0, err
+		}
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", kv.ModRevision))
+		ops = append(ops, clientv3.OpPut(key, string(val)))
+	}
+	tr, err := b.txn(ctx, cmps, ops, nil)
+	if err != nil {
+		return 0, mapErr(err, "delete pool "+id)
+	}
+	if !tr.Succeeded {
+		return 0, backends.ErrCatalogChanged
+	}
+	return tr.Header.Revision, nil
+}

@@ -176,3 +176,15 @@ func (b *Backend) DeleteDataset(_ context.Context, id string, withChunks bool, v
 	b.version++
 	return chunks, b.version, nil
 }
+
+func (b *Backend) DeletePool(_ context.Context, id string, version int64) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if version != b.version {
+		return 0, backends.ErrCatalogChanged
+	}
+	// Counted live claims keep no holders: the record is the definition.
+	delete(b.slots, backends.PoolSlotsKey(id))
+	b.version++
+	return b.version, nil
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
 )
 
@@ -47,4 +48,20 @@ func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool,
 		return 0, 0, mapCatalogErr(err, "deleting dataset "+id)
 	}
 	return chunks, version, nil
+}
+
+// DeletePool deletes the pool's slot record: claims counted live keep no
+// holders in it (LiveCounter), so the record is the definition alone.
+func (b *Backend) DeletePool(ctx context.Context, id string, version int64) (int64, error) {
+	if err := b.usable(ctx); err != nil {
+		return 0, err
+	}
+	err := b.changeCatalogTx(ctx, &version, func(_ *sqldb.Queries, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM slots WHERE key = $1`, backends.PoolSlotsKey(id))
+		return err
+	})
+	if err != nil {
+		return 0, mapCatalogErr(err, "deleting pool "+id)
+	}
+	return version, nil
 }
