@@ -45,6 +45,24 @@ type Backend interface {
 	// READY; for a job with no inputs, nothing. A frontier, when not nil,
 	// is added as a candidate in the same transaction.
 	PutJob(ctx context.Context, j Job, enqueue bool, frontier *Candidate, version int64) (Job, int64, error)
+	// DeleteDataset removes dataset id, which no job of the catalog at
+	// version reads or writes, with its status rows and the credentials
+	// stored for it, if the catalog version is still version
+	// (ErrCatalogChanged otherwise), and returns the new catalog version.
+	// Its fences stay (a re-created dataset never repeats a token), and
+	// so do its events. Unless withChunks, a dataset with chunks (OUTPUT
+	// rows) is left as it is: chunks is their number, and the version
+	// returned is 0. Atomic with every transaction writing the dataset's
+	// rows: one that committed before is deleted or counted, one that
+	// commits after finds the catalog changed.
+	DeleteDataset(ctx context.Context, id string, withChunks bool, version int64) (chunks int, newVersion int64, err error)
+	// DeletePool removes the definition of pool id from its slot record
+	// (holders a record lists stay, until their claims end) if the catalog
+	// version is still version (ErrCatalogChanged otherwise; no job of the
+	// catalog at version names the pool), and makes a new catalog version,
+	// which it returns: a job upserted against the older catalog, when the
+	// pool still existed, is validated again.
+	DeletePool(ctx context.Context, id string, version int64) (int64, error)
 	// Catalog returns every dataset and job, sorted by id.
 	Catalog(ctx context.Context) ([]Dataset, []Job, error)
 	PutCredential(ctx context.Context, c Credential) error

@@ -74,6 +74,16 @@ func (c *Catalog) WithJob(j Job) *Catalog {
 	return &n
 }
 
+// WithoutDataset returns the catalog without dataset id, which no job
+// reads or writes.
+func (c *Catalog) WithoutDataset(id string) *Catalog {
+	n := *c
+	n.Datasets = c.Datasets.without(id)
+	n.producer = c.producer.without(id)
+	n.consumers = c.consumers.without(id)
+	return &n
+}
+
 // Producer returns the job producing dataset, or "" for a source dataset.
 func (c *Catalog) Producer(dataset string) string { return c.producer.Get(dataset) }
 

@@ -132,3 +132,39 @@ func (n *mapNode[V]) with(shift uint, e mapEntry[V]) (*mapNode[V], bool) {
 	kids[i] = kid
 	return &mapNode[V]{kids: &kids}, added
 }
+
+// without returns the map without key; m is unchanged.
+func (m CatalogMap[V]) without(key string) CatalogMap[V] {
+	root, removed := m.root.without(0, maphash.String(mapSeed, key), key)
+	if removed {
+		m.n--
+		m.root = root
+	}
+	return m
+}
+
+// without returns a copy of the subtree at depth shift/5 without key (nil
+// when nothing is left of it), and whether key was there.
+func (n *mapNode[V]) without(shift uint, hash uint64, key string) (*mapNode[V], bool) {
+	switch {
+	case n == nil:
+		return nil, false
+	case n.kids == nil:
+		i := slices.IndexFunc(n.entries, func(e mapEntry[V]) bool { return e.key == key })
+		if i < 0 {
+			return n, false
+		}
+		if len(n.entries) == 1 {
+			return nil, true
+		}
+		return &mapNode[V]{entries: slices.Delete(slices.Clone(n.entries), i, i+1)}, true
+	}
+	i := (hash >> shift) & 31
+	kid, removed := n.kids[i].without(shift+5, hash, key)
+	if !removed {
+		return n, false
+	}
+	kids := *n.kids
+	kids[i] = kid
+	return &mapNode[V]{kids: &kids}, true
+}

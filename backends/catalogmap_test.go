@@ -112,3 +112,36 @@ func TestCatalogMapCollisions(t *testing.T) {
 	_, ok := c.Datasets.Lookup("20000")
 	require.False(t, ok)
 }
+
+// TestCatalogWithoutDataset: a catalog with datasets removed one by one
+// holds exactly the others, in any order of removal, and the catalogs it
+// was changed from are unchanged.
+func TestCatalogWithoutDataset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ds []backends.Dataset
+	want := map[string]bool{}
+	for i := range 2000 {
+		id := fmt.Sprintf("d%d", i)
+		ds = append(ds, backends.Dataset{ID: id})
+		want[id] = true
+	}
+	cat := backends.NewCatalog(ds, nil)
+	first := cat
+	for _, i := range rng.Perm(len(ds))[:1500] {
+		id := ds[i].ID
+		cat = cat.WithoutDataset(id)
+		delete(want, id)
+		_, err := cat.Dataset(id)
+		require.Error(t, err, id)
+		cat = cat.WithoutDataset(id) // again: nothing to remove
+	}
+	require.Equal(t, len(want), cat.Datasets.Len())
+	for id := range want {
+		_, err := cat.Dataset(id)
+		require.NoError(t, err, id)
+	}
+	keys := cat.Datasets.Keys()
+	require.Len(t, keys, len(want))
+	require.Equal(t, 2000, first.Datasets.Len(), "the catalog changed from is unchanged")
+	require.Len(t, first.Datasets.Keys(), 2000)
+}

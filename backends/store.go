@@ -196,6 +196,17 @@ type Store interface {
 	PauseJob(ctx context.Context, id string) (Job, error)
 	ResumeJob(ctx context.Context, id string) (Job, error)
 
+	// DeleteDataset removes a dataset with its status rows and credentials
+	// (SPEC §11); its events stay, and its fences (a dataset declared again
+	// under the id never repeats a token). LOCKED, naming them, while a job
+	// reads or writes it; INVALID_ARGUMENT, naming how many, when it has
+	// chunks and deleteChunks is false; NOT_FOUND for an unknown dataset.
+	DeleteDataset(ctx context.Context, id string, deleteChunks bool) error
+
+	// DeletePool removes a pool (SPEC §11): LOCKED, naming them, while a
+	// job names it; NOT_FOUND for an unknown pool.
+	DeletePool(ctx context.Context, id string) error
+
 	// Record reads a record (records.go); one never written has Version 0
 	// and no value.
 	Record(ctx context.Context, key string) (Record, error)

@@ -19,6 +19,8 @@ var concurrencyTests = []testCase{
 	{"ExpireLeasesRace", (*suite).testExpireLeasesRace},
 	{"MappingRace", (*suite).testMappingRace},
 	{"PauseRace", (*suite).testPauseRace},
+	{"DeleteDatasetRace", (*suite).testDeleteDatasetRace},
+	{"DeletePoolRace", (*suite).testDeletePoolRace},
 }
 
 // testFindNextRace: workers race FindNext on one job over many chunks,

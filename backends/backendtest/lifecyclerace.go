@@ -104,3 +104,100 @@ func (r *lifecycleRace) work(executor string) {
 		r.completed.Add(1)
 	}
 }
+
+// testDeleteDatasetRace: publishers race a deletion without deleteChunks
+// of the dataset they publish to, round after round. A publish commits
+// either before the deletion, which then finds a chunk and is refused, or
+// after it, and finds no dataset: a deletion that succeeds leaves no
+// publish that succeeded.
+func (s *suite) testDeleteDatasetRace(t *testing.T) {
+	b := s.setup(t)
+	workers := max(2, s.cfg.workers/4)
+	for round := range 20 {
+		id := fmt.Sprintf("d%d", round)
+		b.datasets(id)
+		var published atomic.Int64
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for w := range workers {
+			wg.Go(func() {
+				<-start
+				for i := range 5 {
+					_, err := b.s.Publish(b.ctx, id, strconv.Itoa(w*10+i))
+					switch backends.CodeOf(err) {
+					case "":
+						published.Add(1)
+					case backends.CodeNotFound:
+						return
+					default:
+						t.Errorf("publish: %v", err)
+						return
+					}
+				}
+			})
+		}
+		close(start)
+		err := b.s.DeleteDataset(b.ctx, id, false)
+		wg.Wait()
+		switch backends.CodeOf(err) {
+		case "":
+			require.Zero(t, published.Load(), "round %d: the deletion succeeded without deleteChunks, yet %d publishes did", round, published.Load())
+		case backends.CodeInvalidArgument:
+			require.NotZero(t, published.Load(), "round %d: refused for chunks no publish made", round)
+			require.NoError(t, b.s.DeleteDataset(b.ctx, id, true))
+		default:
+			t.Fatalf("round %d: delete: %v", round, err)
+		}
+		require.Empty(t, b.allRowsOf(id), "round %d", round)
+	}
+}
+
+// testDeletePoolRace: jobs are upserted naming a pool while it is deleted,
+// round after round: after each round either the pool exists or no job
+// names it, and the deletion failed exactly when a job named it.
+func (s *suite) testDeletePoolRace(t *testing.T) {
+	b := s.setup(t)
+	b.pipeline()
+	jobs := max(2, s.cfg.workers/8)
+	for w := range jobs {
+		b.datasets(fmt.Sprintf("o%d", w))
+	}
+	for round := range 10 {
+		pool := fmt.Sprintf("p%d", round)
+		_, err := b.s.UpsertPool(b.ctx, backends.Pool{ID: pool, Slots: 1})
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for w := range jobs {
+			wg.Go(func() {
+				<-start
+				_, err := b.s.UpsertJob(b.ctx, backends.Job{ID: fmt.Sprintf("j%d", w), Inputs: []string{"src"}, Output: fmt.Sprintf("o%d", w), Pool: pool})
+				if c := backends.CodeOf(err); err != nil && c != backends.CodeNotFound {
+					t.Errorf("upsert: %v", err)
+				}
+			})
+		}
+		close(start)
+		derr := b.s.DeletePool(b.ctx, pool)
+		wg.Wait()
+		_, perr := b.s.Pool(b.ctx, pool)
+		var naming []string
+		js, err := b.s.Jobs(b.ctx)
+		require.NoError(t, err)
+		for _, j := range js {
+			if j.Pool == pool {
+				naming = append(naming, j.ID)
+			}
+		}
+		switch backends.CodeOf(derr) {
+		case "":
+			requireCode(t, perr, backends.CodeNotFound)
+			require.Empty(t, naming, "round %d: jobs name the deleted pool", round)
+		case backends.CodeLocked:
+			require.NoError(t, perr)
+			require.NotEmpty(t, naming, "round %d: refused, yet no job names the pool", round)
+		default:
+			t.Fatalf("round %d: delete: %v", round, derr)
+		}
+	}
+}

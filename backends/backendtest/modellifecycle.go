@@ -1,6 +1,11 @@
 package backendtest
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/chunklock/chunklock/backends"
+)
 
 // The model's catalog lifecycle (SPEC §11): pausing and resuming a job by
 // pauseJob/resumeJob rather than by an upsert of the whole job.
@@ -23,4 +28,25 @@ func (h *harness) applyPause(o op) {
 	h.equal(fmt.Sprintf("%s: inputs", o), fmt.Sprint(want.Inputs), fmt.Sprint(got.Inputs))
 	h.equal(fmt.Sprintf("%s: maxConcurrent", o), want.MaxConcurrent, got.MaxConcurrent)
 	h.equal(fmt.Sprintf("%s: env", o), envNames(want.Env), envNames(got.Env))
+}
+
+// applyDeleteDataset tries to delete o.dataset: every dataset of the model
+// is read or written by a job, so the store refuses (LOCKED) and keeps
+// every row, which compareAll checks after the step.
+func (h *harness) applyDeleteDataset(o op) {
+	h.t.Helper()
+	if !h.m.used(o.dataset) {
+		h.fatalf("%s: the model deletes only datasets that jobs use", o)
+	}
+	h.code(o.String(), backends.CodeLocked, h.b.s.DeleteDataset(h.b.ctx, o.dataset, o.cascade))
+}
+
+// used tells whether a job of the model reads or writes dataset.
+func (m *model) used(dataset string) bool {
+	for _, j := range m.jobs {
+		if j.output == dataset || slices.Contains(j.inputs, dataset) {
+			return true
+		}
+	}
+	return false
 }

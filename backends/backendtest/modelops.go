@@ -65,6 +65,8 @@ func (o op) String() string {
 		return fmt.Sprintf("%s(%s %s)", o.kind, o.job, o.env)
 	case "partitions":
 		return fmt.Sprintf("partitions(%s)", o.dataset)
+	case "deleteDataset":
+		return fmt.Sprintf("deleteDataset(%s, deleteChunks=%v)", o.dataset, o.cascade)
 	case "widen":
 		return fmt.Sprintf("upsertJob(%s, d: TIME_WINDOW startOffset=%d)", o.job, o.offset)
 	}
@@ -96,6 +98,7 @@ func (h *harness) randomOp() op {
 		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3}, {"partitions", 2},
 		{"advanceLong", 1}, {"limit", 2}, {"slots", 2},
 		{"resubmitRange", 3}, {"holdRange", 2}, {"publishRange", 1}, {"widen", 1}, {"env", 2}, {"envAllow", 1},
+		{"deleteDataset", 1},
 	}
 	total := 0
 	for _, w := range weights {
@@ -135,6 +138,8 @@ func (h *harness) randomOp() op {
 		}
 	case "resubmitRange", "holdRange", "publishRange":
 		h.drawRange(r, &o)
+	case "deleteDataset":
+		o.cascade = r.IntN(2) == 0 // deleteChunks
 	case "pause":
 		o.paused = !h.m.job(o.job).paused
 		o.direct = r.IntN(2) == 0

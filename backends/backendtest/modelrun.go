@@ -249,6 +249,8 @@ func (h *harness) apply(o op) {
 		h.upsertModelJob(fmt.Sprintf("upsertJob(%s)", o.job), j)
 	case "widen":
 		h.applyWiden(o)
+	case "deleteDataset":
+		h.applyDeleteDataset(o)
 	case "slots":
 		_, err := b.s.UpsertPool(ctx, backends.Pool{ID: modelPool, Slots: o.limit})
 		h.code("upsertPool", "", err)

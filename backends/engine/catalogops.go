@@ -59,9 +59,6 @@ func (e *engine) Datasets(ctx context.Context) ([]backends.Dataset, error) {
 }
 
 func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, error) {
-	if err := e.checkConcurrency(ctx, j); err != nil {
-		return backends.Job{}, err
-	}
 	var valid, stored backends.Job
 	var enqueue, reschedule bool
 	var after *backends.Catalog
@@ -73,6 +70,12 @@ func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, e
 		return backends.Job{}, err
 	}
 	check := func(cat *backends.Catalog) error {
+		// The pool is looked up with each check: a deletion of the pool
+		// commits a new catalog version, so the job is stored only if
+		// its pool existed when the catalog it is checked against was.
+		if err := e.checkConcurrency(ctx, j); err != nil {
+			return err
+		}
 		var err error
 		valid, enqueue, err = e.prepareJob(cat, j)
 		old, existed := cat.Jobs.Lookup(j.ID)

@@ -2,6 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/chunklock/chunklock/backends"
 )
@@ -44,4 +48,68 @@ func (e *engine) setPaused(ctx context.Context, id string, paused bool) (backend
 		return cat.WithJob(stored), version, nil
 	})
 	return stored, err
+}
+
+func (e *engine) DeleteDataset(ctx context.Context, id string, deleteChunks bool) error {
+	if err := backends.ValidateID("dataset", id); err != nil {
+		return err
+	}
+	check := func(cat *backends.Catalog) error {
+		if _, err := cat.Dataset(id); err != nil {
+			return err
+		}
+		return datasetUsers(cat, id)
+	}
+	return e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
+		chunks, version, err := e.b.DeleteDataset(ctx, id, deleteChunks, version)
+		if err != nil {
+			return nil, 0, err
+		}
+		if version == 0 {
+			return nil, 0, backends.InvalidArgument("dataset %q has %d chunk(s); deleting it deletes them too: ask for it with deleteChunks (chunklock delete dataset %s --delete-chunks)", id, chunks, id)
+		}
+		return cat.WithoutDataset(id), version, nil
+	})
+}
+
+// datasetUsers refuses (LOCKED) the deletion of dataset id while a job
+// reads or writes it, naming the jobs.
+func datasetUsers(cat *backends.Catalog, id string) error {
+	var users []string
+	if p := cat.Producer(id); p != "" {
+		users = append(users, fmt.Sprintf("job %q writes it", p))
+	}
+	for _, j := range cat.Consumers(id) {
+		users = append(users, fmt.Sprintf("job %q reads it", j))
+	}
+	if len(users) == 0 {
+		return nil
+	}
+	return backends.Locked(nil, "dataset %q is in use: %s; delete or change those jobs first", id, strings.Join(users, ", "))
+}
+
+func (e *engine) DeletePool(ctx context.Context, id string) error {
+	if _, err := e.Pool(ctx, id); err != nil {
+		return err
+	}
+	check := func(cat *backends.Catalog) error {
+		var users []string
+		for _, j := range cat.Jobs.All() {
+			if j.Pool == id {
+				users = append(users, strconv.Quote(j.ID))
+			}
+		}
+		if len(users) == 0 {
+			return nil
+		}
+		slices.Sort(users)
+		return backends.Locked(nil, "pool %q is named by job(s) %s; change or delete them first", id, strings.Join(users, ", "))
+	}
+	return e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
+		version, err := e.b.DeletePool(ctx, id, version)
+		if err != nil {
+			return nil, 0, err
+		}
+		return cat, version, nil
+	})
 }

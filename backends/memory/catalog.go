@@ -142,3 +142,49 @@ func (b *Backend) Credentials(_ context.Context, job string) ([]backends.Credent
 	slices.SortFunc(out, func(a, b backends.Credential) int { return cmp.Compare(a.Dataset, b.Dataset) })
 	return out, nil
 }
+
+func (b *Backend) DeleteDataset(_ context.Context, id string, withChunks bool, version int64) (int, int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if version != b.version {
+		return 0, 0, backends.ErrCatalogChanged
+	}
+	var keys []backends.RowKey
+	chunks := 0
+	for k := range b.rows {
+		if k.Dataset == id {
+			keys = append(keys, k)
+			if k.Role == backends.RoleOutput {
+				chunks++
+			}
+		}
+	}
+	if chunks > 0 && !withChunks {
+		return chunks, 0, nil
+	}
+	for _, k := range keys {
+		delete(b.rows, k)
+		b.indexRunning(k, nil)
+	}
+	for k := range b.creds {
+		if k[1] == id {
+			delete(b.creds, k)
+		}
+	}
+	delete(b.datasets, id)
+	delete(b.producer, id)
+	b.version++
+	return chunks, b.version, nil
+}
+
+func (b *Backend) DeletePool(_ context.Context, id string, version int64) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if version != b.version {
+		return 0, backends.ErrCatalogChanged
+	}
+	// Counted live claims keep no holders: the record is the definition.
+	delete(b.slots, backends.PoolSlotsKey(id))
+	b.version++
+	return b.version, nil
+}

@@ -50,6 +50,12 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *
 // that it is still *version, which it sets to the new one;
 // backends.ErrCatalogChanged otherwise.
 func (b *Backend) changeCatalog(ctx context.Context, version *int64, write func(*sqldb.Queries) error) error {
+	return b.changeCatalogTx(ctx, version, func(q *sqldb.Queries, _ pgx.Tx) error { return write(q) })
+}
+
+// changeCatalogTx is changeCatalog whose write also has the transaction,
+// for statements of its own.
+func (b *Backend) changeCatalogTx(ctx context.Context, version *int64, write func(*sqldb.Queries, pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		if err := b.lockCatalog(ctx, tx); err != nil {
 			return err
@@ -63,7 +69,7 @@ func (b *Backend) changeCatalog(ctx context.Context, version *int64, write func(
 			return err
 		}
 		*version = v
-		return write(q)
+		return write(q, tx)
 	})
 }
 
