@@ -22,7 +22,8 @@
 //     each transition writes, when a failed chunk is retried, which key a
 //     credential must be encrypted to. Plain functions, no I/O.
 //   - store.go: the Store interface the GraphQL layer, the reaper and the
-//     runner commands use, with the contract of each method.
+//     runner commands use, with the contract of each method; many.go: the
+//     bounds and per-token results of runner pools' batch operations.
 //   - backend.go: everything a storage backend provides: Backend and Tx,
 //     every method required, and the few optional capabilities the engine
 //     asks a transaction for, each with what the engine does without it.

@@ -65,6 +65,33 @@ type Store interface {
 	Force(ctx context.Context, job, dataid, executor string) (*Claim, error)
 	// Heartbeat extends a live claim's lease by the job's leaseSeconds.
 	Heartbeat(ctx context.Context, token string) (*Claim, error)
+
+	// Runner pools (SPEC §6): one call for many claims of one runner.
+	//
+	// ClaimNext makes up to max claims of a job, by FindNext's rules and
+	// in its order (the claims a call returns are those as many FindNext
+	// calls in a row would make), maxConcurrent and pool slots counted
+	// over the whole batch; each claim has its own token and fence. It
+	// makes them in one transaction when the job's first candidates are
+	// claimable and fit in one (on a backend whose transactions hold a
+	// bounded number of keys, Limits.MaxBatchKeys), and goes on in more
+	// otherwise (a candidate that was a stale hint, a schedule whose next
+	// dataid one candidate stands for): every claim of a transaction that
+	// committed is answered, even when a later one fails. It returns fewer
+	// than max only when no more are claimable now or the job or its pool
+	// has no free slot; none for a paused job. max is 1 to MaxClaimNext
+	// (INVALID_ARGUMENT otherwise).
+	ClaimNext(ctx context.Context, job, executor string, max int) ([]*Claim, error)
+	// CompleteMany, FailMany and HeartbeatMany apply Complete, Fail and
+	// Heartbeat to each token, all or nothing for each one, and answer
+	// one TokenResult per token in the order given: a stale or malformed
+	// token fails alone, with the error the single operation answers.
+	// Repeating a batch whose answer was lost answers as the single
+	// operations do (SPEC §3). The error is for the call itself: a list
+	// longer than MaxManyTokens (INVALID_ARGUMENT).
+	CompleteMany(ctx context.Context, tokens []string) ([]TokenResult, error)
+	FailMany(ctx context.Context, items []FailItem) ([]TokenResult, error)
+	HeartbeatMany(ctx context.Context, tokens []string) ([]TokenResult, error)
 	// Complete ends a live claim successfully: OUTPUT READY, INPUT DONE.
 	//
 	// Complete, Fail and Release may be repeated: called again with the

@@ -237,11 +237,15 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		Claim          func(childComplexity int, job string, dataid string, executor string) int
+		ClaimNext      func(childComplexity int, job string, executor string, max int) int
 		Complete       func(childComplexity int, token string) int
+		CompleteMany   func(childComplexity int, tokens []string) int
 		Fail           func(childComplexity int, token string, reason *string) int
+		FailMany       func(childComplexity int, items []backends.FailItem) int
 		FindNext       func(childComplexity int, job string, executor string) int
 		Force          func(childComplexity int, job string, dataid string, executor string) int
 		Heartbeat      func(childComplexity int, token string) int
+		HeartbeatMany  func(childComplexity int, tokens []string) int
 		Hold           func(childComplexity int, dataset string, dataid string, reason *string) int
 		HoldRange      func(childComplexity int, dataset string, from string, to string, reason *string) int
 		LockResource   func(childComplexity int, client string, resource string, mode backends.LockMode, ttlSeconds *int) int
@@ -412,6 +416,13 @@ type ComplexityRoot struct {
 		Events func(childComplexity int, dataset *string, job *string, after *string) int
 	}
 
+	TokenResult struct {
+		Code           func(childComplexity int) int
+		LeaseExpiresAt func(childComplexity int) int
+		OK             func(childComplexity int) int
+		Token          func(childComplexity int) int
+	}
+
 	UpsertJobPayload struct {
 		Job    func(childComplexity int) int
 		JobKey func(childComplexity int) int
@@ -509,6 +520,10 @@ type MutationResolver interface {
 	PublishRange(ctx context.Context, dataset string, from string, to string) (*backends.RangeResult, error)
 	ResubmitRange(ctx context.Context, dataset string, from string, to string, cascade *bool) (*backends.RangeResult, error)
 	HoldRange(ctx context.Context, dataset string, from string, to string, reason *string) (*backends.RangeResult, error)
+	ClaimNext(ctx context.Context, job string, executor string, max int) ([]backends.Claim, error)
+	CompleteMany(ctx context.Context, tokens []string) ([]model.TokenResult, error)
+	FailMany(ctx context.Context, items []backends.FailItem) ([]model.TokenResult, error)
+	HeartbeatMany(ctx context.Context, tokens []string) ([]model.TokenResult, error)
 }
 type PartitionResolver interface {
 	WindowStart(ctx context.Context, obj *backends.Partition) (*time.Time, error)
@@ -1329,6 +1344,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Claim(childComplexity, args["job"].(string), args["dataid"].(string), args["executor"].(string)), true
+	case "Mutation.claimNext":
+		if e.ComplexityRoot.Mutation.ClaimNext == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_claimNext_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClaimNext(childComplexity, args["job"].(string), args["executor"].(string), args["max"].(int)), true
 	case "Mutation.complete":
 		if e.ComplexityRoot.Mutation.Complete == nil {
 			break
@@ -1340,6 +1366,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Complete(childComplexity, args["token"].(string)), true
+	case "Mutation.completeMany":
+		if e.ComplexityRoot.Mutation.CompleteMany == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeMany_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteMany(childComplexity, args["tokens"].([]string)), true
 	case "Mutation.fail":
 		if e.ComplexityRoot.Mutation.Fail == nil {
 			break
@@ -1351,6 +1388,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Fail(childComplexity, args["token"].(string), args["reason"].(*string)), true
+	case "Mutation.failMany":
+		if e.ComplexityRoot.Mutation.FailMany == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_failMany_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.FailMany(childComplexity, args["items"].([]backends.FailItem)), true
 	case "Mutation.findNext":
 		if e.ComplexityRoot.Mutation.FindNext == nil {
 			break
@@ -1384,6 +1432,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Heartbeat(childComplexity, args["token"].(string)), true
+	case "Mutation.heartbeatMany":
+		if e.ComplexityRoot.Mutation.HeartbeatMany == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_heartbeatMany_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.HeartbeatMany(childComplexity, args["tokens"].([]string)), true
 	case "Mutation.hold":
 		if e.ComplexityRoot.Mutation.Hold == nil {
 			break
@@ -2262,6 +2321,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.Events(childComplexity, args["dataset"].(*string), args["job"].(*string), args["after"].(*string)), true
 
+	case "TokenResult.code":
+		if e.ComplexityRoot.TokenResult.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenResult.Code(childComplexity), true
+	case "TokenResult.leaseExpiresAt":
+		if e.ComplexityRoot.TokenResult.LeaseExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenResult.LeaseExpiresAt(childComplexity), true
+	case "TokenResult.ok":
+		if e.ComplexityRoot.TokenResult.OK == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenResult.OK(childComplexity), true
+	case "TokenResult.token":
+		if e.ComplexityRoot.TokenResult.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenResult.Token(childComplexity), true
+
 	case "UpsertJobPayload.job":
 		if e.ComplexityRoot.UpsertJobPayload.Job == nil {
 			break
@@ -2304,6 +2388,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputDatasetInput,
 		ec.unmarshalInputEnvVarInput,
+		ec.unmarshalInputFailItem,
 		ec.unmarshalInputInputMappingInput,
 		ec.unmarshalInputJobInput,
 		ec.unmarshalInputPartitionDefinitionInput,
@@ -3759,6 +3844,88 @@ extend type Mutation {
   ): RangeResult
 }
 `, BuiltIn: false},
+	{Name: "../schema/runnerpools.graphqls", Input: `# Runner pools: one runner process with many slots claims for all of them in
+# one request (claimNext), and heartbeats and ends their claims in batches
+# (heartbeatMany, completeMany, failMany).
+
+"""
+One token's answer in a batch of ` + "`" + `completeMany` + "`" + `, ` + "`" + `failMany` + "`" + ` or
+` + "`" + `heartbeatMany` + "`" + `, in the order the tokens were given.
+"""
+type TokenResult {
+  "The token, as given."
+  token: String!
+  """
+  True when the operation took effect for this token, or repeated the ending
+  that had already ended its claim (a batch retried after a lost answer).
+  """
+  ok: Boolean!
+  """
+  Why not, when ` + "`" + `ok` + "`" + ` is false: STALE_CLAIM (the claim is no longer live, or
+  the token names none: stop working on it), UNAVAILABLE (the store could not
+  be reached: retry the token), INTERNAL. Null when ` + "`" + `ok` + "`" + `.
+  """
+  code: String
+  "For ` + "`" + `heartbeatMany` + "`" + `: when the claim's lease now ends. Null otherwise, and when not ` + "`" + `ok` + "`" + `."
+  leaseExpiresAt: Time
+}
+
+"One claim ` + "`" + `failMany` + "`" + ` fails, and why."
+input FailItem {
+  "The token of the claim, as claimNext, findNext, claim or force returned it."
+  token: String!
+  "What went wrong, for the operators (its last 4096 bytes are kept)."
+  reason: String! = ""
+}
+
+extend type Mutation {
+  """
+  Claims up to ` + "`" + `max` + "`" + ` chunks of the job at once, by ` + "`" + `findNext` + "`" + `'s rules and in
+  its order: the claims are those as many ` + "`" + `findNext` + "`" + ` calls in a row would
+  make (RESUBMIT first, then the lowest dataids; backoff, schedules and
+  mappings as for findNext), the job's maxConcurrent and its pool's slots
+  counted over the whole batch. Each claim has its own token and fence. One
+  transaction when the job's first candidates are claimable, more when some
+  were stale hints or stand for a schedule's next dataids; every claim made is
+  answered. Fewer than ` + "`" + `max` + "`" + ` (possibly none) when no more are claimable now
+  or no slot is free; none for a paused job. ` + "`" + `max` + "`" + ` is 1 to 1000. Costs about
+  a write per claim asked plus the selection of each claim (` + "`" + `inputs` + "`" + ` counts
+  as a page of rows, for mapped claims): ask for as many as the runner has
+  free slots. Admins and runners of the job.
+  """
+  claimNext(
+    "The job to claim for."
+    job: String!
+    "The process that will hold the claims: a name an operator can trace."
+    executor: String!
+    "The most claims to make, 1 to 1000: the runner's free slots."
+    max: Int!
+  ): [Claim!]!
+  """
+  Completes each claim as ` + "`" + `complete` + "`" + ` does, each token all or nothing and
+  answered on its own, in the order given: a stale token fails alone
+  (STALE_CLAIM in its result) and the others complete. Repeating a batch whose
+  answer was lost answers as the first did. At most 1000 tokens; FORBIDDEN
+  (nothing done) when a token names a job the caller may not operate.
+  """
+  completeMany("The tokens of the claims, as claimNext, findNext, claim or force returned them." tokens: [String!]!): [TokenResult!]!
+  """
+  Fails each claim as ` + "`" + `fail` + "`" + ` does (FAILED, or HOLD once attempts reach the
+  job's maxAttempts), each item on its own, answered in the order given. At
+  most 1000 items; FORBIDDEN (nothing done) when a token names a job the
+  caller may not operate.
+  """
+  failMany("The claims to fail, each with its reason." items: [FailItem!]!): [TokenResult!]!
+  """
+  Extends each live claim's lease by its job's leaseSeconds, as ` + "`" + `heartbeat` + "`" + `
+  does, answering each token's new lease end in the order given; a claim no
+  longer live answers STALE_CLAIM alone: its runner must stop that chunk at
+  once, and keep the others. At most 1000 tokens; FORBIDDEN (nothing done)
+  when a token names a job the caller may not operate.
+  """
+  heartbeatMany("The tokens of the claims, as claimNext, findNext, claim or force returned them." tokens: [String!]!): [TokenResult!]!
+}
+`, BuiltIn: false},
 	{Name: "../schema/schedule.graphqls", Input: `# Backoff (SPEC §3 fail) on status rows. Schedules need no schema of their
 # own: findNext claims a scheduled job's due dataids, and the blockers
 # NOT_DUE and BACKOFF say until when (Blocker.until).
@@ -4418,6 +4585,20 @@ func (ec *executionContext) childFields_StatusRow(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type StatusRow", field.Name)
 }
 
+func (ec *executionContext) childFields_TokenResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "token":
+		return ec.fieldContext_TokenResult_token(ctx, field)
+	case "ok":
+		return ec.fieldContext_TokenResult_ok(ctx, field)
+	case "code":
+		return ec.fieldContext_TokenResult_code(ctx, field)
+	case "leaseExpiresAt":
+		return ec.fieldContext_TokenResult_leaseExpiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TokenResult", field.Name)
+}
+
 func (ec *executionContext) childFields_UpsertJobPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "job":
@@ -4556,6 +4737,36 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_claimNext_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "job",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["job"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "executor",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["executor"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "max",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["max"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_claim_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4586,6 +4797,20 @@ func (ec *executionContext) field_Mutation_claim_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_completeMany_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tokens",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tokens"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_complete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4597,6 +4822,20 @@ func (ec *executionContext) field_Mutation_complete_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["token"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_failMany_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "items",
+		func(ctx context.Context, v any) ([]backends.FailItem, error) {
+			return ec.unmarshalNFailItem2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐFailItemᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["items"] = arg0
 	return args, nil
 }
 
@@ -4671,6 +4910,20 @@ func (ec *executionContext) field_Mutation_force_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["executor"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_heartbeatMany_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tokens",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tokens"] = arg0
 	return args, nil
 }
 
@@ -9436,6 +9689,182 @@ func (ec *executionContext) fieldContext_Mutation_holdRange(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_claimNext(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_claimNext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClaimNext(ctx, fc.Args["job"].(string), fc.Args["executor"].(string), fc.Args["max"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.Claim) graphql.Marshaler {
+			return ec.marshalNClaim2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐClaimᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_claimNext(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Claim(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_claimNext_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_completeMany(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_completeMany(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompleteMany(ctx, fc.Args["tokens"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TokenResult) graphql.Marshaler {
+			return ec.marshalNTokenResult2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋresolversᚋmodelᚐTokenResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_completeMany(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TokenResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_completeMany_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_failMany(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_failMany(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().FailMany(ctx, fc.Args["items"].([]backends.FailItem))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TokenResult) graphql.Marshaler {
+			return ec.marshalNTokenResult2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋresolversᚋmodelᚐTokenResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_failMany(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TokenResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_failMany_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_heartbeatMany(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_heartbeatMany(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().HeartbeatMany(ctx, fc.Args["tokens"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.TokenResult) graphql.Marshaler {
+			return ec.marshalNTokenResult2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋresolversᚋmodelᚐTokenResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_heartbeatMany(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TokenResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_heartbeatMany_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12343,6 +12772,98 @@ func (ec *executionContext) fieldContext_Subscription_events(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _TokenResult_token(ctx context.Context, field graphql.CollectedField, obj *model.TokenResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenResult_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TokenResult_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TokenResult_ok(ctx context.Context, field graphql.CollectedField, obj *model.TokenResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenResult_ok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OK, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TokenResult_ok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TokenResult_code(ctx context.Context, field graphql.CollectedField, obj *model.TokenResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenResult_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TokenResult_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TokenResult_leaseExpiresAt(ctx context.Context, field graphql.CollectedField, obj *model.TokenResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenResult_leaseExpiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LeaseExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TokenResult_leaseExpiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenResult", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _UpsertJobPayload_job(ctx context.Context, field graphql.CollectedField, obj *UpsertJobPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13636,6 +14157,47 @@ func (ec *executionContext) unmarshalInputEnvVarInput(ctx context.Context, obj a
 				return it, err
 			}
 			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputFailItem(ctx context.Context, obj any) (backends.FailItem, error) {
+	var it backends.FailItem
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["reason"]; !present {
+		asMap["reason"] = ""
+	}
+
+	fieldsInOrder := [...]string{"token", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "token":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("token"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Token = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -16437,6 +16999,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "claimNext":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_claimNext(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completeMany":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_completeMany(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failMany":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_failMany(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "heartbeatMany":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_heartbeatMany(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18304,6 +18894,59 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
+var tokenResultImplementors = []string{"TokenResult"}
+
+func (ec *executionContext) _TokenResult(ctx context.Context, sel ast.SelectionSet, obj *model.TokenResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tokenResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TokenResult")
+		case "token":
+			out.Values[i] = ec._TokenResult_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ok":
+			out.Values[i] = ec._TokenResult_ok(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._TokenResult_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "leaseExpiresAt":
+			out.Values[i] = ec._TokenResult_leaseExpiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var upsertJobPayloadImplementors = []string{"UpsertJobPayload"}
 
 func (ec *executionContext) _UpsertJobPayload(ctx context.Context, sel ast.SelectionSet, obj *UpsertJobPayload) graphql.Marshaler {
@@ -19033,6 +19676,25 @@ func (ec *executionContext) marshalNEventEdge2ᚕgithubᚗcomᚋchunklockᚋchun
 	return ret
 }
 
+func (ec *executionContext) unmarshalNFailItem2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐFailItem(ctx context.Context, v any) (backends.FailItem, error) {
+	res, err := ec.unmarshalInputFailItem(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNFailItem2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐFailItemᚄ(ctx context.Context, v any) ([]backends.FailItem, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]backends.FailItem, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNFailItem2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐFailItem(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNGraphEdge2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐGraphEdge(ctx context.Context, sel ast.SelectionSet, v backends.GraphEdge) graphql.Marshaler {
 	return ec._GraphEdge(ctx, sel, &v)
 }
@@ -19697,6 +20359,26 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNTokenResult2githubᚗcomᚋchunklockᚋchunklockᚋresolversᚋmodelᚐTokenResult(ctx context.Context, sel ast.SelectionSet, v model.TokenResult) graphql.Marshaler {
+	return ec._TokenResult(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTokenResult2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋresolversᚋmodelᚐTokenResultᚄ(ctx context.Context, sel ast.SelectionSet, v []model.TokenResult) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTokenResult2githubᚗcomᚋchunklockᚋchunklockᚋresolversᚋmodelᚐTokenResult(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNUpsertJobPayload2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐUpsertJobPayload(ctx context.Context, sel ast.SelectionSet, v UpsertJobPayload) graphql.Marshaler {

@@ -59,6 +59,36 @@ var (
 	}
 )
 
+// byTokens lets admins, and runners of every job the claim tokens of a
+// batch (tokens, or the tokens of items) name: one token of another job
+// refuses the whole batch, nothing done. Malformed tokens name no job: the
+// store answers each STALE_CLAIM.
+var byTokens access = func(p auth.Principal, args map[string]any) error {
+	var tokens []string
+	switch v := args["tokens"].(type) {
+	case []string:
+		tokens = v
+	case []any:
+		for _, t := range v {
+			s, _ := t.(string)
+			tokens = append(tokens, s)
+		}
+	}
+	if items, ok := args["items"].([]backends.FailItem); ok {
+		for _, it := range items {
+			tokens = append(tokens, it.Token)
+		}
+	}
+	for _, t := range tokens {
+		if key, _, err := backends.ParseToken(t); err == nil {
+			if err := mayOperate(p, key.Job); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func mayOperate(p auth.Principal, job string) error {
 	if p.CanOperate(job) {
 		return nil
@@ -86,6 +116,10 @@ var mutationAccess = map[string]access{
 	"complete":       byToken,
 	"fail":           byToken,
 	"release":        byToken,
+	"claimNext":      byJobArg,
+	"completeMany":   byTokens,
+	"failMany":       byTokens,
+	"heartbeatMany":  byTokens,
 	"lockResource":   runnerClients,
 	"unlockResource": runnerClients,
 	"renewResource":  runnerClients,

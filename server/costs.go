@@ -24,6 +24,16 @@ import (
 //
 //   - a claim (findNext, claim, force): claimCost; any other mutation of
 //     one chunk, catalog object or lock: writeCost;
+//   - claimNext: claimCost and the selections of one claim, and per
+//     further claim asked (max, up to 1,000) claimEachCost and a tenth of
+//     them: the claims of one call are of one job, and the cost of
+//     Claim.inputs already prices the first as a mapped claim reading a
+//     page of 1,000 chunks (a job reading one to one reads a few); a
+//     runner's selection (client.ClaimFields) fits 64 claims a request at
+//     the default --max-complexity;
+//   - completeMany, failMany and heartbeatMany: writeCost, and a unit per
+//     manyTokensPerUnit tokens (up to 1,000: a live-claim operation in a
+//     batch), their results' selections once;
 //   - a range operation (publishRange, resubmitRange, holdRange, up to
 //     10,000 chunks): more than half of --max-complexity, so a request
 //     holds at most one, and one range is bounded by its own size (see
@@ -59,6 +69,8 @@ const (
 	chunkGraphCost    = 200
 	blockersCost      = 100
 	chunkCost         = 10
+	claimEachCost     = 2
+	manyTokensPerUnit = 2
 )
 
 // rangeCost is the cost of a range operation under a limit of max: more
@@ -122,6 +134,14 @@ func mutationCosts(c *graph.ComplexityRoot, max int) {
 	m.Complete = func(child int, _ string) int { return write(child) }
 	m.Fail = func(child int, _ string, _ *string) int { return write(child) }
 	m.Release = func(child int, _ string) int { return write(child) }
+	m.ClaimNext = func(child int, _, _ string, n int) int {
+		more := clampInt(n, 1, backends.MaxClaimNext) - 1
+		return claimCost + child + more*(claimEachCost+(child+9)/10)
+	}
+	many := func(child, n int) int { return writeCost + (n+manyTokensPerUnit-1)/manyTokensPerUnit + child }
+	m.CompleteMany = func(child int, tokens []string) int { return many(child, len(tokens)) }
+	m.FailMany = func(child int, items []backends.FailItem) int { return many(child, len(items)) }
+	m.HeartbeatMany = func(child int, tokens []string) int { return many(child, len(tokens)) }
 	m.LockResource = func(child int, _, _ string, _ backends.LockMode, _ *int) int { return write(child) }
 	m.UnlockResource = func(child int, _, _ string) int { return write(child) }
 	m.RenewResource = func(child int, _, _ string, _ *int) int { return write(child) }
@@ -131,6 +151,9 @@ func mutationCosts(c *graph.ComplexityRoot, max int) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// clampInt is n within [lo, hi].
+func clampInt(n, lo, hi int) int { return min(max(n, lo), hi) }
 
 // pages is how many units of pageUnit rows a page size asks for.
 func pages(first *int) int {

@@ -29,6 +29,7 @@ type op struct {
 	limit   int    // limit: the job's maxConcurrent; slots: the pool's slots
 	env     string // env: the job's one env name
 	offset  int    // widen: the startOffset of the job's window over d
+	toks    []int  // completeMany, failMany, heartbeatMany: indexes in tokens (-1: garbage)
 }
 
 func (o op) String() string {
@@ -69,6 +70,10 @@ func (o op) String() string {
 		return fmt.Sprintf("deleteDataset(%s, deleteChunks=%v)", o.dataset, o.cascade)
 	case "widen":
 		return fmt.Sprintf("upsertJob(%s, d: TIME_WINDOW startOffset=%d)", o.job, o.offset)
+	case "claimNext":
+		return fmt.Sprintf("claimNext(%s, max=%d)", o.job, o.limit)
+	case "completeMany", "failMany", "heartbeatMany":
+		return fmt.Sprintf("%s(tokens #%v)", o.kind, o.toks)
 	}
 	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
 }
@@ -99,6 +104,7 @@ func (h *harness) randomOp() op {
 		{"advanceLong", 1}, {"limit", 2}, {"slots", 2},
 		{"resubmitRange", 3}, {"holdRange", 2}, {"publishRange", 1}, {"widen", 1}, {"env", 2}, {"envAllow", 1},
 		{"deleteDataset", 1},
+		{"claimNext", 8}, {"completeMany", 6}, {"failMany", 2}, {"heartbeatMany", 2},
 	}
 	total := 0
 	for _, w := range weights {
@@ -126,6 +132,10 @@ func (h *harness) randomOp() op {
 		if r.IntN(4) == 0 {
 			o.tok = r.IntN(len(h.tokens))
 		}
+	case "claimNext":
+		o.limit = 1 + r.IntN(4)
+	case "completeMany", "failMany", "heartbeatMany":
+		h.drawTokens(r, &o)
 	case "advance":
 		o.advance = time.Duration(5+r.IntN(36)) * time.Second
 		o.expire = r.IntN(10) < 7

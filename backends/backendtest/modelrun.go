@@ -219,6 +219,10 @@ func (h *harness) apply(o op) {
 		h.equal("blockers", m.allBlockers(j, o.dataid), normBlockers(bs))
 	case "heartbeat", "complete", "fail", "release":
 		h.applyLive(o)
+	case "claimNext":
+		h.applyClaimNext(o)
+	case "completeMany", "failMany", "heartbeatMany":
+		h.applyMany(o)
 	case "env", "envAllow":
 		h.applyEnv(o)
 	case "advance", "expire":

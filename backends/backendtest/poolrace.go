@@ -42,6 +42,7 @@ type limitRace struct {
 	stores []backends.Store
 	jobs   []string
 	limit  int
+	batch  int // the racers' claimNext max; 0: they call findNext
 
 	mu        sync.Mutex
 	held      map[string]time.Time // token -> lease, of the claims racers hold
@@ -161,8 +162,29 @@ func (r *limitRace) ending(job, dataid string) string {
 
 func (r *limitRace) work(st backends.Store, job, exec string) {
 	ctx := context.Background()
+	var batch []*backends.Claim // claims of the last claimNext not yet ended
 	for !r.failed() {
-		c, err := st.FindNext(ctx, job, exec)
+		var c *backends.Claim
+		var err error
+		switch {
+		case len(batch) > 0:
+			c, batch = batch[0], batch[1:]
+		case r.batch > 0:
+			batch, err = st.ClaimNext(ctx, job, exec, r.batch)
+			for _, b := range batch {
+				if err == nil && !r.hold(b) {
+					return
+				}
+			}
+			if len(batch) > 0 {
+				c, batch = batch[0], batch[1:]
+			}
+		default:
+			c, err = st.FindNext(ctx, job, exec)
+			if c != nil && !r.hold(c) {
+				return
+			}
+		}
 		if err != nil {
 			r.fail("%s: findNext: %v", exec, err)
 			return
@@ -176,9 +198,6 @@ func (r *limitRace) work(st backends.Store, job, exec string) {
 			}
 			time.Sleep(time.Millisecond) // wait for a slot or a chunk
 			continue
-		}
-		if !r.hold(c) {
-			return
 		}
 		how := r.ending(job, c.DataID)
 		r.mu.Lock()

@@ -87,6 +87,38 @@ func (b *batcher[T]) do(ctx context.Context, key string, op T) error {
 	if b.enqueue(key, op) {
 		b.lead(key, c)
 	}
+	return b.wait(ctx, key, op)
+}
+
+// doMany serves ops, all of key, as do serves each, queued together so
+// that they share transactions as far as the batch size allows, and
+// returns their errors in order.
+func (b *batcher[T]) doMany(ctx context.Context, key string, ops []T) []error {
+	errs := make([]error, len(ops))
+	if b.size < 2 || len(ops) == 0 {
+		for i, op := range ops {
+			errs[i] = b.do(ctx, key, op)
+		}
+		return errs
+	}
+	for _, op := range ops {
+		c := op.base()
+		c.ctx, c.done = ctx, make(chan struct{})
+	}
+	if b.enqueue(key, ops...) {
+		// Led until the last is served: those before it are served by
+		// then, or handed to the next leader.
+		b.lead(key, ops[len(ops)-1].base())
+	}
+	for i, op := range ops {
+		errs[i] = b.wait(ctx, key, op)
+	}
+	return errs
+}
+
+// wait waits for op, queued, to be served, or for its caller to give up.
+func (b *batcher[T]) wait(ctx context.Context, key string, op T) error {
+	c := op.base()
 	select {
 	case <-c.done:
 		return c.err
@@ -101,8 +133,8 @@ func (b *batcher[T]) do(ctx context.Context, key string, op T) error {
 	return backends.Unavailable(ctx.Err(), "request cancelled or timed out while it was being served; %s", b.inFlight)
 }
 
-// enqueue queues op and tells whether its caller is to lead the queue.
-func (b *batcher[T]) enqueue(key string, op T) bool {
+// enqueue queues ops and tells whether their caller is to lead the queue.
+func (b *batcher[T]) enqueue(key string, ops ...T) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.queues == nil {
@@ -113,7 +145,7 @@ func (b *batcher[T]) enqueue(key string, op T) bool {
 		q = &opQueue[T]{}
 		b.queues[key] = q
 	}
-	q.ops = append(q.ops, op)
+	q.ops = append(q.ops, ops...)
 	lead := !q.leading
 	q.leading = true
 	return lead

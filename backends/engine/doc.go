@@ -10,8 +10,9 @@
 // optional capabilities backend.go lists. Read it by operation:
 //
 //   - new.go: New and its options; engine.go: the engine's state.
-//   - next.go, round.go: findNext, one transaction per round of calls of a
-//     job; claims.go: claim, force and the making of a claim (claimState),
+//   - next.go, round.go: findNext and claimNext, one transaction per round
+//     of calls of a job; many.go: the batch endings of runner pools
+//     (completeMany, failMany, heartbeatMany); claims.go: claim, force and the making of a claim (claimState),
 //     and the live-claim operations, served by live.go; answer.go: what a
 //     claim's answer carries; rows.go: the rows an operation writes, each
 //     with its event.

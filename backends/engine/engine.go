@@ -91,10 +91,17 @@ type liveOp struct {
 	acted  bool // the claim was live and fn made its writes
 }
 
-// nextOp is one findNext call waiting to be served.
+// nextOp is one findNext or claimNext call waiting to be served.
 type nextOp struct {
 	call
 	job      string
 	executor string
-	claim    *backends.Claim
+	want     int               // the claims asked: 1 for findNext, max for claimNext
+	claims   []*backends.Claim // made by the round under way
+	got      []*backends.Claim // made by the rounds committed
+}
+
+// seatsLeft is how many more claims op asks for.
+func (op *nextOp) seatsLeft() int {
+	return max(1, op.want) - len(op.got) - len(op.claims)
 }

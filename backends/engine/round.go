@@ -13,8 +13,13 @@ import (
 // One findNext round (next.go): the candidates a transaction reserved for
 // the calls of one job, locked, read and claimed in queue order.
 
-// claimRound claims cands, in order, for the calls of ops, in order,
-// inside tx; it drops every candidate it does not put back.
+// claimRound claims cands, in order, for the seats of the calls, in order
+// (seatsOf: a claimNext call has a seat per claim it asks for), inside tx;
+// it drops every candidate it does not put back. A call is answered once
+// its seats are filled, or when the job is at its limit; a call with seats
+// left empty because candidates were stale hints, or because a frontier
+// stood for them (one candidate stands for a schedule's next dataid),
+// stays pending for the next round.
 func (e *engine) claimRound(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job backends.Job, cands []backends.Candidate, ops []*nextOp) error {
 	cands, twins := distinctCandidates(cands)
 	now := e.clock.Now()
@@ -54,9 +59,12 @@ func (e *engine) claimRound(ctx context.Context, tx backends.Tx, cat *backends.C
 			if err := e.advanceFrontiers(ctx, tx, cat, c, twins[c.DataID], passed, false, &resubmitsAhead); err != nil {
 				return err
 			}
+			if reordered(ops, next, c, twins[c.DataID], false) {
+				break
+			}
 			continue
 		}
-		claimed, err := e.takeCandidate(ctx, tx, cat, c, st, ops[min(next, len(ops)-1)], next < len(ops), g)
+		claimed, back, err := e.takeCandidate(ctx, tx, cat, c, st, ops[min(next, len(ops)-1)], next < len(ops), g)
 		if err != nil {
 			return err
 		}
@@ -74,8 +82,24 @@ func (e *engine) claimRound(ctx context.Context, tx backends.Tx, cat *backends.C
 		if err := e.advanceFrontiers(ctx, tx, cat, c, twins[c.DataID], st, claimed, &resubmitsAhead); err != nil {
 			return err
 		}
+		if reordered(ops, next, c, twins[c.DataID], back) {
+			break
+		}
 	}
 	return g.flush(ctx, tx)
+}
+
+// reordered tells whether the candidates left in a round must wait for the
+// next because the seat to serve next belongs to a claimNext call, whose
+// claims come in findNext's order, and the candidate c just handled went
+// back into the queue in its true place (back) or moved a frontier on (c
+// or a twin stood for one): either may now come before the candidates
+// left. findNext calls have no order among themselves: they go on.
+func reordered(seats []*nextOp, next int, c backends.Candidate, twins []backends.Candidate, back bool) bool {
+	if next >= len(seats) || seats[next].want < 2 {
+		return false
+	}
+	return back || c.Frontier || slices.ContainsFunc(twins, func(d backends.Candidate) bool { return d.Frontier })
 }
 
 // advanceFrontiers moves on the frontiers just taken at one chunk: c when
@@ -104,30 +128,31 @@ func (e *engine) advanceFrontiers(ctx context.Context, tx backends.Tx, cat *back
 
 // takeCandidate claims candidate c (its chunk in st) for op, when serve is
 // true and the rules allow it, and tells whether it did; it drops c or
-// puts it back in its true place.
-func (e *engine) takeCandidate(ctx context.Context, tx backends.Tx, cat *backends.Catalog, c backends.Candidate, st backends.ClaimState, op *nextOp, serve bool, g *slotGate) (bool, error) {
+// puts it back in its true place, and tells whether it did the latter
+// with a candidate due now (back).
+func (e *engine) takeCandidate(ctx context.Context, tx backends.Tx, cat *backends.Catalog, c backends.Candidate, st backends.ClaimState, op *nextOp, serve bool, g *slotGate) (claimed, back bool, err error) {
 	if requeued, err := requeueStale(ctx, tx, c, st); err != nil || requeued {
-		return false, err
+		return false, requeued, err
 	}
-	claimed := false
 	if serve && checkExpected(cat, st.Job, c.DataID) == nil {
 		claim, err := e.claimState(ctx, tx, cat, st, op.executor, backends.ActorFrom(op.ctx), backends.ModeNext, g)
 		if err != nil && !errors.Is(err, backends.ErrLocked) {
-			return false, err
+			return false, false, err
 		}
 		if err == nil {
-			op.claim, op.pending = claim, false
+			op.claims = append(op.claims, claim)
+			op.pending = op.seatsLeft() > 0
 			claimed = true
 		} else if until, ok := liftsAt(err); ok && !c.Frontier {
 			// Only time stands in the way: the chunk comes back then.
-			back := c
-			back.NotBefore, back.Handle = until, nil
-			if err := tx.AddCandidate(ctx, back); err != nil {
-				return false, err
+			later := c
+			later.NotBefore, later.Handle = until, nil
+			if err := tx.AddCandidate(ctx, later); err != nil {
+				return false, false, err
 			}
 		}
 	}
-	return claimed, tx.DropCandidate(ctx, c)
+	return claimed, false, tx.DropCandidate(ctx, c)
 }
 
 func dropCandidates(ctx context.Context, tx backends.Tx, cands []backends.Candidate) error {
@@ -192,6 +217,13 @@ func lockCandidates(ctx context.Context, tx backends.Tx, cat *backends.Catalog, 
 	slices.SortFunc(byID, func(a, b backends.Candidate) int { return cmp.Compare(a.DataID, b.DataID) })
 	reads := make([][]backends.Read, len(byID))
 	plan := lockPlan{}
+	if w, ok := tx.(backends.WideLocker); ok && !job.Mapped() && len(byID)*(1+len(job.Inputs)) > backends.WideLocks {
+		// A claimNext round of many seats (a mapped job's plan asks
+		// for itself).
+		if err := w.LockWide(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for i := 0; i < len(byID); i++ {
 		c := byID[i]
 		var err error

@@ -4,6 +4,8 @@
 // backends types directly (gqlgen.yml autobinds both packages).
 package model
 
+import "time"
+
 // DatasetAccess is everything needed to reach one chunk of a dataset inside
 // a claim: the dataset's connection string and its location with the dataid
 // substituted. Its secret is resolved on demand (resolvers/secrets.go), for
@@ -17,4 +19,13 @@ type DatasetAccess struct {
 	// ClaimToken is the token of the claim this access belongs to; the
 	// secret resolver uses it to find the claim's job and credentials.
 	ClaimToken string
+}
+
+// TokenResult is backends.TokenResult as the API answers it: the error as
+// its code alone (a client sees no more of an INTERNAL one), null when ok.
+type TokenResult struct {
+	Token          string
+	OK             bool
+	Code           *string
+	LeaseExpiresAt *time.Time
 }
