@@ -148,6 +148,11 @@ func behaveAfterCopy(t *testing.T, s backends.Store, clock *backends.FakeClock, 
 	require.Equal(t, []any{seed.cursor.Dataset, seed.cursor.DataID, seed.cursor.To, seed.cursor.Reason},
 		[]any{e.Dataset, e.DataID, e.To, e.Reason}, "the cursor names the same event")
 
+	for _, d := range []string{"src", "mid", "out"} {
+		n, err := s.ChunkCounts(ctx, d)
+		require.NoError(t, err)
+		note("counts %s: %+v", d, n) // counts are kept, not copied: the target's must agree
+	}
 	_, err = s.Heartbeat(ctx, seed.live)
 	require.NoError(t, err, "the live claim is live")
 	require.NoError(t, s.Complete(ctx, seed.live))

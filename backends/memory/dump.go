@@ -22,7 +22,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 		"creds": backends.DumpCredentials, "rows": backends.DumpRows, "running": "", "fences": backends.DumpFences,
 		"cands": backends.DumpCandidates, "candSeq": "", "events": backends.DumpEvents, "locks": backends.DumpLocks,
 		"lockSeq": "", "slots": backends.DumpSlots, "records": backends.DumpRecords,
-		"watchers": "", "closed": "", "mu": "",
+		"watchers": "", "closed": "", "mu": "", "counts": "",
 	}
 }
 
@@ -156,7 +156,13 @@ func (b *Backend) load(kind backends.DumpKind, it backends.DumpItem) error {
 		b.creds[[2]string{it.Credential.Job, it.Credential.Dataset}] = *it.Credential
 	case backends.DumpRows:
 		r := *it.Row
+		if old, had := b.rows[r.RowKey]; had && r.Role == backends.RoleOutput {
+			b.count(r.RowKey, old.Status, -1)
+		}
 		b.rows[r.RowKey] = r
+		if r.Role == backends.RoleOutput {
+			b.count(r.RowKey, r.Status, 1) // counts are derived: kept as rows load
+		}
 		b.indexRunning(r.RowKey, &r)
 	case backends.DumpEvents:
 		e := *it.Event
