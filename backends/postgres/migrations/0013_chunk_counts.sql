@@ -26,14 +26,14 @@ CREATE TABLE chunk_count_deltas (
 );
 CREATE INDEX chunk_count_deltas_chunk ON chunk_count_deltas (dataset, job);
 
-CREATE FUNCTION chunk_counts_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION chunk_counts_inserted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO chunk_count_deltas (dataset, job, status, n)
     SELECT dataset, job, status, count(*) FROM new_rows WHERE role = 'OUTPUT' GROUP BY 1, 2, 3;
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION chunk_counts_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION chunk_counts_updated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO chunk_count_deltas (dataset, job, status, n)
     SELECT dataset, job, status, sum(d) FROM (
@@ -44,7 +44,7 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION chunk_counts_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION chunk_counts_deleted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO chunk_count_deltas (dataset, job, status, n)
     SELECT dataset, job, status, -count(*) FROM old_rows WHERE role = 'OUTPUT' GROUP BY 1, 2, 3;
