@@ -8,7 +8,10 @@
 -- triggers below: inserts only, so that concurrent transactions never wait
 -- on a counter. The backend folds the deltas into chunk_counts in the
 -- background (compactCounts); a count is chunk_counts plus the deltas not
--- yet folded, read in one statement.
+-- yet folded, read in one statement. The functions keep the schema they
+-- were made in (SET search_path FROM CURRENT), so that a statement of a
+-- session on another search_path (a bulk load naming the schema) counts
+-- into this schema's tables.
 CREATE TABLE chunk_counts (
     dataset text   NOT NULL,
     job     text   NOT NULL,
@@ -26,14 +29,14 @@ CREATE TABLE chunk_count_deltas (
 );
 CREATE INDEX chunk_count_deltas_chunk ON chunk_count_deltas (dataset, job);
 
-CREATE FUNCTION chunk_counts_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION chunk_counts_inserted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO chunk_count_deltas (dataset, job, status, n)
     SELECT dataset, job, status, count(*) FROM new_rows WHERE role = 'OUTPUT' GROUP BY 1, 2, 3;
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION chunk_counts_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION chunk_counts_updated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO chunk_count_deltas (dataset, job, status, n)
     SELECT dataset, job, status, sum(d) FROM (
@@ -44,7 +47,7 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION chunk_counts_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION chunk_counts_deleted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO chunk_count_deltas (dataset, job, status, n)
     SELECT dataset, job, status, -count(*) FROM old_rows WHERE role = 'OUTPUT' GROUP BY 1, 2, 3;
