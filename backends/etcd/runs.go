@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
@@ -36,6 +37,15 @@ func (b *Backend) OutputStatusesBatch(ctx context.Context, spans []backends.Stat
 			return nil, nil, mapErr(err, "read the statuses of spans of chunks")
 		}
 		for i, r := range resp.Responses {
+			if rr := r.GetResponseRange(); rr.More && outputRows(rr.Kvs, part[i].Job, b) < part[i].Limit {
+				// The limit stopped at other rows (consumers' INPUT rows):
+				// read on until limit OUTPUT rows of the job, or the end.
+				s := part[i]
+				if ids[lo+i], sts[lo+i], err = b.OutputStatuses(ctx, s.Dataset, s.Job, s.From, s.To, s.Limit); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
 			for _, kv := range r.GetResponseRange().Kvs {
 				k, ok := b.parseRowKey(string(kv.Key))
 				if !ok || k.Role != backends.RoleOutput || k.Job != part[i].Job || k.ReadFor != "" {
@@ -50,6 +60,17 @@ func (b *Backend) OutputStatusesBatch(ctx context.Context, spans []backends.Stat
 		}
 	}
 	return ids, sts, nil
+}
+
+// outputRows counts the OUTPUT rows of job among kvs.
+func outputRows(kvs []*mvccpb.KeyValue, job string, b *Backend) int {
+	n := 0
+	for _, kv := range kvs {
+		if k, ok := b.parseRowKey(string(kv.Key)); ok && k.Role == backends.RoleOutput && k.Job == job && k.ReadFor == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // OutputStatuses reads the dataids and statuses of job's OUTPUT rows on a

@@ -8,7 +8,10 @@
 -- triggers below: inserts only, so that concurrent transactions never wait
 -- on a counter. The backend folds the deltas into chunk_counts in the
 -- background (compactCounts); a count is chunk_counts plus the deltas not
--- yet folded, read in one statement.
+-- yet folded, read in one statement. The functions keep the schema they
+-- were made in (SET search_path FROM CURRENT), so that a statement of a
+-- session on another search_path (a bulk load naming the schema) counts
+-- into this schema's tables.
 CREATE TABLE chunk_counts (
     dataset text   NOT NULL,
     job     text   NOT NULL,
