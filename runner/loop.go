@@ -31,6 +31,10 @@ type Config struct {
 	Loop bool
 	// Max, with Loop, stops after that many chunks (0: no limit).
 	Max int
+	// Parallel, with Loop, above 1 keeps up to that many job processes
+	// running at once, claiming, heartbeating and ending their claims in
+	// batches (pool.go).
+	Parallel int
 	// IdleWait, with Loop, is how long to wait without work for new chunks
 	// before stopping (0: stop as soon as nothing is claimable).
 	IdleWait time.Duration
@@ -263,6 +267,9 @@ func (r *loop) once(ctx context.Context) error {
 // serve claims and runs chunks until nothing is left, Max is reached, or
 // the runner is stopped.
 func (r *loop) serve(ctx context.Context) error {
+	if r.cfg.Parallel > 1 {
+		return r.servePool(ctx)
+	}
 	w := &waiter{r: r, idleWait: r.cfg.IdleWait, wake: make(chan struct{}, 1)}
 	defer w.close()
 	for done := 0; r.cfg.Max == 0 || done < r.cfg.Max; {

@@ -6,11 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"runtime"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/chunklock/chunklock/backends/envname"
@@ -129,58 +125,25 @@ func Run(ctx context.Context, c Client, claim client.Claim, opt Options) (Outcom
 	if err := CheckEnv(claim, opt.EnvAllow); err != nil {
 		return failUnstarted(ctx, c, claim, opt, err)
 	}
-	tail := &tailBuffer{max: opt.TailBytes}
-	cmd := exec.Command(opt.Command[0], opt.Command[1:]...)
-	cmd.Dir = opt.Dir
-	cmd.Env = append(append(os.Environ(), opt.Env...), Environ(claim, opt.EnvAllow)...)
-	cmd.Stdout = opt.Stdout
-	cmd.Stderr = io.MultiWriter(opt.Stderr, tail)
-	cmd.SysProcAttr = sysProcAttr()
-
 	// Writes after the outcome is known use their own context: a runner
 	// told to stop must still release its claim.
 	finish := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	}
-	// The process is started and waited for on one locked OS thread: on
-	// Linux the process gets SIGKILL when the thread that started it ends
-	// (Pdeathsig), which is then only when the runner itself dies.
-	started := make(chan error, 1)
-	exited := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		exited <- cmd.Wait()
-	}()
-	if err := <-started; err != nil {
-		return failUnstarted(ctx, c, claim, opt, fmt.Errorf("runner: could not start %s: %w", opt.Command[0], err))
+	p, err := startProc(claim, opt)
+	if err != nil {
+		return failUnstarted(ctx, c, claim, opt, err)
 	}
-	opt.Logf("started %s for %s/%s (pid %d, attempt %d)", opt.Command[0], claim.Job, claim.DataID, cmd.Process.Pid, claim.Attempt)
-
-	stop := func(why string) error {
-		opt.Logf("stopping pid %d: %s", cmd.Process.Pid, why)
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			return err
-		case <-time.After(opt.KillGrace):
-			opt.Logf("pid %d still running after %s: SIGKILL", cmd.Process.Pid, opt.KillGrace)
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			return <-exited
-		}
-	}
+	opt.Logf("started %s for %s/%s (pid %d, attempt %d)", opt.Command[0], claim.Job, claim.DataID, p.pid(), claim.Attempt)
+	stop := func(why string) error { return p.stop(opt.KillGrace, opt.Logf, why) }
 
 	lease := claim.LeaseExpiresAt
 	ticker := time.NewTicker(opt.Heartbeat)
 	defer ticker.Stop()
 	for {
 		select {
-		case err := <-exited:
+		case <-p.done:
+			err := p.err
 			fctx, cancel := finish()
 			defer cancel()
 			if err == nil {
@@ -193,8 +156,7 @@ func Run(ctx context.Context, c Client, claim client.Claim, opt Options) (Outcom
 				}
 				return Completed, nil
 			}
-			reason := strings.TrimSpace(err.Error() + ": " + tail.String())
-			if ferr := c.Fail(fctx, claim.Token, reason); ferr != nil {
+			if ferr := c.Fail(fctx, claim.Token, p.reason()); ferr != nil {
 				if opt.IsStale(ferr) {
 					return Stale, nil
 				}

@@ -59,6 +59,7 @@ type config struct {
 	python      string // interpreter for the Python client's figure ("" skips it)
 	pyScript    string
 	pySelect    string
+	mode        string // single, pool or both (pool.go)
 }
 
 func main() {
@@ -78,6 +79,7 @@ func main() {
 	flag.IntVar(&c.limits.PoolSlots, "pool-slots", 0, "put the benchmark job in a pool of its own with this many slots (0: no pool)")
 	flag.StringVar(&c.python, "python", "", "with -api graphql or both, also measure the Python client (-python-script) with this interpreter against the same serve process, after each graphql row (empty: skip)")
 	flag.StringVar(&c.pyScript, "python-script", "clients/python/bench/cycles.py", "the Python client's benchmark; the client is imported from clients/python/src")
+	flag.StringVar(&c.mode, "mode", "single", "single (R runners, each findNext then complete), pool (one runner with R slots: claimNext for all of them, then completeMany) or both")
 	flag.StringVar(&c.pySelect, "python-select", "claim", "what the Python client's findNext selects: claim (the whole claim, as the client does) or token (the token only, as the Go rows)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: chunklock-bench [flags]\n\n%s\n\nflags:\n", strings.TrimSpace(usage))
@@ -124,7 +126,13 @@ With -python (and -api graphql or both), each graphql row is followed by a
 python row: the Python client (clients/python, run from the repository root)
 draining a fresh pipeline of the same size with R threads of one process
 against the same serve process; its cpu ms/c is that process's, and a line
-after the table gives its cycles/s as a ratio of the graphql row's.`
+after the table gives its cycles/s as a ratio of the graphql row's.
+
+With -mode pool (or both), each R is also (or only) measured as one runner
+with R slots (rows direct-pool, graphql-pool): it claims for all its slots
+with one claimNext and completes what it got with one completeMany, until
+the pipeline is drained; find and compl are the latencies of those batch
+calls, and a cycle is still one chunk claimed and completed.`
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
@@ -254,14 +262,17 @@ func run(ctx context.Context, c config) error {
 			if api == "graphql" {
 				url = srv.url
 			}
-			rw, err := measure(ctx, c, t, api, url, srv, r)
-			if err != nil {
-				return err
+			for _, pool := range modes(c.mode) {
+				rw, err := measure(ctx, c, t, api, url, srv, r, pool)
+				if err != nil {
+					return err
+				}
+				rw.limit, rw.river = limits[r], rivers[r]
+				rows = append(rows, rw)
 			}
-			rw.limit, rw.river = limits[r], rivers[r]
-			rows = append(rows, rw)
 			if api == "graphql" && c.python != "" {
-				if rw, err = runPython(ctx, c, t.store, srv, r); err != nil {
+				rw, err := runPython(ctx, c, t.store, srv, r)
+				if err != nil {
 					return err
 				}
 				rw.limit = limits[r]
@@ -275,8 +286,9 @@ func run(ctx context.Context, c config) error {
 
 // measure drives R runners through one API (direct, or GraphQL at url) on a
 // fresh pipeline, with the CPU times of the processes involved.
-func measure(ctx context.Context, c config, t *target, api, url string, srv *serveProcess, r int) (row, error) {
+func measure(ctx context.Context, c config, t *target, api, url string, srv *serveProcess, r int, pool bool) (row, error) {
 	var d bench.Driver = bench.StoreDriver{Store: t.store}
+	var pd bench.PoolDriver = bench.StoreDriver{Store: t.store}
 	if api != "direct" {
 		// One kept-alive connection per runner, as separate runner
 		// processes would have (the default keeps 2 idle per host).
@@ -285,7 +297,7 @@ func measure(ctx context.Context, c config, t *target, api, url string, srv *ser
 		if err != nil {
 			return row{}, err
 		}
-		d = graphqlDriver{cl}
+		d, pd = graphqlDriver{cl}, graphqlDriver{cl}
 	}
 	prefix := fmt.Sprintf("b%d-%s-r%d", time.Now().Unix()%100000, api, r)
 	fmt.Fprintf(os.Stderr, "%s R=%d: publishing %d chunks...\n", api, r, c.chunks)
@@ -297,7 +309,13 @@ func measure(ctx context.Context, c config, t *target, api, url string, srv *ser
 	if api == "graphql" {
 		srv0 = processCPU(srv.cmd.Process.Pid)
 	}
-	res, err := bench.Run(ctx, d, p, r, 0, os.Stderr)
+	var res bench.Result
+	if pool {
+		res, err = bench.RunPool(ctx, pd, p, r, os.Stderr)
+		api += "-pool"
+	} else {
+		res, err = bench.Run(ctx, d, p, r, 0, os.Stderr)
+	}
 	if err != nil {
 		return row{}, err
 	}
@@ -305,7 +323,7 @@ func measure(ctx context.Context, c config, t *target, api, url string, srv *ser
 	if c.backend == "postgres" && db0 > 0 {
 		rw.dbCPU = postgresCPU() - db0
 	}
-	if api == "graphql" {
+	if strings.HasPrefix(api, "graphql") && srv != nil {
 		rw.rss, rw.srvCPU = srv.peakRSS(), processCPU(srv.cmd.Process.Pid)-srv0
 	}
 	return rw, nil
@@ -315,7 +333,7 @@ func measure(ctx context.Context, c config, t *target, api, url string, srv *ser
 // row of the same R.
 func printRows(c config, rows []row) {
 	fmt.Printf("\nbackend=%s chunks/run=%d maxConcurrent=%d poolSlots=%d\n", c.backend, c.chunks, c.limits.MaxConcurrent, c.limits.PoolSlots)
-	fmt.Printf("%-8s %4s %10s %12s %12s %12s %12s %12s %7s %10s %9s %9s %9s %9s %6s %6s\n",
+	fmt.Printf("%-12s %4s %10s %12s %12s %12s %12s %12s %7s %10s %9s %9s %9s %9s %6s %6s\n",
 		"api", "R", "cycles/s", "find p50", "find p99", "compl p50", "compl p99", "limit/2", "ratio", "river/s", "rss MB", "cpu ms/c", "srv ms/c", "db ms/c", "idle%", "steal%")
 	for _, rw := range rows {
 		ratio, river, rss, srvCPU, dbCPU := "-", "-", "-", "-", "-"
@@ -337,7 +355,7 @@ func printRows(c config, rows []row) {
 		if rw.dbCPU > 0 {
 			dbCPU = perCycle(rw.dbCPU)
 		}
-		fmt.Printf("%-8s %4d %10.0f %12s %12s %12s %12s %12.0f %7s %10s %9s %9s %9s %9s %6s %6s\n", rw.api, rw.res.Runners, rw.res.CyclesPerSecond(),
+		fmt.Printf("%-12s %4d %10.0f %12s %12s %12s %12s %12.0f %7s %10s %9s %9s %9s %9s %6s %6s\n", rw.api, rw.res.Runners, rw.res.CyclesPerSecond(),
 			rw.res.FindNext.P50.Round(time.Microsecond), rw.res.FindNext.P99.Round(time.Microsecond),
 			rw.res.Complete.P50.Round(time.Microsecond), rw.res.Complete.P99.Round(time.Microsecond), rw.limit, ratio, river, rss,
 			perCycle(rw.cpu), srvCPU, dbCPU, rw.machine.percent(rw.machine.idle), rw.machine.percent(rw.machine.steal))
@@ -369,25 +387,6 @@ func serverConfig(st backends.Store) server.Config {
 	cfg.MaxComplexity = 100000
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	return cfg
-}
-
-// graphqlDriver runs cycles through the HTTP API.
-type graphqlDriver struct{ c *client.Client }
-
-func (g graphqlDriver) FindNext(ctx context.Context, job, executor string) (string, bool, error) {
-	var out struct {
-		FindNext *struct{ Token string } `json:"findNext"`
-	}
-	err := g.c.Do(ctx, `mutation($job: String!, $ex: String!) { findNext(job: $job, executor: $ex) { token } }`,
-		map[string]any{"job": job, "ex": executor}, &out)
-	if err != nil || out.FindNext == nil {
-		return "", false, err
-	}
-	return out.FindNext.Token, true, nil
-}
-
-func (g graphqlDriver) Complete(ctx context.Context, token string) error {
-	return g.c.Do(ctx, `mutation($t: String!) { complete(token: $t) }`, map[string]any{"t": token}, nil)
 }
 
 // serveProcess is a chunklock serve child process.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/client"
 	"github.com/chunklock/chunklock/runner"
 )
@@ -21,7 +22,7 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Category:  catRunner,
 		Usage:     "claim chunks and run a command on each, supervised",
-		UsageText: "chunklock run --job J [--job J2...] [--loop [--max N] [--idle-wait D]] [--dataid D] -- CMD [ARGS...]",
+		UsageText: "chunklock run --job J [--job J2...] [--loop [--parallel N] [--max N] [--idle-wait D]] [--dataid D] -- CMD [ARGS...]",
 		ArgsUsage: "-- CMD [ARGS...]",
 		Description: "Claims a chunk of the job and runs CMD with the claim in its environment:\n" +
 			"   CHUNKLOCK_JOB, CHUNKLOCK_DATAID, CHUNKLOCK_ATTEMPT, CHUNKLOCK_EXECUTOR, CHUNKLOCK_FENCE,\n" +
@@ -53,6 +54,13 @@ func runCommand() *cli.Command {
 			"which is how it sees a scheduled job's next window come due: give such a job an\n" +
 			"--idle-wait longer than its period). A server that cannot be reached is retried\n" +
 			"with backoff for up to --retry-for.\n\n" +
+			"--parallel N (with --loop) keeps up to N CMD processes running at once, each under its\n" +
+			"own claim: the runner claims for all its free slots in one request (claimNext),\n" +
+			"heartbeats all its claims in one request every third of the shortest lease of its jobs,\n" +
+			"and completes or fails the processes that exited together in one request each. A\n" +
+			"process whose claim is lost is stopped as above. SIGINT or SIGTERM to such a runner\n" +
+			"claims nothing more, releases what it claimed and has not started, and waits for the\n" +
+			"running processes, which it still heartbeats and ends as they exit.\n\n" +
 			"Exit status:\n" +
 			"   0    the chunk was completed (--loop: nothing is left to do; failed chunks are\n" +
 			"        recorded on the server, see `chunklock status`)\n" +
@@ -67,6 +75,7 @@ func runCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "job", Required: true, Usage: "the `job` to claim for; repeat to serve several"},
 			&cli.BoolFlag{Name: "loop", Usage: "keep claiming until nothing is left (see --idle-wait)"},
 			&cli.IntFlag{Name: "max", Usage: "with --loop, stop after `N` chunks (0: no limit)"},
+			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "with --loop, keep up to `N` CMD processes running at once (1 to 1000), claiming and ending in batches"},
 			&cli.DurationFlag{Name: "idle-wait", Usage: "with --loop, wait up to `D` without work for new chunks before exiting (0: exit as soon as nothing is claimable)"},
 			&cli.StringFlag{Name: "dataid", Usage: "claim this `dataid` (one job, without --loop); how a job without inputs gets new chunks"},
 			&cli.StringFlag{Name: "executor", DefaultText: "host-pid-random", Usage: "the `name` operators see as the holder of this runner's claims"},
@@ -139,8 +148,10 @@ func runConfig(cmd *cli.Command, c *client.Client) (runner.Config, error) {
 	switch {
 	case dataid != "" && (loop || len(jobs) > 1):
 		return runner.Config{}, errors.New("--dataid claims one chunk of one job: use it without --loop and with a single --job")
-	case !loop && (cmd.IsSet("max") || cmd.IsSet("idle-wait")):
-		return runner.Config{}, errors.New("--max and --idle-wait apply to --loop only")
+	case !loop && (cmd.IsSet("max") || cmd.IsSet("idle-wait") || cmd.IsSet("parallel")):
+		return runner.Config{}, errors.New("--max, --parallel and --idle-wait apply to --loop only")
+	case cmd.Int("parallel") < 1 || cmd.Int("parallel") > backends.MaxClaimNext:
+		return runner.Config{}, fmt.Errorf("--parallel must be 1 to %d, not %d", backends.MaxClaimNext, cmd.Int("parallel"))
 	case cmd.Int("max") < 0 || cmd.Duration("idle-wait") < 0:
 		return runner.Config{}, errors.New("--max and --idle-wait must not be negative")
 	}
@@ -149,7 +160,7 @@ func runConfig(cmd *cli.Command, c *client.Client) (runner.Config, error) {
 		return runner.Config{}, err
 	}
 	cfg := runner.Config{Client: c, JobClients: map[string]*client.Client{}, Jobs: jobs, Loop: loop, EnvAllow: allow,
-		Max: cmd.Int("max"), IdleWait: cmd.Duration("idle-wait"), DataID: dataid,
+		Max: cmd.Int("max"), Parallel: cmd.Int("parallel"), IdleWait: cmd.Duration("idle-wait"), DataID: dataid,
 		Executor: cmd.String("executor"), RetryFor: cmd.Duration("retry-for"), URL: cmd.String("url"),
 		Command: argv, Dir: cmd.String("dir"), Stdout: stdout(cmd), Stderr: stderr(cmd), KillGrace: cmd.Duration("kill-grace"),
 		StopSignals: []os.Signal{syscall.SIGINT, syscall.SIGTERM},

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._catalog import _Catalog
 from ._claim import Claim
 from ._errors import Error, StaleClaim
-from ._types import ChunkDetail, RangeResult, StatusRow, parse_time
+from ._types import ChunkDetail, RangeResult, StatusRow, TokenResult, parse_time
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._worker import Worker
@@ -21,6 +21,9 @@ CLAIM_FIELDS = (
 ROW_FIELDS = "dataset dataid job role status attempt executor fence token leaseExpiresAt updatedAt reason location readFor retryAt"
 RANGE_FIELDS = "changed unchanged skipped { dataid code reason }"
 _HEARTBEAT = "mutation($t: String!) { heartbeat(token: $t) { leaseExpiresAt } }"
+_TOKEN_RESULT = "token ok code leaseExpiresAt"
+#: At most this many claims per ``claim_next``, tokens per batch ending (the server's bound).
+MAX_BATCH = 1000
 
 class Client(_Catalog):
     """A chunklock client: ``Client(url=None, token=None, job_key=None)``.
@@ -89,6 +92,65 @@ class Client(_Catalog):
         c = self._claim_op("force", {"job": job, "dataid": dataid, "executor": executor or self.executor})
         assert c is not None
         return c
+
+    def claim_next(self, job: str, max: int, executor: Optional[str] = None) -> List[Claim]:
+        """Claims up to ``max`` chunks of ``job`` in one request, in ``find_next``'s order.
+
+        The claims are those as many ``find_next`` calls in a row would make, the job's
+        ``maxConcurrent`` and pool slots counted over the batch; fewer (or none) when no
+        more are claimable now. ``max`` is 1 to 1000. Never retried (see the class):
+        raises :class:`chunklock.Unavailable` when the server cannot be reached or the
+        answer was lost.
+        """
+        q = ("mutation($job: String!, $executor: String!, $max: Int!) "
+             f"{{ claims: claimNext(job: $job, executor: $executor, max: $max) {{ {CLAIM_FIELDS} }} }}")
+        sent = time.monotonic()
+        try:
+            data = self._call(q, {"job": job, "executor": executor or self.executor, "max": max}, "claimNext", retry=False)
+        except Error as e:
+            got = [c for c in (e.data or {}).get("claims") or [] if c and c.get("token")]
+            if got:
+                # Claimed, but part of the answer failed (a job key that is not the
+                # job's): give the claims back rather than leave them to expire.
+                for c in got:
+                    self.release(c["token"])
+                e.message += f" (the {len(got)} claims made were released)"
+                e.args = (e.message,)
+            raise
+        return [Claim(self, c, claimed_at=sent) for c in data["claims"]]
+
+    def _many(self, op: str, arg: str, kind: str, values: List[Any]) -> List[TokenResult]:
+        q = f"mutation($v: {kind}) {{ r: {op}({arg}: $v) {{ {_TOKEN_RESULT} }} }}"
+        data = self._call(q, {"v": values}, op, retry=True)
+        return [TokenResult.from_json(r) for r in data["r"]]
+
+    def complete_many(self, tokens: Iterable[str]) -> List[TokenResult]:
+        """Completes each claim, each token on its own: one :class:`TokenResult` per token, in order.
+
+        A stale token fails alone (``code`` ``STALE_CLAIM``); retried as a whole while
+        the server cannot be reached, as repeating it is safe.
+        """
+        return self._many("completeMany", "tokens", "[String!]!", list(tokens))
+
+    def fail_many(self, items: Iterable[Union[Tuple[str, str], Mapping[str, str]]]) -> List[TokenResult]:
+        """Fails each claim with its reason: items are ``(token, reason)`` pairs or ``{"token", "reason"}``.
+
+        One :class:`TokenResult` per item, in order; retried as ``complete_many`` is.
+        """
+        values = []
+        for it in items:
+            if isinstance(it, tuple):
+                values.append({"token": it[0], "reason": it[1]})
+            else:
+                values.append({"token": it["token"], "reason": it.get("reason", "")})
+        return self._many("failMany", "items", "[FailItem!]!", values)
+
+    def heartbeat_many(self, tokens: Iterable[str]) -> List[TokenResult]:
+        """Extends each live claim's lease: one :class:`TokenResult` per token, with ``lease_expires_at``.
+
+        A claim no longer live answers ``STALE_CLAIM`` alone: stop working on it.
+        """
+        return self._many("heartbeatMany", "tokens", "[String!]!", list(tokens))
 
     def _heartbeat_once(self, token: str, timeout: Optional[float] = None) -> datetime:
         """One heartbeat, not retried (the heartbeat thread retries by itself, within the lease)."""

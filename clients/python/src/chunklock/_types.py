@@ -353,6 +353,25 @@ class RangeResult(NamedTuple):
         return cls(d["changed"], d.get("unchanged", 0), [RangeSkip.from_json(s) for s in d.get("skipped") or []])
 
 
+class TokenResult(NamedTuple):
+    """One token's answer in ``complete_many``, ``fail_many`` or ``heartbeat_many``.
+
+    ``ok`` is true when the operation took effect (or repeated the ending that had
+    already ended the claim); else ``code`` says why: ``STALE_CLAIM`` (the claim is no
+    longer live: stop working on that chunk), ``UNAVAILABLE`` (retry it).
+    ``lease_expires_at`` is a heartbeat's new lease end.
+    """
+
+    token: str
+    ok: bool
+    code: Optional[str] = None
+    lease_expires_at: Optional[datetime] = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> TokenResult:
+        return cls(str(d["token"]), bool(d["ok"]), d.get("code"), _time(d.get("leaseExpiresAt")))
+
+
 class Blocker(NamedTuple):
     """One reason a job cannot claim a chunk now (``kind``: ``INPUT_NOT_READY``, ...).
 

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/client"
+)
+
+// barrierJob is a job command for `run --parallel`: it notes its dataid as
+// started in dir, waits (10 s at most) until want processes have started
+// or dir/go exists, fails chunk 5 and succeeds on the others. Waiting for
+// want processes to start together proves they ran at once.
+func barrierJob(dir string, want int) []string {
+	script := `d=` + dir + `; touch "$d/$CHUNKLOCK_DATAID.started"; i=0
+while [ "$(ls "$d" | grep -c started)" -lt ` + strconv.Itoa(want) + ` ] && [ ! -e "$d/go" ]; do
+  i=$((i+1)); [ $i -lt 200 ] || { echo "only $(ls "$d" | grep -c started) started" >&2; exit 1; }; sleep 0.05
+done
+echo "did $CHUNKLOCK_DATAID"; [ "$CHUNKLOCK_DATAID" != 5 ] || { echo "chunk 5 is bad" >&2; exit 3; }`
+	return []string{"sh", "-c", script}
+}
+
+// states reads the OUTPUT status of out's chunks, by dataid.
+func states(t *testing.T, api *client.Client) map[string]string {
+	t.Helper()
+	rows, err := api.Chunks(t.Context(), client.ChunkFilter{Dataset: "out", Role: "OUTPUT"})
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.DataID] = r.Status
+	}
+	return got
+}
+
+// TestRunParallel: `run --loop --parallel 4` against a real server runs
+// four job processes at once (each waits for four to have started),
+// completes and fails them by their exit (chunk 5 at each of its three
+// attempts), and works through every chunk.
+func TestRunParallel(t *testing.T) {
+	t.Parallel()
+	url, api := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	var ids []string
+	for i := 2; i <= 10; i++ {
+		ids = append(ids, strconv.Itoa(i))
+	}
+	require.NoError(t, api.Publish(t.Context(), "in", ids))
+	dir := t.TempDir()
+	var stdout, stderr lockedBuffer
+	code := run(t.Context(), append([]string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "4", "--"},
+		barrierJob(dir, 4)...), &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	require.Contains(t, stderr.String(), "nothing left to do: 9 completed, 3 failed, 0 lost")
+	want := map[string]string{}
+	for i := 1; i <= 10; i++ {
+		want[strconv.Itoa(i)] = "READY"
+	}
+	want["5"] = "HOLD" // failed at each of the job's 3 attempts
+	require.Equal(t, want, states(t, api))
+	require.Equal(t, 12, strings.Count(stdout.String(), "did "), stdout.String())
+	rows, err := api.Chunks(t.Context(), client.ChunkFilter{Dataset: "out", From: "5", To: "5", Role: "OUTPUT"})
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Contains(t, rows[0].Reason, "chunk 5 is bad", "the failure's reason is the stderr tail")
+}
+
+// TestRunParallelStopWaits: a `run --parallel` runner told to stop claims
+// nothing more and waits for its running processes, which it still ends
+// by their exit.
+func TestRunParallelStopWaits(t *testing.T) {
+	t.Parallel()
+	url, api := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	require.NoError(t, api.Publish(t.Context(), "in", []string{"2", "3", "4", "5", "6", "7"}))
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "3", "--"},
+			barrierJob(dir, 99)...), &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for n := 0; n < 3; {
+		require.True(t, time.Now().Before(deadline), "three processes never started:\n%s", stderr.String())
+		time.Sleep(20 * time.Millisecond)
+		m, _ := filepath.Glob(filepath.Join(dir, "*.started"))
+		n = len(m)
+	}
+	cancel()
+	for !strings.Contains(stderr.String(), "waiting for 3 running job processes") {
+		require.True(t, time.Now().Before(deadline), "the runner did not start waiting:\n%s", stderr.String())
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), nil, 0o600))
+	select {
+	case code := <-done:
+		require.NotEqual(t, 0, code, "a stopped runner does not exit 0")
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the runner did not finish:\n%s", stderr.String())
+	}
+	require.Equal(t, map[string]string{"1": "READY", "2": "READY", "3": "READY"}, states(t, api),
+		"the three running were completed, nothing more claimed:\n%s", stderr.String())
+}
