@@ -118,7 +118,7 @@ func storeCopy(ctx context.Context, cmd *cli.Command) error {
 	stderr := cmd.Root().ErrWriter
 	start := time.Now()
 	p := &progress{w: stderr, every: cmd.Duration("progress"), start: start}
-	rep, err := storecopy.Copy(ctx, from, to, storecopy.Options{Batch: 500, Progress: p.report, RemapRecord: webhook.RemapRecord})
+	rep, err := storecopy.Copy(ctx, from, to, storecopy.Options{Batch: 5000, Progress: p.report, RemapRecord: webhook.RemapRecord})
 	if errors.Is(err, storecopy.ErrNotEmpty) {
 		return fmt.Errorf("--to: %w; give a new database, schema, etcd prefix or data directory", err)
 	}
