@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
 
 	"github.com/chunklock/chunklock/backends"
 )
@@ -34,11 +36,45 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 // dumpPage is how many keys one read of a dump returns.
 const dumpPage = 1000
 
-// dumpScan calls fn with every key and value under prefix p/, in key order, a
-// page at a time (a dumped store is stopped: nothing changes between pages).
+// dumpScan calls fn with every key and value under prefix p/, in key order:
+// one RangeStream (etcd 3.7), or, from a server without it, a page at a
+// time (a dumped store is stopped: nothing changes between pages). A page
+// of a plain range read counts every key after it, which makes paging
+// through millions of keys quadratic; the stream does not count.
 func (b *Backend) dumpScan(ctx context.Context, p string, fn func(key string, val []byte, modRev int64) error) error {
 	base := b.key(p) + "/"
-	from, end := base, clientv3.GetPrefixRangeEnd(base)
+	end := clientv3.GetPrefixRangeEnd(base)
+	if b.closed.Load() {
+		return backends.Unavailable(nil, "etcd store is closed")
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := b.cli.GetStream(sctx, base, clientv3.WithRange(end))
+	if err == nil {
+		for r := range stream {
+			if err := r.Err(); err != nil {
+				if codeOf(err) == codes.Unimplemented {
+					return b.dumpPages(ctx, base, end, fn)
+				}
+				return mapErr(err, "dump "+p)
+			}
+			for _, kv := range r.Kvs {
+				if err := fn(strings.TrimPrefix(string(kv.Key), base), kv.Value, kv.ModRevision); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if codeOf(err) == codes.Unimplemented {
+		return b.dumpPages(ctx, base, end, fn)
+	}
+	return mapErr(err, "dump "+p)
+}
+
+// dumpPages is dumpScan a page at a time.
+func (b *Backend) dumpPages(ctx context.Context, base, end string, fn func(key string, val []byte, modRev int64) error) error {
+	from := base
 	for {
 		resp, err := b.get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(dumpPage))
 		if err != nil {
@@ -162,23 +198,46 @@ func (b *Backend) dumpDecoder(kind backends.DumpKind) (string, func(k string, v 
 	return "", nil
 }
 
-// dumpEvents pages through the log (moved and not yet moved events
-// alike) in Seq order.
+// dumpEvents streams the log in Seq order: the events not moved yet
+// (evq/, few) merged into those moved (events/).
 func (b *Backend) dumpEvents(ctx context.Context, fn func(backends.DumpItem) error) error {
-	f := backends.EventFilter{First: dumpPage}
-	for {
-		page, err := b.ListEvents(ctx, f)
-		if err != nil {
-			return err
-		}
-		for i := range page.Events {
-			if err := fn(backends.DumpItem{Event: &page.Events[i]}); err != nil {
+	var pending []backends.Event
+	evq := b.key("evq") + "/"
+	err := b.dumpScan(ctx, "evq", func(k string, v []byte, rev int64) error {
+		evs, err := decodePending([]byte(evq+k), v, rev)
+		pending = append(pending, evs...)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	sortEvents(pending)
+	flush := func(upTo int64) error {
+		for len(pending) > 0 && pending[0].Seq <= upTo {
+			e := pending[0]
+			pending = pending[1:]
+			if err := fn(backends.DumpItem{Event: &e}); err != nil {
 				return err
 			}
 		}
-		if !page.HasNextPage || len(page.Events) == 0 {
-			return nil
-		}
-		f.After = page.Events[len(page.Events)-1].Seq
+		return nil
 	}
+	events := b.key("events") + "/"
+	err = b.dumpScan(ctx, "events", func(k string, v []byte, _ int64) error {
+		e, err := b.decodeEvent([]byte(events+k), v)
+		if err != nil {
+			return err
+		}
+		if err := flush(e.Seq - 1); err != nil {
+			return err
+		}
+		if len(pending) > 0 && pending[0].Seq == e.Seq {
+			pending = pending[1:] // moved while read
+		}
+		return fn(backends.DumpItem{Event: &e})
+	})
+	if err != nil {
+		return err
+	}
+	return flush(math.MaxInt64)
 }

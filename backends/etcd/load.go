@@ -43,14 +43,24 @@ func (b *Backend) putAll(ctx context.Context, ops []clientv3.Op) error {
 
 func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []backends.DumpItem) error {
 	if kind == backends.DumpEvents {
-		return b.Update(ctx, func(tx backends.Tx) error {
-			for _, it := range items {
-				if err := tx.AppendEvent(ctx, *it.Event); err != nil {
-					return err
+		// A few hundred a transaction: its events are one value, which
+		// --max-request-bytes bounds.
+		for len(items) > 0 {
+			n := min(len(items), 500)
+			err := b.Update(ctx, func(tx backends.Tx) error {
+				for _, it := range items[:n] {
+					if err := tx.AppendEvent(ctx, *it.Event); err != nil {
+						return err
+					}
 				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			return nil
-		})
+			items = items[n:]
+		}
+		return nil
 	}
 	var ops []clientv3.Op
 	put := func(key string, v []byte) { ops = append(ops, clientv3.OpPut(key, string(v))) }

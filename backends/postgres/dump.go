@@ -239,19 +239,15 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 		return b.loadCatalog(ctx, items)
 	case backends.DumpCredentials:
 		return each(items, func(it *backends.DumpItem) error { return b.PutCredential(ctx, *it.Credential) })
-	case backends.DumpRows, backends.DumpEvents, backends.DumpCandidates, backends.DumpSlots:
+	case backends.DumpRows:
+		return b.copyRows(ctx, items)
+	case backends.DumpEvents:
+		return b.copyEvents(ctx, items)
+	case backends.DumpCandidates:
+		return b.copyCandidates(ctx, items)
+	case backends.DumpSlots:
 		return b.Update(ctx, func(tx backends.Tx) error {
-			return each(items, func(it *backends.DumpItem) error {
-				switch {
-				case it.Row != nil:
-					return tx.PutRow(ctx, *it.Row)
-				case it.Event != nil:
-					return tx.AppendEvent(ctx, *it.Event)
-				case it.Candidate != nil:
-					return tx.AddCandidate(ctx, *it.Candidate)
-				}
-				return tx.PutSlots(ctx, *it.Slots)
-			})
+			return each(items, func(it *backends.DumpItem) error { return tx.PutSlots(ctx, *it.Slots) })
 		})
 	case backends.DumpFences:
 		// One counter for every chunk: past the largest fence of any.

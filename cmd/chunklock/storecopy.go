@@ -85,7 +85,9 @@ func openDumper(ctx context.Context, flag, arg string) (backends.Dumper, func() 
 			return nil, nil, fmt.Errorf("--from: %s is not the data directory of an embedded store (no member/ in it)", dir)
 		}
 	}
-	opts := open.Options{DataDir: dir, Embedded: embedded.Config{SpaceInterval: -1}}
+	// An embedded store of millions of chunks takes minutes to start
+	// (etcd rebuilds its index of every key).
+	opts := open.Options{DataDir: dir, Embedded: embedded.Config{SpaceInterval: -1, StartTimeout: time.Hour}}
 	s, err := openStore(ctx, storeURL, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--%s: %w", flag, err)
@@ -116,7 +118,7 @@ func storeCopy(ctx context.Context, cmd *cli.Command) error {
 	stderr := cmd.Root().ErrWriter
 	start := time.Now()
 	p := &progress{w: stderr, every: cmd.Duration("progress"), start: start}
-	rep, err := storecopy.Copy(ctx, from, to, storecopy.Options{Batch: 500, Progress: p.report, RemapRecord: webhook.RemapRecord})
+	rep, err := storecopy.Copy(ctx, from, to, storecopy.Options{Batch: 5000, Progress: p.report, RemapRecord: webhook.RemapRecord})
 	if errors.Is(err, storecopy.ErrNotEmpty) {
 		return fmt.Errorf("--to: %w; give a new database, schema, etcd prefix or data directory", err)
 	}
