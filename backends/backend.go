@@ -56,6 +56,16 @@ type Backend interface {
 	// rows: one that committed before is deleted or counted, one that
 	// commits after finds the catalog changed.
 	DeleteDataset(ctx context.Context, id string, withChunks bool, version int64) (chunks int, newVersion int64, err error)
+	// DeleteJob removes job j (as stored at catalog version version) if
+	// the catalog version is still version (ErrCatalogChanged otherwise)
+	// and it has no claim in RUNNING (LOCKED, each blocker one of them, and
+	// nothing removed): the job, its credentials, its candidates and its
+	// INPUT rows (its reads). Its OUTPUT rows stay, keyed as they are: the
+	// output dataset's OutputKey becomes j.ID when it has none, and the
+	// backend keeps finding those rows as the dataset's chunks (a later
+	// job of the same id, or consumers queued by PutJob). It returns the
+	// new catalog version.
+	DeleteJob(ctx context.Context, j Job, version int64) (int64, error)
 	// DeletePool removes the definition of pool id from its slot record
 	// (holders a record lists stay, until their claims end) if the catalog
 	// version is still version (ErrCatalogChanged otherwise; no job of the

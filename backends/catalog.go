@@ -87,6 +87,34 @@ func (c *Catalog) WithoutDataset(id string) *Catalog {
 // Producer returns the job producing dataset, or "" for a source dataset.
 func (c *Catalog) Producer(dataset string) string { return c.producer.Get(dataset) }
 
+// OutputJob returns the job id the OUTPUT rows of dataset are keyed under:
+// its producer's, or, when it has none, that of the deleted job that
+// wrote them (Dataset.OutputKey); "" for a source dataset.
+func (c *Catalog) OutputJob(dataset string) string {
+	if p := c.producer.Get(dataset); p != "" {
+		return p
+	}
+	return c.Datasets.Get(dataset).OutputKey
+}
+
+// WithoutJob returns the catalog without job id, its output's producer
+// and its inputs' consumer gone with it.
+func (c *Catalog) WithoutJob(id string) *Catalog {
+	j, ok := c.Jobs.Lookup(id)
+	if !ok {
+		return c
+	}
+	n := *c
+	if n.producer.Get(j.Output) == id {
+		n.producer = n.producer.without(j.Output)
+	}
+	for _, in := range j.Inputs {
+		n.consumers = n.consumers.with(in, slices.DeleteFunc(slices.Clone(n.consumers.Get(in)), func(s string) bool { return s == id }))
+	}
+	n.Jobs = c.Jobs.without(id)
+	return &n
+}
+
 // Consumers returns the jobs reading dataset, sorted.
 func (c *Catalog) Consumers(dataset string) []string { return c.consumers.Get(dataset) }
 

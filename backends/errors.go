@@ -1,8 +1,10 @@
 package backends
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -102,6 +104,15 @@ func Locked(blockers []Blocker, format string, args ...any) error {
 	e := newError(CodeLocked, format, args...)
 	e.Blockers = blockers
 	return e
+}
+
+// LiveClaims is the LOCKED error of a job deletion refused while the job
+// has live claims: blockers are their OUTPUT rows, sorted here.
+func LiveClaims(job string, blockers []Blocker) error {
+	slices.SortFunc(blockers, func(a, b Blocker) int {
+		return cmp.Or(cmp.Compare(a.Dataset, b.Dataset), CompareDataID(a.DataID, b.DataID))
+	})
+	return Locked(blockers, "job %q has %d live claim(s): %s; it is deleted once they end (pause it first so that it claims no more)", job, len(blockers), DescribeBlockers(blockers))
 }
 
 // CodeOf returns the code of err: the code of the first *Error in its chain,

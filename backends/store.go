@@ -223,6 +223,15 @@ type Store interface {
 	PauseJob(ctx context.Context, id string) (Job, error)
 	ResumeJob(ctx context.Context, id string) (Job, error)
 
+	// DeleteJob removes a job (SPEC §11): its key, credentials, queue,
+	// INPUT rows (its reads) and backfill record. LOCKED, each blocker one
+	// of them, while it has live claims (RUNNING OUTPUT rows); NOT_FOUND for
+	// an unknown job. The chunks it produced stay, READY ones readable by
+	// consumers: its output keeps them under the job's id
+	// (Dataset.OutputKey), and a job declared again under that id takes
+	// them over without recomputing READY ones. From the commit on, no
+	// replica grants the job a claim.
+	DeleteJob(ctx context.Context, id string) error
 	// DeleteDataset removes a dataset with its status rows and credentials
 	// (SPEC §11); its events stay, and its fences (a dataset declared again
 	// under the id never repeats a token). LOCKED, naming them, while a job

@@ -67,8 +67,14 @@ type Dataset struct {
 	// Partitions is the set of dataids the dataset is expected to have
 	// (SPEC §8); nil when it has no definition.
 	Partitions *partition.Def
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// OutputKey is the job id the dataset's OUTPUT rows are keyed under
+	// once the job that wrote them is deleted (SPEC §11, engine/doc.go):
+	// its chunks stay readable under it, and only a job of that id may
+	// produce the dataset again. Empty while the dataset never lost a
+	// producer; the engine keeps it across upserts.
+	OutputKey string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Job reads Inputs and writes Output, one dataid at a time. The location of

@@ -21,6 +21,7 @@ var concurrencyTests = []testCase{
 	{"PauseRace", (*suite).testPauseRace},
 	{"DeleteDatasetRace", (*suite).testDeleteDatasetRace},
 	{"DeletePoolRace", (*suite).testDeletePoolRace},
+	{"DeleteRace", (*suite).testDeleteRace},
 }
 
 // testFindNextRace: workers race FindNext on one job over many chunks,

@@ -16,6 +16,8 @@ var lifecycleTests = []testCase{
 	{"DeleteDataset", (*suite).testDeleteDataset},
 	{"DeleteDatasetFences", (*suite).testDeleteDatasetFences},
 	{"DeletePool", (*suite).testDeletePool},
+	{"DeleteJob", (*suite).testDeleteJob},
+	{"DeleteJobTakeOver", (*suite).testDeleteJobTakeOver},
 }
 
 // testPauseResume: a paused job claims nothing, its live claim runs to its

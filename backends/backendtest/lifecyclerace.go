@@ -201,3 +201,81 @@ func (s *suite) testDeletePoolRace(t *testing.T) {
 		}
 	}
 }
+
+// testDeleteRace: the workers claim the chunks of a job while it is
+// paused, drained and deleted. No findNext started after the pause
+// answered is granted a claim; the deletion is refused (LOCKED, naming
+// live claims) until the claims live at the pause have ended, and then
+// succeeds; from then on every findNext is NOT_FOUND, never a claim.
+func (s *suite) testDeleteRace(t *testing.T) {
+	b := s.setup(t)
+	b.pipeline()
+	n := min(s.cfg.chunks, 40*s.cfg.workers)
+	for i := 1; i <= n; i++ {
+		b.publish("src", strconv.Itoa(i))
+	}
+	b.job("ja", "a", "src")
+
+	r := &lifecycleRace{b: b, job: "ja"}
+	var deleted atomic.Bool
+	var wg sync.WaitGroup
+	for w := range s.cfg.workers {
+		wg.Go(func() { r.workUntilDeleted(fmt.Sprintf("worker-%d", w), &deleted) })
+	}
+	r.waitCompleted(int64(s.cfg.workers))
+	_, err := b.s.PauseJob(b.ctx, "ja")
+	require.NoError(t, err)
+	r.paused.Store(true)
+	for {
+		err := b.s.DeleteJob(b.ctx, "ja")
+		if err == nil {
+			break
+		}
+		requireCode(t, err, backends.CodeLocked)
+		var e *backends.Error
+		require.ErrorAs(t, err, &e)
+		require.NotEmpty(t, e.Blockers, "a refusal names the live claims")
+		runtime.Gosched()
+	}
+	deleted.Store(true)
+	wg.Wait()
+
+	require.Empty(t, r.failures)
+	running := listRows(t, b, backends.ChunkFilter{Dataset: "a", Status: backends.StatusRunning, First: backends.MaxPageSize})
+	require.Empty(t, running, "the deletion waited for every live claim to end")
+	done := listRows(t, b, backends.ChunkFilter{Dataset: "a", Status: ready, First: backends.MaxPageSize})
+	require.Len(t, done, int(r.completed.Load()), "what the job produced stays")
+}
+
+// workUntilDeleted claims, heartbeats and completes chunks until findNext
+// answers that the job does not exist, checking that nothing is granted
+// after the pause, nor after the deletion.
+func (r *lifecycleRace) workUntilDeleted(executor string, deleted *atomic.Bool) {
+	b := r.b
+	for {
+		afterPause, afterDelete := r.paused.Load(), deleted.Load()
+		c, err := b.s.FindNext(b.ctx, r.job, executor)
+		switch {
+		case backends.CodeOf(err) == backends.CodeNotFound:
+			return
+		case err != nil:
+			r.fail("findNext: %v", err)
+			return
+		case c == nil:
+			runtime.Gosched()
+			continue
+		case afterDelete:
+			r.fail("%s was granted a claim on %s of a deleted job", executor, c.DataID)
+		case afterPause:
+			r.fail("%s was granted a claim on %s after the pause committed", executor, c.DataID)
+		}
+		if _, err := b.s.Heartbeat(b.ctx, c.Token); err != nil {
+			r.fail("heartbeat of %s: %v", c.DataID, err)
+		}
+		if err := b.s.Complete(b.ctx, c.Token); err != nil {
+			r.fail("complete of %s: %v", c.DataID, err)
+			continue
+		}
+		r.completed.Add(1)
+	}
+}

@@ -23,7 +23,11 @@ func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backend
 	var stored backends.Dataset
 	err := e.changeCatalog(ctx, func(cat *backends.Catalog) error { return e.checkDatasetMappings(cat, d) }, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
 		var frontier *backends.Candidate
-		if old, existed := cat.Datasets.Lookup(d.ID); existed && !reflect.DeepEqual(old.Partitions, d.Partitions) {
+		old, existed := cat.Datasets.Lookup(d.ID)
+		// The key of the chunks of a deleted producer is the store's, not
+		// the caller's (lifecycle.go).
+		d.OutputKey = old.OutputKey
+		if existed && !reflect.DeepEqual(old.Partitions, d.Partitions) {
 			// The producer's frontier moves to the new definition's first
 			// dataid without a row, stored with the definition; one left
 			// where the old definition had it walks on, meets the new one

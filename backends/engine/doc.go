@@ -28,8 +28,9 @@
 //     backend's bounded transactions.
 //   - catalogcache.go: the catalog kept in memory and checked against the
 //     store's version in each transaction; catalogops.go, jobcheck.go: the
-//     catalog operations; pools.go, recordops.go, resourcelocks.go: pools,
-//     records and resource locks.
+//     catalog operations; lifecycle.go: pausing, resuming and deleting
+//     jobs, datasets and pools (SPEC §11, and below); pools.go,
+//     recordops.go, resourcelocks.go: pools, records and resource locks.
 //   - readmodels.go, graph.go, partitions.go, partitioncount.go: the read
 //     models; queue.go: the length of a job's queue.
 //   - batcher.go: one batcher serves concurrent calls several per
@@ -47,10 +48,13 @@
 // Decision: rows keep their key, and a dataset records the job id its
 // OUTPUT rows are keyed under (Dataset.OutputKey): the id of the producer
 // that wrote them, written on the dataset when that producer is deleted.
-// A later producer keys its OUTPUT rows under the recorded id instead of
-// its own (Catalog.OutputJob), and readers (consumers, publish, the read
-// models) read the dataset's chunks under it whether or not it has a
-// producer. Deleting and declaring producers is then one catalog write,
+// Readers (consumers, publish, the read models) find the dataset's chunks
+// under it whether or not it has a producer (Catalog.OutputJob), and a
+// later producer keys its OUTPUT rows under it. Today that producer must
+// be declared under the recorded id (ValidateJob refuses another): the
+// engine keys a job's OUTPUT rows, tokens, live counts and slot holders by
+// the job's own id, and keying them by the recorded id instead is the
+// next step. Deleting and declaring producers is then one catalog write,
 // whatever the number of rows, and the record never changes again: the
 // next deletion finds the same id. INPUT rows stay keyed by the reading
 // job's own id, and are removed with it. Fences are kept per output chunk

@@ -28,7 +28,7 @@ func (e *engine) LatestReady(ctx context.Context, datasets []string) ([]string, 
 			if err != nil {
 				return err
 			}
-			defs[i], producers[i], tops[i] = d.Partitions, cat.Producer(ds), maxDataID
+			defs[i], producers[i], tops[i] = d.Partitions, cat.OutputJob(ds), maxDataID
 			if d.Partitions != nil {
 				if last, ok := d.Partitions.DueBefore(now); ok {
 					tops[i] = last

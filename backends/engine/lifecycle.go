@@ -50,6 +50,39 @@ func (e *engine) setPaused(ctx context.Context, id string, paused bool) (backend
 	return stored, err
 }
 
+func (e *engine) DeleteJob(ctx context.Context, id string) error {
+	if err := backends.ValidateID("job", id); err != nil {
+		return err
+	}
+	var job backends.Job
+	check := func(cat *backends.Catalog) error {
+		var err error
+		job, err = cat.Job(id)
+		return err
+	}
+	err := e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
+		version, err := e.b.DeleteJob(ctx, job, version)
+		if err != nil {
+			return nil, 0, err
+		}
+		next := cat.WithoutJob(id)
+		if d, ok := next.Datasets.Lookup(job.Output); ok && d.OutputKey == "" {
+			d.OutputKey = id
+			next = next.WithDataset(d)
+		}
+		return next, version, nil
+	})
+	if err != nil {
+		return err
+	}
+	// Its backfill record goes too: a job declared again under the id
+	// owes a backfill of its own (backfillmark.go).
+	if r, err := e.b.GetRecord(ctx, backfillRecordKey(id)); err == nil && len(r.Value) > 0 {
+		_, _, _ = e.b.SwapRecord(ctx, backfillRecordKey(id), nil, r.Version)
+	}
+	return nil
+}
+
 func (e *engine) DeleteDataset(ctx context.Context, id string, deleteChunks bool) error {
 	if err := backends.ValidateID("dataset", id); err != nil {
 		return err

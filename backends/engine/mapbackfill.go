@@ -58,7 +58,7 @@ func (e *engine) backfillMapped(ctx context.Context, cat *backends.Catalog, job 
 		// first output that may read the input's first READY chunk.
 		return e.backfillSweep(ctx, cat, job, in, now)
 	}
-	producer := cat.Producer(in)
+	producer := cat.OutputJob(in)
 	f := backends.ChunkFilter{Dataset: in, Role: backends.RoleOutput, Status: backends.StatusReady, First: backends.MaxPageSize}
 	q := &backfillQueue{e: e, job: job, out: cat.DefOf(job.Output), size: e.backfillBatchSize()}
 	for {

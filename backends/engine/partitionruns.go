@@ -70,7 +70,7 @@ func (e *engine) spanSource(ctx context.Context, dataset string) (*partition.Def
 		if err != nil {
 			return err
 		}
-		def, producer = d.Partitions, cat.Producer(dataset)
+		def, producer = d.Partitions, cat.OutputJob(dataset)
 		return e.update(ctx, cat, func(backends.Tx) error { return nil })
 	})
 	return def, producer, err

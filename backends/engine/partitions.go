@@ -60,7 +60,7 @@ func (e *engine) partitionSource(ctx context.Context, dataset string) (partition
 		if err != nil {
 			return err
 		}
-		def, producer = d, cat.Producer(dataset)
+		def, producer = d, cat.OutputJob(dataset)
 		return e.update(ctx, cat, func(backends.Tx) error { return nil })
 	})
 	return def, producer, err

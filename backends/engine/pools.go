@@ -10,8 +10,9 @@ import (
 // Pools are kept in their slot records (slots.go), beside the live claims
 // holding their slots, rather than in the versioned catalog: a claim reads
 // a pool's size in the transaction that takes one of its slots, and an
-// upsert changes it under the record's lock. A pool is never removed, so
-// a job that named an existing pool at its upsert names one for good.
+// upsert changes it under the record's lock. Deleting a pool is a catalog
+// change (lifecycle.go), and an upsert looks its pool up in each check of
+// its own: a job is stored naming a pool only while the pool exists.
 
 func (e *engine) UpsertPool(ctx context.Context, p backends.Pool) (backends.Pool, error) {
 	if err := backends.ValidatePool(p); err != nil {

@@ -18,10 +18,11 @@ func outputKey(job backends.Job, dataid string) backends.RowKey {
 	return backends.RowKey{Dataset: job.Output, DataID: dataid, Job: job.ID, Role: backends.RoleOutput}
 }
 
-// chunkOutputKey is the OUTPUT row of a chunk: written by its producer, or
-// with an empty job for a source dataset.
+// chunkOutputKey is the OUTPUT row of a chunk: written by its producer (or
+// by the deleted job that was, Catalog.OutputJob), or with an empty job
+// for a source dataset.
 func chunkOutputKey(cat *backends.Catalog, dataset, dataid string) backends.RowKey {
-	return backends.RowKey{Dataset: dataset, DataID: dataid, Job: cat.Producer(dataset), Role: backends.RoleOutput}
+	return backends.RowKey{Dataset: dataset, DataID: dataid, Job: cat.OutputJob(dataset), Role: backends.RoleOutput}
 }
 
 // event records the transition of a row from old (nil: no row) to r, by

@@ -149,6 +149,11 @@ func (b *Backend) producerKey(dataset string) string { return b.key("producers",
 // backfill, which reads at the job's commit revision or later, finds the
 // chunk READY.
 func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, frontier *backends.Candidate, version int64) (backends.Job, int64, error) {
+	// A deleted job of the same id leaves no read lock to this one
+	// (deletejob.go).
+	if err := b.finishPurge(ctx, j.ID); err != nil {
+		return backends.Job{}, 0, err
+	}
 	j.Inputs = slices.Clone(j.Inputs)
 	j.Env = slices.Clone(j.Env)
 	cmps, ops, pending, err := b.jobWrite(ctx, &j, enqueue)

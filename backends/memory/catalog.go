@@ -188,3 +188,42 @@ func (b *Backend) DeletePool(_ context.Context, id string, version int64) (int64
 	b.version++
 	return b.version, nil
 }
+
+func (b *Backend) DeleteJob(_ context.Context, j backends.Job, version int64) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if version != b.version {
+		return 0, backends.ErrCatalogChanged
+	}
+	if live := b.running[j.ID]; len(live) > 0 {
+		var blockers []backends.Blocker
+		for k := range live {
+			blockers = append(blockers, backends.Blocker{Dataset: k.Dataset, DataID: k.DataID, Job: k.Job, Kind: backends.BlockerOutputLocked, Status: backends.StatusRunning})
+		}
+		return 0, backends.LiveClaims(j.ID, blockers)
+	}
+	for k := range b.rows {
+		if k.Role == backends.RoleInput && k.Job == j.ID {
+			delete(b.rows, k)
+		}
+	}
+	for k := range b.creds {
+		if k[0] == j.ID {
+			delete(b.creds, k)
+		}
+	}
+	for h, c := range b.cands {
+		if c.Job == j.ID {
+			delete(b.cands, h)
+		}
+	}
+	delete(b.jobs, j.ID)
+	// The output's rows stay under j.ID: the producer entry, which finds
+	// a dataset's chunks for PutJob's backfill, keeps naming it.
+	if d, ok := b.datasets[j.Output]; ok && d.OutputKey == "" {
+		d.OutputKey = j.ID
+		b.datasets[j.Output] = d
+	}
+	b.version++
+	return b.version, nil
+}

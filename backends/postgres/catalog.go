@@ -31,7 +31,7 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *
 		var err error
 		r, err = q.PutDataset(ctx, sqldb.PutDatasetParams{
 			ID: d.ID, Description: d.Description, Url: d.URL, Connection: d.Connection, Location: d.Location,
-			Partitions: parts, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+			Partitions: parts, OutputKey: d.OutputKey, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 		})
 		if err != nil {
 			return err
@@ -254,7 +254,7 @@ func (b *Backend) Credentials(ctx context.Context, job string) ([]backends.Crede
 func datasetFromDB(r sqldb.Dataset) (backends.Dataset, error) {
 	d := backends.Dataset{
 		ID: r.ID, Description: r.Description, URL: r.Url, Connection: r.Connection, Location: r.Location,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		OutputKey: r.OutputKey, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
 	if r.Partitions != nil {
 		d.Partitions = new(partition.Def)

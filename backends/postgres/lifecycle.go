@@ -65,3 +65,52 @@ func (b *Backend) DeletePool(ctx context.Context, id string, version int64) (int
 	}
 	return version, nil
 }
+
+// DeleteJob refuses while the job has RUNNING claims (read under the
+// catalog lock, after every transaction in flight committed), then deletes
+// its rows, credentials and candidates and records on its output the id
+// its OUTPUT rows stay keyed under.
+func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) (int64, error) {
+	if err := b.usable(ctx); err != nil {
+		return 0, err
+	}
+	var live error
+	err := b.changeCatalogTx(ctx, &version, func(_ *sqldb.Queries, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT dataid FROM status_rows
+			WHERE job = $1 AND dataset = $2 AND role = 'OUTPUT' AND status = 'RUNNING' ORDER BY sortkey`, j.ID, j.Output)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			var blockers []backends.Blocker
+			for _, id := range ids {
+				blockers = append(blockers, backends.Blocker{Dataset: j.Output, DataID: id, Job: j.ID, Kind: backends.BlockerOutputLocked, Status: backends.StatusRunning})
+			}
+			live = backends.LiveClaims(j.ID, blockers)
+			return live
+		}
+		for _, q := range []string{
+			`DELETE FROM status_rows WHERE job = $1 AND role = 'INPUT'`,
+			`DELETE FROM credentials WHERE job = $1`,
+			`DELETE FROM candidates WHERE job = $1`,
+			`DELETE FROM jobs WHERE id = $1`,
+		} {
+			if _, err := tx.Exec(ctx, q, j.ID); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, `UPDATE datasets SET output_key = $2 WHERE id = $1 AND output_key = ''`, j.Output, j.ID)
+		return err
+	})
+	switch {
+	case live != nil && errors.Is(err, live):
+		return 0, live
+	case err != nil:
+		return 0, mapCatalogErr(err, "deleting job "+j.ID)
+	}
+	return version, nil
+}

@@ -8,14 +8,15 @@ RETURNING version;
 
 -- name: PutDataset :one
 -- Creates or updates a dataset, keeping created_at of an existing one.
-INSERT INTO datasets (id, description, url, connection, location, partitions, created_at, updated_at)
-VALUES (@id, @description, @url, @connection, @location, @partitions, @created_at, @updated_at)
+INSERT INTO datasets (id, description, url, connection, location, partitions, output_key, created_at, updated_at)
+VALUES (@id, @description, @url, @connection, @location, @partitions, @output_key, @created_at, @updated_at)
 ON CONFLICT (id) DO UPDATE SET
     description = excluded.description,
     url         = excluded.url,
     connection  = excluded.connection,
     location    = excluded.location,
     partitions  = excluded.partitions,
+    output_key  = excluded.output_key,
     updated_at  = excluded.updated_at
 RETURNING *;
 
@@ -52,14 +53,16 @@ RETURNING *;
 
 -- name: BackfillCandidates :execrows
 -- Adds a candidate for job at every dataid at which dataset (the job's first
--- input) has a READY OUTPUT row written by its producer ('' for a source).
+-- input) has a READY OUTPUT row written by its producer, or by the deleted
+-- job that was (datasets.output_key); '' for a source.
 INSERT INTO candidates (job, resubmit, sortkey, dataid)
 SELECT @job::text, false, s.sortkey, s.dataid
 FROM status_rows s
 WHERE s.dataset = @dataset::text
   AND s.role = 'OUTPUT'
   AND s.status = 'READY'
-  AND s.job = coalesce((SELECT j.id FROM jobs j WHERE j.output = @dataset::text), '')
+  AND s.job = coalesce((SELECT j.id FROM jobs j WHERE j.output = @dataset::text),
+                       (SELECT d.output_key FROM datasets d WHERE d.id = @dataset::text), '')
 ORDER BY s.sortkey;
 
 -- name: ListJobs :many

@@ -41,7 +41,8 @@ FROM status_rows s
 WHERE s.dataset = $2::text
   AND s.role = 'OUTPUT'
   AND s.status = 'READY'
-  AND s.job = coalesce((SELECT j.id FROM jobs j WHERE j.output = $2::text), '')
+  AND s.job = coalesce((SELECT j.id FROM jobs j WHERE j.output = $2::text),
+                       (SELECT d.output_key FROM datasets d WHERE d.id = $2::text), '')
 ORDER BY s.sortkey
 `
 
@@ -51,7 +52,8 @@ type BackfillCandidatesParams struct {
 }
 
 // Adds a candidate for job at every dataid at which dataset (the job's first
-// input) has a READY OUTPUT row written by its producer (” for a source).
+// input) has a READY OUTPUT row written by its producer, or by the deleted
+// job that was (datasets.output_key); ” for a source.
 func (q *Queries) BackfillCandidates(ctx context.Context, arg BackfillCandidatesParams) (int64, error) {
 	result, err := q.db.Exec(ctx, BackfillCandidates, arg.Job, arg.Dataset)
 	if err != nil {
@@ -107,7 +109,7 @@ func (q *Queries) ListCredentials(ctx context.Context, job string) ([]Credential
 }
 
 const ListDatasets = `-- name: ListDatasets :many
-SELECT id, description, url, connection, location, created_at, updated_at, partitions FROM datasets ORDER BY id
+SELECT id, description, url, connection, location, created_at, updated_at, partitions, output_key FROM datasets ORDER BY id
 `
 
 func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
@@ -128,6 +130,7 @@ func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Partitions,
+			&i.OutputKey,
 		); err != nil {
 			return nil, err
 		}
@@ -211,16 +214,17 @@ func (q *Queries) PutCredential(ctx context.Context, arg PutCredentialParams) er
 }
 
 const PutDataset = `-- name: PutDataset :one
-INSERT INTO datasets (id, description, url, connection, location, partitions, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO datasets (id, description, url, connection, location, partitions, output_key, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (id) DO UPDATE SET
     description = excluded.description,
     url         = excluded.url,
     connection  = excluded.connection,
     location    = excluded.location,
     partitions  = excluded.partitions,
+    output_key  = excluded.output_key,
     updated_at  = excluded.updated_at
-RETURNING id, description, url, connection, location, created_at, updated_at, partitions
+RETURNING id, description, url, connection, location, created_at, updated_at, partitions, output_key
 `
 
 type PutDatasetParams struct {
@@ -230,6 +234,7 @@ type PutDatasetParams struct {
 	Connection  string
 	Location    string
 	Partitions  []byte
+	OutputKey   string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
@@ -243,6 +248,7 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 		arg.Connection,
 		arg.Location,
 		arg.Partitions,
+		arg.OutputKey,
 		arg.CreatedAt,
 		arg.UpdatedAt,
 	)
@@ -256,6 +262,7 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Partitions,
+		&i.OutputKey,
 	)
 	return i, err
 }

@@ -42,6 +42,7 @@ type Dataset struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	Partitions  []byte
+	OutputKey   string
 }
 
 type Event struct {
