@@ -160,8 +160,15 @@ func (s *suite) testDeleteDataset(t *testing.T) {
 
 	b.datasets("loose")
 	require.Empty(t, b.allRowsOf("loose"), "declared again, it starts empty")
+	n, err := b.s.ChunkCounts(b.ctx, "loose")
+	require.NoError(t, err)
+	require.Zero(t, n.Total, "declared again, it counts no chunk")
 	b.publish("loose", "1")
 	require.Len(t, b.allRowsOf("loose"), 1)
+	n, err = b.s.ChunkCounts(b.ctx, "loose")
+	require.NoError(t, err)
+	require.Equal(t, 1, n.Total, "the counts follow the deletion: %+v", n)
+	require.Equal(t, 1, n.Ready)
 }
 
 // testDeleteDatasetFences: fencing tokens never repeat across a deletion

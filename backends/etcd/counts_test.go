@@ -67,3 +67,45 @@ func TestCountsFoldAndRecount(t *testing.T) {
 	want.Total, want.Ready = 40, 35
 	counts("after the base, folded", want)
 }
+
+// TestCountsAfterDatasetDeleted: a dataset deleted with its chunks and
+// declared again counts only its new chunks, once the base and the folded
+// changes had counted the old ones.
+func TestCountsAfterDatasetDeleted(t *testing.T) {
+	ctx := context.Background()
+	b := factory(t).(*Backend)
+	s := engine.New(b)
+	t.Cleanup(func() { _ = s.Close() })
+	for _, id := range []string{"loose", "kept"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: id, Location: "/" + id + "/{dataid}"})
+		require.NoError(t, err)
+	}
+	publish := func(d string, ids ...string) {
+		for _, i := range ids {
+			_, err := s.Publish(ctx, d, i)
+			require.NoError(t, err)
+		}
+	}
+	publish("loose", "1")
+	publish("kept", "1")
+	_, err := b.ensureCounts(ctx)
+	require.NoError(t, err)
+	publish("loose", "2")
+	require.NoError(t, b.moveEvents(ctx)) // loose/2 folded into cnt/c/loose, loose/1 in the base
+	require.NoError(t, s.DeleteDataset(ctx, "loose", true))
+	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "loose", Location: "/loose/{dataid}"})
+	require.NoError(t, err)
+	publish("loose", "1")
+	for _, moved := range []bool{false, true} {
+		got, err := s.ChunkCounts(ctx, "loose")
+		require.NoError(t, err)
+		require.Equal(t, backends.ChunkCount{Dataset: "loose", Total: 1, Ready: 1}, got, "moved %v", moved)
+		got, err = s.ChunkCounts(ctx, "kept")
+		require.NoError(t, err)
+		require.Equal(t, backends.ChunkCount{Dataset: "kept", Total: 1, Ready: 1}, got, "moved %v", moved)
+		if err := b.moveEvents(ctx); err != nil {
+			require.ErrorIs(t, err, errFoldConflict, "the base this process knew is gone")
+			require.NoError(t, b.moveEvents(ctx), "the next round counts again")
+		}
+	}
+}

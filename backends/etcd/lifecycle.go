@@ -42,6 +42,14 @@ func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool,
 		clientv3.OpDelete(b.key("running", id)+"/", clientv3.WithPrefix()),
 		b.bumpCatalog("datasets/" + id + " deleted"),
 	}
+	if chunks > 0 {
+		// The chunk counts (counts.go) hold the deleted rows, in the base
+		// and in the folded changes: drop them, and the next mover counts
+		// the rows again at a revision after this Txn (evq/ entries of the
+		// deleted rows lie before it and count no more). A dataset's
+		// deletion is rare; the recount reads every OUTPUT row once.
+		ops = append(ops, clientv3.OpDelete(b.key("cnt")+"/", clientv3.WithPrefix()))
+	}
 	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
 		if strings.HasSuffix(string(kv.Key), "/"+id) {
 			ops = append(ops, clientv3.OpDelete(string(kv.Key)))

@@ -163,6 +163,9 @@ func (b *Backend) DeleteDataset(_ context.Context, id string, withChunks bool, v
 		return chunks, 0, nil
 	}
 	for _, k := range keys {
+		if k.Role == backends.RoleOutput {
+			b.count(k, b.rows[k].Status, -1)
+		}
 		delete(b.rows, k)
 		b.indexRunning(k, nil)
 	}
