@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,4 +55,42 @@ func TestPauseResumeDelete(t *testing.T) {
 	code, _, errs = cli("pause", "--url", url)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "usage: chunklock pause JOB")
+}
+
+// TestApplyLeavesAPausedJobPaused: apply of a file that changes a paused
+// job, without saying paused, keeps it paused; a file that says paused
+// decides (SPEC §11).
+func TestApplyLeavesAPausedJobPaused(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	cli := func(args ...string) (int, string, string) {
+		var stdout, stderr lockedBuffer
+		code := run(t.Context(), append([]string{"chunklock"}, args...), &stdout, &stderr)
+		return code, strings.TrimSpace(stdout.String()), stderr.String()
+	}
+	apply := func(job string) {
+		t.Helper()
+		file := filepath.Join(t.TempDir(), "p.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(`
+datasets:
+  - {id: in, location: "/in/{dataid}"}
+  - {id: out, location: "/out/{dataid}"}
+jobs:
+  - `+job+"\n"), 0o600))
+		code, _, errs := cli("apply", "--url", url, "-f", file, "--keys-dir", t.TempDir())
+		require.Equal(t, 0, code, errs)
+	}
+	paused := func() bool {
+		j, err := c.Job(t.Context(), "j")
+		require.NoError(t, err)
+		return j.Paused
+	}
+	code, _, errs := cli("pause", "--url", url, "j")
+	require.Equal(t, 0, code, errs)
+	apply(`{id: j, inputs: [in], output: out, description: changed}`)
+	require.True(t, paused(), "a file without paused leaves the job paused")
+	apply(`{id: j, inputs: [in], output: out, description: changed again, paused: false}`)
+	require.False(t, paused(), "a file that says paused: false resumes it")
+	apply(`{id: j, inputs: [in], output: out, paused: true}`)
+	require.True(t, paused())
 }
