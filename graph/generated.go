@@ -122,6 +122,7 @@ type ComplexityRoot struct {
 		ID               func(childComplexity int) int
 		LatestReady      func(childComplexity int) int
 		Location         func(childComplexity int) int
+		OutputKey        func(childComplexity int) int
 		PartitionSummary func(childComplexity int) int
 		Partitions       func(childComplexity int) int
 		Producer         func(childComplexity int) int
@@ -240,6 +241,9 @@ type ComplexityRoot struct {
 		ClaimNext      func(childComplexity int, job string, executor string, max int) int
 		Complete       func(childComplexity int, token string) int
 		CompleteMany   func(childComplexity int, tokens []string) int
+		DeleteDataset  func(childComplexity int, id string, deleteChunks *bool) int
+		DeleteJob      func(childComplexity int, id string) int
+		DeletePool     func(childComplexity int, id string) int
 		Fail           func(childComplexity int, token string, reason *string) int
 		FailMany       func(childComplexity int, items []backends.FailItem) int
 		FindNext       func(childComplexity int, job string, executor string) int
@@ -249,12 +253,14 @@ type ComplexityRoot struct {
 		Hold           func(childComplexity int, dataset string, dataid string, reason *string) int
 		HoldRange      func(childComplexity int, dataset string, from string, to string, reason *string) int
 		LockResource   func(childComplexity int, client string, resource string, mode backends.LockMode, ttlSeconds *int) int
+		PauseJob       func(childComplexity int, id string) int
 		Publish        func(childComplexity int, dataset string, dataid string) int
 		PublishRange   func(childComplexity int, dataset string, from string, to string) int
 		Release        func(childComplexity int, token string) int
 		RenewResource  func(childComplexity int, id string, client string, ttlSeconds *int) int
 		Resubmit       func(childComplexity int, dataset string, dataid string, cascade *bool) int
 		ResubmitRange  func(childComplexity int, dataset string, from string, to string, cascade *bool) int
+		ResumeJob      func(childComplexity int, id string) int
 		SetCredential  func(childComplexity int, job string, dataset string, secret string) int
 		UnlockResource func(childComplexity int, id string, client string) int
 		UpsertDataset  func(childComplexity int, input DatasetInput) int
@@ -462,6 +468,7 @@ type DatasetResolver interface {
 	Consumers(ctx context.Context, obj *backends.Dataset) ([]backends.Job, error)
 
 	LatestReady(ctx context.Context, obj *backends.Dataset) (*string, error)
+
 	PartitionSummary(ctx context.Context, obj *backends.Dataset) (*backends.PartitionCount, error)
 	ChunkCounts(ctx context.Context, obj *backends.Dataset) (backends.ChunkCount, error)
 }
@@ -513,6 +520,11 @@ type MutationResolver interface {
 	Complete(ctx context.Context, token string) (bool, error)
 	Fail(ctx context.Context, token string, reason *string) (bool, error)
 	Release(ctx context.Context, token string) (bool, error)
+	PauseJob(ctx context.Context, id string) (backends.Job, error)
+	ResumeJob(ctx context.Context, id string) (backends.Job, error)
+	DeleteJob(ctx context.Context, id string) (bool, error)
+	DeleteDataset(ctx context.Context, id string, deleteChunks *bool) (bool, error)
+	DeletePool(ctx context.Context, id string) (bool, error)
 	LockResource(ctx context.Context, client string, resource string, mode backends.LockMode, ttlSeconds *int) (backends.ResourceLock, error)
 	RenewResource(ctx context.Context, id string, client string, ttlSeconds *int) (backends.ResourceLock, error)
 	UnlockResource(ctx context.Context, id string, client string) (bool, error)
@@ -870,6 +882,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Location(childComplexity), true
+	case "Dataset.outputKey":
+		if e.ComplexityRoot.Dataset.OutputKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.OutputKey(childComplexity), true
 	case "Dataset.partitionSummary":
 		if e.ComplexityRoot.Dataset.PartitionSummary == nil {
 			break
@@ -1377,6 +1395,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CompleteMany(childComplexity, args["tokens"].([]string)), true
+	case "Mutation.deleteDataset":
+		if e.ComplexityRoot.Mutation.DeleteDataset == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteDataset_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteDataset(childComplexity, args["id"].(string), args["deleteChunks"].(*bool)), true
+	case "Mutation.deleteJob":
+		if e.ComplexityRoot.Mutation.DeleteJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteJob(childComplexity, args["id"].(string)), true
+	case "Mutation.deletePool":
+		if e.ComplexityRoot.Mutation.DeletePool == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deletePool_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeletePool(childComplexity, args["id"].(string)), true
 	case "Mutation.fail":
 		if e.ComplexityRoot.Mutation.Fail == nil {
 			break
@@ -1476,6 +1527,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.LockResource(childComplexity, args["client"].(string), args["resource"].(string), args["mode"].(backends.LockMode), args["ttlSeconds"].(*int)), true
+	case "Mutation.pauseJob":
+		if e.ComplexityRoot.Mutation.PauseJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseJob(childComplexity, args["id"].(string)), true
 	case "Mutation.publish":
 		if e.ComplexityRoot.Mutation.Publish == nil {
 			break
@@ -1542,6 +1604,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResubmitRange(childComplexity, args["dataset"].(string), args["from"].(string), args["to"].(string), args["cascade"].(*bool)), true
+	case "Mutation.resumeJob":
+		if e.ComplexityRoot.Mutation.ResumeJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resumeJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResumeJob(childComplexity, args["id"].(string)), true
 	case "Mutation.setCredential":
 		if e.ComplexityRoot.Mutation.SetCredential == nil {
 			break
@@ -3430,6 +3503,24 @@ extend type Subscription {
   ): Event!
 }
 `, BuiltIn: false},
+	{Name: "../schema/lifecycle.graphqls", Input: `extend type Dataset {
+  "The job id this dataset's chunks are keyed under after their producer was deleted: a job declared for the dataset under that id takes them over. Empty while the dataset never lost a producer."
+  outputKey: String!
+}
+
+extend type Mutation {
+  "Pauses a job: from the commit on, no server grants it a claim (findNext answers null, claim is LOCKED with a PAUSED blocker); its live claims run to their end. apply leaves it paused unless the pipeline file sets paused. Admin only."
+  pauseJob("The job id." id: String!): Job!
+  "Resumes a paused job: it claims again. Admin only."
+  resumeJob("The job id." id: String!): Job!
+  "Deletes a job with its key, credentials, queue, reads (INPUT rows) and backfill record; LOCKED, each blocker one of its live claims, until they end (pause it first). The chunks it produced stay READY and readable by consumers, under its id: a job declared later under the same id takes them over without computing READY ones again. Events stay. Admin only."
+  deleteJob("The job id." id: String!): Boolean!
+  "Deletes a dataset with its chunks and credentials; LOCKED while a job reads or writes it, INVALID_ARGUMENT naming how many chunks it has unless deleteChunks. Events and fences stay: a dataset declared again under the id never repeats a fencing token. Admin only."
+  deleteDataset("The dataset id." id: String!, "Delete its chunks too; required when it has any." deleteChunks: Boolean = false): Boolean!
+  "Deletes a pool; LOCKED while a job names it. Admin only."
+  deletePool("The pool id." id: String!): Boolean!
+}
+`, BuiltIn: false},
 	{Name: "../schema/locks.graphqls", Input: `# Locks: the derived lock views (locks, blockers, lockGraph) and the named
 # resource locks.
 
@@ -3750,7 +3841,7 @@ extend type Query {
 }
 
 extend type Mutation {
-  "Creates or replaces a pool; a job may name it once it exists. Pools are never removed. Admin only."
+  "Creates or replaces a pool; a job may name it once it exists (deletePool removes it). Admin only."
   upsertPool("The pool as it is to be." input: PoolInput!): Pool!
 }
 `, BuiltIn: false},
@@ -4105,6 +4196,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_updatedAt(ctx, field)
 	case "latestReady":
 		return ec.fieldContext_Dataset_latestReady(ctx, field)
+	case "outputKey":
+		return ec.fieldContext_Dataset_outputKey(ctx, field)
 	case "partitionSummary":
 		return ec.fieldContext_Dataset_partitionSummary(ctx, field)
 	case "chunkCounts":
@@ -4825,6 +4918,56 @@ func (ec *executionContext) field_Mutation_complete_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteDataset_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "deleteChunks",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["deleteChunks"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deletePool_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_failMany_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5047,6 +5190,20 @@ func (ec *executionContext) field_Mutation_lockResource_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_pauseJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_publishRange_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5208,6 +5365,20 @@ func (ec *executionContext) field_Mutation_resubmit_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["cascade"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resumeJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -7025,6 +7196,29 @@ func (ec *executionContext) _Dataset_latestReady(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Dataset_latestReady(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Dataset", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Dataset_outputKey(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_outputKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OutputKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_outputKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dataset", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Dataset_partitionSummary(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
@@ -9375,6 +9569,226 @@ func (ec *executionContext) fieldContext_Mutation_release(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_release_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_pauseJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pauseJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PauseJob(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.Job) graphql.Marshaler {
+			return ec.marshalNJob2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pauseJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pauseJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resumeJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resumeJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResumeJob(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.Job) graphql.Marshaler {
+			return ec.marshalNJob2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resumeJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resumeJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteJob(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteDataset(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteDataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteDataset(ctx, fc.Args["id"].(string), fc.Args["deleteChunks"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteDataset(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteDataset_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deletePool(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deletePool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeletePool(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deletePool(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deletePool_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15435,6 +15849,11 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "outputKey":
+			out.Values[i] = ec._Dataset_outputKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "partitionSummary":
 			field := field
 
@@ -16946,6 +17365,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "release":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_release(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pauseJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pauseJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resumeJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resumeJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteDataset":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteDataset(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deletePool":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deletePool(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

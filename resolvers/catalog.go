@@ -9,6 +9,9 @@ import (
 	"github.com/chunklock/chunklock/graph"
 )
 
+// done is a mutation's Boolean answer: true once it is done.
+func done(err error) (bool, error) { return err == nil, err }
+
 func deref[T any](p *T) T {
 	var zero T
 	if p == nil {

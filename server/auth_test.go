@@ -76,6 +76,29 @@ var mutationCases = []mutationCase{
 	{"holdRange", `mutation($id: String!) { holdRange(dataset: "a", from: $id, to: $id) { changed } }`, publishedID("g"), nil},
 	{"resubmitRange", `mutation($id: String!) { resubmitRange(dataset: "a", from: $id, to: $id, cascade: true) { changed } }`,
 		publishedID("s"), nil},
+	{"pauseJob", `mutation { pauseJob(id: "jb") { paused } }`,
+		func(*stack, int) map[string]any { return nil }, nil},
+	{"resumeJob", `mutation { resumeJob(id: "jb") { paused } }`,
+		func(*stack, int) map[string]any { return nil }, nil},
+	{"deleteDataset", `mutation($id: String!) { deleteDataset(id: $id) }`,
+		func(s *stack, n int) map[string]any {
+			id := fmt.Sprintf("x%d", n)
+			s.ok(admin, upsertDatasetQ, vars("in", map[string]any{"id": id}))
+			return vars("id", id)
+		}, nil},
+	{"deleteJob", `mutation($id: String!) { deleteJob(id: $id) }`,
+		func(s *stack, n int) map[string]any {
+			id := fmt.Sprintf("y%d", n)
+			s.ok(admin, upsertDatasetQ, vars("in", map[string]any{"id": id}))
+			s.ok(admin, `mutation($id: String!) { upsertJob(input: {id: $id, inputs: ["a"], output: $id}) { job { id } } }`, vars("id", id))
+			return vars("id", id)
+		}, nil},
+	{"deletePool", `mutation($id: String!) { deletePool(id: $id) }`,
+		func(s *stack, n int) map[string]any {
+			id := fmt.Sprintf("z%d", n)
+			s.ok(admin, `mutation($id: String!) { upsertPool(input: {id: $id, slots: 1}) { id } }`, vars("id", id))
+			return vars("id", id)
+		}, nil},
 	{"findNext", `mutation { findNext(job: "ja", executor: "e") { dataid } }`,
 		func(*stack, int) map[string]any { return nil }, []string{runnerA}},
 	{"claim", claimQ,

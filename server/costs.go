@@ -148,6 +148,12 @@ func mutationCosts(c *graph.ComplexityRoot, max int) {
 	m.PublishRange = func(child int, _, _, _ string) int { return bulk(child) }
 	m.ResubmitRange = func(child int, _, _, _ string, _ *bool) int { return bulk(child) }
 	m.HoldRange = func(child int, _, _, _ string, _ *string) int { return bulk(child) }
+	m.PauseJob = func(child int, _ string) int { return write(child) }
+	m.ResumeJob = func(child int, _ string) int { return write(child) }
+	m.DeletePool = func(child int, _ string) int { return write(child) }
+	// A deletion removes every row of a job's reads or of a dataset.
+	m.DeleteJob = func(child int, _ string) int { return bulk(child) }
+	m.DeleteDataset = func(child int, _ string, _ *bool) int { return bulk(child) }
 }
 
 func ptr[T any](v T) *T { return &v }

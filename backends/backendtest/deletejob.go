@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/chunklock/chunklock/backends"
@@ -96,4 +97,25 @@ func (s *suite) testDeleteJobTakeOver(t *testing.T) {
 	require.Greater(t, c.Fence, first, "fences never repeat across a delete and a re-creation")
 	b.complete(c)
 	require.Equal(t, ready, b.status("a", "2"))
+}
+
+// testDeleteJobManyReads: a job whose reads are more than one transaction
+// of any backend holds (etcd: --max-txn-ops) loses them all with it, and a
+// job declared again under its id finds no read lock of the old one.
+func (s *suite) testDeleteJobManyReads(t *testing.T) {
+	b := s.setup(t)
+	b.pipeline()
+	const n = 300
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i + 1)
+	}
+	b.publish("src", ids...)
+	require.Len(t, b.drain("ja"), n)
+	require.Len(t, listRows(t, b, backends.ChunkFilter{Dataset: "src", Job: "ja", First: backends.MaxPageSize}), n)
+	require.NoError(t, b.s.DeleteJob(b.ctx, "ja"))
+	require.Empty(t, listRows(t, b, backends.ChunkFilter{Dataset: "src", Job: "ja", First: backends.MaxPageSize}), "every read is deleted")
+	b.datasets("c")
+	b.job("ja", "c", "src")
+	require.Len(t, b.drain("ja"), n, "a job declared again under the id, for another output, holds no read lock of the old one")
 }

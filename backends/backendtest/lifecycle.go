@@ -18,6 +18,7 @@ var lifecycleTests = []testCase{
 	{"DeletePool", (*suite).testDeletePool},
 	{"DeleteJob", (*suite).testDeleteJob},
 	{"DeleteJobTakeOver", (*suite).testDeleteJobTakeOver},
+	{"DeleteJobManyReads", (*suite).testDeleteJobManyReads},
 }
 
 // testPauseResume: a paused job claims nothing, its live claim runs to its

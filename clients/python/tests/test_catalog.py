@@ -32,6 +32,44 @@ def test_catalog_and_pools(client: chunklock.Client, names: str) -> None:
     assert pool.id in {p.id for p in client.pools()}
 
 
+def test_lifecycle(client: chunklock.Client, names: str) -> None:
+    client.upsert_dataset(f"{names}-src", location="/s/{dataid}")
+    client.upsert_dataset(f"{names}-out", location="/o/{dataid}")
+    client.upsert_pool(f"{names}-lp", 1)
+    client.upsert_job(f"{names}-lj", inputs=[f"{names}-src"], output=f"{names}-out", pool=f"{names}-lp")
+    client.publish(f"{names}-src", "1")
+    assert client.pause_job(f"{names}-lj").paused
+    assert client.find_next(f"{names}-lj") is None, "a paused job gets no claim"
+    assert not client.resume_job(f"{names}-lj").paused
+    claim = client.find_next(f"{names}-lj")
+    assert claim is not None
+    try:
+        client.delete_job(f"{names}-lj")
+        raise AssertionError("a job with a live claim was deleted")
+    except chunklock.Locked as e:
+        assert [b.dataid for b in e.blockers] == ["1"]
+    try:
+        client.delete_pool(f"{names}-lp")
+        raise AssertionError("a pool a job names was deleted")
+    except chunklock.Locked:
+        pass
+    claim.complete()
+    client.delete_job(f"{names}-lj")
+    try:
+        client.job(f"{names}-lj")
+        raise AssertionError("the job is still there")
+    except chunklock.NotFound:
+        pass
+    assert client.chunk(f"{names}-out", "1").status == "READY", "what it produced stays"
+    client.delete_pool(f"{names}-lp")
+    try:
+        client.delete_dataset(f"{names}-src")
+        raise AssertionError("a dataset with chunks was deleted without delete_chunks")
+    except chunklock.InvalidArgument as e:
+        assert "1 chunk(s)" in str(e)
+    client.delete_dataset(f"{names}-src", delete_chunks=True)
+
+
 def test_partitions_ranges_and_views(client: chunklock.Client, names: str) -> None:
     src = f"{names}-days"
     client.upsert_dataset(src, location="/d/{dataid}", partitions={"kind": "DAILY", "start": "2026-01-01", "end": "2026-01-05"})

@@ -158,6 +158,36 @@ class _Catalog(_Base):
                           {"in": {"id": id, "slots": slots, "description": description}}, "upsertPool", retry=False)
         return Pool.from_json(data["upsertPool"])
 
+    # The catalog lifecycle (SPEC §11).
+
+    def pause_job(self, id: str) -> Job:
+        """Pauses a job: no claim is granted to it from the commit on; its live claims run to their end."""
+        data = self._call(f"mutation($id: String!) {{ pauseJob(id: $id) {{ {JOB_FIELDS} }} }}", {"id": id},
+                          "pauseJob", retry=True)
+        return Job.from_json(data["pauseJob"])
+
+    def resume_job(self, id: str) -> Job:
+        """Lets a paused job claim again."""
+        data = self._call(f"mutation($id: String!) {{ resumeJob(id: $id) {{ {JOB_FIELDS} }} }}", {"id": id},
+                          "resumeJob", retry=True)
+        return Job.from_json(data["resumeJob"])
+
+    def delete_job(self, id: str) -> None:
+        """Deletes a job (:class:`chunklock.Locked`, with its live claims as blockers, until they end).
+
+        The chunks it produced stay READY for its consumers; a job declared again under the id takes them over.
+        """
+        self._call("mutation($id: String!) { deleteJob(id: $id) }", {"id": id}, "deleteJob", retry=False)
+
+    def delete_dataset(self, id: str, delete_chunks: bool = False) -> None:
+        """Deletes a dataset no job reads or writes; one with chunks only with ``delete_chunks``."""
+        self._call("mutation($id: String!, $dc: Boolean) { deleteDataset(id: $id, deleteChunks: $dc) }",
+                   {"id": id, "dc": delete_chunks}, "deleteDataset", retry=False)
+
+    def delete_pool(self, id: str) -> None:
+        """Deletes a pool no job names."""
+        self._call("mutation($id: String!) { deletePool(id: $id) }", {"id": id}, "deletePool", retry=False)
+
     # Views.
 
     def partitions(
