@@ -89,6 +89,10 @@ type liveOp struct {
 	ending backends.Ending
 	fn     liveFn
 	acted  bool // the claim was live and fn made its writes
+	// many marks an operation of a batch call (CompleteMany, ...): a
+	// transaction serving one may serve up to a range's batch of them
+	// (takeLive).
+	many bool
 }
 
 // nextOp is one findNext or claimNext call waiting to be served.

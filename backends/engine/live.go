@@ -67,18 +67,24 @@ func (op *liveOp) acts(out *backends.StatusRow, now time.Time) (bool, error) {
 }
 
 // takeLive takes up to e.maxBatch operations from the queue, in order, at
-// most one per output chunk and within the backend's key budget.
+// most one per output chunk and within the backend's key budget; up to
+// e.maxRange when the first is of a batch call (a runner pool's endings
+// come from one caller who waits for them all, as a range's chunks do).
 func (e *engine) takeLive(_ string, queue []*liveOp) (batch, rest []*liveOp) {
 	chunks := map[[2]string]bool{}
 	rest = queue[:0]
 	used := 0
+	size := e.maxBatch
+	if len(queue) > 0 && queue[0].many {
+		size = max(size, e.maxRange)
+	}
 	for _, op := range queue {
 		chunk := [2]string{op.key.Dataset, op.key.DataID}
 		keys := opKeys(e.jobInputs(op.key.Job)) + e.jobSlotKeys(op.key.Job)
 		if e.maxKeys > 0 && op.mayMakeReady() {
 			keys += e.readyKeysOf(op.key.Dataset)
 		}
-		if len(batch) == e.maxBatch || chunks[chunk] || !e.batchFits(used, keys) {
+		if len(batch) == size || chunks[chunk] || !e.batchFits(used, keys) {
 			rest = append(rest, op)
 			continue
 		}

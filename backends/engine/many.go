@@ -67,7 +67,7 @@ func (e *engine) liveMany(ctx context.Context, tokens []string, how backends.End
 			results[i].Err = err
 			continue
 		}
-		ops = append(ops, &liveOp{key: key, token: token, fence: fence, ending: how, fn: fn(i)})
+		ops = append(ops, &liveOp{key: key, token: token, fence: fence, ending: how, fn: fn(i), many: true})
 		at = append(at, i)
 	}
 	for j, err := range e.live.doMany(ctx, "", ops) {

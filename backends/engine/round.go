@@ -19,8 +19,11 @@ import (
 // its seats are filled, or when the job is at its limit; a call with seats
 // left empty because candidates were stale hints, or because a frontier
 // stood for them (one candidate stands for a schedule's next dataid),
-// stays pending for the next round.
+// stays pending for the next round, unless the queue held fewer
+// candidates than seats and none came back or moved on (queueMoved): then
+// nothing more is claimable now, and it is answered.
 func (e *engine) claimRound(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job backends.Job, cands []backends.Candidate, ops []*nextOp) error {
+	short := len(cands) < len(ops) // the queue held no more candidates due now
 	cands, twins := distinctCandidates(cands)
 	now := e.clock.Now()
 	prefetchGate(tx, cat, job, now)
@@ -59,6 +62,7 @@ func (e *engine) claimRound(ctx context.Context, tx backends.Tx, cat *backends.C
 			if err := e.advanceFrontiers(ctx, tx, cat, c, twins[c.DataID], passed, false, &resubmitsAhead); err != nil {
 				return err
 			}
+			short = short && !queueMoved(c, twins[c.DataID], false)
 			if reordered(ops, next, c, twins[c.DataID], false) {
 				break
 			}
@@ -82,11 +86,24 @@ func (e *engine) claimRound(ctx context.Context, tx backends.Tx, cat *backends.C
 		if err := e.advanceFrontiers(ctx, tx, cat, c, twins[c.DataID], st, claimed, &resubmitsAhead); err != nil {
 			return err
 		}
+		short = short && !queueMoved(c, twins[c.DataID], back)
 		if reordered(ops, next, c, twins[c.DataID], back) {
 			break
 		}
 	}
+	if short && !resubmitsAhead {
+		for _, op := range ops[next:] {
+			op.pending = false
+		}
+	}
 	return g.flush(ctx, tx)
+}
+
+// queueMoved tells whether handling candidate c (its twins) put a
+// candidate due now back in the queue: c itself, in its true place (back),
+// or the next candidate of a frontier that c or a twin stood for.
+func queueMoved(c backends.Candidate, twins []backends.Candidate, back bool) bool {
+	return back || c.Frontier || slices.ContainsFunc(twins, func(d backends.Candidate) bool { return d.Frontier })
 }
 
 // reordered tells whether the candidates left in a round must wait for the
@@ -99,7 +116,7 @@ func reordered(seats []*nextOp, next int, c backends.Candidate, twins []backends
 	if next >= len(seats) || seats[next].want < 2 {
 		return false
 	}
-	return back || c.Frontier || slices.ContainsFunc(twins, func(d backends.Candidate) bool { return d.Frontier })
+	return queueMoved(c, twins, back)
 }
 
 // advanceFrontiers moves on the frontiers just taken at one chunk: c when
