@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/backendtest"
+	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/memory"
 )
 
@@ -76,4 +78,37 @@ func TestDumpCoversEveryPrefix(t *testing.T) {
 			require.Contains(t, covers, p, "the store holds keys under %s/, which no dump kind covers", p)
 		}
 	}
+}
+
+// TestDumpSkipsPurgedReads: the INPUT rows of a deleted job whose purge was
+// interrupted (purge/<job> still there) are not dumped; its OUTPUT rows and
+// other rows are.
+func TestDumpSkipsPurgedReads(t *testing.T) {
+	ctx := context.Background()
+	b := factory(t).(*Backend)
+	s := engine.New(b)
+	t.Cleanup(func() { _ = s.Close() })
+	for _, id := range []string{"src", "out"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: id, Location: "/" + id + "/{dataid}"})
+		require.NoError(t, err)
+	}
+	_, err := s.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"src"}, Output: "out"})
+	require.NoError(t, err)
+	_, err = s.Publish(ctx, "src", "1")
+	require.NoError(t, err)
+	c, err := s.FindNext(ctx, "j", "e")
+	require.NoError(t, err)
+	require.NoError(t, s.Complete(ctx, c.Token))
+	roles := func() map[backends.Role]int {
+		out := map[backends.Role]int{}
+		require.NoError(t, b.Dump(ctx, backends.DumpRows, func(it backends.DumpItem) error {
+			out[it.Row.Role]++
+			return nil
+		}))
+		return out
+	}
+	require.Equal(t, map[backends.Role]int{backends.RoleOutput: 2, backends.RoleInput: 1}, roles())
+	_, err = b.cli.Put(ctx, b.purgeKey("j"), `["src"]`) // as an interrupted purge leaves it
+	require.NoError(t, err)
+	require.Equal(t, map[backends.Role]int{backends.RoleOutput: 2}, roles())
 }
