@@ -67,7 +67,9 @@ type Config struct {
 	// ClusterToken distinguishes clusters bootstrapped on the same network
 	// (default "chunklock").
 	ClusterToken string
-	// StartTimeout bounds the wait for the member to serve (default 60s).
+	// StartTimeout bounds the wait for the member to serve (default 15
+	// minutes: a member loads its whole index at start, 26 s for a million
+	// chunks on an idle machine; the wait is logged every 15 s).
 	StartTimeout time.Duration
 	// LogLevel is debug, info, warn (default) or error.
 	LogLevel string
@@ -114,7 +116,7 @@ func (c Config) withDefaults() Config {
 		c.ClusterToken = "chunklock"
 	}
 	if c.StartTimeout == 0 {
-		c.StartTimeout = 60 * time.Second
+		c.StartTimeout = 15 * time.Minute
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "warn"
@@ -187,26 +189,45 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	timer := time.NewTimer(cfg.StartTimeout)
-	defer timer.Stop()
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		e.Close()
-		return nil, fmt.Errorf("embedded etcd: failed while starting (see %s): %w", cfg.LogOutput, err)
-	case <-timer.C:
-		e.Server.HardStop()
-		e.Close()
-		return nil, fmt.Errorf("embedded etcd: not ready after %s (for a cluster, are the other members started? see %s)", cfg.StartTimeout, cfg.LogOutput)
-	case <-ctx.Done():
-		e.Server.HardStop()
-		e.Close()
-		return nil, fmt.Errorf("embedded etcd: start cancelled: %w", ctx.Err())
+	if err := waitReady(ctx, e, cfg); err != nil {
+		return nil, err
 	}
 	s.e = e
 	ok = true
 	s.startSpaceWatch(ctx)
 	return s, nil
+}
+
+// waitReady waits for the member e to serve, logging the wait every 15 s
+// (a large store takes a while: the member reads its whole index), and
+// stops it when it fails, when cfg.StartTimeout passes or ctx ends.
+func waitReady(ctx context.Context, e *embed.Etcd, cfg Config) error {
+	timer := time.NewTimer(cfg.StartTimeout)
+	defer timer.Stop()
+	began := time.Now()
+	tick := time.NewTicker(15 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			cfg.Logger.Info("embedded store: still starting (a member reads its whole index at start)",
+				"waited", time.Since(began).Round(time.Second), "timeout", cfg.StartTimeout, "dir", cfg.Dir)
+			continue
+		case <-e.Server.ReadyNotify():
+			return nil
+		case err := <-e.Err():
+			e.Close()
+			return fmt.Errorf("embedded etcd: failed while starting (see %s): %w", cfg.LogOutput, err)
+		case <-timer.C:
+			e.Server.HardStop()
+			e.Close()
+			return fmt.Errorf("embedded etcd: not ready after %s (for a cluster, are the other members started? see %s)", cfg.StartTimeout, cfg.LogOutput)
+		case <-ctx.Done():
+			e.Server.HardStop()
+			e.Close()
+			return fmt.Errorf("embedded etcd: start cancelled: %w", ctx.Err())
+		}
+	}
 }
 
 // startSpaceWatch reclaims space once (a member restarted with a larger
