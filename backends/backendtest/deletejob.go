@@ -53,6 +53,9 @@ func (s *suite) testDeleteJob(t *testing.T) {
 	d, err := b.s.Dataset(b.ctx, "a")
 	require.NoError(t, err)
 	require.Equal(t, "ja", d.OutputKey, "its output records the key of its chunks")
+	n, err := b.s.ChunkCounts(b.ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, backends.ChunkCount{Dataset: "a", Total: 3, Ready: 3}, n, "its chunks are counted under the key")
 	b.datasets("a") // an upsert of the dataset keeps the key
 	d, err = b.s.Dataset(b.ctx, "a")
 	require.NoError(t, err)

@@ -6,8 +6,9 @@ import (
 	"github.com/chunklock/chunklock/backends"
 )
 
-// ChunkCounts counts a dataset's chunks by status: its producer's OUTPUT
-// rows (job "" for a source), as committed. A backend that counts in the
+// ChunkCounts counts a dataset's chunks by status: the OUTPUT rows of its
+// producer, or of its deleted producer (Catalog.OutputJob; job "" for a
+// source), as committed. A backend that counts in the
 // store (backends.StatusCounter) answers in one request; otherwise the
 // rows are paged through here, so that a caller never reads them.
 func (e *engine) ChunkCounts(ctx context.Context, dataset string) (backends.ChunkCount, error) {
@@ -16,7 +17,7 @@ func (e *engine) ChunkCounts(ctx context.Context, dataset string) (backends.Chun
 		if _, err := cat.Dataset(dataset); err != nil {
 			return err
 		}
-		producer = cat.Producer(dataset)
+		producer = cat.OutputJob(dataset) // a deleted producer's rows stay under its id
 		return e.update(ctx, cat, func(backends.Tx) error { return nil })
 	})
 	if err != nil {
