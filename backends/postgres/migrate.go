@@ -90,16 +90,19 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	if _, err := conn.Exec(ctx, createMigrationsTable); err != nil {
 		return mapErr(err, "creating the schema_migrations table")
 	}
-	var current int
-	if err := conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&current); err != nil {
-		return mapErr(err, "reading the schema version")
+	applied, current, err := appliedMigrations(ctx, conn)
+	if err != nil {
+		return err
 	}
 	latest := all[len(all)-1].version
 	if current > latest {
 		return backends.InvalidArgument("postgres: the database schema is at version %d but this server knows migrations up to %d only; upgrade the server", current, latest)
 	}
+	// Every migration not applied yet is applied, in version order, also
+	// one numbered below the newest applied: versions are taken by changes
+	// made side by side, and one may land after another numbered above it.
 	for _, m := range all {
-		if m.version <= current {
+		if applied[m.version] {
 			continue
 		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
@@ -114,4 +117,22 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		}
 	}
 	return nil
+}
+
+// appliedMigrations reads the versions schema_migrations records, and the
+// newest of them.
+func appliedMigrations(ctx context.Context, conn *pgxpool.Conn) (map[int]bool, int, error) {
+	rows, err := conn.Query(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return nil, 0, mapErr(err, "reading the schema version")
+	}
+	vs, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, 0, mapErr(err, "reading the schema version")
+	}
+	applied, current := map[int]bool{}, 0
+	for _, v := range vs {
+		applied[v], current = true, max(current, v)
+	}
+	return applied, current, nil
 }
