@@ -106,26 +106,22 @@ func (b *Backend) finishPurge(ctx context.Context, id string) error {
 	if err := json.Unmarshal(resp.Kvs[0].Value, &inputs); err != nil {
 		return err
 	}
-	batch := max(1, b.cfg.MaxTxnOps-1)
-	var keys []string
+	batch := max(1, b.cfg.MaxTxnOps/2-1)
+	var keys []keyRev
 	flush := func() error {
-		ops := make([]clientv3.Op, len(keys))
-		for i, k := range keys {
-			ops[i] = clientv3.OpDelete(k)
-		}
+		err := b.purgeRows(ctx, keys)
 		keys = keys[:0]
-		_, err := b.txn(ctx, nil, ops, nil)
 		return mapErr(err, "purge the reads of deleted job "+id)
 	}
 	mark := []byte("/" + string(backends.RoleInput) + "/" + id)
 	for _, in := range inputs {
 		base := b.key("rows", in) + "/"
-		err := b.scan(ctx, base, clientv3.GetPrefixRangeEnd(base), 0, func(key, _ []byte, _ int64) (bool, error) {
+		err := b.scan(ctx, base, clientv3.GetPrefixRangeEnd(base), 0, func(key, _ []byte, rev int64) (bool, error) {
 			i := bytes.LastIndex(key, mark)
 			if i < 0 || (i+len(mark) != len(key) && key[i+len(mark)] != readForSep[0]) {
 				return true, nil
 			}
-			if keys = append(keys, string(key)); len(keys) >= batch {
+			if keys = append(keys, keyRev{string(key), rev}); len(keys) >= batch {
 				return true, flush()
 			}
 			return true, nil
@@ -142,4 +138,27 @@ func (b *Backend) finishPurge(ctx context.Context, id string) error {
 	_, err = b.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(b.purgeKey(id)), "=", resp.Kvs[0].ModRevision)},
 		[]clientv3.Op{clientv3.OpDelete(b.purgeKey(id))}, nil)
 	return mapErr(err, "purge the reads of deleted job "+id)
+}
+
+// keyRev is a key and the ModRevision it was read at.
+type keyRev struct {
+	key string
+	rev int64
+}
+
+// purgeRows deletes each row of keys that is still as it was read: a row
+// written since (a job declared again under the deleted id claimed the
+// same input chunk, and wrote the same key) is not the deleted job's and
+// stays. One Txn, a guarded delete per key.
+func (b *Backend) purgeRows(ctx context.Context, keys []keyRev) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	ops := make([]clientv3.Op, len(keys))
+	for i, k := range keys {
+		ops[i] = clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(k.key), "=", k.rev)},
+			[]clientv3.Op{clientv3.OpDelete(k.key)}, nil)
+	}
+	_, err := b.txn(ctx, nil, ops, nil)
+	return err
 }
