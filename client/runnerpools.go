@@ -44,15 +44,24 @@ func (c *Client) ClaimNext(ctx context.Context, job, executor string, max int) (
 				tokens = append(tokens, cl.Token)
 			}
 		}
-		if _, rerr := c.ReleaseMany(ctx, tokens); rerr == nil {
+		res, _ := c.ReleaseMany(ctx, tokens)
+		released := 0
+		for _, r := range res {
+			if r.OK {
+				released++
+			}
+		}
+		if released == len(tokens) {
 			return nil, fmt.Errorf("%w (the %d claims made were released)", err, len(tokens))
 		}
+		return nil, fmt.Errorf("%w (of the %d claims made, %d were released; the others end when their leases pass)", err, len(tokens), released)
 	}
 	return out.Claims, err
 }
 
-// ReleaseMany releases each claim, one alias a token in one request (the
-// API has no batch release): the answer of each, in order.
+// ReleaseMany releases each claim, one request a token (the API has no
+// batch release): the answer of each, in order, a failed release as a
+// result that is not OK (its code); the error is always nil.
 func (c *Client) ReleaseMany(ctx context.Context, tokens []string) ([]TokenResult, error) {
 	res := make([]TokenResult, len(tokens))
 	for i, t := range tokens {
