@@ -91,6 +91,10 @@ type Backend interface {
 	// due yet) included.
 	CountCandidates(ctx context.Context, job string) (int, error)
 	ListEvents(ctx context.Context, f EventFilter) (EventPage, error)
+	// ListChanges pages through the recorded catalog changes (changes.go),
+	// newest first: up to f.First (1 to MaxChangesPage) of those f
+	// matches, after the change whose Cursor is f.After.
+	ListChanges(ctx context.Context, f ChangeFilter) (ChangePage, error)
 	WatchEvents(ctx context.Context, f EventFilter) (<-chan Event, error)
 
 	// TakeResourceLock atomically checks the unexpired locks on

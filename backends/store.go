@@ -185,6 +185,10 @@ type Store interface {
 	LockGraph(ctx context.Context, f GraphFilter) (LockGraph, error)
 	// Events pages through the event log in Seq order.
 	Events(ctx context.Context, f EventFilter) (EventPage, error)
+	// CatalogChanges lists the recorded catalog changes (SPEC §11) newest
+	// first, paged (f.First up to MaxChangesPage, f.After a cursor of a
+	// change listed before), filtered by dataset, job and actor.
+	CatalogChanges(ctx context.Context, f ChangeFilter) (ChangePage, error)
 	// WatchEvents streams events matching f recorded after f.After, as they
 	// are committed by any server sharing the store. The channel closes when
 	// ctx ends or the store closes.

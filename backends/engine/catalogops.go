@@ -40,7 +40,8 @@ func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backend
 			}
 		}
 		var err error
-		stored, version, err = e.b.PutDataset(ctx, d, frontier, version)
+		cctx := e.withChange(ctx, "upsertDataset", backends.ChangeDataset, d.ID, old, d, existed)
+		stored, version, err = e.b.PutDataset(cctx, d, frontier, version)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -97,9 +98,11 @@ func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, e
 			}
 		}
 		var err error
+		old, existed := cat.Jobs.Lookup(valid.ID)
+		cctx := e.withChange(ctx, "upsertJob", backends.ChangeJob, valid.ID, old, valid, existed)
 		// The store backfills a job without mappings itself; the engine
 		// backfills one with mappings below (backfillMapped).
-		stored, version, err = e.b.PutJob(ctx, valid, enqueue && !valid.Mapped(), frontier, version)
+		stored, version, err = e.b.PutJob(cctx, valid, enqueue && !valid.Mapped(), frontier, version)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -149,7 +152,7 @@ func (e *engine) SetCredential(ctx context.Context, c backends.Credential) error
 		return err
 	}
 	c.UpdatedAt = e.clock.Now()
-	return e.b.PutCredential(ctx, c)
+	return e.b.PutCredential(e.credentialChange(ctx, "setCredential", c.Job, c.Dataset), c)
 }
 
 // checkCredential checks that c's job uses c's dataset and that c has a
@@ -184,5 +187,5 @@ func (e *engine) ReplaceCredential(ctx context.Context, c backends.Credential, o
 		return false, err
 	}
 	c.UpdatedAt = e.clock.Now()
-	return e.b.SwapCredential(ctx, c, old)
+	return e.b.SwapCredential(e.credentialChange(ctx, "setCredential", c.Job, c.Dataset), c, old)
 }

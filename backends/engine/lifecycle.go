@@ -41,8 +41,13 @@ func (e *engine) setPaused(ctx context.Context, id string, paused bool) (backend
 		j := stored
 		j.Paused = paused
 		j.UpdatedAt = e.clock.Now()
+		op := "resumeJob"
+		if paused {
+			op = "pauseJob"
+		}
+		cctx := e.withChange(ctx, op, backends.ChangeJob, id, stored, j, true)
 		var err error
-		if stored, version, err = e.b.PutJob(ctx, j, false, nil, version); err != nil {
+		if stored, version, err = e.b.PutJob(cctx, j, false, nil, version); err != nil {
 			return nil, 0, err
 		}
 		return cat.WithJob(stored), version, nil
@@ -61,7 +66,8 @@ func (e *engine) DeleteJob(ctx context.Context, id string) error {
 		return err
 	}
 	err := e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
-		version, err := e.b.DeleteJob(ctx, job, version)
+		cctx := e.withChange(ctx, "deleteJob", backends.ChangeJob, id, job, nil, true)
+		version, err := e.b.DeleteJob(cctx, job, version)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -87,14 +93,17 @@ func (e *engine) DeleteDataset(ctx context.Context, id string, deleteChunks bool
 	if err := backends.ValidateID("dataset", id); err != nil {
 		return err
 	}
+	var old backends.Dataset
 	check := func(cat *backends.Catalog) error {
-		if _, err := cat.Dataset(id); err != nil {
+		var err error
+		if old, err = cat.Dataset(id); err != nil {
 			return err
 		}
 		return datasetUsers(cat, id)
 	}
 	return e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
-		chunks, version, err := e.b.DeleteDataset(ctx, id, deleteChunks, version)
+		cctx := e.withChange(ctx, "deleteDataset", backends.ChangeDataset, id, old, nil, true)
+		chunks, version, err := e.b.DeleteDataset(cctx, id, deleteChunks, version)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -122,7 +131,8 @@ func datasetUsers(cat *backends.Catalog, id string) error {
 }
 
 func (e *engine) DeletePool(ctx context.Context, id string) error {
-	if _, err := e.Pool(ctx, id); err != nil {
+	old, err := e.Pool(ctx, id)
+	if err != nil {
 		return err
 	}
 	check := func(cat *backends.Catalog) error {
@@ -139,7 +149,8 @@ func (e *engine) DeletePool(ctx context.Context, id string) error {
 		return backends.Locked(nil, "pool %q is named by job(s) %s; change or delete them first", id, strings.Join(users, ", "))
 	}
 	return e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
-		version, err := e.b.DeletePool(ctx, id, version)
+		cctx := e.withChange(ctx, "deletePool", backends.ChangePool, id, old, nil, true)
+		version, err := e.b.DeletePool(cctx, id, version)
 		if err != nil {
 			return nil, 0, err
 		}

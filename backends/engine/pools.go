@@ -19,7 +19,8 @@ func (e *engine) UpsertPool(ctx context.Context, p backends.Pool) (backends.Pool
 		return backends.Pool{}, err
 	}
 	var stored backends.Pool
-	err := e.b.Update(ctx, func(tx backends.Tx) error {
+	change := &backends.CatalogChange{}
+	err := e.b.Update(backends.WithChange(ctx, change), func(tx backends.Tx) error {
 		recs, err := readSlots(ctx, tx, []string{backends.PoolSlotsKey(p.ID)}, true)
 		if err != nil {
 			return err
@@ -28,9 +29,13 @@ func (e *engine) UpsertPool(ctx context.Context, p backends.Pool) (backends.Pool
 		now := e.clock.Now()
 		stored = p
 		stored.CreatedAt, stored.UpdatedAt = now, now
-		if rec.Pool.Slots > 0 {
+		existed := rec.Pool.Slots > 0
+		if existed {
 			stored.CreatedAt = rec.Pool.CreatedAt
 		}
+		// Filled in for the backend to record as the transaction commits
+		// (it may run again).
+		*change = *backends.ChangeFrom(e.withChange(ctx, "upsertPool", backends.ChangePool, p.ID, rec.Pool, stored, existed))
 		rec.Pool = stored
 		return tx.PutSlots(ctx, *rec)
 	})

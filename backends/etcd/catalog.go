@@ -97,6 +97,7 @@ func (b *Backend) putKeepingCreated(ctx context.Context, key string, v any, vers
 	}
 	// Every change of key moves the version too: the version alone guards it.
 	ops := append([]clientv3.Op{clientv3.OpPut(key, string(val)), b.bumpCatalog(strings.TrimPrefix(key, b.p))}, extra...)
+	ops = append(ops, b.changeOps(ctx, nil)...)
 	tr, err := b.txn(ctx, []clientv3.Cmp{b.versionIs(version)}, ops, nil)
 	if err != nil {
 		return nil, 0, mapErr(err, "write "+key)
@@ -167,6 +168,7 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, fron
 	cmps = append(cmps, b.versionIs(version))
 	ops = append(ops, clientv3.OpPut(b.key("jobs", j.ID), string(val)), b.bumpCatalog("jobs/"+j.ID))
 	ops = append(ops, b.frontierOps(frontier)...)
+	ops = append(ops, b.changeOps(ctx, nil)...)
 	tr, err := b.txn(ctx, cmps, ops, nil)
 	if err != nil {
 		return backends.Job{}, 0, mapErr(err, "write job "+j.ID)

@@ -21,9 +21,13 @@ func (b *Backend) PutCredential(ctx context.Context, c backends.Credential) erro
 	if b.closed.Load() {
 		return backends.Unavailable(nil, "etcd store is closed")
 	}
-	rc, cancel := b.rctx(ctx)
-	defer cancel()
-	if _, err := b.cli.Put(rc, b.key("creds", c.Job, c.Dataset), string(val)); err != nil {
+	// One Txn whichever way: the change records whether a credential was
+	// there before.
+	key := b.key("creds", c.Job, c.Dataset)
+	put := clientv3.OpPut(key, string(val))
+	replaced := append([]clientv3.Op{put}, b.changeOps(ctx, backends.CredentialBefore(c.Job, c.Dataset))...)
+	created := append([]clientv3.Op{put}, b.changeOps(ctx, nil)...)
+	if _, err := b.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.Version(key), ">", 0)}, replaced, created); err != nil {
 		return mapErr(err, "write credential")
 	}
 	return nil
@@ -52,7 +56,7 @@ func (b *Backend) SwapCredential(ctx context.Context, c backends.Credential, old
 		if !bytes.Equal(cur.Ciphertext, old) {
 			return false, nil
 		}
-		tr, err := b.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)}, []clientv3.Op{clientv3.OpPut(key, string(val))}, nil)
+		tr, err := b.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)}, append([]clientv3.Op{clientv3.OpPut(key, string(val))}, b.changeOps(ctx, backends.CredentialBefore(c.Job, c.Dataset))...), nil)
 		if err != nil {
 			return false, mapErr(err, "write credential")
 		}

@@ -55,6 +55,7 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 		clientv3.OpPut(b.purgeKey(j.ID), string(inputs)),
 		b.bumpCatalog("jobs/" + j.ID + " deleted"),
 	}
+	ops = append(ops, b.changeOps(ctx, nil)...)
 	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
 		var d backends.Dataset
 		if err := json.Unmarshal(kvs[0].Value, &d); err != nil {

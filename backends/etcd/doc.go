@@ -54,6 +54,9 @@
 //	                                      32 hex digits of SHA-256(resource URI)
 //	rlockids/<id>                         <hash> of lock <id>
 //	rlockseq                              counter that numbers resource locks
+//	changes/<time>/<random>               catalog change (short JSON), written in
+//	                                      the Txn of the change; <time> is its time
+//	                                      in microseconds, 16 hex digits
 //
 // # Events
 //

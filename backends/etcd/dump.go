@@ -29,7 +29,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 		"running": "", "fences": backends.DumpFences, "cand": backends.DumpCandidates,
 		"evq": backends.DumpEvents, "events": backends.DumpEvents, "evc": "", "txn": "",
 		"rlocks": backends.DumpLocks, "rlockids": "", "rlockseq": "", "slots": backends.DumpSlots,
-		"records": backends.DumpRecords, "ping": "",
+		"records": backends.DumpRecords, "ping": "", "changes": backends.DumpChanges,
 		"purge": "", // a deleted job's INPUT rows left to purge are not dumped (Dump)
 	}
 }
@@ -203,6 +203,11 @@ func (b *Backend) dumpDecoder(kind backends.DumpKind) (string, func(k string, v 
 	case backends.DumpRecords:
 		return "records", func(k string, v []byte, rev int64) (backends.DumpItem, error) {
 			return backends.DumpItem{Record: &backends.Record{Key: k, Value: v, Version: rev}}, nil
+		}
+	case backends.DumpChanges:
+		return "changes", func(_ string, v []byte, _ int64) (backends.DumpItem, error) {
+			c, err := decodeChange(v)
+			return backends.DumpItem{Change: &c}, err
 		}
 	case backends.DumpBackfills:
 		return "backfill", func(k string, v []byte, _ int64) (backends.DumpItem, error) {

@@ -42,6 +42,7 @@ func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool,
 		clientv3.OpDelete(b.key("running", id)+"/", clientv3.WithPrefix()),
 		b.bumpCatalog("datasets/" + id + " deleted"),
 	}
+	ops = append(ops, b.changeOps(ctx, nil)...)
 	if chunks > 0 {
 		// The chunk counts (counts.go) hold the deleted rows, in the base
 		// and in the folded changes: drop them, and the next mover counts
@@ -80,7 +81,7 @@ func (b *Backend) DeletePool(ctx context.Context, id string, version int64) (int
 		return 0, err
 	}
 	cmps := []clientv3.Cmp{b.versionIs(version)}
-	ops := []clientv3.Op{b.bumpCatalog("pools/" + id + " deleted")}
+	ops := append([]clientv3.Op{b.bumpCatalog("pools/" + id + " deleted")}, b.changeOps(ctx, nil)...)
 	if len(resp.Kvs) == 1 {
 		kv := resp.Kvs[0]
 		s, err := b.decodeSlots(backends.PoolSlotsKey(id), kv.Value)

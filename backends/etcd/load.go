@@ -108,6 +108,8 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 			put(b.slotsKey(it.Slots.Key), v)
 		case backends.DumpRecords:
 			put(b.recordKey(it.Record.Key), it.Record.Value)
+		case backends.DumpChanges:
+			put(b.changeKey(it.Change.Time), encodeChange(*it.Change))
 		case backends.DumpBackfills:
 			// A marker older than staleBackfill: the sweep at the next
 			// Open takes it over and queues the job's candidates.

@@ -91,6 +91,9 @@ func (b *Backend) attempt(ctx context.Context, t *tx, fn func(backends.Tx) error
 	if err := fn(t); err != nil {
 		return false, err
 	}
+	if key, val, ok := b.change(ctx, nil); ok {
+		t.write(key, val)
+	}
 	if len(t.writes) == 0 && len(t.events) == 0 {
 		return true, nil // read-only: its snapshot is consistent as it is
 	}

@@ -12,7 +12,7 @@ import (
 // The catalog (datasets, jobs, and the catalog version their changes
 // move) and the credentials, guarded by the backend's mutex.
 
-func (b *Backend) PutDataset(_ context.Context, d backends.Dataset, frontier *backends.Candidate, version int64) (backends.Dataset, int64, error) {
+func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *backends.Candidate, version int64) (backends.Dataset, int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if version != b.version {
@@ -24,6 +24,7 @@ func (b *Backend) PutDataset(_ context.Context, d backends.Dataset, frontier *ba
 	b.datasets[d.ID] = d
 	b.version++
 	b.addFrontier(frontier)
+	b.recordChange(ctx, nil)
 	return d, b.version, nil
 }
 
@@ -38,7 +39,7 @@ func (b *Backend) addFrontier(c *backends.Candidate) {
 	b.cands[b.candSeq] = f
 }
 
-func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool, frontier *backends.Candidate, version int64) (backends.Job, int64, error) {
+func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, frontier *backends.Candidate, version int64) (backends.Job, int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if version != b.version {
@@ -57,6 +58,7 @@ func (b *Backend) PutJob(_ context.Context, j backends.Job, enqueue bool, fronti
 	b.producer[j.Output] = j.ID
 	b.version++
 	b.addFrontier(frontier)
+	b.recordChange(ctx, nil)
 	if enqueue && len(j.Inputs) > 0 {
 		producer := b.producer[j.Inputs[0]]
 		for k, r := range b.rows {
@@ -109,15 +111,21 @@ func (b *Backend) catalog() ([]backends.Dataset, []backends.Job) {
 	return ds, js
 }
 
-func (b *Backend) PutCredential(_ context.Context, c backends.Credential) error {
+func (b *Backend) PutCredential(ctx context.Context, c backends.Credential) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c.Ciphertext = slices.Clone(c.Ciphertext)
-	b.creds[[2]string{c.Job, c.Dataset}] = c
+	k := [2]string{c.Job, c.Dataset}
+	var before []byte
+	if _, ok := b.creds[k]; ok {
+		before = backends.CredentialBefore(c.Job, c.Dataset)
+	}
+	b.creds[k] = c
+	b.recordChange(ctx, before)
 	return nil
 }
 
-func (b *Backend) SwapCredential(_ context.Context, c backends.Credential, old []byte) (bool, error) {
+func (b *Backend) SwapCredential(ctx context.Context, c backends.Credential, old []byte) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := [2]string{c.Job, c.Dataset}
@@ -126,6 +134,7 @@ func (b *Backend) SwapCredential(_ context.Context, c backends.Credential, old [
 	}
 	c.Ciphertext = slices.Clone(c.Ciphertext)
 	b.creds[k] = c
+	b.recordChange(ctx, backends.CredentialBefore(c.Job, c.Dataset))
 	return true, nil
 }
 
@@ -143,7 +152,7 @@ func (b *Backend) Credentials(_ context.Context, job string) ([]backends.Credent
 	return out, nil
 }
 
-func (b *Backend) DeleteDataset(_ context.Context, id string, withChunks bool, version int64) (int, int64, error) {
+func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool, version int64) (int, int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if version != b.version {
@@ -177,10 +186,11 @@ func (b *Backend) DeleteDataset(_ context.Context, id string, withChunks bool, v
 	delete(b.datasets, id)
 	delete(b.producer, id)
 	b.version++
+	b.recordChange(ctx, nil)
 	return chunks, b.version, nil
 }
 
-func (b *Backend) DeletePool(_ context.Context, id string, version int64) (int64, error) {
+func (b *Backend) DeletePool(ctx context.Context, id string, version int64) (int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if version != b.version {
@@ -189,10 +199,11 @@ func (b *Backend) DeletePool(_ context.Context, id string, version int64) (int64
 	// Counted live claims keep no holders: the record is the definition.
 	delete(b.slots, backends.PoolSlotsKey(id))
 	b.version++
+	b.recordChange(ctx, nil)
 	return b.version, nil
 }
 
-func (b *Backend) DeleteJob(_ context.Context, j backends.Job, version int64) (int64, error) {
+func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) (int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if version != b.version {
@@ -228,5 +239,6 @@ func (b *Backend) DeleteJob(_ context.Context, j backends.Job, version int64) (i
 		b.datasets[j.Output] = d
 	}
 	b.version++
+	b.recordChange(ctx, nil)
 	return b.version, nil
 }

@@ -22,7 +22,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 		"creds": backends.DumpCredentials, "rows": backends.DumpRows, "running": "", "fences": backends.DumpFences,
 		"cands": backends.DumpCandidates, "candSeq": "", "events": backends.DumpEvents, "locks": backends.DumpLocks,
 		"lockSeq": "", "slots": backends.DumpSlots, "records": backends.DumpRecords,
-		"watchers": "", "closed": "", "mu": "", "counts": "",
+		"watchers": "", "closed": "", "mu": "", "counts": "", "changes": backends.DumpChanges,
 	}
 }
 
@@ -30,7 +30,7 @@ func (b *Backend) Empty(context.Context) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.datasets)+len(b.jobs)+len(b.creds)+len(b.rows)+len(b.fences)+len(b.cands)+len(b.events)+
-		len(b.locks)+len(b.slots)+len(b.records.m) == 0, nil
+		len(b.locks)+len(b.slots)+len(b.records.m)+len(b.changes) == 0, nil
 }
 
 // sortedKeys returns m's keys in the order less gives.
@@ -125,6 +125,11 @@ func (b *Backend) dumpItems(kind backends.DumpKind) ([]backends.DumpItem, error)
 		}
 	case backends.DumpBackfills:
 		// The memory backend backfills in the job's transaction.
+	case backends.DumpChanges:
+		for i := range b.changes {
+			c := b.changes[i]
+			out = append(out, backends.DumpItem{Change: &c})
+		}
 	default:
 		return nil, fmt.Errorf("memory: no dump kind %q", kind)
 	}
@@ -196,6 +201,10 @@ func (b *Backend) load(kind backends.DumpKind, it backends.DumpItem) error {
 		r := *it.Record
 		r.Version = 1
 		b.records.m[r.Key] = r
+	case backends.DumpChanges:
+		c := *it.Change
+		c.Cursor = ""
+		b.changes = append(b.changes, c)
 	case backends.DumpBackfills:
 		j, ok := b.jobs[it.Backfill.Job]
 		if !ok || len(j.Inputs) == 0 {

@@ -34,6 +34,7 @@ type Backend struct {
 	cands    map[int64]backends.Candidate
 	candSeq  int64
 	events   []backends.Event
+	changes  []backends.CatalogChange // catalog changes, oldest first (changes.go)
 	locks    map[string]backends.ResourceLock
 	lockSeq  int64
 	slots    map[string]backends.Slots
@@ -130,6 +131,7 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 		c.Handle = b.candSeq
 		b.cands[b.candSeq] = c
 	}
+	b.recordChange(ctx, nil)
 	for _, e := range t.events {
 		e.Seq = int64(len(b.events)) + 1
 		b.events = append(b.events, e)

@@ -69,7 +69,10 @@ func (b *Backend) changeCatalogTx(ctx context.Context, version *int64, write fun
 			return err
 		}
 		*version = v
-		return write(q, tx)
+		if err := write(q, tx); err != nil {
+			return err
+		}
+		return recordChange(ctx, tx, nil)
 	})
 }
 
@@ -214,8 +217,22 @@ func (b *Backend) PutCredential(ctx context.Context, c backends.Credential) erro
 	if err := b.usable(ctx); err != nil {
 		return err
 	}
-	err := b.q.PutCredential(ctx, sqldb.PutCredentialParams{
-		Job: c.Job, Dataset: c.Dataset, KeyKind: c.KeyKind, Ciphertext: c.Ciphertext, UpdatedAt: c.UpdatedAt,
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		// The row is locked, when there is one, until the change commits.
+		var had bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM credentials WHERE job = $1 AND dataset = $2 FOR UPDATE)`, c.Job, c.Dataset).Scan(&had); err != nil {
+			return err
+		}
+		if err := b.q.WithTx(tx).PutCredential(ctx, sqldb.PutCredentialParams{
+			Job: c.Job, Dataset: c.Dataset, KeyKind: c.KeyKind, Ciphertext: c.Ciphertext, UpdatedAt: c.UpdatedAt,
+		}); err != nil {
+			return err
+		}
+		var before []byte
+		if had {
+			before = backends.CredentialBefore(c.Job, c.Dataset)
+		}
+		return recordChange(ctx, tx, before)
 	})
 	return mapErr(err, "storing a credential")
 }
@@ -226,8 +243,16 @@ func (b *Backend) SwapCredential(ctx context.Context, c backends.Credential, old
 	if err := b.usable(ctx); err != nil {
 		return false, err
 	}
-	n, err := b.q.SwapCredential(ctx, sqldb.SwapCredentialParams{
-		Job: c.Job, Dataset: c.Dataset, KeyKind: c.KeyKind, Ciphertext: c.Ciphertext, UpdatedAt: c.UpdatedAt, Old: old,
+	var n int64
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		var err error
+		n, err = b.q.WithTx(tx).SwapCredential(ctx, sqldb.SwapCredentialParams{
+			Job: c.Job, Dataset: c.Dataset, KeyKind: c.KeyKind, Ciphertext: c.Ciphertext, UpdatedAt: c.UpdatedAt, Old: old,
+		})
+		if err != nil || n != 1 {
+			return err
+		}
+		return recordChange(ctx, tx, backends.CredentialBefore(c.Job, c.Dataset))
 	})
 	if err != nil {
 		return false, mapErr(err, "replacing a credential")

@@ -26,6 +26,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 		"events": backends.DumpEvents, "resource_locks": backends.DumpLocks, "resource_locks_id_seq": "",
 		"slots": backends.DumpSlots, "records": backends.DumpRecords, "schema_migrations": "",
 		"chunk_counts": "", "chunk_count_deltas": "", "chunk_count_deltas_id_seq": "", // kept by triggers as rows load
+		"catalog_changes": backends.DumpChanges, "catalog_changes_id_seq": "", // ids are the target's, in load order
 	}
 }
 
@@ -37,7 +38,7 @@ func (b *Backend) Empty(ctx context.Context) (bool, error) {
 	err := b.pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM datasets) OR EXISTS (SELECT FROM jobs) OR EXISTS (SELECT FROM credentials)
  OR EXISTS (SELECT FROM status_rows) OR EXISTS (SELECT FROM candidates) OR EXISTS (SELECT FROM events)
  OR EXISTS (SELECT FROM resource_locks) OR EXISTS (SELECT FROM slots) OR EXISTS (SELECT FROM records)
- OR (SELECT is_called FROM fences)`).Scan(&n)
+ OR EXISTS (SELECT FROM catalog_changes) OR (SELECT is_called FROM fences)`).Scan(&n)
 	return !n, mapErr(err, "reading whether the store is empty")
 }
 
@@ -103,6 +104,14 @@ func each[T any](xs []T, fn func(*T) error) error {
 // reads one of its rows.
 func dumpQuery(b *Backend, kind backends.DumpKind) (string, func(pgx.Rows) (backends.DumpItem, error)) {
 	switch kind {
+	case backends.DumpChanges:
+		return `SELECT actor, at, kind, object, op, dataset, job, before FROM catalog_changes ORDER BY id`,
+			func(r pgx.Rows) (backends.DumpItem, error) {
+				var c backends.CatalogChange
+				err := r.Scan(&c.Actor, &c.Time, &c.Kind, &c.ID, &c.Op, &c.Dataset, &c.Job, &c.Before)
+				c.Time = c.Time.UTC()
+				return backends.DumpItem{Change: &c}, err
+			}
 	case backends.DumpCredentials:
 		return `SELECT job, dataset, key_kind, ciphertext, updated_at FROM credentials ORDER BY job, dataset`,
 			func(r pgx.Rows) (backends.DumpItem, error) {
@@ -239,6 +248,13 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 		return b.loadCatalog(ctx, items)
 	case backends.DumpCredentials:
 		return each(items, func(it *backends.DumpItem) error { return b.PutCredential(ctx, *it.Credential) })
+	case backends.DumpChanges:
+		err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+			return each(items, func(it *backends.DumpItem) error {
+				return recordChange(backends.WithChange(ctx, it.Change), tx, nil)
+			})
+		})
+		return mapErr(err, "loading catalog changes")
 	case backends.DumpRows:
 		return b.copyRows(ctx, items)
 	case backends.DumpEvents:

@@ -48,6 +48,9 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 	if err := fn(t); err != nil {
 		return err
 	}
+	if args := changeArgs(ctx, nil); args != nil {
+		t.enqueue(insertChangeSQL, args, nil)
+	}
 	hadEvents := len(t.events) > 0
 	if err := t.commit(ctx); err != nil {
 		return err
