@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"strconv"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -14,8 +14,8 @@ import (
 
 // Catalog changes (backends/changes.go) live under changes/<time>/<random>,
 // <time> the change's time in microseconds, 16 hexadecimal digits, so that
-// keys sort by time; each is written in the Txn of its change. A change's
-// cursor is its key after changes/.
+// keys sort by time; each is written in the Txn of its change, and listed
+// in the order of those Txns (ListChanges).
 
 // changeVal is a change as stored: short names keep each entry small.
 type changeVal struct {
@@ -77,22 +77,31 @@ func (b *Backend) changeOps(ctx context.Context, before []byte) []clientv3.Op {
 // changesBatch is how many changes ListChanges reads per request.
 const changesBatch = 256
 
+// ListChanges reads the changes newest first by creation revision: each
+// key is written once, by the Txn of its change (one change a Txn), so its
+// create revision is the change's commit revision, unique and growing with
+// commit order. A change's cursor is that revision. etcd sorts a range by
+// revision in full before it limits: a page reads every change key, which
+// catalog changes, made by people and pipelines files, keep few.
 func (b *Backend) ListChanges(ctx context.Context, f backends.ChangeFilter) (backends.ChangePage, error) {
 	prefix := b.key("changes") + "/"
-	end := clientv3.GetPrefixRangeEnd(prefix)
+	var below int64 // read changes created before this revision; 0: all
 	if f.After != "" {
-		if strings.Count(f.After, "/") != 1 {
+		n, err := strconv.ParseInt(f.After, 10, 64)
+		if err != nil || n < 2 {
 			return backends.ChangePage{}, backends.InvalidArgument("after: not a cursor of a catalog change")
 		}
-		end = prefix + f.After
+		below = n
 	}
 	var page backends.ChangePage
 	for {
-		rc, cancel := b.rctx(ctx)
-		resp, err := b.cli.Get(rc, prefix, clientv3.WithRange(end), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(changesBatch))
-		cancel()
+		opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortDescend), clientv3.WithLimit(changesBatch)}
+		if below > 0 {
+			opts = append(opts, clientv3.WithMaxCreateRev(below-1))
+		}
+		resp, err := b.get(ctx, prefix, opts...)
 		if err != nil {
-			return backends.ChangePage{}, mapErr(err, "read catalog changes")
+			return backends.ChangePage{}, err
 		}
 		for _, kv := range resp.Kvs {
 			c, err := decodeChange(kv.Value)
@@ -106,12 +115,45 @@ func (b *Backend) ListChanges(ctx context.Context, f backends.ChangeFilter) (bac
 				page.HasNextPage = true
 				return page, nil
 			}
-			c.Cursor = strings.TrimPrefix(string(kv.Key), prefix)
+			c.Cursor = strconv.FormatInt(kv.CreateRevision, 10)
 			page.Changes = append(page.Changes, c)
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
 			return page, nil
 		}
-		end = string(resp.Kvs[len(resp.Kvs)-1].Key)
+		below = resp.Kvs[len(resp.Kvs)-1].CreateRevision
 	}
+}
+
+// loadChange stores a loaded change in a Txn of its own: its create
+// revision orders it after the changes loaded before it.
+func (b *Backend) loadChange(ctx context.Context, c backends.CatalogChange) error {
+	_, err := b.txn(ctx, nil, []clientv3.Op{clientv3.OpPut(b.changeKey(c.Time), string(encodeChange(c)))}, nil)
+	return mapErr(err, "load catalog changes")
+}
+
+// dumpChanges dumps the changes oldest first, in the order ListChanges
+// lists them.
+func (b *Backend) dumpChanges(ctx context.Context, fn func(backends.DumpItem) error) error {
+	var cs []backends.CatalogChange
+	f := backends.ChangeFilter{First: backends.MaxChangesPage}
+	for {
+		page, err := b.ListChanges(ctx, f)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, page.Changes...)
+		if !page.HasNextPage {
+			break
+		}
+		f.After = page.Changes[len(page.Changes)-1].Cursor
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		c := cs[i]
+		c.Cursor = ""
+		if err := fn(backends.DumpItem{Change: &c}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

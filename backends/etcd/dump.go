@@ -113,6 +113,9 @@ func (b *Backend) Dump(ctx context.Context, kind backends.DumpKind, fn func(back
 	if kind == backends.DumpEvents {
 		return b.dumpEvents(ctx, fn)
 	}
+	if kind == backends.DumpChanges {
+		return b.dumpChanges(ctx, fn)
+	}
 	p, decode := b.dumpDecoder(kind)
 	if decode == nil {
 		return fmt.Errorf("etcd: no dump kind %q", kind)
@@ -203,11 +206,6 @@ func (b *Backend) dumpDecoder(kind backends.DumpKind) (string, func(k string, v 
 	case backends.DumpRecords:
 		return "records", func(k string, v []byte, rev int64) (backends.DumpItem, error) {
 			return backends.DumpItem{Record: &backends.Record{Key: k, Value: v, Version: rev}}, nil
-		}
-	case backends.DumpChanges:
-		return "changes", func(_ string, v []byte, _ int64) (backends.DumpItem, error) {
-			c, err := decodeChange(v)
-			return backends.DumpItem{Change: &c}, err
 		}
 	case backends.DumpBackfills:
 		return "backfill", func(k string, v []byte, _ int64) (backends.DumpItem, error) {

@@ -42,6 +42,14 @@ func (b *Backend) putAll(ctx context.Context, ops []clientv3.Op) error {
 }
 
 func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []backends.DumpItem) error {
+	if kind == backends.DumpChanges {
+		for _, it := range items {
+			if err := b.loadChange(ctx, *it.Change); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if kind == backends.DumpEvents {
 		// A few hundred a transaction: its events are one value, which
 		// --max-request-bytes bounds.
@@ -108,8 +116,6 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 			put(b.slotsKey(it.Slots.Key), v)
 		case backends.DumpRecords:
 			put(b.recordKey(it.Record.Key), it.Record.Value)
-		case backends.DumpChanges:
-			put(b.changeKey(it.Change.Time), encodeChange(*it.Change))
 		case backends.DumpBackfills:
 			// A marker older than staleBackfill: the sweep at the next
 			// Open takes it over and queues the job's candidates.
