@@ -32,6 +32,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Blocker() BlockerResolver
+	CatalogChange() CatalogChangeResolver
 	ChunkDetail() ChunkDetailResolver
 	Claim() ClaimResolver
 	Dataset() DatasetResolver
@@ -63,6 +64,28 @@ type ComplexityRoot struct {
 		Pool    func(childComplexity int) int
 		Status  func(childComplexity int) int
 		Until   func(childComplexity int) int
+	}
+
+	CatalogChange struct {
+		Actor   func(childComplexity int) int
+		Before  func(childComplexity int) int
+		Cursor  func(childComplexity int) int
+		Dataset func(childComplexity int) int
+		ID      func(childComplexity int) int
+		Job     func(childComplexity int) int
+		Kind    func(childComplexity int) int
+		Op      func(childComplexity int) int
+		Time    func(childComplexity int) int
+	}
+
+	CatalogChangeConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	CatalogChangeEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	ChunkConnection struct {
@@ -359,23 +382,24 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Blockers      func(childComplexity int, job string, dataid string) int
-		Chunk         func(childComplexity int, dataset string, dataid string) int
-		Chunks        func(childComplexity int, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string) int
-		Claims        func(childComplexity int, job *string) int
-		Dataset       func(childComplexity int, id string) int
-		Datasets      func(childComplexity int) int
-		Events        func(childComplexity int, dataset *string, job *string, dataid *string, first *int, after *string) int
-		Job           func(childComplexity int, id string) int
-		Jobs          func(childComplexity int) int
-		LockGraph     func(childComplexity int, job *string, dataset *string, dataid *string) int
-		Locks         func(childComplexity int, dataset *string, job *string) int
-		PartitionRuns func(childComplexity int, dataset string, from *string, to *string, zoom *partition.Kind, limit *int) int
-		Partitions    func(childComplexity int, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) int
-		Pool          func(childComplexity int, id string) int
-		Pools         func(childComplexity int) int
-		ResourceLocks func(childComplexity int, resource *string, client *string, mode *backends.LockMode) int
-		Viewer        func(childComplexity int) int
+		Blockers       func(childComplexity int, job string, dataid string) int
+		CatalogChanges func(childComplexity int, dataset *string, job *string, actor *string, first *int, after *string) int
+		Chunk          func(childComplexity int, dataset string, dataid string) int
+		Chunks         func(childComplexity int, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string) int
+		Claims         func(childComplexity int, job *string) int
+		Dataset        func(childComplexity int, id string) int
+		Datasets       func(childComplexity int) int
+		Events         func(childComplexity int, dataset *string, job *string, dataid *string, first *int, after *string) int
+		Job            func(childComplexity int, id string) int
+		Jobs           func(childComplexity int) int
+		LockGraph      func(childComplexity int, job *string, dataset *string, dataid *string) int
+		Locks          func(childComplexity int, dataset *string, job *string) int
+		PartitionRuns  func(childComplexity int, dataset string, from *string, to *string, zoom *partition.Kind, limit *int) int
+		Partitions     func(childComplexity int, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) int
+		Pool           func(childComplexity int, id string) int
+		Pools          func(childComplexity int) int
+		ResourceLocks  func(childComplexity int, resource *string, client *string, mode *backends.LockMode) int
+		Viewer         func(childComplexity int) int
 	}
 
 	RangeResult struct {
@@ -450,6 +474,13 @@ type BlockerResolver interface {
 
 	Until(ctx context.Context, obj *backends.Blocker) (*time.Time, error)
 	Pool(ctx context.Context, obj *backends.Blocker) (*string, error)
+}
+type CatalogChangeResolver interface {
+	Cursor(ctx context.Context, obj *backends.CatalogChange) (string, error)
+
+	Dataset(ctx context.Context, obj *backends.CatalogChange) (*string, error)
+	Job(ctx context.Context, obj *backends.CatalogChange) (*string, error)
+	Before(ctx context.Context, obj *backends.CatalogChange) (*string, error)
 }
 type ChunkDetailResolver interface {
 	Location(ctx context.Context, obj *backends.ChunkDetail) (string, error)
@@ -555,6 +586,7 @@ type QueryResolver interface {
 	Jobs(ctx context.Context) ([]backends.Job, error)
 	Dataset(ctx context.Context, id string) (*backends.Dataset, error)
 	Job(ctx context.Context, id string) (*backends.Job, error)
+	CatalogChanges(ctx context.Context, dataset *string, job *string, actor *string, first *int, after *string) (CatalogChangeConnection, error)
 	Chunks(ctx context.Context, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string) (ChunkConnection, error)
 	Chunk(ctx context.Context, dataset string, dataid string) (backends.ChunkDetail, error)
 	Claims(ctx context.Context, job *string) ([]backends.Claim, error)
@@ -647,6 +679,87 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Blocker.Until(childComplexity), true
+
+	case "CatalogChange.actor":
+		if e.ComplexityRoot.CatalogChange.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChange.Actor(childComplexity), true
+	case "CatalogChange.before":
+		if e.ComplexityRoot.CatalogChange.Before == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChange.Before(childComplexity), true
+	case "CatalogChange.cursor":
+		if e.ComplexityRoot.CatalogChange.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChange.Cursor(childComplexity), true
+	case "CatalogChange.dataset":
+		if e.ComplexityRoot.CatalogChange.Dataset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChange.Dataset(childComplexity), true
+	case "CatalogChange.id":
+		if e.ComplexityRoot.CatalogChange.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChange.ID(childComplexity), true
+	case "CatalogChange.job":
+		if e.ComplexityRoot.CatalogChange.Job == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChange.Job(childComplexity), true
+	case "CatalogChange.kind":
+		if e.ComplexityRoot.CatalogChange.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChange.Kind(childComplexity), true
+	case "CatalogChange.op":
+		if e.ComplexityRoot.CatalogChange.Op == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChange.Op(childComplexity), true
+	case "CatalogChange.time":
+		if e.ComplexityRoot.CatalogChange.Time == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChange.Time(childComplexity), true
+
+	case "CatalogChangeConnection.edges":
+		if e.ComplexityRoot.CatalogChangeConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChangeConnection.Edges(childComplexity), true
+	case "CatalogChangeConnection.pageInfo":
+		if e.ComplexityRoot.CatalogChangeConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChangeConnection.PageInfo(childComplexity), true
+
+	case "CatalogChangeEdge.cursor":
+		if e.ComplexityRoot.CatalogChangeEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChangeEdge.Cursor(childComplexity), true
+	case "CatalogChangeEdge.node":
+		if e.ComplexityRoot.CatalogChangeEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CatalogChangeEdge.Node(childComplexity), true
 
 	case "ChunkConnection.edges":
 		if e.ComplexityRoot.ChunkConnection.Edges == nil {
@@ -2052,6 +2165,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Blockers(childComplexity, args["job"].(string), args["dataid"].(string)), true
+	case "Query.catalogChanges":
+		if e.ComplexityRoot.Query.CatalogChanges == nil {
+			break
+		}
+
+		args, err := ec.field_Query_catalogChanges_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CatalogChanges(childComplexity, args["dataset"].(*string), args["job"].(*string), args["actor"].(*string), args["first"].(*int), args["after"].(*string)), true
 	case "Query.chunk":
 		if e.ComplexityRoot.Query.Chunk == nil {
 			break
@@ -3004,6 +3128,69 @@ extend type Mutation {
     "The secret in clear; it is stored only encrypted to the job's key."
     secret: String!
   ): Job!
+}
+`, BuiltIn: false},
+	{Name: "../schema/changes.graphqls", Input: `# Catalog changes: who changed which dataset, job, pool or credential, when,
+# and what it was before (SPEC §11).
+
+"One change of the catalog, recorded in the transaction of the change."
+type CatalogChange {
+  "The change's position in the history; pass it as ` + "`" + `after` + "`" + ` to read the older changes."
+  cursor: String!
+  "When the change was made."
+  time: Time!
+  "Who made it: a token name, ` + "`" + `anonymous` + "`" + ` (open mode) or ` + "`" + `system` + "`" + `."
+  actor: String!
+  "The kind of object changed: ` + "`" + `dataset` + "`" + `, ` + "`" + `job` + "`" + `, ` + "`" + `pool` + "`" + ` or ` + "`" + `credential` + "`" + `."
+  kind: String!
+  "The object's id; a credential's is ` + "`" + `<job>/<dataset>` + "`" + `."
+  id: String!
+  "The operation that made the change: ` + "`" + `upsertDataset` + "`" + `, ` + "`" + `upsertJob` + "`" + `, ` + "`" + `upsertPool` + "`" + `, ` + "`" + `setCredential` + "`" + `, ` + "`" + `pauseJob` + "`" + `, ` + "`" + `resumeJob` + "`" + `, ` + "`" + `deleteJob` + "`" + `, ` + "`" + `deleteDataset` + "`" + ` or ` + "`" + `deletePool` + "`" + `."
+  op: String!
+  "The dataset changed, or the dataset of the credential changed; null otherwise."
+  dataset: String
+  "The job changed, or the job of the credential changed; null otherwise."
+  job: String
+  "The object before the change, as JSON; null when the change created it. A credential's names its job and dataset only, never its secret or ciphertext."
+  before: String
+}
+
+"A page of catalog changes, newest first."
+type CatalogChangeConnection {
+  "The changes of this page, each with its cursor."
+  edges: [CatalogChangeEdge!]!
+  "Whether another page follows, and where it starts."
+  pageInfo: PageInfo!
+}
+
+"One catalog change and its cursor."
+type CatalogChangeEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to read the changes older than this one."
+  cursor: String!
+  "The change."
+  node: CatalogChange!
+}
+
+extend type Query {
+  """
+  Pages through the catalog's history, newest first: every change of a
+  dataset, job, pool or credential, with its actor and the value before,
+  filtered by dataset, job and actor (all optional; a credential's change
+  matches its job and its dataset). ` + "`" + `first` + "`" + ` is the page size (default 100,
+  at most 1000); ` + "`" + `after` + "`" + ` is the ` + "`" + `endCursor` + "`" + ` of the page before.
+  """
+  catalogChanges(
+    "Only the changes of this dataset and of its credentials."
+    dataset: String
+    "Only the changes of this job and of its credentials."
+    job: String
+    "Only the changes made by this actor."
+    actor: String
+    "The page size: 100 when omitted, at most 1000."
+    first: Int
+    "The ` + "`" + `endCursor` + "`" + ` of the page before."
+    after: String
+  ): CatalogChangeConnection!
 }
 `, BuiltIn: false},
 	{Name: "../schema/chunks.graphqls", Input: `# Chunks: status rows, the operator's chunk operations (publish, resubmit,
@@ -4074,6 +4261,50 @@ func (ec *executionContext) childFields_Blocker(ctx context.Context, field graph
 		return ec.fieldContext_Blocker_pool(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Blocker", field.Name)
+}
+
+func (ec *executionContext) childFields_CatalogChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CatalogChange_cursor(ctx, field)
+	case "time":
+		return ec.fieldContext_CatalogChange_time(ctx, field)
+	case "actor":
+		return ec.fieldContext_CatalogChange_actor(ctx, field)
+	case "kind":
+		return ec.fieldContext_CatalogChange_kind(ctx, field)
+	case "id":
+		return ec.fieldContext_CatalogChange_id(ctx, field)
+	case "op":
+		return ec.fieldContext_CatalogChange_op(ctx, field)
+	case "dataset":
+		return ec.fieldContext_CatalogChange_dataset(ctx, field)
+	case "job":
+		return ec.fieldContext_CatalogChange_job(ctx, field)
+	case "before":
+		return ec.fieldContext_CatalogChange_before(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CatalogChange", field.Name)
+}
+
+func (ec *executionContext) childFields_CatalogChangeConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_CatalogChangeConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CatalogChangeConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CatalogChangeConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CatalogChangeEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CatalogChangeEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CatalogChangeEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CatalogChangeEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ChunkConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5512,6 +5743,52 @@ func (ec *executionContext) field_Query_blockers_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_catalogChanges_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "job",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["job"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_chunk_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6145,6 +6422,332 @@ func (ec *executionContext) _Blocker_pool(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Blocker_pool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Blocker", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChange_cursor(ctx context.Context, field graphql.CollectedField, obj *backends.CatalogChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChange_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CatalogChange().Cursor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChange_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogChange", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChange_time(ctx context.Context, field graphql.CollectedField, obj *backends.CatalogChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChange_time(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Time, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChange_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogChange", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChange_actor(ctx context.Context, field graphql.CollectedField, obj *backends.CatalogChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChange_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChange_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChange_kind(ctx context.Context, field graphql.CollectedField, obj *backends.CatalogChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChange_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChange_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChange_id(ctx context.Context, field graphql.CollectedField, obj *backends.CatalogChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChange_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChange_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChange_op(ctx context.Context, field graphql.CollectedField, obj *backends.CatalogChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChange_op(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Op, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChange_op(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChange_dataset(ctx context.Context, field graphql.CollectedField, obj *backends.CatalogChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChange_dataset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CatalogChange().Dataset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChange_dataset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogChange", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChange_job(ctx context.Context, field graphql.CollectedField, obj *backends.CatalogChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChange_job(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CatalogChange().Job(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChange_job(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogChange", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChange_before(ctx context.Context, field graphql.CollectedField, obj *backends.CatalogChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChange_before(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CatalogChange().Before(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChange_before(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogChange", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChangeConnection_edges(ctx context.Context, field graphql.CollectedField, obj *CatalogChangeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChangeConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []CatalogChangeEdge) graphql.Marshaler {
+			return ec.marshalNCatalogChangeEdge2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐCatalogChangeEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChangeConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CatalogChangeConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CatalogChangeEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CatalogChangeConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *CatalogChangeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChangeConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChangeConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CatalogChangeConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CatalogChangeEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *CatalogChangeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChangeEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChangeEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CatalogChangeEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CatalogChangeEdge_node(ctx context.Context, field graphql.CollectedField, obj *CatalogChangeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CatalogChangeEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.CatalogChange) graphql.Marshaler {
+			return ec.marshalNCatalogChange2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐCatalogChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CatalogChangeEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CatalogChangeEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CatalogChange(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ChunkConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ChunkConnection) (ret graphql.Marshaler) {
@@ -11865,6 +12468,50 @@ func (ec *executionContext) fieldContext_Query_job(ctx context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_catalogChanges(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_catalogChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CatalogChanges(ctx, fc.Args["dataset"].(*string), fc.Args["job"].(*string), fc.Args["actor"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v CatalogChangeConnection) graphql.Marshaler {
+			return ec.marshalNCatalogChangeConnection2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐCatalogChangeConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_catalogChanges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CatalogChangeConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_catalogChanges_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_chunks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15083,6 +15730,302 @@ func (ec *executionContext) _Blocker(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var catalogChangeImplementors = []string{"CatalogChange"}
+
+func (ec *executionContext) _CatalogChange(ctx context.Context, sel ast.SelectionSet, obj *backends.CatalogChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, catalogChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CatalogChange")
+		case "cursor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CatalogChange_cursor(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "time":
+			out.Values[i] = ec._CatalogChange_time(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._CatalogChange_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._CatalogChange_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._CatalogChange_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "op":
+			out.Values[i] = ec._CatalogChange_op(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dataset":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CatalogChange_dataset(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "job":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CatalogChange_job(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "before":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CatalogChange_before(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var catalogChangeConnectionImplementors = []string{"CatalogChangeConnection"}
+
+func (ec *executionContext) _CatalogChangeConnection(ctx context.Context, sel ast.SelectionSet, obj *CatalogChangeConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, catalogChangeConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CatalogChangeConnection")
+		case "edges":
+			out.Values[i] = ec._CatalogChangeConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CatalogChangeConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var catalogChangeEdgeImplementors = []string{"CatalogChangeEdge"}
+
+func (ec *executionContext) _CatalogChangeEdge(ctx context.Context, sel ast.SelectionSet, obj *CatalogChangeEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, catalogChangeEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CatalogChangeEdge")
+		case "cursor":
+			out.Values[i] = ec._CatalogChangeEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CatalogChangeEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18471,6 +19414,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "catalogChanges":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_catalogChanges(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "chunks":
 			field := field
 
@@ -19958,6 +20923,34 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNCatalogChange2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐCatalogChange(ctx context.Context, sel ast.SelectionSet, v backends.CatalogChange) graphql.Marshaler {
+	return ec._CatalogChange(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCatalogChangeConnection2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐCatalogChangeConnection(ctx context.Context, sel ast.SelectionSet, v CatalogChangeConnection) graphql.Marshaler {
+	return ec._CatalogChangeConnection(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCatalogChangeEdge2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐCatalogChangeEdge(ctx context.Context, sel ast.SelectionSet, v CatalogChangeEdge) graphql.Marshaler {
+	return ec._CatalogChangeEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCatalogChangeEdge2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐCatalogChangeEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []CatalogChangeEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCatalogChangeEdge2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐCatalogChangeEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNChunkConnection2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐChunkConnection(ctx context.Context, sel ast.SelectionSet, v ChunkConnection) graphql.Marshaler {

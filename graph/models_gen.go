@@ -7,6 +7,22 @@ import (
 	"github.com/chunklock/chunklock/backends/partition"
 )
 
+// A page of catalog changes, newest first.
+type CatalogChangeConnection struct {
+	// The changes of this page, each with its cursor.
+	Edges []CatalogChangeEdge `json:"edges"`
+	// Whether another page follows, and where it starts.
+	PageInfo PageInfo `json:"pageInfo"`
+}
+
+// One catalog change and its cursor.
+type CatalogChangeEdge struct {
+	// Pass as `after` to read the changes older than this one.
+	Cursor string `json:"cursor"`
+	// The change.
+	Node backends.CatalogChange `json:"node"`
+}
+
 // A page of status rows, ordered by dataset, dataid (shortlex), role and job.
 type ChunkConnection struct {
 	// The rows of this page, each with its cursor.

@@ -131,7 +131,9 @@ var mutationAccess = map[string]access{
 }
 
 // authorize checks every mutation field against mutationAccess before it
-// runs. Queries and subscriptions are open to every authenticated principal.
+// runs. Queries and subscriptions are open to every authenticated principal
+// (catalogChanges as events: the history names objects and actors, never a
+// secret).
 func authorize(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || fc.Object != "Mutation" {

@@ -88,6 +88,7 @@ func complexity(max int) graph.ComplexityRoot {
 		return 1 + child*pages(first)
 	}
 	q.Events = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }
+	q.CatalogChanges = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }
 	q.Partitions = func(child int, _ string, _, _ *string, status *backends.Status, late *bool, first *int, _ *string) int {
 		n := 1 + child*pages(first)
 		if status != nil || late != nil {
