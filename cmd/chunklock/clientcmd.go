@@ -49,6 +49,7 @@ func clientCommands() []*cli.Command {
 		deleteCommand(),
 		pauseCommand(false),
 		pauseCommand(true),
+		historyCommand(),
 		lockCommand(),
 		unlockCommand(),
 		renewCommand(),
