@@ -3,6 +3,8 @@ package backendtest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 var catalogChangeTests = []testCase{
 	{"CatalogChanges", (*suite).testCatalogChanges},
 	{"CatalogChangesPaging", (*suite).testCatalogChangesPaging},
+	{"CatalogChangesCredentialRace", (*suite).testCatalogChangesCredentialRace},
 }
 
 // want is one expected change: what, on which object, by whom.
@@ -172,4 +175,39 @@ func (s *suite) testCatalogChangesPaging(t *testing.T) {
 	requireCode(t, err, backends.CodeInvalidArgument)
 	_, err = b.s.CatalogChanges(b.ctx, backends.ChangeFilter{First: 10, After: "not a cursor"})
 	requireCode(t, err, backends.CodeInvalidArgument)
+}
+
+// testCatalogChangesCredentialRace: setters of one credential racing
+// record one change each, and exactly one of them as its creation.
+func (s *suite) testCatalogChangesCredentialRace(t *testing.T) {
+	b := s.setup(t)
+	b.pipeline()
+	const setters = 8
+	var wg sync.WaitGroup
+	errs := make([]error, setters)
+	for i := range setters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := backends.WithActor(b.ctx, fmt.Sprintf("setter-%d", i))
+			errs[i] = b.s.SetCredential(ctx, backends.Credential{Job: "ja", Dataset: "src", KeyKind: "age", Ciphertext: []byte(fmt.Sprintf("sealed-%d", i))})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	cs := b.changes(backends.ChangeFilter{Job: "ja", First: 100}).Changes
+	created, actors := 0, map[string]bool{}
+	for _, c := range cs {
+		if c.Op != "setCredential" {
+			continue
+		}
+		actors[c.Actor] = true
+		if c.Before == nil {
+			created++
+		}
+	}
+	require.Len(t, actors, setters, "one change per setter")
+	require.Equal(t, 1, created, "one creation, the others replacements")
 }

@@ -72,6 +72,7 @@ func (h *harness) upsertModelJob(what string, j mJob) {
 	_, err := h.b.s.UpsertJob(h.b.ctx, storeJob(&j))
 	want := h.m.envCode(j.env)
 	h.code(what, want, err)
+	h.expectChange(what, "upsertJob", j.id, want == "" && jobChanged(*h.m.job(j.id), j))
 	if want == "" {
 		*h.m.job(j.id) = j
 	}

@@ -22,6 +22,11 @@ func (h *harness) applyPause(o op) {
 	got, err := pause(b.ctx, o.job)
 	h.code(o.String(), "", err)
 	j := m.job(o.job)
+	op := "resumeJob"
+	if o.paused {
+		op = "pauseJob"
+	}
+	h.expectChange(o.String(), op, o.job, j.paused != o.paused)
 	j.paused = o.paused
 	want := storeJob(j)
 	h.equal(fmt.Sprintf("%s: paused", o), want.Paused, got.Paused)
@@ -39,6 +44,7 @@ func (h *harness) applyDeleteDataset(o op) {
 		h.fatalf("%s: the model deletes only datasets that jobs use", o)
 	}
 	h.code(o.String(), backends.CodeLocked, h.b.s.DeleteDataset(h.b.ctx, o.dataset, o.cascade))
+	h.expectChange(o.String(), "deleteDataset", o.dataset, false)
 }
 
 // used tells whether a job of the model reads or writes dataset.

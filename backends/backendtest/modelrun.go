@@ -122,16 +122,17 @@ type issued struct {
 }
 
 type harness struct {
-	t      *testing.T
-	b      *bundle
-	m      *model
-	rng    *rand.Rand
-	seed   uint64
-	step   int
-	log    []string
-	tokens []issued
-	fences map[string]int64 // output chunk -> last fence seen
-	last   op               // the operation before, for locality
+	t       *testing.T
+	b       *bundle
+	m       *model
+	rng     *rand.Rand
+	seed    uint64
+	step    int
+	log     []string
+	tokens  []issued
+	fences  map[string]int64 // output chunk -> last fence seen
+	last    op               // the operation before, for locality
+	changes int              // the store's catalog changes (modelchanges.go)
 }
 
 func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
@@ -152,6 +153,7 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 	h.m = newModel(modelDatasets, jobs, modelDataIDs, b.clock.Now())
 	h.m.pools[modelPool] = 2
 	h.m.expected = modelExpected
+	h.changes = h.countChanges()
 	for h.step = 1; h.step <= steps; h.step++ {
 		h.apply(h.randomOp())
 		h.compareAll()
@@ -258,6 +260,7 @@ func (h *harness) apply(o op) {
 	case "slots":
 		_, err := b.s.UpsertPool(ctx, backends.Pool{ID: modelPool, Slots: o.limit})
 		h.code("upsertPool", "", err)
+		h.poolChange(o.limit)
 		m.pools[modelPool] = o.limit
 	default:
 		h.fatalf("unknown operation %q", o.kind)

@@ -28,6 +28,7 @@ func (h *harness) applyWiden(o op) {
 		code = h.m.envCode(j.env) // any upsert of the job checks its env
 	}
 	h.code("upsertJob", code, err)
+	h.expectChange(o.String(), "upsertJob", o.job, code == "" && jobChanged(*h.m.job(o.job), j))
 	if code == "" {
 		*h.m.job(o.job) = j
 	}

@@ -212,24 +212,31 @@ func (b *Backend) VersionedCatalog(ctx context.Context) ([]backends.Dataset, []b
 	return ds, js, version, nil
 }
 
+// putCredentialSQL is the PutCredential query of queries/catalog.sql
+// telling whether it replaced a credential.
+const putCredentialSQL = `INSERT INTO credentials (job, dataset, key_kind, ciphertext, updated_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (job, dataset) DO UPDATE SET
+    key_kind   = excluded.key_kind,
+    ciphertext = excluded.ciphertext,
+    updated_at = excluded.updated_at
+RETURNING xmax <> 0`
+
 // PutCredential stores or replaces a job's credential for a dataset.
 func (b *Backend) PutCredential(ctx context.Context, c backends.Credential) error {
 	if err := b.usable(ctx); err != nil {
 		return err
 	}
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		// The row is locked, when there is one, until the change commits.
-		var had bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM credentials WHERE job = $1 AND dataset = $2 FOR UPDATE)`, c.Job, c.Dataset).Scan(&had); err != nil {
-			return err
-		}
-		if err := b.q.WithTx(tx).PutCredential(ctx, sqldb.PutCredentialParams{
-			Job: c.Job, Dataset: c.Dataset, KeyKind: c.KeyKind, Ciphertext: c.Ciphertext, UpdatedAt: c.UpdatedAt,
-		}); err != nil {
+		// Whether the upsert replaced a row, told by the statement itself
+		// (an updated row has xmax set), so that two first sets racing
+		// record one creation and one replacement.
+		var replaced bool
+		if err := tx.QueryRow(ctx, putCredentialSQL, c.Job, c.Dataset, c.KeyKind, c.Ciphertext, c.UpdatedAt).Scan(&replaced); err != nil {
 			return err
 		}
 		var before []byte
-		if had {
+		if replaced {
 			before = backends.CredentialBefore(c.Job, c.Dataset)
 		}
 		return recordChange(ctx, tx, before)
