@@ -127,7 +127,10 @@ func (pl *pool) fill(ctx context.Context) int {
 	for i := 0; i < len(r.jobs) && free > 0; i++ {
 		job := r.jobs[(r.next+i)%len(r.jobs)]
 		cs, err := retry(ctx, r.cfg.RetryFor, r.logf, "claiming chunks of "+job, func(ctx context.Context) ([]*client.Claim, error) {
-			return r.clientFor(job).ClaimNext(ctx, job, r.cfg.Executor, free)
+			// A stop does not drop a claimNext on its way: the server may
+			// have made the claims, and start gives them back once the
+			// answer is here (the client's own timeout bounds the wait).
+			return r.clientFor(job).ClaimNext(context.WithoutCancel(ctx), job, r.cfg.Executor, free)
 		})
 		if err != nil {
 			if ctx.Err() == nil {

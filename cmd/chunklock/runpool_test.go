@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,4 +112,59 @@ func TestRunParallelStopWaits(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{"1": "READY", "2": "READY", "3": "READY"}, states(t, api),
 		"the three running were completed, nothing more claimed:\n%s", stderr.String())
+}
+
+// TestRunParallelStopDuringClaim: a `run --parallel` runner told to stop
+// while its claimNext is on the way waits for the answer and releases the
+// claims the server made, instead of dropping the request and leaving them
+// RUNNING until their leases pass.
+func TestRunParallelStopDuringClaim(t *testing.T) {
+	t.Parallel()
+	committed, answer := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hold := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			body, _ := io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			if !bytes.Contains(body, []byte("claimNext")) {
+				h.ServeHTTP(w, req)
+				return
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req.WithContext(context.WithoutCancel(req.Context())))
+			once.Do(func() { close(committed) })
+			<-answer
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+		})
+	}
+	url, api := serveMemory(t, hold)
+	require.NoError(t, api.Publish(t.Context(), "in", []string{"2", "3"}))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "2", "--", "true"}, &stdout, &stderr)
+	}()
+	select {
+	case <-committed:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no claimNext reached the server:\n%s", stderr.String())
+	}
+	require.Equal(t, map[string]string{"1": "RUNNING", "2": "RUNNING"}, states(t, api), "the server claimed two chunks")
+	cancel()
+	time.Sleep(200 * time.Millisecond) // the stop reaches the runner before the answer
+	close(answer)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the runner did not finish:\n%s", stderr.String())
+	}
+	for id, st := range states(t, api) {
+		require.NotEqual(t, "RUNNING", st, "chunk %s is left RUNNING:\n%s", id, stderr.String())
+	}
 }
