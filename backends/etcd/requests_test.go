@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,16 +30,28 @@ func TestLimitedClaimRoundAsksNoMore(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.UpsertJob(ctx, backends.Job{ID: "limited", Output: "limited-out", Inputs: []string{"src"}, MaxConcurrent: 32})
 	require.NoError(t, err)
-	for _, id := range []string{"1", "2", "3", "4", "5", "6"} {
+	for _, id := range []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"} {
 		_, err := s.Publish(ctx, "src", id)
 		require.NoError(t, err)
 	}
-	// The backend's own background work (the event mover, after each
-	// commit) sends requests too: a round's count is the fewest seen over
-	// a few rounds.
+	// The backend's own background work (the event mover and the chunk
+	// counts' folding, after each commit) sends requests too: each round
+	// starts once the count has stood still a while, and a round's count
+	// is the fewest seen over five rounds.
+	settle := func() {
+		for last, i := int64(-1), 0; i < 100; i++ { // 3 s at most
+			n := b.requests.Load()
+			if n == last {
+				return
+			}
+			last = n
+			time.Sleep(30 * time.Millisecond)
+		}
+	}
 	round := func(job string) int64 {
 		fewest := int64(-1)
-		for range 3 {
+		for range 5 {
+			settle()
 			before := b.requests.Load()
 			c, err := s.FindNext(ctx, job, "e")
 			require.NoError(t, err)
@@ -51,5 +64,5 @@ func TestLimitedClaimRoundAsksNoMore(t *testing.T) {
 	}
 	round("limited") // the first round seeds the job's record
 	free, limited := round("free"), round("limited")
-	require.Equal(t, free, limited, "requests of one findNext round: without a limit %d, with %d", free, limited)
+	require.LessOrEqual(t, limited, free, "requests of one findNext round: without a limit %d, with %d", free, limited)
 }
