@@ -26,9 +26,11 @@ func (r *mappingRace) fail(format string, args ...any) {
 }
 
 // run claims and completes, for jobs roll and jrep in turn, until stop is
-// set and neither has anything to claim.
+// set and neither has anything to claim in two rounds begun after it was
+// (a round begun before may have missed what the last publish queued).
 func (r *mappingRace) run(b *bundle, exec string, stop *atomic.Bool) {
-	for idle := 0; idle < 2 || !stop.Load(); {
+	for idle := 0; idle < 2; {
+		stopped := stop.Load()
 		got := false
 		for _, job := range []string{"roll", "jrep"} {
 			c, err := b.s.FindNext(b.ctx, job, exec)
@@ -59,7 +61,7 @@ func (r *mappingRace) run(b *bundle, exec string, stop *atomic.Bool) {
 				return
 			}
 		}
-		if got {
+		if got || !stopped {
 			idle = 0
 		} else {
 			idle++
