@@ -172,11 +172,7 @@ func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool,
 		return chunks, 0, nil
 	}
 	for _, k := range keys {
-		if k.Role == backends.RoleOutput {
-			b.count(k, b.rows[k].Status, -1)
-		}
-		delete(b.rows, k)
-		b.indexRunning(k, nil)
+		b.putRow(k, nil)
 	}
 	for k := range b.creds {
 		if k[1] == id {
@@ -218,7 +214,7 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 	}
 	for k := range b.rows {
 		if k.Role == backends.RoleInput && k.Job == j.ID {
-			delete(b.rows, k)
+			b.putRow(k, nil)
 		}
 	}
 	for k := range b.creds {

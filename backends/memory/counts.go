@@ -9,6 +9,27 @@ import (
 
 var _ backends.StatusCounter = (*Backend)(nil)
 
+// putRow writes row k as r (nil: deletes it), with b.mu held, and keeps
+// what is derived from the rows with it: the counts and the index of
+// RUNNING rows. Every write of b.rows goes through it.
+func (b *Backend) putRow(k backends.RowKey, r *backends.StatusRow) {
+	old, had := b.rows[k]
+	if r == nil {
+		delete(b.rows, k)
+	} else {
+		b.rows[k] = *r
+	}
+	if k.Role == backends.RoleOutput {
+		if had {
+			b.count(k, old.Status, -1)
+		}
+		if r != nil {
+			b.count(k, r.Status, 1)
+		}
+	}
+	b.indexRunning(k, r)
+}
+
 // count adds n to the OUTPUT rows of k's dataset and job in status s, as
 // a transaction commits (with b.mu held).
 func (b *Backend) count(k backends.RowKey, s backends.Status, n int) {

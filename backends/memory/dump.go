@@ -161,14 +161,7 @@ func (b *Backend) load(kind backends.DumpKind, it backends.DumpItem) error {
 		b.creds[[2]string{it.Credential.Job, it.Credential.Dataset}] = *it.Credential
 	case backends.DumpRows:
 		r := *it.Row
-		if old, had := b.rows[r.RowKey]; had && r.Role == backends.RoleOutput {
-			b.count(r.RowKey, old.Status, -1)
-		}
-		b.rows[r.RowKey] = r
-		if r.Role == backends.RoleOutput {
-			b.count(r.RowKey, r.Status, 1) // counts are derived: kept as rows load
-		}
-		b.indexRunning(r.RowKey, &r)
+		b.putRow(r.RowKey, &r) // counts are derived: kept as rows load
 	case backends.DumpEvents:
 		e := *it.Event
 		e.Seq = int64(len(b.events)) + 1

@@ -101,21 +101,7 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 		return err
 	}
 	for k, r := range t.rows {
-		old, had := b.rows[k]
-		if r == nil {
-			delete(b.rows, k)
-		} else {
-			b.rows[k] = *r
-		}
-		if k.Role == backends.RoleOutput {
-			if had {
-				b.count(k, old.Status, -1)
-			}
-			if r != nil {
-				b.count(k, r.Status, 1)
-			}
-		}
-		b.indexRunning(k, r)
+		b.putRow(k, r)
 	}
 	for k, f := range t.fences {
 		b.fences[k] = f
