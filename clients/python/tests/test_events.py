@@ -47,10 +47,12 @@ def test_close_from_another_thread_ends_the_iteration(client: chunklock.Client, 
 
     t = threading.Thread(target=watch)
     t.start()
-    client.claim(p.job, "1").release()
+    # The server starts the subscription after watch_events returns: a claim made
+    # before it started is not streamed, so claim and release until one is seen.
     deadline = time.monotonic() + 10
-    while len(seen) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while time.monotonic() < deadline and ("OUTPUT", "NONE", "RUNNING") not in [(e.role, e.from_, e.to) for e in list(seen)]:
+        client.claim(p.job, "1").release()
+        time.sleep(0.2)
     stream.close()
     assert done.wait(5), "the iteration did not end on close()"
     t.join()

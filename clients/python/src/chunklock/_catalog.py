@@ -235,8 +235,11 @@ class _Catalog(_Base):
         """Events as they are recorded, over a websocket: ``for event in client.watch_events(job="j"): ...``.
 
         Filtered by dataset and job (both optional). With ``after`` (an event's
-        ``cursor``) the server first replays what was recorded since. ``close()`` the
-        stream (or use it as a context manager) to end it. Standard library only.
+        ``cursor``) the server first replays what was recorded since. Without it the
+        stream begins once the server has started the subscription, a moment after this
+        call returns: an event recorded in between is not streamed (pass ``after`` to
+        miss none). ``close()`` the stream (or use it as a context manager) to end it.
+        Standard library only.
         """
         variables = {"dataset": dataset, "job": job, "after": after}
         return EventStream(self.endpoint, self._headers, self._token, variables, self._timeout)
