@@ -28,8 +28,8 @@ if [ "$(id -u)" -ne 0 ]; then
 	sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq >&2
-$sudo apt-get install -y -qq chromium chromium-driver >&2
+$sudo apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+$sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium chromium-driver >&2
 
 if path=$(find_browser); then
 	printf '%s\n' "$path"

@@ -52,10 +52,10 @@ install_missing() {
 		fi
 	fi
 	# shellcheck disable=SC2086 # one word per package
-	if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $pkgs >&2; then
-		"${sudo[@]}" apt-get update -q >&2
+	if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $pkgs >&2; then
+		"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -q >&2
 		# shellcheck disable=SC2086
-		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $pkgs >&2
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $pkgs >&2
 	fi
 	pkgs=$(missing_packages)
 	if [ -n "$pkgs" ]; then
