@@ -19,6 +19,7 @@ var lifecycleTests = []testCase{
 	{"DeleteJob", (*suite).testDeleteJob},
 	{"DeleteJobTakeOver", (*suite).testDeleteJobTakeOver},
 	{"DeleteJobManyReads", (*suite).testDeleteJobManyReads},
+	{"PipelineOwner", (*suite).testPipelineOwner},
 }
 
 // testPauseResume: a paused job claims nothing, its live claim runs to its

@@ -27,6 +27,11 @@ func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backend
 		// The key of the chunks of a deleted producer is the store's, not
 		// the caller's (lifecycle.go).
 		d.OutputKey = old.OutputKey
+		// So is the pipeline that created it (backends/pipelineowner.go).
+		var err error
+		if d.Pipeline, err = backends.PipelineOf("dataset", d.ID, d.Pipeline, existed, old.Pipeline); err != nil {
+			return nil, 0, err
+		}
 		if existed && !reflect.DeepEqual(old.Partitions, d.Partitions) {
 			// The producer's frontier moves to the new definition's first
 			// dataid without a row, stored with the definition; one left
@@ -39,7 +44,6 @@ func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backend
 				}
 			}
 		}
-		var err error
 		cctx := e.withChange(ctx, "upsertDataset", backends.ChangeDataset, d.ID, old, d, existed)
 		stored, version, err = e.b.PutDataset(cctx, d, frontier, version)
 		if err != nil {
