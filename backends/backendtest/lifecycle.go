@@ -18,6 +18,7 @@ var lifecycleTests = []testCase{
 	{"DeletePool", (*suite).testDeletePool},
 	{"DeleteJob", (*suite).testDeleteJob},
 	{"DeleteJobTakeOver", (*suite).testDeleteJobTakeOver},
+	{"DeleteJobTakeOverQueue", (*suite).testDeleteJobTakeOverQueue},
 	{"DeleteJobManyReads", (*suite).testDeleteJobManyReads},
 	{"PipelineOwner", (*suite).testPipelineOwner},
 }
