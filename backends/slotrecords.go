@@ -11,8 +11,11 @@ type Pool struct {
 	ID          string
 	Description string
 	Slots       int
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Pipeline names the pipeline whose apply created the pool, as
+	// Dataset.Pipeline.
+	Pipeline  string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // SlotHolder is a live claim holding a slot.

@@ -73,6 +73,11 @@ type Dataset struct {
 	// produce the dataset again. Empty while the dataset never lost a
 	// producer; the engine keeps it across upserts.
 	OutputKey string
+	// Pipeline names the pipeline whose `chunklock apply` created the
+	// dataset (apply --prune deletes only those); "" for one created
+	// otherwise. Set when the dataset is created, kept by every upsert
+	// after (PipelineOf).
+	Pipeline  string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -103,7 +108,10 @@ type Job struct {
 	InputMappings []InputMapping
 	// Key is the job's public key material: enough to encrypt secrets to the
 	// job, never enough to decrypt them. Set by the keys layer.
-	Key       JobKey
+	Key JobKey
+	// Pipeline names the pipeline whose apply created the job, as
+	// Dataset.Pipeline.
+	Pipeline  string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

@@ -20,6 +20,9 @@ func ValidateDataset(d Dataset) error {
 	if err := ValidateID("dataset", d.ID); err != nil {
 		return err
 	}
+	if err := ValidatePipeline("dataset", d.ID, d.Pipeline); err != nil {
+		return err
+	}
 	for _, f := range []struct {
 		name, text string
 		max        int
@@ -79,6 +82,9 @@ func validJobText(j Job, allow envname.Allow) error {
 // defaults. It returns the job to store.
 func (c *Catalog) ValidateJob(j Job) (Job, error) {
 	if err := ValidateID("job", j.ID); err != nil {
+		return Job{}, err
+	}
+	if err := ValidatePipeline("job", j.ID, j.Pipeline); err != nil {
 		return Job{}, err
 	}
 	if j.Output == "" {
@@ -175,6 +181,9 @@ func validJobLimits(j *Job) error {
 // ValidatePool checks a pool definition.
 func ValidatePool(p Pool) error {
 	if err := ValidateID("pool", p.ID); err != nil {
+		return err
+	}
+	if err := ValidatePipeline("pool", p.ID, p.Pipeline); err != nil {
 		return err
 	}
 	if p.Slots < 1 {

@@ -18,12 +18,22 @@ type Dataset struct {
 	Connection  string      `json:"connection"`
 	Location    string      `json:"location"`
 	Partitions  *Partitions `json:"partitions"`
+	// Pipeline names the pipeline whose apply created the dataset; nil
+	// when it was created otherwise.
+	Pipeline *string `json:"pipeline"`
 }
 
 // Backend converts d to the core type.
 func (d Dataset) Backend() backends.Dataset {
 	return backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location,
-		Partitions: d.Partitions.Def()}
+		Partitions: d.Partitions.Def(), Pipeline: deref(d.Pipeline)}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // Partitions is a dataset's partition definition as the API carries it
@@ -48,6 +58,9 @@ type Job struct {
 	// InputMappings are the job's mappings of inputs read other than one
 	// to one (SPEC §9), in input order.
 	InputMappings []InputMapping `json:"inputMappings"`
+	// Pipeline names the pipeline whose apply created the job; nil when
+	// it was created otherwise.
+	Pipeline *string `json:"pipeline"`
 
 	Credentials []struct {
 		Dataset string `json:"dataset"`
@@ -82,6 +95,7 @@ func (j Job) Backend() backends.Job {
 	if j.Pool != nil {
 		bj.Pool = *j.Pool
 	}
+	bj.Pipeline = deref(j.Pipeline)
 	return bj
 }
 
@@ -188,8 +202,8 @@ type ResourceLock struct {
 }
 
 const (
-	datasetFields = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds }`
-	jobFields     = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset }`
+	datasetFields = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds } pipeline`
+	jobFields     = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset } pipeline`
 	accessFields  = `dataset dataid url connection location secret`
 	// ClaimFields selects every field of a Claim.
 	ClaimFields = `token job dataid attempt executor fence leaseExpiresAt
@@ -232,6 +246,9 @@ func (c *Client) UpsertDataset(ctx context.Context, d backends.Dataset) error {
 	if d.Partitions != nil {
 		in["partitions"] = partition.SpecOf(d.Partitions)
 	}
+	if d.Pipeline != "" {
+		in["pipeline"] = d.Pipeline
+	}
 	return c.Do(ctx, `mutation($in: DatasetInput!) { upsertDataset(input: $in) { id } }`, map[string]any{"in": in}, nil)
 }
 
@@ -262,6 +279,9 @@ func (c *Client) UpsertJob(ctx context.Context, j backends.Job) (jobKey string, 
 	}
 	if j.Pool != "" {
 		in["pool"] = j.Pool
+	}
+	if j.Pipeline != "" {
+		in["pipeline"] = j.Pipeline
 	}
 	if len(j.InputMappings) > 0 { // omitted: none (the schema's default)
 		ms := make([]map[string]any, len(j.InputMappings))

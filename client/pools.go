@@ -17,14 +17,17 @@ type Pool struct {
 	Jobs        []struct {
 		ID string `json:"id"`
 	} `json:"jobs"`
+	// Pipeline names the pipeline whose apply created the pool; nil when
+	// it was created otherwise.
+	Pipeline *string `json:"pipeline"`
 }
 
 // Backend converts a pool to its definition.
 func (p Pool) Backend() backends.Pool {
-	return backends.Pool{ID: p.ID, Description: p.Description, Slots: p.Slots}
+	return backends.Pool{ID: p.ID, Description: p.Description, Slots: p.Slots, Pipeline: deref(p.Pipeline)}
 }
 
-const poolFields = `id description slots used jobs { id }`
+const poolFields = `id description slots used jobs { id } pipeline`
 
 // Pools lists every pool.
 func (c *Client) Pools(ctx context.Context) ([]Pool, error) {
@@ -48,5 +51,8 @@ func (c *Client) Pool(ctx context.Context, id string) (Pool, error) {
 // UpsertPool creates or replaces a pool.
 func (c *Client) UpsertPool(ctx context.Context, p backends.Pool) error {
 	in := map[string]any{"id": p.ID, "slots": p.Slots, "description": p.Description}
+	if p.Pipeline != "" {
+		in["pipeline"] = p.Pipeline
+	}
 	return c.Do(ctx, `mutation($in: PoolInput!) { upsertPool(input: $in) { id } }`, map[string]any{"in": in}, nil)
 }

@@ -148,6 +148,7 @@ type ComplexityRoot struct {
 		OutputKey        func(childComplexity int) int
 		PartitionSummary func(childComplexity int) int
 		Partitions       func(childComplexity int) int
+		Pipeline         func(childComplexity int) int
 		Producer         func(childComplexity int) int
 		URL              func(childComplexity int) int
 		UpdatedAt        func(childComplexity int) int
@@ -234,6 +235,7 @@ type ComplexityRoot struct {
 		Output               func(childComplexity int) int
 		OutputDataset        func(childComplexity int) int
 		Paused               func(childComplexity int) int
+		Pipeline             func(childComplexity int) int
 		Pool                 func(childComplexity int) int
 		RetryDelaySeconds    func(childComplexity int) int
 		RetryMaxDelaySeconds func(childComplexity int) int
@@ -376,6 +378,7 @@ type ComplexityRoot struct {
 		Description func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Jobs        func(childComplexity int) int
+		Pipeline    func(childComplexity int) int
 		Slots       func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
 		Used        func(childComplexity int) int
@@ -497,6 +500,7 @@ type DatasetResolver interface {
 	Partitions(ctx context.Context, obj *backends.Dataset) (*PartitionDefinition, error)
 	Producer(ctx context.Context, obj *backends.Dataset) (*backends.Job, error)
 	Consumers(ctx context.Context, obj *backends.Dataset) ([]backends.Job, error)
+	Pipeline(ctx context.Context, obj *backends.Dataset) (*string, error)
 
 	LatestReady(ctx context.Context, obj *backends.Dataset) (*string, error)
 
@@ -531,6 +535,7 @@ type JobResolver interface {
 
 	Key(ctx context.Context, obj *backends.Job) (*backends.JobKey, error)
 	Credentials(ctx context.Context, obj *backends.Job) ([]backends.Credential, error)
+	Pipeline(ctx context.Context, obj *backends.Job) (*string, error)
 }
 type LockResolver interface {
 	Job(ctx context.Context, obj *backends.Lock) (*string, error)
@@ -580,6 +585,7 @@ type PartitionSummaryResolver interface {
 type PoolResolver interface {
 	Used(ctx context.Context, obj *backends.Pool) (int, error)
 	Jobs(ctx context.Context, obj *backends.Pool) ([]backends.Job, error)
+	Pipeline(ctx context.Context, obj *backends.Pool) (*string, error)
 }
 type QueryResolver interface {
 	Datasets(ctx context.Context) ([]backends.Dataset, error)
@@ -1013,6 +1019,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Partitions(childComplexity), true
+	case "Dataset.pipeline":
+		if e.ComplexityRoot.Dataset.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Pipeline(childComplexity), true
 	case "Dataset.producer":
 		if e.ComplexityRoot.Dataset.Producer == nil {
 			break
@@ -1376,6 +1388,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.Paused(childComplexity), true
+	case "Job.pipeline":
+		if e.ComplexityRoot.Job.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Pipeline(childComplexity), true
 	case "Job.pool":
 		if e.ComplexityRoot.Job.Pool == nil {
 			break
@@ -2135,6 +2153,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Pool.Jobs(childComplexity), true
+	case "Pool.pipeline":
+		if e.ComplexityRoot.Pool.Pipeline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Pool.Pipeline(childComplexity), true
 	case "Pool.slots":
 		if e.ComplexityRoot.Pool.Slots == nil {
 			break
@@ -2847,6 +2871,8 @@ type Dataset {
   producer: Job
   "The jobs reading this dataset, by id."
   consumers: [Job!]!
+  "The pipeline whose ` + "`" + `chunklock apply` + "`" + ` created it (` + "`" + `apply --prune` + "`" + ` may delete it once the pipeline file no longer declares it); null when it was created otherwise (the API, the playground, a file applied without a pipeline name)."
+  pipeline: String
   "When the dataset was first declared."
   createdAt: Time!
   "When its definition last changed."
@@ -2897,6 +2923,8 @@ type Job {
   key: JobKey
   "The datasets this job has a credential for (never the secret itself)."
   credentials: [Credential!]!
+  "The pipeline whose ` + "`" + `chunklock apply` + "`" + ` created it (` + "`" + `apply --prune` + "`" + ` may delete it once the pipeline file no longer declares it); null when it was created otherwise (the API, the playground, a file applied without a pipeline name)."
+  pipeline: String
   "When the job was first declared."
   createdAt: Time!
   "When its definition last changed."
@@ -2943,6 +2971,8 @@ input DatasetInput {
   location: String = ""
   "The dataids the dataset is expected to have; omit or null for none. Changing it never deletes chunks."
   partitions: PartitionDefinitionInput
+  "The pipeline applying this definition (` + "`" + `chunklock apply` + "`" + ` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none."
+  pipeline: String
 }
 
 """
@@ -3033,6 +3063,8 @@ input JobInput {
   pool: String
   "Which input dataids each output dataid reads, for inputs not read one to one (at most one per input); an input not listed is IDENTITY."
   inputMappings: [InputMappingInput!] = []
+  "The pipeline applying this definition (` + "`" + `chunklock apply` + "`" + ` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none."
+  pipeline: String
 }
 
 "How an output dataid maps to the dataids of an input it reads."
@@ -3999,6 +4031,8 @@ type Pool {
   used: Int!
   "The jobs naming this pool, by id."
   jobs: [Job!]!
+  "The pipeline whose ` + "`" + `chunklock apply` + "`" + ` created it (` + "`" + `apply --prune` + "`" + ` may delete it once the pipeline file no longer declares it); null when it was created otherwise (the API, the playground, a file applied without a pipeline name)."
+  pipeline: String
   "When the pool was first declared."
   createdAt: Time!
   "When it last changed."
@@ -4013,6 +4047,8 @@ input PoolInput {
   slots: Int!
   "What the pool stands for, for people."
   description: String = ""
+  "The pipeline applying this definition (` + "`" + `chunklock apply` + "`" + ` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none."
+  pipeline: String
 }
 
 extend type Blocker {
@@ -4421,6 +4457,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_producer(ctx, field)
 	case "consumers":
 		return ec.fieldContext_Dataset_consumers(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_Dataset_pipeline(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Dataset_createdAt(ctx, field)
 	case "updatedAt":
@@ -4603,6 +4641,8 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_key(ctx, field)
 	case "credentials":
 		return ec.fieldContext_Job_credentials(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_Job_pipeline(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Job_createdAt(ctx, field)
 	case "updatedAt":
@@ -4821,6 +4861,8 @@ func (ec *executionContext) childFields_Pool(ctx context.Context, field graphql.
 		return ec.fieldContext_Pool_used(ctx, field)
 	case "jobs":
 		return ec.fieldContext_Pool_jobs(ctx, field)
+	case "pipeline":
+		return ec.fieldContext_Pool_pipeline(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Pool_createdAt(ctx, field)
 	case "updatedAt":
@@ -7732,6 +7774,29 @@ func (ec *executionContext) fieldContext_Dataset_consumers(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_pipeline(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Dataset().Pipeline(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Dataset", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Dataset_createdAt(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9310,6 +9375,29 @@ func (ec *executionContext) fieldContext_Job_credentials(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Job_pipeline(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().Pipeline(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Job_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Job_createdAt(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
@@ -12270,6 +12358,29 @@ func (ec *executionContext) fieldContext_Pool_jobs(_ context.Context, field grap
 	return fc, nil
 }
 
+func (ec *executionContext) _Pool_pipeline(ctx context.Context, field graphql.CollectedField, obj *backends.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Pool_pipeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Pool().Pipeline(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Pool_pipeline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Pool", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Pool_createdAt(ctx context.Context, field graphql.CollectedField, obj *backends.Pool) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15132,7 +15243,7 @@ func (ec *executionContext) unmarshalInputDatasetInput(ctx context.Context, obj 
 		asMap["location"] = ""
 	}
 
-	fieldsInOrder := [...]string{"id", "description", "url", "connection", "location", "partitions"}
+	fieldsInOrder := [...]string{"id", "description", "url", "connection", "location", "partitions", "pipeline"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15181,6 +15292,13 @@ func (ec *executionContext) unmarshalInputDatasetInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Partitions = data
+		case "pipeline":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pipeline"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Pipeline = data
 		}
 	}
 	return it, nil
@@ -15349,7 +15467,7 @@ func (ec *executionContext) unmarshalInputJobInput(ctx context.Context, obj any)
 		asMap["inputMappings"] = []any{}
 	}
 
-	fieldsInOrder := [...]string{"id", "description", "inputs", "output", "env", "maxAttempts", "leaseSeconds", "paused", "retryDelaySeconds", "retryMaxDelaySeconds", "maxConcurrent", "pool", "inputMappings"}
+	fieldsInOrder := [...]string{"id", "description", "inputs", "output", "env", "maxAttempts", "leaseSeconds", "paused", "retryDelaySeconds", "retryMaxDelaySeconds", "maxConcurrent", "pool", "inputMappings", "pipeline"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15447,6 +15565,13 @@ func (ec *executionContext) unmarshalInputJobInput(ctx context.Context, obj any)
 				return it, err
 			}
 			it.InputMappings = data
+		case "pipeline":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pipeline"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Pipeline = data
 		}
 	}
 	return it, nil
@@ -15543,7 +15668,7 @@ func (ec *executionContext) unmarshalInputPoolInput(ctx context.Context, obj any
 		asMap["description"] = ""
 	}
 
-	fieldsInOrder := [...]string{"id", "slots", "description"}
+	fieldsInOrder := [...]string{"id", "slots", "description", "pipeline"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15571,6 +15696,13 @@ func (ec *executionContext) unmarshalInputPoolInput(ctx context.Context, obj any
 				return it, err
 			}
 			it.Description = data
+		case "pipeline":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pipeline"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Pipeline = data
 		}
 	}
 	return it, nil
@@ -16717,6 +16849,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 				}()
 				res = ec._Dataset_consumers(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pipeline":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_pipeline(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -17928,6 +18098,44 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 				}()
 				res = ec._Job_credentials(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pipeline":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Job_pipeline(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -19248,6 +19456,44 @@ func (ec *executionContext) _Pool(ctx context.Context, sel ast.SelectionSet, obj
 				}()
 				res = ec._Pool_jobs(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pipeline":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Pool_pipeline(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res

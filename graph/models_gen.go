@@ -53,6 +53,8 @@ type DatasetInput struct {
 	Location *string `json:"location,omitempty"`
 	// The dataids the dataset is expected to have; omit or null for none. Changing it never deletes chunks.
 	Partitions *PartitionDefinitionInput `json:"partitions,omitempty"`
+	// The pipeline applying this definition (`chunklock apply` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none.
+	Pipeline *string `json:"pipeline,omitempty"`
 }
 
 // One environment variable of a job.
@@ -119,6 +121,8 @@ type JobInput struct {
 	Pool *string `json:"pool,omitempty"`
 	// Which input dataids each output dataid reads, for inputs not read one to one (at most one per input); an input not listed is IDENTITY.
 	InputMappings []InputMappingInput `json:"inputMappings,omitempty"`
+	// The pipeline applying this definition (`chunklock apply` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none.
+	Pipeline *string `json:"pipeline,omitempty"`
 }
 
 // Relay page information. chunklock pages forward only (`first`/`after`).
@@ -199,6 +203,8 @@ type PoolInput struct {
 	Slots int `json:"slots"`
 	// What the pool stands for, for people.
 	Description *string `json:"description,omitempty"`
+	// The pipeline applying this definition (`chunklock apply` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none.
+	Pipeline *string `json:"pipeline,omitempty"`
 }
 
 // What `upsertJob` did.

@@ -40,6 +40,11 @@ import (
 
 // Pipeline is a parsed pipeline file.
 type Pipeline struct {
+	// Name names the pipeline (prune.go): `chunklock apply` records it as
+	// the owner of every object it creates, and `apply --prune` deletes
+	// only objects of that name the file no longer declares. "" when the
+	// file does not say (Named gives the default).
+	Name     string    `yaml:"pipeline"`
 	Datasets []Dataset `yaml:"datasets"`
 	Jobs     []Job     `yaml:"jobs"`
 	// Pools declares named pools of slots that jobs share (pools.go).
@@ -173,6 +178,9 @@ func (j Job) EnvVars() ([]backends.EnvVar, error) {
 // there for its shape.
 func (p *Pipeline) Validate() error {
 	var errs []error
+	if p.Name != "" && backends.ValidateID("pipeline", p.Name) != nil {
+		errs = append(errs, fmt.Errorf("pipeline name %q is invalid: want 1-63 characters of a-z 0-9 _ . -, starting with a letter or digit", p.Name))
+	}
 	var ds []backends.Dataset
 	seen := map[string]bool{}
 	for _, d := range p.Datasets {
@@ -353,12 +361,17 @@ type Change struct {
 	Action Action
 	// Fields lists what differs, for updates.
 	Fields []string
+	// Refused says why a deletion (prune.go) is not made.
+	Refused string
 }
 
 func (c Change) String() string {
 	s := fmt.Sprintf("%-9s %-10s %s", c.Action, c.Kind, c.ID)
 	if len(c.Fields) > 0 {
 		s += " (" + strings.Join(c.Fields, ", ") + ")"
+	}
+	if c.Refused != "" {
+		s += " REFUSED: " + c.Refused
 	}
 	return s
 }

@@ -28,6 +28,7 @@ func datasetFromInput(in graph.DatasetInput) backends.Dataset {
 		Connection:  deref(in.Connection),
 		Location:    deref(in.Location),
 		Partitions:  partitionsFromInput(in.Partitions),
+		Pipeline:    deref(in.Pipeline),
 	}
 }
 
@@ -92,6 +93,7 @@ func jobFromInput(in graph.JobInput) backends.Job {
 		MaxConcurrent:        deref(in.MaxConcurrent),
 		Pool:                 deref(in.Pool),
 		InputMappings:        mappingsFromInput(in.InputMappings),
+		Pipeline:             deref(in.Pipeline),
 	}
 }
 

@@ -44,6 +44,11 @@ func (r *datasetResolver) Consumers(ctx context.Context, obj *backends.Dataset) 
 	return out, nil
 }
 
+// Pipeline is the resolver for the pipeline field.
+func (r *datasetResolver) Pipeline(ctx context.Context, obj *backends.Dataset) (*string, error) {
+	return nonEmpty(obj.Pipeline), nil
+}
+
 // InputDatasets is the resolver for the inputDatasets field.
 func (r *jobResolver) InputDatasets(ctx context.Context, obj *backends.Job) ([]backends.Dataset, error) {
 	return r.datasets(ctx, obj.Inputs)
@@ -78,6 +83,11 @@ func (r *jobResolver) Key(ctx context.Context, obj *backends.Job) (*backends.Job
 // Credentials is the resolver for the credentials field.
 func (r *jobResolver) Credentials(ctx context.Context, obj *backends.Job) ([]backends.Credential, error) {
 	return r.loadersFrom(ctx).creds.Load(ctx, obj.ID)
+}
+
+// Pipeline is the resolver for the pipeline field.
+func (r *jobResolver) Pipeline(ctx context.Context, obj *backends.Job) (*string, error) {
+	return nonEmpty(obj.Pipeline), nil
 }
 
 // UpsertDataset is the resolver for the upsertDataset field.

@@ -22,7 +22,7 @@ func (r *blockerResolver) Pool(ctx context.Context, obj *backends.Blocker) (*str
 
 // UpsertPool is the resolver for the upsertPool field.
 func (r *mutationResolver) UpsertPool(ctx context.Context, input graph.PoolInput) (backends.Pool, error) {
-	return r.store.UpsertPool(ctx, backends.Pool{ID: input.ID, Slots: input.Slots, Description: deref(input.Description)})
+	return r.store.UpsertPool(ctx, backends.Pool{ID: input.ID, Slots: input.Slots, Description: deref(input.Description), Pipeline: deref(input.Pipeline)})
 }
 
 // Used is the resolver for the used field.
@@ -33,6 +33,11 @@ func (r *poolResolver) Used(ctx context.Context, obj *backends.Pool) (int, error
 // Jobs is the resolver for the jobs field.
 func (r *poolResolver) Jobs(ctx context.Context, obj *backends.Pool) ([]backends.Job, error) {
 	return r.poolJobs(ctx, obj.ID)
+}
+
+// Pipeline is the resolver for the pipeline field.
+func (r *poolResolver) Pipeline(ctx context.Context, obj *backends.Pool) (*string, error) {
+	return nonEmpty(obj.Pipeline), nil
 }
 
 // Pools is the resolver for the pools field.

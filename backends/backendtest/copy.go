@@ -85,15 +85,18 @@ type copySeed struct {
 
 func seedCopy(t *testing.T, s backends.Store, clock *backends.FakeClock) copySeed {
 	ctx := context.Background()
+	// The pipeline owning an object (apply --prune) is copied with it:
+	// "out" was created otherwise.
+	owner := map[string]string{"src": "etl", "mid": "etl"}
 	for _, id := range []string{"src", "mid", "out"} {
-		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: id, Description: "dataset " + id, URL: "s3://lake", Location: id + "/{dataid}"})
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: id, Description: "dataset " + id, URL: "s3://lake", Location: id + "/{dataid}", Pipeline: owner[id]})
 		require.NoError(t, err)
 	}
-	_, err := s.UpsertPool(ctx, backends.Pool{ID: "p", Slots: 3})
+	_, err := s.UpsertPool(ctx, backends.Pool{ID: "p", Slots: 3, Pipeline: "etl"})
 	require.NoError(t, err)
 	key := backends.JobKey{Kind: "age", Public: "age1publicpart"}
 	_, err = s.UpsertJob(ctx, backends.Job{ID: "j1", Inputs: []string{"src"}, Output: "mid", Pool: "p", Key: key,
-		Env: []backends.EnvVar{{Name: "MODE", Value: "full"}}})
+		Env: []backends.EnvVar{{Name: "MODE", Value: "full"}}, Pipeline: "etl"})
 	require.NoError(t, err)
 	_, err = s.UpsertJob(ctx, backends.Job{ID: "j2", Inputs: []string{"mid"}, Output: "out", MaxConcurrent: 1, Key: key})
 	require.NoError(t, err)
@@ -148,6 +151,24 @@ func behaveAfterCopy(t *testing.T, s backends.Store, clock *backends.FakeClock, 
 	require.Equal(t, []any{seed.cursor.Dataset, seed.cursor.DataID, seed.cursor.To, seed.cursor.Reason},
 		[]any{e.Dataset, e.DataID, e.To, e.Reason}, "the cursor names the same event")
 
+	owners := map[string]string{}
+	ds, err := s.Datasets(ctx)
+	require.NoError(t, err)
+	for _, d := range ds {
+		owners["dataset "+d.ID] = d.Pipeline
+	}
+	jobs, err := s.Jobs(ctx)
+	require.NoError(t, err)
+	for _, j := range jobs {
+		owners["job "+j.ID] = j.Pipeline
+	}
+	pools, err := s.Pools(ctx)
+	require.NoError(t, err)
+	for _, p := range pools {
+		owners["pool "+p.ID] = p.Pipeline
+	}
+	require.Equal(t, map[string]string{"dataset src": "etl", "dataset mid": "etl", "dataset out": "",
+		"job j1": "etl", "job j2": "", "pool p": "etl"}, owners, "each object keeps the pipeline that created it")
 	for _, d := range []string{"src", "mid", "out"} {
 		n, err := s.ChunkCounts(ctx, d)
 		require.NoError(t, err)

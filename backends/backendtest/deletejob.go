@@ -122,3 +122,47 @@ func (s *suite) testDeleteJobManyReads(t *testing.T) {
 	b.job("ja", "c", "src")
 	require.Len(t, b.drain("ja"), n, "a job declared again under the id, for another output, holds no read lock of the old one")
 }
+
+// testDeleteJobTakeOverQueue: a job without inputs declared again under
+// the id of a deleted one finds the RESUBMIT and FAILED chunks it takes
+// over (deleting the job dropped its queue, and nothing publishes to a job
+// without inputs), with greater fences; READY and HOLD ones stay as they
+// are.
+func (s *suite) testDeleteJobTakeOverQueue(t *testing.T) {
+	b := s.setup(t)
+	b.datasets("gen")
+	b.upsertJob(backends.Job{ID: "jg", Output: "gen", MaxAttempts: 5})
+	fences := map[string]int64{}
+	for _, id := range []string{"1", "2", "3", "4"} {
+		c := b.claim("jg", id)
+		fences[id] = c.Fence
+		switch id {
+		case "2":
+			b.fail(c, "first try")
+		default:
+			b.complete(c)
+		}
+	}
+	_, err := b.s.Resubmit(b.ctx, "gen", "1", false)
+	require.NoError(t, err)
+	_, err = b.s.Hold(b.ctx, "gen", "4", "by hand")
+	require.NoError(t, err)
+	require.NoError(t, b.s.DeleteJob(b.ctx, "jg"))
+	b.upsertJob(backends.Job{ID: "jg", Output: "gen", MaxAttempts: 5})
+
+	var got []string
+	for range 10 {
+		c, id := b.next("jg")
+		if c == nil {
+			break
+		}
+		require.Greater(t, c.Fence, fences[id], "fences never repeat across a delete and a re-creation")
+		got = append(got, id)
+		b.complete(c)
+	}
+	require.ElementsMatch(t, []string{"1", "2"}, got, "the RESUBMIT and FAILED chunks, each once")
+	for _, id := range []string{"1", "2", "3"} {
+		require.Equal(t, ready, b.status("gen", id))
+	}
+	require.Equal(t, backends.StatusHold, b.status("gen", "4"))
+}

@@ -18,7 +18,9 @@ var lifecycleTests = []testCase{
 	{"DeletePool", (*suite).testDeletePool},
 	{"DeleteJob", (*suite).testDeleteJob},
 	{"DeleteJobTakeOver", (*suite).testDeleteJobTakeOver},
+	{"DeleteJobTakeOverQueue", (*suite).testDeleteJobTakeOverQueue},
 	{"DeleteJobManyReads", (*suite).testDeleteJobManyReads},
+	{"PipelineOwner", (*suite).testPipelineOwner},
 }
 
 // testPauseResume: a paused job claims nothing, its live claim runs to its

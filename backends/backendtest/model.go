@@ -130,6 +130,9 @@ type model struct {
 	expected map[string][]string
 	// envAllowed: the operator allows modelAllowable (modelenv.go).
 	envAllowed bool
+	// owners holds the pipeline owning each job ("job ID") and the pool
+	// ("pool ID") that has one (modellifecycle.go).
+	owners map[string]string
 }
 
 func newModel(datasets []string, jobs []*mJob, dataids []string, now time.Time) *model {

@@ -8,7 +8,12 @@ import (
 )
 
 // The model's catalog lifecycle (SPEC §11): pausing and resuming a job by
-// pauseJob/resumeJob rather than by an upsert of the whole job.
+// pauseJob/resumeJob rather than by an upsert of the whole job; deleting a
+// job and declaring it again (redeclare); the pipeline owning a job or the
+// pool (own, backends/pipelineowner.go).
+
+// modelPipelines are the pipelines the model's upserts name ("": none).
+var modelPipelines = []string{"", "etl", "sales"}
 
 // applyPause pauses or resumes o.job as o.paused says: the store answers
 // the job as the model has it, with only Paused changed.
@@ -55,4 +60,114 @@ func (m *model) used(dataset string) bool {
 		}
 	}
 	return false
+}
+
+// applyRedeclare deletes o.job and declares it again as the model has it,
+// naming o.pipeline. The deletion is refused (LOCKED, changing nothing)
+// while the job has a RUNNING claim, live or past its lease; then the
+// upsert is applyOwn's. Otherwise the job goes with its reads (its INPUT
+// rows), no replica serves it, and declared again under its id it takes
+// its OUTPUT rows over as they are (nothing READY is computed again) and
+// belongs to o.pipeline.
+func (h *harness) applyRedeclare(o op) {
+	h.t.Helper()
+	b, m := h.b, h.m
+	err := b.s.DeleteJob(b.ctx, o.job)
+	if m.running(o.job) {
+		h.code(o.String()+": deleteJob", backends.CodeLocked, err)
+		h.expectChange(o.String(), "deleteJob", o.job, false)
+		h.applyOwn(o)
+		return
+	}
+	h.code(o.String()+": deleteJob", "", err)
+	h.expectChange(o.String(), "deleteJob", o.job, true)
+	m.deleteReads(o.job)
+	_, err = b.s.FindNext(b.ctx, o.job, modelExecutor)
+	h.code(o.String()+": findNext of the deleted job", backends.CodeNotFound, err)
+	j := storeJob(m.job(o.job))
+	j.Pipeline = o.pipeline
+	_, err = b.s.UpsertJob(b.ctx, j)
+	h.code(o.String()+": upsertJob", "", err)
+	h.expectChange(o.String(), "upsertJob", o.job, true)
+	m.setOwner("job "+o.job, o.pipeline)
+	h.checkOwner(o)
+}
+
+// applyOwn upserts o.job (or, with o.direct, the pool) unchanged but for
+// naming o.pipeline: the store keeps the owner it has, and refuses
+// (INVALID_ARGUMENT) a pipeline other than an owner it has. Nothing
+// changes either way, and no catalog change is recorded.
+func (h *harness) applyOwn(o op) {
+	h.t.Helper()
+	b, m := h.b, h.m
+	key, want := "job "+o.job, backends.Code("")
+	var err error
+	if o.direct {
+		key = "pool " + modelPool
+		_, err = b.s.UpsertPool(b.ctx, backends.Pool{ID: modelPool, Slots: m.pools[modelPool], Pipeline: o.pipeline})
+	} else {
+		j := storeJob(m.job(o.job))
+		j.Pipeline = o.pipeline
+		_, err = b.s.UpsertJob(b.ctx, j)
+		want = m.envCode(m.job(o.job).env)
+	}
+	if owner := m.owners[key]; want == "" && owner != "" && o.pipeline != "" && owner != o.pipeline {
+		want = backends.CodeInvalidArgument
+	}
+	h.code(o.String(), want, err)
+	h.expectChange(o.String(), "", "", false)
+	h.checkOwner(o)
+}
+
+// checkOwner compares the owner of o's job or pool with the model's.
+func (h *harness) checkOwner(o op) {
+	h.t.Helper()
+	b := h.b
+	if o.direct {
+		p, err := b.s.Pool(b.ctx, modelPool)
+		h.code("pool", "", err)
+		h.equal(o.String()+": the pool's pipeline", h.m.owners["pool "+modelPool], p.Pipeline)
+		return
+	}
+	j, err := b.s.Job(b.ctx, o.job)
+	h.code("job", "", err)
+	h.equal(o.String()+": the job's pipeline", h.m.owners["job "+o.job], j.Pipeline)
+}
+
+// running tells whether job has a RUNNING OUTPUT row, live or not.
+func (m *model) running(job string) bool {
+	for k, r := range m.rows {
+		if k.role == backends.RoleOutput && k.job == job && r.status == running {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteReads removes the INPUT rows of job: what deleting it removes.
+func (m *model) deleteReads(job string) {
+	for k := range m.rows {
+		if k.role == backends.RoleInput && k.job == job {
+			delete(m.rows, k)
+		}
+	}
+}
+
+// setOwner records the pipeline owning an object ("" for none).
+func (m *model) setOwner(key, pipeline string) {
+	if m.owners == nil {
+		m.owners = map[string]string{}
+	}
+	m.owners[key] = pipeline
+}
+
+// ownedJobs lists the jobs a pipeline owns, by id.
+func (m *model) ownedJobs() []string {
+	var out []string
+	for _, j := range m.jobs {
+		if m.owners["job "+j.id] != "" {
+			out = append(out, j.id)
+		}
+	}
+	return out
 }

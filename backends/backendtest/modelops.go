@@ -30,6 +30,8 @@ type op struct {
 	env     string // env: the job's one env name
 	offset  int    // widen: the startOffset of the job's window over d
 	toks    []int  // completeMany, failMany, heartbeatMany: indexes in tokens (-1: garbage)
+	// pipeline is the pipeline a redeclare or own names ("" for none).
+	pipeline string
 }
 
 func (o op) String() string {
@@ -72,6 +74,13 @@ func (o op) String() string {
 		return fmt.Sprintf("upsertJob(%s, d: TIME_WINDOW startOffset=%d)", o.job, o.offset)
 	case "claimNext":
 		return fmt.Sprintf("claimNext(%s, max=%d)", o.job, o.limit)
+	case "redeclare":
+		return fmt.Sprintf("deleteJob(%s) and upsertJob(%s, pipeline=%q)", o.job, o.job, o.pipeline)
+	case "own":
+		if o.direct {
+			return fmt.Sprintf("upsertPool(%s, pipeline=%q)", modelPool, o.pipeline)
+		}
+		return fmt.Sprintf("upsertJob(%s, pipeline=%q)", o.job, o.pipeline)
 	case "completeMany", "failMany", "heartbeatMany":
 		return fmt.Sprintf("%s(tokens #%v)", o.kind, o.toks)
 	}
@@ -103,7 +112,7 @@ func (h *harness) randomOp() op {
 		{"resubmit", 6}, {"hold", 3}, {"pause", 2}, {"garbage", 1}, {"blockers", 3}, {"partitions", 2},
 		{"advanceLong", 1}, {"limit", 2}, {"slots", 2},
 		{"resubmitRange", 3}, {"holdRange", 2}, {"publishRange", 1}, {"widen", 1}, {"env", 2}, {"envAllow", 1},
-		{"deleteDataset", 1},
+		{"deleteDataset", 1}, {"redeclare", 3}, {"own", 3},
 		{"claimNext", 8}, {"completeMany", 6}, {"failMany", 2}, {"heartbeatMany", 2},
 	}
 	total := 0
@@ -150,6 +159,17 @@ func (h *harness) randomOp() op {
 		h.drawRange(r, &o)
 	case "deleteDataset":
 		o.cascade = r.IntN(2) == 0 // deleteChunks
+	case "redeclare", "own":
+		o.pipeline = pick(r, modelPipelines)
+		o.direct = o.kind == "own" && r.IntN(3) == 0 // the pool
+		if owned := h.m.ownedJobs(); o.kind == "own" && len(owned) > 0 && r.IntN(2) == 0 {
+			o.job = pick(r, owned) // mostly a job with an owner, to refuse others
+		}
+		if o.kind == "redeclare" && h.m.envCode(h.m.job(o.job).env) != "" {
+			// Declared again, the job would be refused (the operator no
+			// longer allows its env): the model keeps every job.
+			o.kind = "own"
+		}
 	case "pause":
 		o.paused = !h.m.job(o.job).paused
 		o.direct = r.IntN(2) == 0

@@ -257,6 +257,10 @@ func (h *harness) apply(o op) {
 		h.applyWiden(o)
 	case "deleteDataset":
 		h.applyDeleteDataset(o)
+	case "redeclare":
+		h.applyRedeclare(o)
+	case "own":
+		h.applyOwn(o)
 	case "slots":
 		_, err := b.s.UpsertPool(ctx, backends.Pool{ID: modelPool, Slots: o.limit})
 		h.code("upsertPool", "", err)

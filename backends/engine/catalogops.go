@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 
@@ -27,6 +28,11 @@ func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backend
 		// The key of the chunks of a deleted producer is the store's, not
 		// the caller's (lifecycle.go).
 		d.OutputKey = old.OutputKey
+		// So is the pipeline that created it (backends/pipelineowner.go).
+		var err error
+		if d.Pipeline, err = backends.PipelineOf("dataset", d.ID, d.Pipeline, existed, old.Pipeline); err != nil {
+			return nil, 0, err
+		}
 		if existed && !reflect.DeepEqual(old.Partitions, d.Partitions) {
 			// The producer's frontier moves to the new definition's first
 			// dataid without a row, stored with the definition; one left
@@ -39,7 +45,6 @@ func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backend
 				}
 			}
 		}
-		var err error
 		cctx := e.withChange(ctx, "upsertDataset", backends.ChangeDataset, d.ID, old, d, existed)
 		stored, version, err = e.b.PutDataset(cctx, d, frontier, version)
 		if err != nil {
@@ -65,7 +70,7 @@ func (e *engine) Datasets(ctx context.Context) ([]backends.Dataset, error) {
 
 func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, error) {
 	var valid, stored backends.Job
-	var enqueue, reschedule bool
+	var enqueue, reschedule, created bool
 	var after *backends.Catalog
 	// A job with mappings is backfilled after its catalog change commits:
 	// the backfill is marked pending first, so that a server stopping half
@@ -85,6 +90,7 @@ func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, e
 		valid, enqueue, err = e.prepareJob(cat, j)
 		old, existed := cat.Jobs.Lookup(j.ID)
 		reschedule = enqueue || !existed || old.Output != valid.Output
+		created = !existed
 		return err
 	}
 	err = e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
@@ -122,6 +128,11 @@ func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, e
 	}
 	if err := e.backfillUpserted(ctx, j, stored, after, enqueue, prev, mark); err != nil {
 		return stored, err
+	}
+	if created {
+		if err := e.requeueTakenOver(ctx, after, stored); err != nil {
+			return stored, fmt.Errorf("job %s is stored, but queueing the RESUBMIT and FAILED chunks it takes over failed; resubmit them to queue them: %w", stored.ID, err)
+		}
 	}
 	if !reschedule && scheduleDef(after, stored) != nil {
 		// A scheduled job without any candidate (stored by a version that

@@ -61,6 +61,42 @@
 // (dataset, dataid), whatever the job, so tokens never repeat across a
 // delete and a re-creation.
 //
+// # Taking a deleted producer's chunks over under another id (not built)
+//
+// SPEC §11 lets a job of any id declared for the dataset take the chunks
+// over; today ValidateJob refuses an id other than Dataset.OutputKey
+// (INVALID_ARGUMENT naming it, conformance DeleteJobTakeOver). The design
+// that keeps the decision above (no row rewritten, one catalog write):
+// a job's row key becomes Catalog.RowJob(job) = the output's OutputKey when
+// set, else the job's id, and everything that keys a job's OUTPUT rows by
+// the job's id uses it instead. Where that is, as read for this note:
+//
+//   - engine: outputKey (rows.go) takes the catalog, at its 11 callers
+//     (claims, enqueue, cascade, graph, mapbackfill, mapfit, mapwindows,
+//     schedule); Catalog.OutputJob returns OutputKey before the producer;
+//     ValidateJob drops its refusal.
+//   - tokens: NewToken/ParseToken carry the row key (the old id); the live
+//     operations (live.go job, many.go) find the job as the producer of the
+//     token's dataset whose RowJob is the token's job, not by the token's
+//     job id, or every claim of the new job is STALE_CLAIM.
+//   - live claims and slots: memory's running index and slot holders, etcd's
+//     running/ range and PostgreSQL's DeleteJob query look RUNNING rows up by
+//     job id: deleteJob, maxConcurrent and pools must look them up by RowJob,
+//     or a delete of the new job passes its live claims (guarantee broken).
+//   - backfills: memory PutJob and its dump load, etcd's backfill and
+//     PostgreSQL's BackfillCandidates find the READY chunks of an input
+//     under its producer first (coalesce(producer, output_key)): OutputKey
+//     must come first.
+//   - events and counts: Event.Job is the row's job; an event of the new
+//     job's claim must name the new job (the actor's job), not the key,
+//     so that events(job) and the audit trail stay right; chunk counts are
+//     kept per (dataset, row job) and read through OutputJob already.
+//   - conformance: DeleteJobTakeOver turns from the refusal to the takeover
+//     (READY not recomputed, new and resubmitted chunks claimed with greater
+//     fences, consumers unaffected), with a delete of the new job while it
+//     holds a claim (LOCKED), on every backend; the model's redeclare op
+//     draws another id for the job declared again.
+//
 // Weighed against it: keying OUTPUT rows by dataset alone (job "", as a
 // source's). It makes a producer change free too and drops a field, but
 // every existing store would have to rewrite every OUTPUT row once

@@ -23,6 +23,9 @@ func prepareJob(cat *backends.Catalog, j backends.Job) (backends.Job, bool, erro
 	if existed && j.Key == (backends.JobKey{}) {
 		j.Key = old.Key
 	}
+	if j.Pipeline, err = backends.PipelineOf("job", j.ID, j.Pipeline, existed, old.Pipeline); err != nil {
+		return backends.Job{}, false, err
+	}
 	return j, !existed || !slices.Equal(old.Inputs, j.Inputs) || !slices.Equal(old.InputMappings, j.InputMappings), nil
 }
 

@@ -157,3 +157,51 @@ func (e *engine) DeletePool(ctx context.Context, id string) error {
 		return cat, version, nil
 	})
 }
+
+// takeOverBatch is how many candidates requeueTakenOver adds in one
+// transaction.
+const takeOverBatch = 64
+
+// requeueTakenOver queues, for job j just declared for the output of a
+// deleted job of its id (Dataset.OutputKey), a candidate at every RESUBMIT
+// and FAILED chunk it takes over (a FAILED one from its retryAt):
+// deleting the job dropped its queue, and the backfill of a new job walks
+// its first input, so the chunks of a job without inputs would wait for
+// an event that never comes. Only those two statuses are read: a chunk
+// that is READY, HOLD or has no row needs no candidate of its own.
+func (e *engine) requeueTakenOver(ctx context.Context, cat *backends.Catalog, j backends.Job) error {
+	if d, ok := cat.Datasets.Lookup(j.Output); !ok || d.OutputKey != j.ID {
+		return nil
+	}
+	for _, st := range []backends.Status{backends.StatusResubmit, backends.StatusFailed} {
+		f := backends.ChunkFilter{Dataset: j.Output, Job: j.ID, Role: backends.RoleOutput, Status: st, First: takeOverBatch}
+		for {
+			page, err := e.b.ListRows(ctx, f)
+			if err != nil {
+				return err
+			}
+			if len(page.Rows) > 0 {
+				err = e.b.Update(ctx, func(tx backends.Tx) error {
+					for _, r := range page.Rows {
+						c := backends.Candidate{Job: j.ID, DataID: r.DataID, Resubmit: st == backends.StatusResubmit}
+						if st == backends.StatusFailed {
+							c.NotBefore = r.RetryAt
+						}
+						if err := tx.AddCandidate(ctx, c); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			if !page.HasNextPage {
+				break
+			}
+			f.After = page.Cursors[len(page.Cursors)-1]
+		}
+	}
+	return nil
+}

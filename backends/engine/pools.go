@@ -33,6 +33,9 @@ func (e *engine) UpsertPool(ctx context.Context, p backends.Pool) (backends.Pool
 		if existed {
 			stored.CreatedAt = rec.Pool.CreatedAt
 		}
+		if stored.Pipeline, err = backends.PipelineOf("pool", p.ID, p.Pipeline, existed, rec.Pool.Pipeline); err != nil {
+			return err
+		}
 		// Filled in for the backend to record as the transaction commits
 		// (it may run again).
 		*change = *backends.ChangeFrom(e.withChange(ctx, "upsertPool", backends.ChangePool, p.ID, rec.Pool, stored, existed))

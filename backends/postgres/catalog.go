@@ -31,7 +31,7 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *
 		var err error
 		r, err = q.PutDataset(ctx, sqldb.PutDatasetParams{
 			ID: d.ID, Description: d.Description, Url: d.URL, Connection: d.Connection, Location: d.Location,
-			Partitions: parts, OutputKey: d.OutputKey, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+			Partitions: parts, OutputKey: d.OutputKey, Pipeline: d.Pipeline, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 		})
 		if err != nil {
 			return err
@@ -110,7 +110,7 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, fron
 		MaxAttempts: int32(j.MaxAttempts), LeaseSeconds: int32(j.LeaseSeconds), Paused: j.Paused,
 		KeyKind: j.Key.Kind, KeyPublic: j.Key.Public, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 		RetryDelaySeconds: int32(j.RetryDelaySeconds), RetryMaxDelaySeconds: int32(j.RetryMaxDelaySeconds),
-		MaxConcurrent: int32(j.MaxConcurrent), Pool: j.Pool,
+		MaxConcurrent: int32(j.MaxConcurrent), Pool: j.Pool, Pipeline: j.Pipeline,
 	}
 	ms := j.InputMappings
 	if ms == nil {
@@ -286,7 +286,7 @@ func (b *Backend) Credentials(ctx context.Context, job string) ([]backends.Crede
 func datasetFromDB(r sqldb.Dataset) (backends.Dataset, error) {
 	d := backends.Dataset{
 		ID: r.ID, Description: r.Description, URL: r.Url, Connection: r.Connection, Location: r.Location,
-		OutputKey: r.OutputKey, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		OutputKey: r.OutputKey, Pipeline: r.Pipeline, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
 	if r.Partitions != nil {
 		d.Partitions = new(partition.Def)
@@ -304,7 +304,7 @@ func jobFromDB(r sqldb.Job) (backends.Job, error) {
 		Key:       backends.JobKey{Kind: r.KeyKind, Public: r.KeyPublic},
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		RetryDelaySeconds: int(r.RetryDelaySeconds), RetryMaxDelaySeconds: int(r.RetryMaxDelaySeconds),
-		MaxConcurrent: int(r.MaxConcurrent), Pool: r.Pool,
+		MaxConcurrent: int(r.MaxConcurrent), Pool: r.Pool, Pipeline: r.Pipeline,
 	}
 	if j.Inputs == nil {
 		j.Inputs = []string{}

@@ -20,12 +20,22 @@ func applyCommand() *cli.Command {
 		Name:      "apply",
 		Category:  catPipeline,
 		Usage:     "make the server's pools, datasets and jobs match a pipeline YAML file",
-		UsageText: "chunklock apply -f pipeline.yaml [--dry-run] [--keys-dir DIR]",
-		Description: "Creates or updates every pool, dataset and job the file declares (it never deletes) and\n" +
-			"stores the datasets' secrets for the jobs that read or write them. Applying the same file\n" +
-			"again changes nothing. The whole file is checked first, against the server's current\n" +
-			"pipeline too (references, one producer per dataset, no cycle, secrets readable): if\n" +
+		UsageText: "chunklock apply -f pipeline.yaml [--dry-run] [--prune [--delete-chunks]] [--pipeline NAME] [--keys-dir DIR]",
+		Description: "Creates or updates every pool, dataset and job the file declares and stores the datasets'\n" +
+			"secrets for the jobs that read or write them. Applying the same file again changes nothing.\n" +
+			"The whole file is checked first, against the server's current pipeline too (references,\n" +
+			"one producer per dataset, no cycle, secrets readable, no object of another pipeline): if\n" +
 			"anything is wrong nothing is applied.\n\n" +
+			"Each object apply creates belongs to the file's pipeline: `pipeline: NAME` in the file,\n" +
+			"or --pipeline NAME, else the file's name without .yaml (for pipeline.yaml, its folder's\n" +
+			"name); a file read from standard input needs a name for its objects to belong to it.\n" +
+			"With --prune, apply then deletes the jobs, datasets and pools that earlier applies of the\n" +
+			"same pipeline created and the file no longer declares: jobs first, then datasets, then\n" +
+			"pools. It never deletes what was created otherwise (the API, the playground, another\n" +
+			"pipeline). The plan is printed first; a deletion is refused, saying why, while the job has\n" +
+			"live claims, while a job the file keeps (or one outside it) still reads or writes the\n" +
+			"dataset or names the pool, and for a dataset with chunks unless --delete-chunks is given.\n" +
+			"Without --prune, apply says how many such objects --prune would delete.\n\n" +
 			"Secrets are never written in the file: a dataset says where to read its secret when the\n" +
 			"file is applied, `secret: {env: VARIABLE}` or `secret: {file: PATH}`. The server\n" +
 			"encrypts it to the key of each job using the dataset and cannot decrypt it itself.\n\n" +
@@ -37,11 +47,15 @@ func applyCommand() *cli.Command {
 			"operators allow the name on the server (serve --env-allow) and --env-allow names it here.\n\n" +
 			"Example:\n" +
 			"   chunklock apply -f examples/daily-pipeline/pipeline.yaml --dry-run\n" +
+			"   chunklock apply -f examples/daily-pipeline/pipeline.yaml --prune --dry-run\n" +
 			"   chunklock apply -f examples/daily-pipeline/pipeline.yaml --keys-dir ~/.chunklock/keys" + connHelp,
 		Flags: append(connFlags(),
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Required: true, TakesFile: true,
 				Usage: "the pipeline YAML `file` (- for standard input)"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change and change nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change (the plan) and change nothing"},
+			&cli.BoolFlag{Name: "prune", Usage: "also delete what earlier applies of this pipeline created and the file no longer declares"},
+			&cli.BoolFlag{Name: "delete-chunks", Usage: "with --prune: delete datasets that have chunks, with their chunks (refused otherwise)"},
+			&cli.StringFlag{Name: "pipeline", Usage: "the pipeline `NAME` that owns what apply creates (default: `pipeline:` in the file, else the file's name)"},
 			&cli.StringFlag{Name: "keys-dir", TakesFile: true,
 				Usage: "write each new job key to `DIR`/<job>.key (mode 0600) instead of printing it"},
 			envAllowFlag("job env `NAME`s to accept in the file although the rule on env names refuses them, as the server's --env-allow does (the server still decides, and runners refuse them unless given them too)"),
@@ -58,6 +72,17 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	p, err := pipeline.ParseFile(cmd.String("file"), pipeline.WithEnvAllow(allow))
 	if err != nil {
 		return fmt.Errorf("%w\nnothing was applied", err)
+	}
+	name, source, err := p.PipelineName(cmd.String("pipeline"), cmd.String("file"))
+	if err != nil {
+		return fmt.Errorf("%w\nnothing was applied", err)
+	}
+	prune := cmd.Bool("prune")
+	if prune && name == "" {
+		return errors.New("--prune needs a pipeline name for a file read from standard input: set `pipeline: NAME` in it or pass --pipeline NAME\nnothing was applied")
+	}
+	if cmd.Bool("delete-chunks") && !prune {
+		return errors.New("--delete-chunks goes with --prune (chunklock delete dataset ID --delete-chunks deletes one dataset)\nnothing was applied")
 	}
 	keysDir := cmd.String("keys-dir")
 	if keysDir != "" && !cmd.Bool("dry-run") {
@@ -90,6 +115,9 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err != nil {
 		return err
 	}
+	if err := p.CheckOwners(name, haveDS, haveJobs, havePools); err != nil {
+		return fmt.Errorf("%s: %w\nnothing was applied", cmd.String("file"), err)
+	}
 	// Read every secret before changing anything.
 	secrets := map[string]string{}
 	var serr []error
@@ -114,7 +142,24 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	}
 	plan = append(p.PlanPools(havePools), plan...) // pools first: jobs name them
 	out := stdout(cmd)
-	if cmd.Bool("dry-run") {
+	var deletions []pipeline.Change
+	if name != "" {
+		state := pipeline.PruneState{Datasets: haveDS, Jobs: haveJobs, Pools: havePools, DeleteChunks: cmd.Bool("delete-chunks")}
+		if deletions, err = p.PlanPrune(name, state); err != nil {
+			return err
+		}
+		if prune && len(deletions) > 0 {
+			if state.Chunks, err = pruneChunks(ctx, c, deletions, haveJobs); err != nil {
+				return err
+			}
+			if deletions, err = p.PlanPrune(name, state); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(out, "pipeline %s (from %s)\n", name, source)
+	}
+	if cmd.Bool("dry-run") || prune {
+		// The plan first: what would be created, changed and deleted.
 		changes := 0
 		for _, ch := range plan {
 			if ch.Action != pipeline.Unchanged && ch.Action != pipeline.Resend {
@@ -122,8 +167,19 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 			}
 			fmt.Fprintln(out, ch.String())
 		}
-		fmt.Fprintf(out, "dry run: %d change(s) would be applied%s; nothing was changed\n", changes, resent(plan))
-		return nil
+		if prune {
+			for _, ch := range deletions {
+				if ch.Refused == "" {
+					changes++
+				}
+				fmt.Fprintln(out, ch.String())
+			}
+		}
+		if cmd.Bool("dry-run") {
+			fmt.Fprintf(out, "dry run: %d change(s) would be applied%s%s; nothing was changed\n", changes, resent(plan), refusedNote(deletions, prune))
+			return nil
+		}
+		fmt.Fprintf(out, "applying %d change(s):\n", changes)
 	}
 
 	datasets := map[string]pipeline.Dataset{}
@@ -153,13 +209,18 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		}
 		switch ch.Kind {
 		case "pool":
-			err = c.UpsertPool(ctx, p.Pool(ch.ID).Backend())
+			bp := p.Pool(ch.ID).Backend()
+			bp.Pipeline = name
+			err = c.UpsertPool(ctx, bp)
 		case "dataset":
-			err = c.UpsertDataset(ctx, datasets[ch.ID].Backend())
+			bd := datasets[ch.ID].Backend()
+			bd.Pipeline = name
+			err = c.UpsertDataset(ctx, bd)
 		case "job":
 			var bj backends.Job
 			bj, err = jobs[ch.ID].Backend()
 			bj.Paused = jobs[ch.ID].PausedOver(jobByID[ch.ID].Paused)
+			bj.Pipeline = name
 			if err == nil {
 				var key string
 				key, err = c.UpsertJob(ctx, bj)
@@ -193,7 +254,38 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 			changes++
 		}
 	}
-	fmt.Fprintf(out, "applied %d change(s)%s\n", changes, resent(plan))
+	refused := 0
+	if prune {
+		// Jobs, then datasets, then pools (PlanPrune's order), after the
+		// file's changes: a job the file moves off a pool no longer names it.
+		for _, ch := range deletions {
+			if ch.Refused != "" {
+				refused++
+				fmt.Fprintln(out, ch.String())
+				continue
+			}
+			switch ch.Kind {
+			case "job":
+				err = c.DeleteJob(ctx, ch.ID)
+			case "dataset":
+				err = c.DeleteDataset(ctx, ch.ID, cmd.Bool("delete-chunks"))
+			case "pool":
+				err = c.DeletePool(ctx, ch.ID)
+			}
+			if err != nil {
+				// Refused by the server after the plan was made (a claim
+				// taken since): said, and the rest goes on.
+				refused++
+				ch.Refused = explain(cmd, err).Error()
+				fmt.Fprintln(out, ch.String())
+				continue
+			}
+			applied++
+			changes++
+			fmt.Fprintln(out, ch.String())
+		}
+	}
+	fmt.Fprintf(out, "applied %d change(s)%s%s\n", changes, resent(plan), refusedNote(deletions, prune))
 	if newKeys > 0 {
 		w := stderr(cmd)
 		if keysDir == "" {
@@ -203,7 +295,69 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 			fmt.Fprintf(w, "\nNew job keys were written to %s (mode 0600); chunklock keeps only their public part and cannot show them again.\n", keysDir)
 		}
 	}
+	if refused > 0 {
+		return fmt.Errorf("%d deletion(s) refused (said above); the rest was applied. Fix the cause and apply --prune again", refused)
+	}
 	return nil
+}
+
+// refusedNote says how many deletions of the plan are refused, or, without
+// --prune, how many objects of the pipeline the file no longer declares.
+func refusedNote(deletions []pipeline.Change, prune bool) string {
+	if !prune {
+		if len(deletions) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("; %d object(s) of the pipeline are no longer in the file (--prune deletes them)", len(deletions))
+	}
+	n := 0
+	for _, ch := range deletions {
+		if ch.Refused != "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d deletion(s) refused", n)
+}
+
+// pruneChunks counts the chunks of the datasets the deletions name and of
+// the outputs of the jobs they name (a job's live claims are its output's
+// RUNNING chunks). None when the server does not count chunks: the
+// server's own refusals then say what the plan could not.
+func pruneChunks(ctx context.Context, c *client.Client, deletions []pipeline.Change, jobs []backends.Job) (map[string]pipeline.Chunks, error) {
+	output := map[string]string{}
+	for _, j := range jobs {
+		output[j.ID] = j.Output
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, ch := range deletions {
+		id := ch.ID
+		switch ch.Kind {
+		case "job":
+			id = output[ch.ID]
+		case "pool":
+			continue
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	counts, err := c.Counts(ctx, ids)
+	if errors.Is(err, client.ErrNoCounts) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]pipeline.Chunks{}
+	for _, n := range counts {
+		out[n.ID] = pipeline.Chunks{Total: n.Chunks.Total, Running: n.Chunks.Running}
+	}
+	return out, nil
 }
 
 // serverPools reads the server's pools and checks that every pool a job

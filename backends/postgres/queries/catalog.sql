@@ -8,8 +8,8 @@ RETURNING version;
 
 -- name: PutDataset :one
 -- Creates or updates a dataset, keeping created_at of an existing one.
-INSERT INTO datasets (id, description, url, connection, location, partitions, output_key, created_at, updated_at)
-VALUES (@id, @description, @url, @connection, @location, @partitions, @output_key, @created_at, @updated_at)
+INSERT INTO datasets (id, description, url, connection, location, partitions, output_key, pipeline, created_at, updated_at)
+VALUES (@id, @description, @url, @connection, @location, @partitions, @output_key, @pipeline, @created_at, @updated_at)
 ON CONFLICT (id) DO UPDATE SET
     description = excluded.description,
     url         = excluded.url,
@@ -17,6 +17,7 @@ ON CONFLICT (id) DO UPDATE SET
     location    = excluded.location,
     partitions  = excluded.partitions,
     output_key  = excluded.output_key,
+    pipeline    = excluded.pipeline,
     updated_at  = excluded.updated_at
 RETURNING *;
 
@@ -28,10 +29,10 @@ SELECT * FROM datasets ORDER BY id;
 -- unique constraint on output refuses a second producer of a dataset.
 INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
                   lease_seconds, paused, key_kind, key_public, retry_delay_seconds,
-                  retry_max_delay_seconds, max_concurrent, pool, input_mappings, created_at, updated_at)
+                  retry_max_delay_seconds, max_concurrent, pool, input_mappings, pipeline, created_at, updated_at)
 VALUES (@id, @description, @inputs, @output, @env_names, @env_values, @max_attempts,
         @lease_seconds, @paused, @key_kind, @key_public, @retry_delay_seconds,
-        @retry_max_delay_seconds, @max_concurrent, @pool, @input_mappings, @created_at, @updated_at)
+        @retry_max_delay_seconds, @max_concurrent, @pool, @input_mappings, @pipeline, @created_at, @updated_at)
 ON CONFLICT (id) DO UPDATE SET
     description   = excluded.description,
     inputs        = excluded.inputs,
@@ -48,6 +49,7 @@ ON CONFLICT (id) DO UPDATE SET
     max_concurrent          = excluded.max_concurrent,
     pool                    = excluded.pool,
     input_mappings          = excluded.input_mappings,
+    pipeline                = excluded.pipeline,
     updated_at    = excluded.updated_at
 RETURNING *;
 

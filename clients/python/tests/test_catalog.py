@@ -32,6 +32,23 @@ def test_catalog_and_pools(client: chunklock.Client, names: str) -> None:
     assert pool.id in {p.id for p in client.pools()}
 
 
+def test_pipeline_owner(client: chunklock.Client, names: str) -> None:
+    ds = client.upsert_dataset(f"{names}-pd", location="/p/{dataid}", pipeline="etl")
+    assert ds.pipeline == "etl"
+    assert client.upsert_dataset(f"{names}-pd", description="changed").pipeline == "etl", "upserts keep the owner"
+    try:
+        client.upsert_dataset(f"{names}-pd", pipeline="sales")
+        raise AssertionError("another pipeline changed etl's dataset")
+    except chunklock.InvalidArgument as e:
+        assert 'pipeline "etl"' in str(e)
+    assert client.upsert_dataset(f"{names}-pq", location="/q/{dataid}").pipeline is None
+    client.upsert_job(f"{names}-pj", inputs=[ds.id], output=f"{names}-pq", pipeline="etl")
+    assert client.job(f"{names}-pj").pipeline == "etl"
+    assert client.upsert_pool(f"{names}-pp", 1, pipeline="etl").pipeline == "etl"
+    assert client.pool(f"{names}-pp").pipeline == "etl"
+    assert client.upsert_pool(f"{names}-pn", 1).pipeline is None
+
+
 def test_lifecycle(client: chunklock.Client, names: str) -> None:
     client.upsert_dataset(f"{names}-src", location="/s/{dataid}")
     client.upsert_dataset(f"{names}-out", location="/o/{dataid}")

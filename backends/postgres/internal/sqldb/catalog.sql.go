@@ -109,7 +109,7 @@ func (q *Queries) ListCredentials(ctx context.Context, job string) ([]Credential
 }
 
 const ListDatasets = `-- name: ListDatasets :many
-SELECT id, description, url, connection, location, created_at, updated_at, partitions, output_key FROM datasets ORDER BY id
+SELECT id, description, url, connection, location, created_at, updated_at, partitions, output_key, pipeline FROM datasets ORDER BY id
 `
 
 func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
@@ -131,6 +131,7 @@ func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
 			&i.UpdatedAt,
 			&i.Partitions,
 			&i.OutputKey,
+			&i.Pipeline,
 		); err != nil {
 			return nil, err
 		}
@@ -143,7 +144,7 @@ func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
 }
 
 const ListJobs = `-- name: ListJobs :many
-SELECT id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at, retry_delay_seconds, retry_max_delay_seconds, max_concurrent, pool, input_mappings FROM jobs ORDER BY id
+SELECT id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at, retry_delay_seconds, retry_max_delay_seconds, max_concurrent, pool, input_mappings, pipeline FROM jobs ORDER BY id
 `
 
 func (q *Queries) ListJobs(ctx context.Context) ([]Job, error) {
@@ -174,6 +175,7 @@ func (q *Queries) ListJobs(ctx context.Context) ([]Job, error) {
 			&i.MaxConcurrent,
 			&i.Pool,
 			&i.InputMappings,
+			&i.Pipeline,
 		); err != nil {
 			return nil, err
 		}
@@ -214,8 +216,8 @@ func (q *Queries) PutCredential(ctx context.Context, arg PutCredentialParams) er
 }
 
 const PutDataset = `-- name: PutDataset :one
-INSERT INTO datasets (id, description, url, connection, location, partitions, output_key, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+INSERT INTO datasets (id, description, url, connection, location, partitions, output_key, pipeline, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (id) DO UPDATE SET
     description = excluded.description,
     url         = excluded.url,
@@ -223,8 +225,9 @@ ON CONFLICT (id) DO UPDATE SET
     location    = excluded.location,
     partitions  = excluded.partitions,
     output_key  = excluded.output_key,
+    pipeline    = excluded.pipeline,
     updated_at  = excluded.updated_at
-RETURNING id, description, url, connection, location, created_at, updated_at, partitions, output_key
+RETURNING id, description, url, connection, location, created_at, updated_at, partitions, output_key, pipeline
 `
 
 type PutDatasetParams struct {
@@ -235,6 +238,7 @@ type PutDatasetParams struct {
 	Location    string
 	Partitions  []byte
 	OutputKey   string
+	Pipeline    string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
@@ -249,6 +253,7 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 		arg.Location,
 		arg.Partitions,
 		arg.OutputKey,
+		arg.Pipeline,
 		arg.CreatedAt,
 		arg.UpdatedAt,
 	)
@@ -263,6 +268,7 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 		&i.UpdatedAt,
 		&i.Partitions,
 		&i.OutputKey,
+		&i.Pipeline,
 	)
 	return i, err
 }
@@ -270,10 +276,10 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 const PutJob = `-- name: PutJob :one
 INSERT INTO jobs (id, description, inputs, output, env_names, env_values, max_attempts,
                   lease_seconds, paused, key_kind, key_public, retry_delay_seconds,
-                  retry_max_delay_seconds, max_concurrent, pool, input_mappings, created_at, updated_at)
+                  retry_max_delay_seconds, max_concurrent, pool, input_mappings, pipeline, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, $9, $10, $11, $12,
-        $13, $14, $15, $16, $17, $18)
+        $13, $14, $15, $16, $17, $18, $19)
 ON CONFLICT (id) DO UPDATE SET
     description   = excluded.description,
     inputs        = excluded.inputs,
@@ -290,8 +296,9 @@ ON CONFLICT (id) DO UPDATE SET
     max_concurrent          = excluded.max_concurrent,
     pool                    = excluded.pool,
     input_mappings          = excluded.input_mappings,
+    pipeline                = excluded.pipeline,
     updated_at    = excluded.updated_at
-RETURNING id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at, retry_delay_seconds, retry_max_delay_seconds, max_concurrent, pool, input_mappings
+RETURNING id, description, inputs, output, env_names, env_values, max_attempts, lease_seconds, paused, key_kind, key_public, created_at, updated_at, retry_delay_seconds, retry_max_delay_seconds, max_concurrent, pool, input_mappings, pipeline
 `
 
 type PutJobParams struct {
@@ -311,6 +318,7 @@ type PutJobParams struct {
 	MaxConcurrent        int32
 	Pool                 string
 	InputMappings        []byte
+	Pipeline             string
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
 }
@@ -335,6 +343,7 @@ func (q *Queries) PutJob(ctx context.Context, arg PutJobParams) (Job, error) {
 		arg.MaxConcurrent,
 		arg.Pool,
 		arg.InputMappings,
+		arg.Pipeline,
 		arg.CreatedAt,
 		arg.UpdatedAt,
 	)
@@ -358,6 +367,7 @@ func (q *Queries) PutJob(ctx context.Context, arg PutJobParams) (Job, error) {
 		&i.MaxConcurrent,
 		&i.Pool,
 		&i.InputMappings,
+		&i.Pipeline,
 	)
 	return i, err
 }

@@ -20,9 +20,36 @@ type Candidate struct {
 	Frontier  bool
 }
 
+type CatalogChange struct {
+	ID      int64
+	Actor   string
+	At      time.Time
+	Kind    string
+	Object  string
+	Op      string
+	Dataset string
+	Job     string
+	Before  []byte
+}
+
 type CatalogVersion struct {
 	ID      bool
 	Version int64
+}
+
+type ChunkCount struct {
+	Dataset string
+	Job     string
+	Status  string
+	N       int64
+}
+
+type ChunkCountDelta struct {
+	ID      int64
+	Dataset string
+	Job     string
+	Status  string
+	N       int64
 }
 
 type Credential struct {
@@ -43,6 +70,7 @@ type Dataset struct {
 	UpdatedAt   time.Time
 	Partitions  []byte
 	OutputKey   string
+	Pipeline    string
 }
 
 type Event struct {
@@ -80,6 +108,7 @@ type Job struct {
 	MaxConcurrent        int32
 	Pool                 string
 	InputMappings        []byte
+	Pipeline             string
 }
 
 type Record struct {

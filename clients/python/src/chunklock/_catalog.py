@@ -22,13 +22,15 @@ from ._types import (
 from ._websocket import EventStream
 
 DATASET_FIELDS = (
-    "id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds }"
+    "id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds } "
+    "pipeline"
 )
 JOB_FIELDS = (
     "id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds "
-    "retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset }"
+    "retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset } "
+    "pipeline"
 )
-POOL_FIELDS = "id description slots used jobs { id }"
+POOL_FIELDS = "id description slots used jobs { id } pipeline"
 EVENT_FIELDS = "cursor time actor job dataset dataid role from to attempt executor reason readFor"
 LOCK_FIELDS = "id client resource mode createdAt expiresAt"
 
@@ -82,17 +84,22 @@ class _Catalog(_Base):
         connection: str = "",
         location: str = "",
         partitions: Optional[Any] = None,
+        pipeline: Optional[str] = None,
     ) -> Dataset:
         """Creates or replaces a dataset.
 
         ``partitions`` is a :class:`chunklock.PartitionDefinition` or a mapping shaped
         as the GraphQL ``PartitionDefinitionInput`` (``{"kind": "DAILY", "start":
-        "2026-01-01"}``).
+        "2026-01-01"}``). ``pipeline`` names the pipeline creating it, as ``chunklock
+        apply`` does: recorded only when this call creates the dataset, and
+        :class:`chunklock.InvalidArgument` when another pipeline created it.
         """
         inp: Dict[str, Any] = {"id": id, "description": description, "url": url, "connection": connection,
                                "location": location}
         if partitions is not None:
             inp["partitions"] = _partitions_input(partitions)
+        if pipeline is not None:
+            inp["pipeline"] = pipeline
         data = self._call(f"mutation($in: DatasetInput!) {{ upsertDataset(input: $in) {{ {DATASET_FIELDS} }} }}",
                           {"in": inp}, "upsertDataset", retry=False)
         return Dataset.from_json(data["upsertDataset"])
@@ -113,13 +120,14 @@ class _Catalog(_Base):
         max_concurrent: Optional[int] = None,
         pool: Optional[str] = None,
         input_mappings: Optional[Sequence[Mapping[str, Any]]] = None,
+        pipeline: Optional[str] = None,
     ) -> Optional[str]:
         """Creates or replaces a job; returns its job key when this call created it, else ``None``.
 
         The key is shown this once (the server keeps only its public part): store it
         with the job's runners. ``input_mappings`` are mappings shaped as the GraphQL
         ``InputMappingInput`` (``{"dataset": "orders", "kind": "TIME_WINDOW",
-        "startOffset": -6}``).
+        "startOffset": -6}``). ``pipeline`` is as for :meth:`upsert_dataset`.
         """
         inp: Dict[str, Any] = {
             "id": id, "description": description, "inputs": list(inputs), "output": output, "paused": paused,
@@ -128,7 +136,7 @@ class _Catalog(_Base):
         }
         for k, v in (("maxAttempts", max_attempts), ("leaseSeconds", lease_seconds),
                      ("retryDelaySeconds", retry_delay_seconds), ("retryMaxDelaySeconds", retry_max_delay_seconds),
-                     ("maxConcurrent", max_concurrent), ("pool", pool)):
+                     ("maxConcurrent", max_concurrent), ("pool", pool), ("pipeline", pipeline)):
             if v is not None:
                 inp[k] = v
         data = self._call("mutation($in: JobInput!) { upsertJob(input: $in) { job { id } jobKey } }", {"in": inp},
@@ -152,10 +160,13 @@ class _Catalog(_Base):
         """One pool (:class:`chunklock.NotFound` when there is none)."""
         return Pool.from_json(self._one("pool", POOL_FIELDS, id))
 
-    def upsert_pool(self, id: str, slots: int, description: str = "") -> Pool:
-        """Creates or replaces a pool of slots shared by the jobs naming it."""
+    def upsert_pool(self, id: str, slots: int, description: str = "", pipeline: Optional[str] = None) -> Pool:
+        """Creates or replaces a pool of slots shared by the jobs naming it (``pipeline`` as for :meth:`upsert_dataset`)."""
+        inp: Dict[str, Any] = {"id": id, "slots": slots, "description": description}
+        if pipeline is not None:
+            inp["pipeline"] = pipeline
         data = self._call(f"mutation($in: PoolInput!) {{ upsertPool(input: $in) {{ {POOL_FIELDS} }} }}",
-                          {"in": {"id": id, "slots": slots, "description": description}}, "upsertPool", retry=False)
+                          {"in": inp}, "upsertPool", retry=False)
         return Pool.from_json(data["upsertPool"])
 
     # The catalog lifecycle (SPEC §11).

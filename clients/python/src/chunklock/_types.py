@@ -101,6 +101,8 @@ class Dataset(NamedTuple):
     connection: str
     location: str
     partitions: Optional[PartitionDefinition] = None
+    #: The pipeline whose ``chunklock apply`` created it; ``None`` when created otherwise.
+    pipeline: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Dataset:
@@ -112,6 +114,7 @@ class Dataset(NamedTuple):
             connection=d.get("connection", ""),
             location=d.get("location", ""),
             partitions=None if p is None else PartitionDefinition.from_json(p),
+            pipeline=d.get("pipeline"),
         )
 
 
@@ -148,6 +151,8 @@ class Job(NamedTuple):
     pool: Optional[str]
     input_mappings: List[InputMapping]
     credentials: List[str]
+    #: The pipeline whose ``chunklock apply`` created it; ``None`` when created otherwise.
+    pipeline: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Job:
@@ -166,6 +171,7 @@ class Job(NamedTuple):
             pool=d.get("pool"),
             input_mappings=[InputMapping.from_json(m) for m in d.get("inputMappings") or []],
             credentials=[c["dataset"] for c in d.get("credentials") or []],
+            pipeline=d.get("pipeline"),
         )
 
 
@@ -430,10 +436,13 @@ class Pool(NamedTuple):
     slots: int
     used: int
     jobs: List[str]
+    #: The pipeline whose ``chunklock apply`` created it; ``None`` when created otherwise.
+    pipeline: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Pool:
-        return cls(d["id"], d.get("description", ""), d["slots"], d.get("used", 0), [j["id"] for j in d.get("jobs") or []])
+        return cls(d["id"], d.get("description", ""), d["slots"], d.get("used", 0), [j["id"] for j in d.get("jobs") or []],
+                   d.get("pipeline"))
 
 
 class GraphNode(NamedTuple):
