@@ -209,7 +209,8 @@ function datasetNode(id: string, p: { x: number; y: number }) {
 }
 
 function jobNode(id: string, p: { x: number; y: number }) {
-  const j = state.jobById.get(id)!;
+  const j = state.jobById.get(id);
+  if (!j) return nothing; // deleted: the graph is laid out again without it
   const live = state.claims.filter((c) => c.job === id).length;
   // A job is lit when found, or (filtering by status) when its output is.
   const lit = pipe.search ? id.toLowerCase().includes(pipe.search.toLowerCase()) : shows(j.output);
