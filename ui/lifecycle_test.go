@@ -235,3 +235,59 @@ func TestReaderSeesNoLifecycleActions(t *testing.T) {
 		require.True(t, strings.Contains(eval[string](t, tb, `document.querySelector('#dataset-history').innerText`), "upsertDataset"), "%s sees the history", c.role)
 	}
 }
+
+// TestLifecycleOnQuickStart: the lifecycle pages on the README's quick
+// start, with screenshots (CHUNKLOCK_SCREENSHOTS): report's page with a
+// live claim, then paused with its delete refused; the pipeline with
+// report paused; weekly-report's page asking to delete its chunks once
+// weekly is deleted; and the history of it all.
+func TestLifecycleOnQuickStart(t *testing.T) {
+	s := newStack(t, false, "extract")
+	seedQuickStart(t, s, "report/2026-01-29")
+	// An admin raises report's lease through the API: a change with a before.
+	s.must(t, "admin", `mutation { upsertJob(input: {id: "report", description: "write the day's revenue report", inputs: ["orders-clean"], output: "daily-report", env: [{name: "CURRENCY", value: "EUR"}], leaseSeconds: 90}) { job { id } } }`, nil)
+	tb := newTab(t)
+	openOverview(t, tb, s, "admin")
+
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/job/report"))
+	tb.poll(t, `document.querySelector('#job-history table.history') && document.querySelector('#job-actions [data-action="pause"]') && true`)
+	require.Contains(t, eval[string](t, tb, `document.querySelector('#job-history tr[data-op="upsertJob"]').innerText`), "LeaseSeconds: 30", "the history shows the lease before the change")
+	tb.screenshot(t, "quickstart-job")
+
+	confirm(t, tb, `#job-actions [data-action="pause"]`)
+	tb.poll(t, `document.getElementById('job-paused') && true`)
+	// Now the page knows what the upsert left (the value the pause
+	// started from): its row names the fields it set, the lease and the
+	// job's key (the upsert through the API gave it one).
+	require.Equal(t, "LeaseSeconds: 30, Key: (none)", tb.poll(t, `(() => { const s = document.querySelector('#job-history tr[data-op="upsertJob"] td.before summary'); return document.querySelector('#job-history tr[data-op="pauseJob"]') && s && s.textContent })()`))
+	require.Contains(t, eval[string](t, tb, `document.querySelector('#job-history tr[data-op="pauseJob"] pre').textContent`), `"Public": "age`)
+	confirm(t, tb, `#job-actions [data-action="delete-job"]`)
+	require.Contains(t, tb.poll(t, `(() => { const r = document.querySelector('#job-refusal .refusal'); return r && r.innerText })()`), "daily-report 2026-01-29")
+	tb.screenshot(t, "quickstart-job-paused")
+
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/"))
+	tb.poll(t, `document.querySelector('#grid[data-ready="1"]') && (document.querySelector('g.job[data-job="report"]') || {classList: {contains: () => false}}).classList.contains('paused')`)
+	tb.screenshot(t, "quickstart-overview-paused")
+
+	s.must(t, "admin", `mutation { deleteJob(id: "weekly") }`, nil)
+	weeks := s.must(t, "reader", `{ partitionRuns(dataset: "weekly-report") { runs { status count } } }`, nil)["partitionRuns"].(map[string]any)["runs"].([]any)
+	ready := 0
+	for _, r := range weeks {
+		if r := r.(map[string]any); r["status"] != "NONE" {
+			ready += int(r["count"].(float64))
+		}
+	}
+	require.Positive(t, ready)
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/dataset/weekly-report"))
+	tb.poll(t, `window.stripReadyAt && document.querySelector('[data-action="delete-dataset"]') && true`)
+	confirm(t, tb, `[data-action="delete-dataset"]`)
+	require.Equal(t, fmt.Sprintf("%d chunks", ready), tb.poll(t, `(document.getElementById('delete-chunk-count') || {}).textContent`))
+	tb.screenshot(t, "quickstart-dataset-delete")
+	tb.do(t, chromedp.Click(chromedp.CSS(`#cancel`)))
+
+	tb.do(t, chromedp.Click(chromedp.CSS(`#nav-history`)))
+	tb.poll(t, `document.querySelector('#history-host table.history') && true`)
+	ops := eval[string](t, tb, `Array.from(document.querySelectorAll('#history-host tr[data-op]')).slice(0, 3).map(r => r.dataset.op + ' ' + r.dataset.id + ' ' + r.dataset.actor).join(', ')`)
+	require.Equal(t, "deleteJob weekly admin, pauseJob report admin, upsertJob report admin", ops)
+	tb.screenshot(t, "quickstart-history")
+}

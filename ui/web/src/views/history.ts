@@ -5,9 +5,9 @@
 // page of its own (#/history) and a section of the job and dataset pages.
 import { html, nothing, render } from "lit-html";
 import { gql } from "../api";
-import { datasetHref, state } from "../state";
+import { datasetHref, jobHref, state } from "../state";
 import { ago, shortTime } from "../util";
-import { jobLink, refusal } from "../ui";
+import { refusal } from "../ui";
 
 export interface ChangeFilter {
   dataset?: string;
@@ -130,13 +130,18 @@ function row(c: Change, after: any) {
 
 /** object links the changed object while it exists. */
 function object(c: Change) {
-  if (c.kind === "job" && state.jobById.has(c.id)) return jobLink(c.id);
-  if (c.kind === "dataset" && state.byId.has(c.id)) return html`<a href=${datasetHref(c.id)}>${c.id}</a>`;
-  if (c.kind === "credential" && c.job && c.dataset) return html`${state.jobById.has(c.job) ? jobLink(c.job) : c.job} / ${state.byId.has(c.dataset) ? html`<a href=${datasetHref(c.dataset)}>${c.dataset}</a>` : c.dataset}`;
+  const job = (id: string) => (state.jobById.has(id) ? html`<a href=${jobHref(id)}>${id}</a>` : id);
+  const dataset = (id: string) => (state.byId.has(id) ? html`<a href=${datasetHref(id)}>${id}</a>` : id);
+  if (c.kind === "job") return job(c.id);
+  if (c.kind === "dataset") return dataset(c.id);
+  if (c.kind === "credential" && c.job && c.dataset) return html`${job(c.job)} / ${dataset(c.dataset)}`;
   return html`<b>${c.id}</b>`;
 }
 
 const show = (x: unknown) => (typeof x === "object" && x !== null ? JSON.stringify(x) : String(x));
+/** empty: nothing set (null, "", [] or an object of empty fields); two empties are no change. */
+const empty = (x: any): boolean => x == null || x === "" || (Array.isArray(x) ? !x.length : typeof x === "object" && Object.values(x).every(empty));
+const same = (a: any, b: any) => (empty(a) && empty(b)) || show(a) === show(b);
 const isObject = (v: any) => v && typeof v === "object" && !Array.isArray(v);
 
 /**
@@ -152,10 +157,10 @@ function before(c: Change, after: any) {
   let fields: string[] = [];
   if (isObject(v)) {
     if ((c.op === "pauseJob" || c.op === "resumeJob") && "Paused" in v) fields = ["Paused"];
-    else if (isObject(after)) fields = Object.keys({ ...v, ...after }).filter((k) => !/^(UpdatedAt|CreatedAt|Version)$/.test(k) && show(v[k]) !== show(after[k]));
+    else if (isObject(after)) fields = Object.keys({ ...v, ...after }).filter((k) => !/^(UpdatedAt|CreatedAt|Version)$/.test(k) && !same(v[k], after[k]));
   }
   const line = fields.length
-    ? fields.map((k) => `${k}: ${show(v[k] ?? null)}`).join(", ")
+    ? fields.map((k) => `${k}: ${empty(v[k]) && typeof v[k] === "object" ? "(none)" : show(v[k] ?? null)}`).join(", ")
     : isObject(v)
       ? Object.entries(v)
           .filter(([, x]) => x !== null && x !== "" && !(Array.isArray(x) && !x.length))
@@ -163,7 +168,7 @@ function before(c: Change, after: any) {
           .join(", ")
       : JSON.stringify(v);
   return html`<details><summary class=${fields.length ? "changed" : ""} title=${fields.length ? "the fields this change set, as they were before it" : ""}
-      >${line.length > 110 ? line.slice(0, 109) + "…" : line}</summary><pre>${JSON.stringify(v, null, 2)}</pre></details>`;
+      >${line.length > 320 ? line.slice(0, 319) + "…" : line}</summary><pre>${JSON.stringify(v, null, 2)}</pre></details>`;
 }
 
 /** historyPage is #/history: every change, filtered by the query's dataset, job and actor. */
