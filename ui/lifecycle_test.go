@@ -125,6 +125,8 @@ func TestDeleteJobFromJobPage(t *testing.T) {
 
 	tb.do(t, chromedp.Click(chromedp.CSS(`#job-gone a#back`)))
 	tb.poll(t, `location.hash === '#/' && document.querySelector('g.job[data-job="report"]') && !document.querySelector('g.job[data-job="clean"]')`)
+	tb.poll(t, `document.querySelector('#grid[data-ready="1"]') && true`)
+	require.Equal(t, "READY", cellStatus(t, tb, "cleaned", p.d[0]), "the chunks clean produced stay")
 }
 
 // TestDeleteDatasetFromDatasetPage: deleting summary while report writes
@@ -164,6 +166,11 @@ func TestDeleteDatasetFromDatasetPage(t *testing.T) {
 	require.Equal(t, "deleteDataset admin", tb.poll(t, `(() => { const r = document.querySelector('#dataset-history tr[data-op]'); return r && r.dataset.op + ' ' + r.dataset.actor })()`))
 	tb.do(t, chromedp.Click(chromedp.CSS(`#dataset-gone a#back`)))
 	tb.poll(t, `location.hash === '#/' && document.querySelector('g.dataset[data-dataset="cleaned"]') && !document.querySelector('g.dataset[data-dataset="summary"]')`)
+	tb.poll(t, `document.querySelector('#grid[data-ready="1"]') && document.querySelector('.grow[data-ds="cleaned"]') && !document.querySelector('.grow[data-ds="summary"]')`)
+	// A dataset declared after the page read the catalog has its page.
+	s.must(t, "admin", `mutation { upsertDataset(input: {id: "summary2"}) { id } }`, nil)
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/dataset/summary2"))
+	tb.poll(t, `document.querySelector('section.dataset[data-dataset="summary2"]') && true`)
 }
 
 // TestCatalogHistoryPage: the history page, reached from the navigation,

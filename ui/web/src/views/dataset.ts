@@ -21,7 +21,11 @@ const piece = 16000;
 export const datasetWatch = { current: null as null | { id: string; refresh: () => void } };
 
 export async function datasetPage(view: HTMLElement, id: string) {
-  const d = state.byId.get(id);
+  let d = state.byId.get(id);
+  if (!d) {
+    await loadCatalog(); // declared since the page read the catalog?
+    d = state.byId.get(id);
+  }
   if (!d) return gone(view, id, `There is no dataset ${id}: it was deleted, or never declared.`);
   render(page(d, view), view);
   if (isAdmin()) rangeForm(document.getElementById("dataset-actions")!, id);
