@@ -122,6 +122,7 @@ func TestDeleteJobFromJobPage(t *testing.T) {
 	require.Equal(t, "NOT_FOUND", s.errorCode(t, `{ job(id: "clean") { id } }`, nil))
 	// Its history is still there, with the delete at the top.
 	require.Equal(t, "deleteJob admin", tb.poll(t, `(() => { const r = document.querySelector('#job-history tr[data-op]'); return r && r.dataset.op + ' ' + r.dataset.actor })()`))
+	tb.screenshot(t, "job-gone")
 
 	tb.do(t, chromedp.Click(chromedp.CSS(`#job-gone a#back`)))
 	tb.poll(t, `location.hash === '#/' && document.querySelector('g.job[data-job="report"]') && !document.querySelector('g.job[data-job="clean"]')`)

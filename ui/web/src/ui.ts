@@ -32,7 +32,8 @@ export function confirmDialog(title: string, body: TemplateResult | string, extr
     };
     render(
       html`<div class="modal" role="dialog" aria-modal="true">
-        <form class="box" id="confirm" @submit=${(ev: Event) => (ev.preventDefault(), done(ev.target as HTMLFormElement))}>
+        <form class="box" id="confirm" @submit=${(ev: Event) => (ev.preventDefault(), done(ev.target as HTMLFormElement))}
+          @keydown=${(ev: KeyboardEvent) => ev.key === "Escape" && done(null)}>
           <h3>${title}</h3>
           <p>${body}</p>
           ${extra}

@@ -251,7 +251,7 @@ function gone(view: HTMLElement, id: string, msg: TemplateResult | string) {
   datasetWatch.current = null;
   render(
     html`<section class="dataset gone" id="dataset-gone"><p class="crumbs"><a href="#/">pipeline</a> › ${id}</p>
-      <h2>${id} <span class="status s-NONE">deleted</span></h2>
+      <h2>${id} <span class="status s-NONE">not in the catalog</span></h2>
       <p>${msg}</p>
       <p><a href="#/" id="back">Back to the pipeline</a></p>
       <h3>History <span class="muted note">of the dataset id, newest first</span></h3>

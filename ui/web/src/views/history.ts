@@ -85,7 +85,7 @@ export function historySection(host: HTMLElement, f: ChangeFilter, pageSize: num
               <span class="muted small">changes ${first.toLocaleString("en")}–${(first + changes.length - 1).toLocaleString("en")}, newest first</span>
               ${c.pageInfo.hasNextPage ? html`<button type="button" class="history-older" @click=${older}>older ▶</button>` : nothing}
             </div>`
-        : html`<p class="muted history-empty">${back.length ? "No older change." : `No catalog change recorded${describe(f)}.`}</p>`,
+        : html`<p class="muted history-empty">${back.length ? "No older change." : `No catalog change${describe(f)} recorded.`}</p>`,
       host,
     );
   };
@@ -163,7 +163,7 @@ function before(c: Change, after: any) {
     ? fields.map((k) => `${k}: ${empty(v[k]) && typeof v[k] === "object" ? "(none)" : show(v[k] ?? null)}`).join(", ")
     : isObject(v)
       ? Object.entries(v)
-          .filter(([, x]) => x !== null && x !== "" && !(Array.isArray(x) && !x.length))
+          .filter(([k, x]) => !empty(x) && !/^(UpdatedAt|CreatedAt|Version)$/.test(k))
           .map(([k, x]) => `${k}: ${show(x)}`)
           .join(", ")
       : JSON.stringify(v);
