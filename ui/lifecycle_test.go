@@ -299,3 +299,29 @@ func TestLifecycleOnQuickStart(t *testing.T) {
 	require.Equal(t, "deleteJob weekly admin, pauseJob report admin, upsertJob report admin", ops)
 	tb.screenshot(t, "quickstart-history")
 }
+
+// TestCatalogChangedElsewhere: a pause and a delete made through the API
+// (another admin, the CLI) come with no event; the next view the page
+// shows reads the catalog again, so the graph draws clean paused, then
+// report gone, without a reload.
+func TestCatalogChangedElsewhere(t *testing.T) {
+	s := newStack(t, false, "report")
+	seedPipeline(t, s, "admin")
+	tb := newTab(t)
+	signIn(t, tb, s, s.tokens["reader"])
+	eval[bool](t, tb, `window.__sameLoad = true`)
+	require.False(t, eval[bool](t, tb, `document.querySelector('g.job[data-job="clean"]').classList.contains('paused')`))
+
+	s.must(t, "admin", `mutation { pauseJob(id: "clean") { id } }`, nil)
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/dataset/raw"))
+	require.Contains(t, tb.poll(t, `(() => { const s = document.querySelector('section.dataset[data-dataset="raw"]'); return s && s.innerText })()`), "read by clean paused")
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/"))
+	tb.poll(t, `(document.querySelector('g.job[data-job="clean"]') || {classList: {contains: () => false}}).classList.contains('paused')`)
+
+	s.must(t, "admin", `mutation { deleteJob(id: "report") }`, nil)
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/history"))
+	tb.poll(t, `document.querySelector('#history-host tr[data-op="deleteJob"]') && true`)
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/"))
+	tb.poll(t, `document.querySelector('g.job[data-job="clean"]') && !document.querySelector('g.job[data-job="report"]')`)
+	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
+}

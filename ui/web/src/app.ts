@@ -5,7 +5,7 @@
 import { html, render } from "lit-html";
 import { ApiError, connect, dropConnection, setToken, subscribe, token, traffic, type LiveState } from "./api";
 import { isTime } from "./calendar";
-import { loadCatalog, state } from "./state";
+import { freshCatalog, loadCatalog, state } from "./state";
 import { errorText } from "./ui";
 import { watch as chunkWatch, chunkPage } from "./views/chunk";
 import { rereadClaims, renderClaims, tick } from "./views/claims";
@@ -104,6 +104,7 @@ async function route() {
   jobWatch.current = null;
   datasetWatch.current = null;
   try {
+    await freshCatalog();
     if (parts[0] === "chunk" && parts.length === 3) return await chunkPage(view, parts[1], parts[2]);
     if (parts[0] === "job" && parts.length === 2) return await jobPage(view, parts[1]);
     if (parts[0] === "dataset" && parts.length === 2) return await datasetPage(view, parts[1]);
