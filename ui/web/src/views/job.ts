@@ -54,17 +54,17 @@ export async function jobPage(view: HTMLElement, id: string) {
   let d: any, fe: { events: Event[]; truncated: boolean };
   try {
     [d, fe] = await Promise.all([
-    gql(
-      `query($j: String!) {
-        job(id: $j) { id description inputs output paused maxAttempts leaseSeconds retryDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } }
-        claims(job: $j) { ${claimFields} }
-        failed: chunks(job: $j, role: OUTPUT, status: FAILED, first: 200) { edges { node { dataid attempt reason updatedAt retryAt } } }
-        held: chunks(job: $j, role: OUTPUT, status: HOLD, first: 200) { edges { node { dataid attempt reason updatedAt } } }
-      }`,
-      { j: id },
-    ),
-    failureEvents(id),
-  ]);
+      gql(
+        `query($j: String!) {
+          job(id: $j) { id description inputs output paused maxAttempts leaseSeconds retryDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } }
+          claims(job: $j) { ${claimFields} }
+          failed: chunks(job: $j, role: OUTPUT, status: FAILED, first: 200) { edges { node { dataid attempt reason updatedAt retryAt } } }
+          held: chunks(job: $j, role: OUTPUT, status: HOLD, first: 200) { edges { node { dataid attempt reason updatedAt } } }
+        }`,
+        { j: id },
+      ),
+      failureEvents(id),
+    ]);
   } catch (e) {
     if (e instanceof ApiError && e.code === "NOT_FOUND") return gone(view, id, "There is no job " + id + ": it was deleted, or never declared.");
     throw e;
