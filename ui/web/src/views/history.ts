@@ -46,6 +46,9 @@ const verbs: Record<string, [string, string]> = {
   deletePool: ["deleted", "deleted"],
 };
 
+/** the number of the last request of each history on show */
+const asked = new WeakMap<HTMLElement, number>();
+
 /**
  * historySection shows the changes matching f in host, pageSize at a
  * time, with buttons to the older and newer pages. It keeps the page it
@@ -59,14 +62,18 @@ export function historySection(host: HTMLElement, f: ChangeFilter, pageSize: num
   // The cursors of the pages before this one: "newer" goes back one.
   const back: (string | null)[] = [];
   const show = async (after: string | null) => {
+    // Only the answer to the last request is drawn: an earlier one still
+    // on its way (sent before a change this page just made) is dropped.
+    const seq = (asked.get(host) || 0) + 1;
+    asked.set(host, seq);
     let d: any;
     try {
       d = await gql(query, { d: f.dataset || null, j: f.job || null, a: f.actor || null, first: pageSize, after });
     } catch (e) {
-      render(refusal("Reading the history", e), host);
+      if (asked.get(host) === seq) render(refusal("Reading the history", e), host);
       return;
     }
-    if (host.dataset.key !== key) return; // another filter was asked for meanwhile
+    if (asked.get(host) !== seq) return;
     const c = d.catalogChanges;
     const changes: Change[] = c.edges.map((e: any) => e.node);
     const first = back.length * pageSize + 1;

@@ -50,7 +50,11 @@ async function failureEvents(job: string): Promise<{ events: Event[]; truncated:
   return { events: keep.reverse(), truncated: true };
 }
 
+/** the number of the last read of a job's page: only its answer is drawn */
+let reads = 0;
+
 export async function jobPage(view: HTMLElement, id: string) {
+  const seq = ++reads;
   let d: any, fe: { events: Event[]; truncated: boolean };
   try {
     [d, fe] = await Promise.all([
@@ -66,9 +70,11 @@ export async function jobPage(view: HTMLElement, id: string) {
       failureEvents(id),
     ]);
   } catch (e) {
+    if (seq !== reads) return; // a later read (after an action, or a refresh) draws the page
     if (e instanceof ApiError && e.code === "NOT_FOUND") return gone(view, id, "There is no job " + id + ": it was deleted, or never declared.");
     throw e;
   }
+  if (seq !== reads) return;
   const j = d.job;
   const fails = [...d.failed.edges.map((e: any) => ({ ...e.node, status: "FAILED" })), ...d.held.edges.map((e: any) => ({ ...e.node, status: "HOLD" }))].sort((a, b) => shortlex(a.dataid, b.dataid));
   const input = (i: string) => {
