@@ -9,6 +9,8 @@ export class ApiError extends Error {
   constructor(
     message: string,
     public code: string,
+    /** the error's extensions (a LOCKED refusal's blockers) */
+    public extensions: Record<string, any> = {},
   ) {
     super(message);
   }
@@ -53,7 +55,7 @@ export async function gql<T = any>(query: string, variables: Record<string, unkn
   traffic.bytes += text.length;
   if (body.errors && body.errors.length) {
     const e = body.errors[0];
-    throw new ApiError(e.message, (e.extensions && e.extensions.code) || (r.status === 401 ? "UNAUTHENTICATED" : "INTERNAL"));
+    throw new ApiError(e.message, (e.extensions && e.extensions.code) || (r.status === 401 ? "UNAUTHENTICATED" : "INTERNAL"), e.extensions || {});
   }
   return body.data as T;
 }

@@ -1,15 +1,17 @@
 // The dashboard's shell: sign-in, the header with the live indicator, the
-// routes (#/ overview, #/dataset/ID, #/chunk/DATASET/DATAID, #/job/ID), and
+// routes (#/ overview, #/dataset/ID, #/chunk/DATASET/DATAID, #/job/ID,
+// #/history), and
 // the events subscription that keeps every view live without polling.
 import { html, render } from "lit-html";
 import { ApiError, connect, dropConnection, setToken, subscribe, token, traffic, type LiveState } from "./api";
 import { isTime } from "./calendar";
-import { loadCatalog, state } from "./state";
+import { freshCatalog, loadCatalog, state } from "./state";
 import { errorText } from "./ui";
 import { watch as chunkWatch, chunkPage } from "./views/chunk";
 import { rereadClaims, renderClaims, tick } from "./views/claims";
 import { datasetPage, datasetWatch } from "./views/dataset";
 import { cell, describe, grid, refresh, reload, renderGrid } from "./views/grid";
+import { historyPage } from "./views/history";
 import { jobPage, jobWatch } from "./views/job";
 import { OtherRow } from "./views/other";
 import { overview } from "./views/overview";
@@ -54,7 +56,7 @@ export async function start() {
 
 function shell() {
   return html`<header id="top"><a href="#/" class="brand">chunklock</a>
-      <nav><a href="#/">Pipeline</a> <a href="/">Playground</a></nav>
+      <nav><a href="#/">Pipeline</a> <a href="#/history" id="nav-history">History</a> <a href="/">Playground</a></nav>
       <span id="live" class="live connecting" title="events subscription">connecting</span>
       <span class="who">${state.viewer.name} <span class="role" id="role">${state.viewer.role}</span>
         ${token() ? html`<button id="signout" class="link" @click=${() => (setToken(""), location.reload())}>Sign out</button>` : ""}</span></header>
@@ -102,9 +104,11 @@ async function route() {
   jobWatch.current = null;
   datasetWatch.current = null;
   try {
+    await freshCatalog();
     if (parts[0] === "chunk" && parts.length === 3) return await chunkPage(view, parts[1], parts[2]);
     if (parts[0] === "job" && parts.length === 2) return await jobPage(view, parts[1]);
     if (parts[0] === "dataset" && parts.length === 2) return await datasetPage(view, parts[1]);
+    if (parts[0] === "history" && parts.length === 1) return await historyPage(view, new URLSearchParams(query || ""));
     await overview(view, new URLSearchParams(query || ""));
   } catch (e) {
     if (e instanceof ApiError && e.code === "UNAUTHENTICATED") return showLogin("The token was refused.");

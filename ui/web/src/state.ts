@@ -71,8 +71,10 @@ export async function loadCatalog(): Promise<void> {
       datasets { id description partitions { kind start end timezone values lagSeconds deadlineSeconds } producer { id } }
       jobs { id inputs output paused inputMappings { dataset kind startOffset endOffset } }
     }`),
-    gql(`{ datasets { id latestReady } }`),
+    gql(`{ datasets { id latestReady } catalogChanges(first: 1) { edges { cursor } } }`),
   ]);
+  catalog.newest = latest.catalogChanges.edges[0]?.cursor ?? "";
+  catalog.checked = true;
   const newest = new Map<string, string | null>(latest.datasets.map((x: any) => [x.id, x.latestReady]));
   for (const x of d.datasets) x.latestReady = newest.get(x.id) ?? null;
   state.viewer = d.viewer;
@@ -89,6 +91,27 @@ export async function loadCatalog(): Promise<void> {
   }
   state.datasets = pipelineOrder(d.datasets, d.jobs);
   state.loaded = true;
+}
+
+/** the newest catalog change the page's catalog includes, and whether it was just read */
+const catalog = { newest: "", checked: false };
+
+/**
+ * freshCatalog reads the catalog again when it changed since the page read
+ * it (a job paused or deleted elsewhere: catalog changes come with no
+ * event), asking the server for its newest change only: one small request
+ * per view, none for the first view after the catalog was read.
+ */
+export async function freshCatalog(): Promise<boolean> {
+  if (catalog.checked) {
+    catalog.checked = false;
+    return false;
+  }
+  const d = await gql(`{ catalogChanges(first: 1) { edges { cursor } } }`);
+  if ((d.catalogChanges.edges[0]?.cursor ?? "") === catalog.newest) return false;
+  await loadCatalog();
+  catalog.checked = false;
+  return true;
 }
 
 export async function refreshClaims(): Promise<void> {

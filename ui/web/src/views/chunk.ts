@@ -6,7 +6,7 @@ import { html, nothing, render, svg } from "lit-html";
 import { gql } from "../api";
 import { chunkHref, datasetHref, isAdmin, jobHref, mappingOf, state } from "../state";
 import { ago, countdown, shortTime } from "../util";
-import { statusChip, toast } from "../ui";
+import { jobLink, statusChip, toast } from "../ui";
 import { chunkAction } from "./actions";
 import { layout, path } from "./layout";
 import type { LayoutOut } from "./graphtypes";
@@ -73,7 +73,7 @@ function page(d: any, ds: string, id: string, producer: string | null, reload: (
   return html`<section class="chunk" data-status=${c.status}>
     <p class="crumbs"><a href="#/">pipeline</a> › <a href=${datasetHref(ds)}>${ds}</a></p>
     <h2><span class="c s-${c.status} big"></span> ${ds} <span class="muted">/</span> ${id} ${statusChip(c.status, "chunk-status")}</h2>
-    <p class="muted">${c.location ? c.location + " · " : ""}produced by ${producer ? html`<a href=${jobHref(producer)}>${producer}</a>` : "outside (source)"}</p>
+    <p class="muted">${c.location ? c.location + " · " : ""}produced by ${producer ? jobLink(producer) : "outside (source)"}</p>
     ${isAdmin()
       ? html`<div class="actions" id="actions">
           ${producer || out ? html`<button data-action="resubmit" @click=${act("resubmit")}>Resubmit</button> <button data-action="resubmit-cascade" @click=${act("resubmit-cascade")}>Resubmit with cascade</button>` : nothing}
@@ -112,7 +112,7 @@ function blockersTable(bs: any[] | undefined, producer: string | null) {
 function waitsTable(waits: any[], id: string) {
   return html`<table id="waits"><tr><th>job</th><th>its chunk</th><th>status</th><th>blocked by</th></tr>
     ${waits.map(
-      (w) => html`<tr><td><a href=${jobHref(w.job)}>${w.job}</a></td><td><a href=${chunkHref(w.output, id)}>${w.output} ${id}</a></td><td>${statusChip(w.status)}</td>
+      (w) => html`<tr><td>${jobLink(w.job)}</td><td><a href=${chunkHref(w.output, id)}>${w.output} ${id}</a></td><td>${statusChip(w.status)}</td>
         <td>${w.blockers.length ? w.blockers.map((b: any) => html`<div>${b.kind} <a href=${chunkHref(b.dataset, b.dataid)}>${b.dataset} ${b.dataid}</a> ${b.status}</div>`) : html`<span class="muted">nothing: claimable or produced</span>`}</td></tr>`,
     )}</table>`;
 }

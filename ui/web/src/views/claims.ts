@@ -1,16 +1,16 @@
 // Live claims: executor, attempt and a lease that counts down; admins may
 // release one.
 import { html, render } from "lit-html";
-import { chunkHref, isAdmin, jobHref, outputOf, refreshClaims, state, type Claim } from "../state";
+import { chunkHref, isAdmin, outputOf, refreshClaims, state, type Claim } from "../state";
 import { countdown } from "../util";
-import { toast } from "../ui";
+import { jobLink, toast } from "../ui";
 import { releaseClaim } from "./actions";
 
 export function claimsTable(claims: Claim[], withJob = true) {
   if (!claims.length) return html`<p class="muted">No live claims.</p>`;
   return html`<table class="claims"><thead><tr>${withJob ? html`<th>job</th>` : ""}<th>dataid</th><th>executor</th><th>attempt</th><th>lease</th>${isAdmin() ? html`<th></th>` : ""}</tr></thead>
     <tbody>${claims.map(
-      (c) => html`<tr>${withJob ? html`<td><a href=${jobHref(c.job)}>${c.job}</a></td>` : ""}
+      (c) => html`<tr>${withJob ? html`<td>${jobLink(c.job)}</td>` : ""}
         <td><a href=${chunkHref(outputOf(c.job), c.dataid)}>${c.dataid}</a></td><td>${c.executor}</td><td>${c.attempt}</td>
         <td class="lease" data-until=${c.leaseExpiresAt}>${countdown(c.leaseExpiresAt)}</td>
         ${isAdmin() ? html`<td>${c.token ? html`<button data-action="release" @click=${() => releaseClaim(c, rereadClaims)}>Release</button>` : ""}</td>` : ""}</tr>`,

@@ -1,15 +1,17 @@
 // A dataset's page: its definition, producer and consumers, one strip of
 // its whole history (every partition, as runs), its missing and late
 // partitions, its chunks that are not READY, its chunks page by page, and
-// the range actions for admins.
-import { html, nothing, render } from "lit-html";
-import { gql } from "../api";
+// the range actions for admins; its catalog history; and for admins its
+// deletion.
+import { html, nothing, render, type TemplateResult } from "lit-html";
+import { ApiError, gql } from "../api";
 import { columnAt, count, format, isTime, ordinal, type Zoom } from "../calendar";
 import { mappingLabel } from "../mapping";
-import { chunkHref, datasetHref, isAdmin, jobHref, state, type Dataset } from "../state";
+import { chunkHref, datasetHref, isAdmin, loadCatalog, state, type Dataset } from "../state";
 import { ago, plural, statusName } from "../util";
-import { statusChip } from "../ui";
+import { confirmDialog, jobLink, refusal, statusChip, toast } from "../ui";
 import { rangeForm } from "./actions";
+import { historySection } from "./history";
 import { viewHash } from "./grid";
 import type { Run } from "./rows";
 
@@ -19,10 +21,15 @@ const piece = 16000;
 export const datasetWatch = { current: null as null | { id: string; refresh: () => void } };
 
 export async function datasetPage(view: HTMLElement, id: string) {
-  const d = state.byId.get(id);
-  if (!d) throw new Error(`no dataset ${id}: it may have been deleted`);
-  render(page(d), view);
+  let d = state.byId.get(id);
+  if (!d) {
+    await loadCatalog(); // declared since the page read the catalog?
+    d = state.byId.get(id);
+  }
+  if (!d) return gone(view, id, `There is no dataset ${id}: it was deleted, or never declared.`);
+  render(page(d, view), view);
   if (isAdmin()) rangeForm(document.getElementById("dataset-actions")!, id);
+  historySection(document.getElementById("dataset-history")!, { dataset: id }, 20, true);
   // Everything below comes from the whole history's runs, read once: the
   // lists are exact however long the history, and no request scans it.
   await Promise.all([
@@ -64,24 +71,28 @@ function duration(s: number): string {
   return plural(s, "second");
 }
 
-function page(d: Dataset) {
+function page(d: Dataset, view: HTMLElement) {
   const producer = d.producer ? state.jobById.get(d.producer.id) : null;
   const readers = state.readers.get(d.id) || [];
   return html`<section class="dataset" data-dataset=${d.id}>
     <p class="crumbs"><a href="#/">pipeline</a> › ${d.id}</p>
-    <h2>${d.id} <span class="kindchip">${d.partitions?.kind ?? "no definition"}</span></h2>
+    <h2>${d.id} <span class="kindchip">${d.partitions?.kind ?? "no definition"}</span>
+      ${isAdmin() ? html`<button type="button" class="danger head-action" data-action="delete-dataset" @click=${() => deleteDataset(view, d)}>Delete dataset…</button>` : nothing}</h2>
+    <div id="dataset-refusal"></div>
     ${d.description ? html`<p>${d.description}</p>` : nothing}
     <p class="muted">${definition(d)}<br><span id="where"></span></p>
     <p>${producer
-      ? html`produced by <a href=${jobHref(producer.id)}>${producer.id}</a> from ${producer.inputs.length ? producer.inputs.map((i, k) => html`${k ? ", " : ""}<a href=${datasetHref(i)}>${i}</a>${mappingLabel(producer, i) ? html` <span class="mapping">${mappingLabel(producer, i)}</span>` : nothing}`) : "its schedule"}`
+      ? html`produced by ${jobLink(producer.id)} from ${producer.inputs.length ? producer.inputs.map((i, k) => html`${k ? ", " : ""}<a href=${datasetHref(i)}>${i}</a>${mappingLabel(producer, i) ? html` <span class="mapping">${mappingLabel(producer, i)}</span>` : nothing}`) : "its schedule"}`
       : "a source: published from outside"}
-      · ${readers.length ? html`read by ${readers.map((j, k) => html`${k ? ", " : ""}<a href=${jobHref(j.id)}>${j.id}</a>${mappingLabel(j, d.id) ? html` <span class="mapping">${mappingLabel(j, d.id)}</span>` : nothing}`)}` : "read by no job"}
+      · ${readers.length ? html`read by ${readers.map((j, k) => html`${k ? ", " : ""}${jobLink(j.id)}${mappingLabel(j, d.id) ? html` <span class="mapping">${mappingLabel(j, d.id)}</span>` : nothing}`)}` : "read by no job"}
       · <a href="#/?focus=${encodeURIComponent(d.id)}">upstream and downstream in the pipeline</a></p>
     <h3>Whole history <span class="note muted" id="strip-note"></span></h3>
     <div id="strip" class="strip"><span class="loading-bar"></span></div>
     <div id="lists"></div>
     <h3>Chunks</h3><div id="chunks"></div>
     <div id="dataset-actions"></div>
+    <h3>History <span class="muted note">changes of the dataset and its credentials, newest first · <a href="#/history?dataset=${encodeURIComponent(d.id)}">all of it</a></span></h3>
+    <div id="dataset-history"></div>
   </section>`;
 }
 
@@ -231,4 +242,63 @@ function ticks(k: Zoom, span: [number, number], width: number) {
     const x = (i / n) * width;
     return html`<span class=${x > width - 90 ? "end" : ""} style="left: ${x.toFixed(1)}px">${t}</span>`;
   })}</div>`;
+}
+
+// ------------------------------------------------------------- deleting
+
+/** gone says the dataset is not (any more), with its history and a way back. */
+function gone(view: HTMLElement, id: string, msg: TemplateResult | string) {
+  datasetWatch.current = null;
+  render(
+    html`<section class="dataset gone" id="dataset-gone"><p class="crumbs"><a href="#/">pipeline</a> › ${id}</p>
+      <h2>${id} <span class="status s-NONE">not in the catalog</span></h2>
+      <p>${msg}</p>
+      <p><a href="#/" id="back">Back to the pipeline</a></p>
+      <h3>History <span class="muted note">of the dataset id, newest first</span></h3>
+      <div id="dataset-history"></div></section>`,
+    view,
+  );
+  return historySection(document.getElementById("dataset-history")!, { dataset: id }, 20, true);
+}
+
+/** chunksIn reads the count of chunks out of the server's refusal to delete them unasked. */
+const chunksIn = (msg: string) => Number((/has (\d+) chunk/.exec(msg) || [])[1] || NaN);
+
+/**
+ * deleteDataset asks, then asks the server to delete the dataset alone;
+ * when the server answers that it has chunks (naming how many), it asks
+ * again, naming them, before deleting them with it.
+ */
+async function deleteDataset(view: HTMLElement, d: Dataset) {
+  const box = document.getElementById("dataset-refusal");
+  const refused = (e: unknown) => (box ? render(refusal("Delete", e), box) : toast(`Delete refused: ${(e as Error).message}`, true));
+  if (box) render(nothing, box);
+  if (!(await confirmDialog(`Delete dataset ${d.id}`, html`Delete <b>${d.id}</b> and its credentials? Its events stay. It is refused while a job reads or writes it.`, "", "Delete"))) return;
+  const del = (chunks: boolean) => gql(`mutation($d: String!, $c: Boolean) { deleteDataset(id: $d, deleteChunks: $c) }`, { d: d.id, c: chunks });
+  try {
+    await del(false);
+  } catch (e) {
+    if (!(e instanceof ApiError && e.code === "INVALID_ARGUMENT")) return refused(e);
+    const n = chunksIn(e.message);
+    const what = Number.isNaN(n) ? "its chunks" : plural(n, "chunk");
+    const f = await confirmDialog(
+      `Delete ${d.id} with ${what}`,
+      html`<b>${d.id}</b> has <b id="delete-chunk-count">${what}</b>. Deleting the dataset deletes ${Number.isNaN(n) ? "them" : n === 1 ? "it" : "all of them"}: their status is gone for good (their files are not touched). The server says: <span class="reason">${e.message}</span>`,
+      html`<label class="confirm-check"><input type="checkbox" name="deleteChunks" id="delete-chunks" required> delete ${what} of ${d.id}</label>`,
+      `Delete ${d.id} and ${what}`,
+    );
+    if (!f) return;
+    try {
+      await del(true);
+    } catch (e2) {
+      return refused(e2);
+    }
+  }
+  toast(`${d.id} deleted`);
+  try {
+    await loadCatalog();
+  } catch {
+    /* the page below says what happened; the next view reads the catalog again */
+  }
+  await gone(view, d.id, html`Dataset <b>${d.id}</b> is deleted.`);
 }

@@ -209,13 +209,14 @@ function datasetNode(id: string, p: { x: number; y: number }) {
 }
 
 function jobNode(id: string, p: { x: number; y: number }) {
-  const j = state.jobById.get(id)!;
+  const j = state.jobById.get(id);
+  if (!j) return nothing; // deleted: the graph is laid out again without it
   const live = state.claims.filter((c) => c.job === id).length;
   // A job is lit when found, or (filtering by status) when its output is.
   const lit = pipe.search ? id.toLowerCase().includes(pipe.search.toLowerCase()) : shows(j.output);
   return svg`<a href=${jobHref(id)}><g class="node job${j.paused ? " paused" : ""}${lit ? "" : " dim"}" data-job=${id}>
     <rect x=${p.x} y=${p.y} width=${JW} height=${JH} rx="17"/>
-    <text x=${p.x + 14} y=${p.y + 21} class="title">${clip(id, 18)}${j.paused ? " (paused)" : ""}</text>
+    <text x=${p.x + 14} y=${p.y + 21} class="title">${j.paused ? clip(id, 10) + " (paused)" : clip(id, 18)}</text><title>${id}${j.paused ? " (paused)" : ""}</title>
     <g class="badge${live ? " on" : ""}" data-live=${live}><circle cx=${p.x + JW - 17} cy=${p.y + JH / 2} r="11"/>
       <text x=${p.x + JW - 17} y=${p.y + JH / 2 + 4} text-anchor="middle">${live}</text><title>${plural(live, "live claim")}</title></g></g></a>`;
 }
