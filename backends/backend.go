@@ -96,6 +96,11 @@ type Backend interface {
 	// matches, after the change whose Cursor is f.After.
 	ListChanges(ctx context.Context, f ChangeFilter) (ChangePage, error)
 	WatchEvents(ctx context.Context, f EventFilter) (<-chan Event, error)
+	// DeleteEvents removes the events given that are still stored, found
+	// by Seq (a backend may use their Dataset and DataID to find its
+	// index entries), in one short transaction that locks no status row,
+	// and returns how many it removed. Seqs are never given out again.
+	DeleteEvents(ctx context.Context, events []Event) (int, error)
 
 	// TakeResourceLock atomically checks the unexpired locks on
 	// l.Resource and stores l if the rules allow it, or returns LOCKED

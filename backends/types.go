@@ -73,6 +73,9 @@ type Dataset struct {
 	// produce the dataset again. Empty while the dataset never lost a
 	// producer; the engine keeps it across upserts.
 	OutputKey string
+	// Retention, when not nil, is how long the dataset's events are kept,
+	// in place of the server's setting (retention.go).
+	Retention *Retention `json:",omitempty"`
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

@@ -204,3 +204,20 @@ func (r *eventReader) read(ctx context.Context, f backends.EventFilter, limit in
 	evs, err = r.b.listEvents(ctx, f, horizon, limit)
 	return evs, err == nil && h.LastSeq >= horizon && h.LastSeq > f.After, err
 }
+
+// DeleteEvents removes events by seq, in one statement (its own
+// transaction) that touches no status row.
+func (b *Backend) DeleteEvents(ctx context.Context, evs []backends.Event) (int, error) {
+	if err := b.usable(ctx); err != nil {
+		return 0, err
+	}
+	seqs := make([]int64, len(evs))
+	for i, e := range evs {
+		seqs[i] = e.Seq
+	}
+	n, err := b.q.DeleteEvents(ctx, seqs)
+	if err != nil {
+		return 0, mapErr(err, "pruning events")
+	}
+	return int(n), nil
+}

@@ -20,9 +20,36 @@ type Candidate struct {
 	Frontier  bool
 }
 
+type CatalogChange struct {
+	ID      int64
+	Actor   string
+	At      time.Time
+	Kind    string
+	Object  string
+	Op      string
+	Dataset string
+	Job     string
+	Before  []byte
+}
+
 type CatalogVersion struct {
 	ID      bool
 	Version int64
+}
+
+type ChunkCount struct {
+	Dataset string
+	Job     string
+	Status  string
+	N       int64
+}
+
+type ChunkCountDelta struct {
+	ID      int64
+	Dataset string
+	Job     string
+	Status  string
+	N       int64
 }
 
 type Credential struct {
@@ -34,15 +61,16 @@ type Credential struct {
 }
 
 type Dataset struct {
-	ID          string
-	Description string
-	Url         string
-	Connection  string
-	Location    string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	Partitions  []byte
-	OutputKey   string
+	ID                     string
+	Description            string
+	Url                    string
+	Connection             string
+	Location               string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	Partitions             []byte
+	OutputKey              string
+	RetentionEventsSeconds pgtype.Int4
 }
 
 type Event struct {
