@@ -18,12 +18,25 @@ type Dataset struct {
 	Connection  string      `json:"connection"`
 	Location    string      `json:"location"`
 	Partitions  *Partitions `json:"partitions"`
+	// Retention is the dataset's own retention of events; nil when the
+	// server's --retain-events applies.
+	Retention *Retention `json:"retention"`
+}
+
+// Retention is a dataset's own retention (Retention, RetentionInput).
+type Retention struct {
+	// EventsSeconds is how long the dataset's events are kept; 0: for ever.
+	EventsSeconds int `json:"eventsSeconds"`
 }
 
 // Backend converts d to the core type.
 func (d Dataset) Backend() backends.Dataset {
-	return backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location,
+	out := backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location,
 		Partitions: d.Partitions.Def()}
+	if d.Retention != nil {
+		out.Retention = &backends.Retention{EventsSeconds: d.Retention.EventsSeconds}
+	}
+	return out
 }
 
 // Partitions is a dataset's partition definition as the API carries it
@@ -188,9 +201,10 @@ type ResourceLock struct {
 }
 
 const (
-	datasetFields = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds }`
-	jobFields     = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset }`
-	accessFields  = `dataset dataid url connection location secret`
+	datasetFields   = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds }` + retentionFields
+	retentionFields = ` retention { eventsSeconds }`
+	jobFields       = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset }`
+	accessFields    = `dataset dataid url connection location secret`
 	// ClaimFields selects every field of a Claim.
 	ClaimFields = `token job dataid attempt executor fence leaseExpiresAt
 		output { ` + accessFields + ` } inputs { ` + accessFields + ` } env { name value }`
@@ -200,10 +214,14 @@ const (
 	lockFields  = `id client resource mode createdAt expiresAt`
 )
 
-// Datasets lists every dataset.
+// Datasets lists every dataset. From a server older than
+// Dataset.retention, every Retention is nil.
 func (c *Client) Datasets(ctx context.Context) ([]Dataset, error) {
 	var out struct{ Datasets []Dataset }
 	err := c.Do(ctx, `query { datasets { `+datasetFields+` } }`, nil, &out)
+	if err != nil && CodeOf(err) == "GRAPHQL_VALIDATION_FAILED" && strings.Contains(err.Error(), `"retention"`) {
+		err = c.Do(ctx, `query { datasets { `+strings.Replace(datasetFields, retentionFields, "", 1)+` } }`, nil, &out)
+	}
 	return out.Datasets, err
 }
 
@@ -231,6 +249,9 @@ func (c *Client) UpsertDataset(ctx context.Context, d backends.Dataset) error {
 	in := map[string]any{"id": d.ID, "description": d.Description, "url": d.URL, "connection": d.Connection, "location": d.Location}
 	if d.Partitions != nil {
 		in["partitions"] = partition.SpecOf(d.Partitions)
+	}
+	if d.Retention != nil {
+		in["retention"] = map[string]any{"eventsSeconds": d.Retention.EventsSeconds}
 	}
 	return c.Do(ctx, `mutation($in: DatasetInput!) { upsertDataset(input: $in) { id } }`, map[string]any{"in": in}, nil)
 }

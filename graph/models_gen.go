@@ -53,6 +53,8 @@ type DatasetInput struct {
 	Location *string `json:"location,omitempty"`
 	// The dataids the dataset is expected to have; omit or null for none. Changing it never deletes chunks.
 	Partitions *PartitionDefinitionInput `json:"partitions,omitempty"`
+	// How long the dataset's events are kept, in place of the server's `--retain-events`; omit or null to follow the server.
+	Retention *RetentionInput `json:"retention,omitempty"`
 }
 
 // One environment variable of a job.
@@ -199,6 +201,12 @@ type PoolInput struct {
 	Slots int `json:"slots"`
 	// What the pool stands for, for people.
 	Description *string `json:"description,omitempty"`
+}
+
+// A dataset's own retention.
+type RetentionInput struct {
+	// How long the dataset's events are kept, in seconds: 0 (for ever) to 1,581,120,000 (fifty years). A week is 604800, thirty days 2592000.
+	EventsSeconds int `json:"eventsSeconds"`
 }
 
 // What `upsertJob` did.
