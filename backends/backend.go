@@ -383,6 +383,16 @@ type OutputStatusBatcher interface {
 	OutputStatusesBatch(ctx context.Context, spans []StatusSpan) (ids [][]string, statuses [][]Status, err error)
 }
 
+// FinalEventLister is implemented by backends whose ListEvents waits for
+// events still being committed (PostgreSQL: the horizon, events.go). It
+// lists events as ListEvents does without waiting: only those already
+// final, so a page may end early (HasNextPage false) where transactions
+// still run. Store.PruneEvents reads so, looking only for old events;
+// without, it reads with ListEvents.
+type FinalEventLister interface {
+	ListFinalEvents(ctx context.Context, f EventFilter) (EventPage, error)
+}
+
 // StatusCounter is implemented by backends that count one job's OUTPUT
 // rows on a dataset by status in the store (PostgreSQL: one aggregate
 // over the dataset's index), as committed. Store.ChunkCounts counts so;

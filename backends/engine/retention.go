@@ -36,8 +36,12 @@ func (e *engine) PruneEvents(ctx context.Context, p backends.PrunePolicy) (backe
 	}
 	now := e.clock.Now()
 	after := p.After
+	list := e.b.ListEvents
+	if l, ok := e.b.(backends.FinalEventLister); ok {
+		list = l.ListFinalEvents // old events are final: never wait for new ones
+	}
 	for range backends.PrunePages {
-		page, err := e.b.ListEvents(ctx, backends.EventFilter{After: after, First: backends.PruneBatch})
+		page, err := list(ctx, backends.EventFilter{After: after, First: backends.PruneBatch})
 		if err != nil {
 			return res, err
 		}
