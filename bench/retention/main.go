@@ -230,4 +230,4 @@ func pct(ds []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-func mib(n int64) float64         { return float64(n) / (1 << 20) }
+func mib(n int64) float64        { return float64(n) / (1 << 20) }
