@@ -22,7 +22,8 @@ from ._types import (
 from ._websocket import EventStream
 
 DATASET_FIELDS = (
-    "id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds }"
+    "id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds } "
+    "retention { eventsSeconds }"
 )
 JOB_FIELDS = (
     "id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds "
@@ -82,17 +83,22 @@ class _Catalog(_Base):
         connection: str = "",
         location: str = "",
         partitions: Optional[Any] = None,
+        retention_events_seconds: Optional[int] = None,
     ) -> Dataset:
         """Creates or replaces a dataset.
 
         ``partitions`` is a :class:`chunklock.PartitionDefinition` or a mapping shaped
         as the GraphQL ``PartitionDefinitionInput`` (``{"kind": "DAILY", "start":
-        "2026-01-01"}``).
+        "2026-01-01"}``). ``retention_events_seconds`` keeps the dataset's events that
+        long (0: for ever) in place of the server's ``--retain-events``; None follows
+        the server.
         """
         inp: Dict[str, Any] = {"id": id, "description": description, "url": url, "connection": connection,
                                "location": location}
         if partitions is not None:
             inp["partitions"] = _partitions_input(partitions)
+        if retention_events_seconds is not None:
+            inp["retention"] = {"eventsSeconds": retention_events_seconds}
         data = self._call(f"mutation($in: DatasetInput!) {{ upsertDataset(input: $in) {{ {DATASET_FIELDS} }} }}",
                           {"in": inp}, "upsertDataset", retry=False)
         return Dataset.from_json(data["upsertDataset"])

@@ -101,10 +101,14 @@ class Dataset(NamedTuple):
     connection: str
     location: str
     partitions: Optional[PartitionDefinition] = None
+    #: How long the dataset's events are kept, in seconds (0: for ever); None when
+    #: the server's ``--retain-events`` applies.
+    retention_events_seconds: Optional[int] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Dataset:
         p = d.get("partitions")
+        r = d.get("retention")
         return cls(
             id=d["id"],
             description=d.get("description", ""),
@@ -112,6 +116,7 @@ class Dataset(NamedTuple):
             connection=d.get("connection", ""),
             location=d.get("location", ""),
             partitions=None if p is None else PartitionDefinition.from_json(p),
+            retention_events_seconds=None if r is None else int(r["eventsSeconds"]),
         )
 
 
