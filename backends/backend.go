@@ -96,6 +96,11 @@ type Backend interface {
 	// matches, after the change whose Cursor is f.After.
 	ListChanges(ctx context.Context, f ChangeFilter) (ChangePage, error)
 	WatchEvents(ctx context.Context, f EventFilter) (<-chan Event, error)
+	// DeleteEvents removes the events given that are still stored, found
+	// by Seq (a backend may use their Dataset and DataID to find its
+	// index entries), in one short transaction that locks no status row,
+	// and returns how many it removed. Seqs are never given out again.
+	DeleteEvents(ctx context.Context, events []Event) (int, error)
 
 	// TakeResourceLock atomically checks the unexpired locks on
 	// l.Resource and stores l if the rules allow it, or returns LOCKED
@@ -376,6 +381,16 @@ type OutputStatusReader interface {
 // found without a round trip for each.
 type OutputStatusBatcher interface {
 	OutputStatusesBatch(ctx context.Context, spans []StatusSpan) (ids [][]string, statuses [][]Status, err error)
+}
+
+// FinalEventLister is implemented by backends whose ListEvents waits for
+// events still being committed (PostgreSQL: the horizon, events.go). It
+// lists events as ListEvents does without waiting: only those already
+// final, so a page may end early (HasNextPage false) where transactions
+// still run. Store.PruneEvents reads so, looking only for old events;
+// without, it reads with ListEvents.
+type FinalEventLister interface {
+	ListFinalEvents(ctx context.Context, f EventFilter) (EventPage, error)
 }
 
 // StatusCounter is implemented by backends that count one job's OUTPUT

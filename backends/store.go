@@ -16,6 +16,7 @@ import (
 // reach the store, UNAVAILABLE. The actor recorded in events comes from the
 // context (WithActor).
 type Store interface {
+	EventPruner
 	// UpsertDataset creates or replaces a dataset definition.
 	UpsertDataset(ctx context.Context, d Dataset) (Dataset, error)
 	// Dataset returns one dataset, or NOT_FOUND.

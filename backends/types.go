@@ -78,6 +78,9 @@ type Dataset struct {
 	// otherwise. Set when the dataset is created, kept by every upsert
 	// after (PipelineOf).
 	Pipeline  string
+	// Retention, when not nil, is how long the dataset's events are kept,
+	// in place of the server's setting (retention.go).
+	Retention *Retention `json:",omitempty"`
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

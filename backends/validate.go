@@ -39,6 +39,9 @@ func ValidateDataset(d Dataset) error {
 	if !strings.Contains(d.Location, "{dataid}") && d.Location != "" {
 		return InvalidArgument("dataset %q: location %q must contain {dataid} to locate a chunk", d.ID, d.Location)
 	}
+	if r := d.Retention; r != nil && (r.EventsSeconds < 0 || r.EventsSeconds > MaxRetentionSeconds) {
+		return InvalidArgument("dataset %q: retention: eventsSeconds is 0 (keep for ever) to %d (fifty years), got %d", d.ID, MaxRetentionSeconds, r.EventsSeconds)
+	}
 	if p := d.Partitions; p != nil {
 		if err := p.ValidateNew(); err != nil {
 			return InvalidArgument("dataset %q: partitions: %s", d.ID, err.Error())

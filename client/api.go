@@ -21,12 +21,25 @@ type Dataset struct {
 	// Pipeline names the pipeline whose apply created the dataset; nil
 	// when it was created otherwise.
 	Pipeline *string `json:"pipeline"`
+	// Retention is the dataset's own retention of events; nil when the
+	// server's --retain-events applies.
+	Retention *Retention `json:"retention"`
+}
+
+// Retention is a dataset's own retention (Retention, RetentionInput).
+type Retention struct {
+	// EventsSeconds is how long the dataset's events are kept; 0: for ever.
+	EventsSeconds int `json:"eventsSeconds"`
 }
 
 // Backend converts d to the core type.
 func (d Dataset) Backend() backends.Dataset {
-	return backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location,
+	out := backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location,
 		Partitions: d.Partitions.Def(), Pipeline: deref(d.Pipeline)}
+	if d.Retention != nil {
+		out.Retention = &backends.Retention{EventsSeconds: d.Retention.EventsSeconds}
+	}
+	return out
 }
 
 func deref(s *string) string {
@@ -202,9 +215,10 @@ type ResourceLock struct {
 }
 
 const (
-	datasetFields = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds } pipeline`
-	jobFields     = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset } pipeline`
-	accessFields  = `dataset dataid url connection location secret`
+	datasetFields   = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds } pipeline` + retentionFields
+	retentionFields = ` retention { eventsSeconds }`
+	jobFields       = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset } pipeline`
+	accessFields    = `dataset dataid url connection location secret`
 	// ClaimFields selects every field of a Claim.
 	ClaimFields = `token job dataid attempt executor fence leaseExpiresAt
 		output { ` + accessFields + ` } inputs { ` + accessFields + ` } env { name value }`
@@ -214,10 +228,14 @@ const (
 	lockFields  = `id client resource mode createdAt expiresAt`
 )
 
-// Datasets lists every dataset.
+// Datasets lists every dataset. From a server older than
+// Dataset.retention, every Retention is nil.
 func (c *Client) Datasets(ctx context.Context) ([]Dataset, error) {
 	var out struct{ Datasets []Dataset }
 	err := c.Do(ctx, `query { datasets { `+datasetFields+` } }`, nil, &out)
+	if err != nil && CodeOf(err) == "GRAPHQL_VALIDATION_FAILED" && strings.Contains(err.Error(), `"retention"`) {
+		err = c.Do(ctx, `query { datasets { `+strings.Replace(datasetFields, retentionFields, "", 1)+` } }`, nil, &out)
+	}
 	return out.Datasets, err
 }
 
@@ -248,6 +266,9 @@ func (c *Client) UpsertDataset(ctx context.Context, d backends.Dataset) error {
 	}
 	if d.Pipeline != "" {
 		in["pipeline"] = d.Pipeline
+	}
+	if d.Retention != nil {
+		in["retention"] = map[string]any{"eventsSeconds": d.Retention.EventsSeconds}
 	}
 	return c.Do(ctx, `mutation($in: DatasetInput!) { upsertDataset(input: $in) { id } }`, map[string]any{"in": in}, nil)
 }

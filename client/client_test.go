@@ -454,3 +454,29 @@ func TestInputMappingsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, j.Backend().InputMappings)
 }
+
+// TestRetentionRoundTrip: a dataset's own retention travels through
+// GraphQL both ways (0, for ever, included), none stays none, an upsert
+// without one drops it, and one out of bounds is refused.
+func TestRetentionRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	c := newClient(t, b.url, client.WithToken(b.token))
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "a", Retention: &backends.Retention{EventsSeconds: 3600}}))
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "b", Retention: &backends.Retention{EventsSeconds: 0}}))
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "c"}))
+	ds, err := c.Datasets(ctx)
+	require.NoError(t, err)
+	require.Len(t, ds, 3)
+	require.Equal(t, &backends.Retention{EventsSeconds: 3600}, ds[0].Backend().Retention)
+	require.Equal(t, &backends.Retention{EventsSeconds: 0}, ds[1].Backend().Retention)
+	require.Nil(t, ds[2].Backend().Retention)
+
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "a"}))
+	ds, err = c.Datasets(ctx)
+	require.NoError(t, err)
+	require.Nil(t, ds[0].Backend().Retention, "an upsert without a retention drops it")
+	err = c.UpsertDataset(ctx, backends.Dataset{ID: "a", Retention: &backends.Retention{EventsSeconds: -1}})
+	requireCode(t, err, backends.CodeInvalidArgument)
+}

@@ -150,6 +150,7 @@ type ComplexityRoot struct {
 		Partitions       func(childComplexity int) int
 		Pipeline         func(childComplexity int) int
 		Producer         func(childComplexity int) int
+		Retention        func(childComplexity int) int
 		URL              func(childComplexity int) int
 		UpdatedAt        func(childComplexity int) int
 	}
@@ -426,6 +427,10 @@ type ComplexityRoot struct {
 		Resource  func(childComplexity int) int
 	}
 
+	Retention struct {
+		EventsSeconds func(childComplexity int) int
+	}
+
 	StatusRow struct {
 		Attempt        func(childComplexity int) int
 		DataID         func(childComplexity int) int
@@ -498,6 +503,7 @@ type ClaimResolver interface {
 }
 type DatasetResolver interface {
 	Partitions(ctx context.Context, obj *backends.Dataset) (*PartitionDefinition, error)
+
 	Producer(ctx context.Context, obj *backends.Dataset) (*backends.Job, error)
 	Consumers(ctx context.Context, obj *backends.Dataset) ([]backends.Job, error)
 	Pipeline(ctx context.Context, obj *backends.Dataset) (*string, error)
@@ -1031,6 +1037,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.Producer(childComplexity), true
+	case "Dataset.retention":
+		if e.ComplexityRoot.Dataset.Retention == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dataset.Retention(childComplexity), true
 	case "Dataset.url":
 		if e.ComplexityRoot.Dataset.URL == nil {
 			break
@@ -2433,6 +2445,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResourceLock.Resource(childComplexity), true
 
+	case "Retention.eventsSeconds":
+		if e.ComplexityRoot.Retention.EventsSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Retention.EventsSeconds(childComplexity), true
+
 	case "StatusRow.attempt":
 		if e.ComplexityRoot.StatusRow.Attempt == nil {
 			break
@@ -2614,6 +2633,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputJobInput,
 		ec.unmarshalInputPartitionDefinitionInput,
 		ec.unmarshalInputPoolInput,
+		ec.unmarshalInputRetentionInput,
 	)
 	first := true
 
@@ -2867,6 +2887,8 @@ type Dataset {
   location: String!
   "The dataids the dataset is expected to have, and when each is due; null when it has no definition (then only the chunks that exist are known)."
   partitions: PartitionDefinition
+  "How long the dataset's events are kept, in place of the server's ` + "`" + `--retain-events` + "`" + `; null when the server's setting applies."
+  retention: Retention
   "The job producing this dataset; null for a source dataset."
   producer: Job
   "The jobs reading this dataset, by id."
@@ -2973,6 +2995,25 @@ input DatasetInput {
   partitions: PartitionDefinitionInput
   "The pipeline applying this definition (` + "`" + `chunklock apply` + "`" + ` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none."
   pipeline: String
+  "How long the dataset's events are kept, in place of the server's ` + "`" + `--retain-events` + "`" + `; omit or null to follow the server."
+  retention: RetentionInput
+}
+
+"""
+How long a dataset's history is kept. Events older are pruned in the
+background, except those a webhook has not delivered yet; status rows
+(and so what may be claimed and what a cascade reaches) and catalog
+changes are never pruned.
+"""
+type Retention {
+  "How long the dataset's events are kept, in seconds; 0 keeps them for ever."
+  eventsSeconds: Int!
+}
+
+"A dataset's own retention."
+input RetentionInput {
+  "How long the dataset's events are kept, in seconds: 0 (for ever) to 1,581,120,000 (fifty years). A week is 604800, thirty days 2592000."
+  eventsSeconds: Int!
 }
 
 """
@@ -4453,6 +4494,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_location(ctx, field)
 	case "partitions":
 		return ec.fieldContext_Dataset_partitions(ctx, field)
+	case "retention":
+		return ec.fieldContext_Dataset_retention(ctx, field)
 	case "producer":
 		return ec.fieldContext_Dataset_producer(ctx, field)
 	case "consumers":
@@ -4911,6 +4954,14 @@ func (ec *executionContext) childFields_ResourceLock(ctx context.Context, field 
 		return ec.fieldContext_ResourceLock_expiresAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceLock", field.Name)
+}
+
+func (ec *executionContext) childFields_Retention(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "eventsSeconds":
+		return ec.fieldContext_Retention_eventsSeconds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Retention", field.Name)
 }
 
 func (ec *executionContext) childFields_StatusRow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7705,6 +7756,38 @@ func (ec *executionContext) fieldContext_Dataset_partitions(_ context.Context, f
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PartitionDefinition(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Dataset_retention(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_retention(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Retention, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *backends.Retention) graphql.Marshaler {
+			return ec.marshalORetention2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRetention(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_retention(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Retention(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13532,6 +13615,29 @@ func (ec *executionContext) fieldContext_ResourceLock_expiresAt(_ context.Contex
 	return graphql.NewScalarFieldContext("ResourceLock", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Retention_eventsSeconds(ctx context.Context, field graphql.CollectedField, obj *backends.Retention) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Retention_eventsSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventsSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Retention_eventsSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Retention", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _StatusRow_dataset(ctx context.Context, field graphql.CollectedField, obj *backends.StatusRow) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15243,7 +15349,7 @@ func (ec *executionContext) unmarshalInputDatasetInput(ctx context.Context, obj 
 		asMap["location"] = ""
 	}
 
-	fieldsInOrder := [...]string{"id", "description", "url", "connection", "location", "partitions", "pipeline"}
+	fieldsInOrder := [...]string{"id", "description", "url", "connection", "location", "partitions", "pipeline", "retention"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15299,6 +15405,13 @@ func (ec *executionContext) unmarshalInputDatasetInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Pipeline = data
+		case "retention":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retention"))
+			data, err := ec.unmarshalORetentionInput2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐRetentionInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Retention = data
 		}
 	}
 	return it, nil
@@ -15703,6 +15816,36 @@ func (ec *executionContext) unmarshalInputPoolInput(ctx context.Context, obj any
 				return it, err
 			}
 			it.Pipeline = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRetentionInput(ctx context.Context, obj any) (RetentionInput, error) {
+	var it RetentionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"eventsSeconds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "eventsSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventsSeconds"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventsSeconds = data
 		}
 	}
 	return it, nil
@@ -16800,6 +16943,11 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "retention":
+			out.Values[i] = ec._Dataset_retention(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "producer":
 			field := field
 
@@ -20195,6 +20343,44 @@ func (ec *executionContext) _ResourceLock(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var retentionImplementors = []string{"Retention"}
+
+func (ec *executionContext) _Retention(ctx context.Context, sel ast.SelectionSet, obj *backends.Retention) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, retentionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Retention")
+		case "eventsSeconds":
+			out.Values[i] = ec._Retention_eventsSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var statusRowImplementors = []string{"StatusRow"}
 
 func (ec *executionContext) _StatusRow(ctx context.Context, sel ast.SelectionSet, obj *backends.StatusRow) graphql.Marshaler {
@@ -22441,6 +22627,21 @@ func (ec *executionContext) marshalORangeResult2ᚖgithubᚗcomᚋchunklockᚋch
 		return graphql.Null
 	}
 	return ec._RangeResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORetention2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRetention(ctx context.Context, sel ast.SelectionSet, v *backends.Retention) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Retention(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORetentionInput2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐRetentionInput(ctx context.Context, v any) (*RetentionInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRetentionInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRole(ctx context.Context, v any) (*backends.Role, error) {

@@ -55,6 +55,8 @@ type DatasetInput struct {
 	Partitions *PartitionDefinitionInput `json:"partitions,omitempty"`
 	// The pipeline applying this definition (`chunklock apply` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none.
 	Pipeline *string `json:"pipeline,omitempty"`
+	// How long the dataset's events are kept, in place of the server's `--retain-events`; omit or null to follow the server.
+	Retention *RetentionInput `json:"retention,omitempty"`
 }
 
 // One environment variable of a job.
@@ -205,6 +207,12 @@ type PoolInput struct {
 	Description *string `json:"description,omitempty"`
 	// The pipeline applying this definition (`chunklock apply` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none.
 	Pipeline *string `json:"pipeline,omitempty"`
+}
+
+// A dataset's own retention.
+type RetentionInput struct {
+	// How long the dataset's events are kept, in seconds: 0 (for ever) to 1,581,120,000 (fifty years). A week is 604800, thirty days 2592000.
+	EventsSeconds int `json:"eventsSeconds"`
 }
 
 // What `upsertJob` did.

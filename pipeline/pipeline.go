@@ -73,6 +73,16 @@ type Dataset struct {
 	Secret      *SecretRef `yaml:"secret"`
 	// Partitions declares the dataids the dataset is expected to have.
 	Partitions *Partitions `yaml:"partitions"`
+	// Retention, when set, is how long the dataset's events are kept, in
+	// place of the server's --retain-events:
+	//
+	//	retention: {eventsSeconds: 2592000}   # thirty days; 0: for ever
+	Retention *Retention `yaml:"retention"`
+}
+
+// Retention is a dataset's own retention of events.
+type Retention struct {
+	EventsSeconds int `yaml:"eventsSeconds"`
 }
 
 // SecretRef says where a dataset's secret comes from: exactly one of Env and File.
@@ -274,8 +284,12 @@ func (p *Partitions) Def() *partition.Def { return (*partition.Spec)(p).Def() }
 
 // Backend converts a dataset declaration.
 func (d Dataset) Backend() backends.Dataset {
-	return backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location,
+	out := backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location,
 		Partitions: d.Partitions.Def()}
+	if d.Retention != nil {
+		out.Retention = &backends.Retention{EventsSeconds: d.Retention.EventsSeconds}
+	}
+	return out
 }
 
 // Backend converts a job declaration.
@@ -411,6 +425,9 @@ func (p *Pipeline) Plan(current []backends.Dataset, currentJobs []backends.Job, 
 			diff("location", have.Location, want.Location)
 			if !samePartitions(have.Partitions, want.Partitions) {
 				fields = append(fields, "partitions")
+			}
+			if !reflect.DeepEqual(have.Retention, want.Retention) {
+				fields = append(fields, "retention")
 			}
 			act := Unchanged
 			if len(fields) > 0 {

@@ -292,3 +292,42 @@ jobs:
 		require.Error(t, err, name)
 	}
 }
+
+// TestDatasetRetention: a dataset's retention is read from the file,
+// planned as an update when the server's differs (or the file drops it),
+// and unchanged when it is the same.
+func TestDatasetRetention(t *testing.T) {
+	src := `datasets:
+  - id: orders
+    retention: {eventsSeconds: 2592000}
+  - id: audit
+    retention: {eventsSeconds: 0}
+  - id: report
+`
+	p, err := Parse(strings.NewReader(src), "p.yaml")
+	require.NoError(t, err)
+	require.Equal(t, &backends.Retention{EventsSeconds: 2592000}, p.Datasets[0].Backend().Retention)
+	require.Equal(t, &backends.Retention{EventsSeconds: 0}, p.Datasets[1].Backend().Retention)
+	require.Nil(t, p.Datasets[2].Backend().Retention)
+
+	have := []backends.Dataset{
+		{ID: "orders", Retention: &backends.Retention{EventsSeconds: 2592000}},
+		{ID: "audit", Retention: &backends.Retention{EventsSeconds: 0}},
+		{ID: "report"},
+	}
+	changes, err := p.Plan(have, nil, nil)
+	require.NoError(t, err)
+	for _, c := range changes {
+		require.Equal(t, Unchanged, c.Action, "%+v", c)
+	}
+	have[0].Retention = &backends.Retention{EventsSeconds: 3600}
+	have[1].Retention = nil
+	have[2].Retention = &backends.Retention{EventsSeconds: 60}
+	changes, err = p.Plan(have, nil, nil)
+	require.NoError(t, err)
+	for _, c := range changes {
+		require.Equal(t, []string{"retention"}, c.Fields, "%+v", c)
+	}
+	_, err = Parse(strings.NewReader("datasets:\n  - id: a\n    retention: {events: 30d}\n"), "p.yaml")
+	require.Error(t, err, "an unknown field")
+}

@@ -29,7 +29,17 @@ func datasetFromInput(in graph.DatasetInput) backends.Dataset {
 		Location:    deref(in.Location),
 		Partitions:  partitionsFromInput(in.Partitions),
 		Pipeline:    deref(in.Pipeline),
+		Retention:   retentionFromInput(in.Retention),
 	}
+}
+
+// retentionFromInput is the retention an input asks for (nil: the
+// server's); the store validates it.
+func retentionFromInput(in *graph.RetentionInput) *backends.Retention {
+	if in == nil {
+		return nil
+	}
+	return &backends.Retention{EventsSeconds: in.EventsSeconds}
 }
 
 // partitionsFromInput is the definition an input asks for; the store

@@ -18,6 +18,7 @@ type metrics struct {
 	completions *prometheus.CounterVec
 	failures    *prometheus.CounterVec
 	expiries    prometheus.Counter
+	pruned      prometheus.Counter
 	findNext    *prometheus.HistogramVec
 	errors      *prometheus.CounterVec
 }
@@ -42,6 +43,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "chunklock_lease_expiries_total",
 			Help: "Claims failed by this server's lease reaper because their lease passed.",
 		}),
+		pruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "chunklock_events_pruned_total",
+			Help: "Events this server's sweep removed because they were past their retention (--retain-events, or a dataset's own).",
+		}),
 		findNext: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "chunklock_findnext_duration_seconds",
 			Help:    "Time findNext took, by outcome (claimed, empty, error).",
@@ -53,7 +58,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"code"}),
 	}
 	reg.MustRegister(
-		m.claims, m.completions, m.failures, m.expiries, m.findNext, m.errors,
+		m.claims, m.completions, m.failures, m.expiries, m.pruned, m.findNext, m.errors,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

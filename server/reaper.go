@@ -9,7 +9,8 @@ import (
 // replica of the server runs one; the store makes concurrent runs safe (a
 // claim is expired once, by whichever run gets there first). Beside it,
 // and without holding it up, the server resumes the backfills of jobs with
-// mappings that a stopped server left unfinished (runResume).
+// mappings that a stopped server left unfinished (runResume), and sweeps
+// the event log for events past their retention (runPruner).
 func (s *Server) runReaper(ctx context.Context) {
 	resumeDone := make(chan struct{})
 	go func() {
@@ -17,6 +18,12 @@ func (s *Server) runReaper(ctx context.Context) {
 		s.runResume(ctx)
 	}()
 	defer func() { <-resumeDone }()
+	pruneDone := make(chan struct{})
+	go func() {
+		defer close(pruneDone)
+		s.runPruner(ctx)
+	}()
+	defer func() { <-pruneDone }()
 	t := time.NewTicker(s.cfg.ReaperInterval)
 	defer t.Stop()
 	for {

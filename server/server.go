@@ -99,6 +99,15 @@ type Config struct {
 	MaxAliases    int
 	// ReaperInterval is how often expired leases are failed.
 	ReaperInterval time.Duration
+	// RetainEvents is how long events are kept: older ones are pruned in
+	// the background (retention.go), except those of a dataset with its
+	// own retention and those a webhook (Alerts) has not delivered; 0
+	// keeps them (a dataset's own retention still applies). Catalog
+	// changes are never pruned.
+	RetainEvents time.Duration
+	// PruneInterval is how often the event log is swept for events past
+	// their retention.
+	PruneInterval time.Duration
 	// ShutdownTimeout bounds how long Serve waits for requests in flight.
 	ShutdownTimeout time.Duration
 	// Alerts, when set, delivers webhook alerts while Serve runs; its
@@ -127,6 +136,7 @@ func DefaultConfig() Config {
 		MaxSelections:   500,
 		MaxAliases:      100,
 		ReaperInterval:  5 * time.Second,
+		PruneInterval:   time.Minute,
 		ShutdownTimeout: 15 * time.Second,
 	}
 }
@@ -158,6 +168,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("server: max aliases %d is below %d; chunklock's client publishes that many chunks per request, each under an alias", c.MaxAliases, minAliases)
 	case c.ReaperInterval <= 0:
 		return errors.New("server: reaper interval must be positive")
+	case c.RetainEvents < 0:
+		return errors.New("server: --retain-events must not be negative (0 keeps events for ever)")
+	case c.PruneInterval <= 0:
+		return errors.New("server: the prune interval must be positive")
 	case c.ShutdownTimeout <= 0:
 		return errors.New("server: shutdown timeout must be positive")
 	case (c.Space == nil) != (c.SpaceWarning == nil):

@@ -103,6 +103,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 		seedTests, readModelTests, resourceLockTests, hardeningTests, partitionTests, rangeTests,
 		backoffTests, scheduleTests, poolTests, recordTests, mappingTests, mappingLossTests, mappingSweepTests, mappingLatestFindTests,
 		mappingWideTests, runTests, chunkCountTests, lifecycleTests, catalogChangeTests, runnerPoolTests, latestReadTests,
+		retentionTests,
 	} {
 		for _, tc := range group {
 			t.Run(tc.name, func(t *testing.T) { tc.run(s, t) })

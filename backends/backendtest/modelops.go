@@ -83,6 +83,8 @@ func (o op) String() string {
 		return fmt.Sprintf("upsertJob(%s, pipeline=%q)", o.job, o.pipeline)
 	case "completeMany", "failMany", "heartbeatMany":
 		return fmt.Sprintf("%s(tokens #%v)", o.kind, o.toks)
+	case "prune":
+		return pruneString(o)
 	}
 	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
 }
@@ -114,6 +116,7 @@ func (h *harness) randomOp() op {
 		{"resubmitRange", 3}, {"holdRange", 2}, {"publishRange", 1}, {"widen", 1}, {"env", 2}, {"envAllow", 1},
 		{"deleteDataset", 1}, {"redeclare", 3}, {"own", 3},
 		{"claimNext", 8}, {"completeMany", 6}, {"failMany", 2}, {"heartbeatMany", 2},
+		{"prune", 3},
 	}
 	total := 0
 	for _, w := range weights {
@@ -145,6 +148,8 @@ func (h *harness) randomOp() op {
 		o.limit = 1 + r.IntN(4)
 	case "completeMany", "failMany", "heartbeatMany":
 		h.drawTokens(r, &o)
+	case "prune":
+		h.drawPrune(r, &o)
 	case "advance":
 		o.advance = time.Duration(5+r.IntN(36)) * time.Second
 		o.expire = r.IntN(10) < 7

@@ -153,6 +153,7 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 	h.m = newModel(modelDatasets, jobs, modelDataIDs, b.clock.Now())
 	h.m.pools[modelPool] = 2
 	h.m.expected = modelExpected
+	h.setRetention()
 	h.changes = h.countChanges()
 	for h.step = 1; h.step <= steps; h.step++ {
 		h.apply(h.randomOp())
@@ -261,6 +262,8 @@ func (h *harness) apply(o op) {
 		h.applyRedeclare(o)
 	case "own":
 		h.applyOwn(o)
+	case "prune":
+		h.applyPrune(o)
 	case "slots":
 		_, err := b.s.UpsertPool(ctx, backends.Pool{ID: modelPool, Slots: o.limit})
 		h.code("upsertPool", "", err)

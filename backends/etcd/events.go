@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -462,4 +463,44 @@ func (b *Backend) follow(ctx context.Context, f backends.EventFilter, rev int64,
 		}
 	}
 	return ctx.Err() == nil
+}
+
+// DeleteEvents removes sequenced events (events/ and their evc/ index
+// entries), in transactions of at most MaxTxnOps keys that read and guard
+// nothing. Events still pending (evq/), which ListEvents lists too, are
+// sequenced first (as the mover does, and with it), so that none comes
+// back after it was pruned. Another process moving the same events at
+// once (errFoldConflict) moves them; an event it has not moved yet when
+// the deletes run is left, sequenced later, and pruned by a later sweep.
+func (b *Backend) DeleteEvents(ctx context.Context, evs []backends.Event) (int, error) {
+	var err error
+	for range 3 {
+		if err = b.moveEvents(ctx); !errors.Is(err, errFoldConflict) {
+			break
+		}
+	}
+	if err != nil && !errors.Is(err, errFoldConflict) {
+		return 0, err
+	}
+	n := 0
+	per := max(b.cfg.MaxTxnOps/2, 1)
+	for len(evs) > 0 {
+		part := evs[:min(len(evs), per)]
+		evs = evs[len(part):]
+		ops := make([]clientv3.Op, 0, 2*len(part))
+		for _, e := range part {
+			seq := seqHex(e.Seq)
+			ops = append(ops,
+				clientv3.OpDelete(b.key("events", seq)),
+				clientv3.OpDelete(b.key("evc", e.Dataset, backends.SortKey(e.DataID), seq)))
+		}
+		tr, err := b.txn(ctx, nil, ops, nil)
+		if err != nil {
+			return n, mapErr(err, "prune events")
+		}
+		for i := 0; i < len(tr.Responses); i += 2 {
+			n += int(tr.Responses[i].GetResponseDeleteRange().Deleted)
+		}
+	}
+	return n, nil
 }

@@ -20,7 +20,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 	return map[string]backends.DumpKind{
 		"datasets": backends.DumpDatasets, "jobs": backends.DumpJobs, "version": "", "producer": "",
 		"creds": backends.DumpCredentials, "rows": backends.DumpRows, "running": "", "fences": backends.DumpFences,
-		"cands": backends.DumpCandidates, "candSeq": "", "events": backends.DumpEvents, "locks": backends.DumpLocks,
+		"cands": backends.DumpCandidates, "candSeq": "", "events": backends.DumpEvents, "eventSeq": "", "locks": backends.DumpLocks,
 		"lockSeq": "", "slots": backends.DumpSlots, "records": backends.DumpRecords,
 		"watchers": "", "closed": "", "mu": "", "counts": "", "changes": backends.DumpChanges,
 	}
@@ -164,7 +164,8 @@ func (b *Backend) load(kind backends.DumpKind, it backends.DumpItem) error {
 		b.putRow(r.RowKey, &r) // counts are derived: kept as rows load
 	case backends.DumpEvents:
 		e := *it.Event
-		e.Seq = int64(len(b.events)) + 1
+		b.eventSeq++
+		e.Seq = b.eventSeq
 		b.events = append(b.events, e)
 	case backends.DumpFences:
 		f := it.Fence

@@ -33,7 +33,8 @@ type Backend struct {
 	fences   map[[2]string]int64
 	cands    map[int64]backends.Candidate
 	candSeq  int64
-	events   []backends.Event
+	events   []backends.Event         // in Seq order
+	eventSeq int64                    // the last Seq given out: pruned events leave gaps
 	changes  []backends.CatalogChange // catalog changes, oldest first (changes.go)
 	locks    map[string]backends.ResourceLock
 	lockSeq  int64
@@ -119,7 +120,8 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 	}
 	b.recordChange(ctx, nil)
 	for _, e := range t.events {
-		e.Seq = int64(len(b.events)) + 1
+		b.eventSeq++
+		e.Seq = b.eventSeq
 		b.events = append(b.events, e)
 		for w := range b.watchers {
 			if matches(w.f, e) {
@@ -292,8 +294,9 @@ func (b *Backend) ListEvents(_ context.Context, f backends.EventFilter) (backend
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var page backends.EventPage
-	for _, e := range b.events {
-		if e.Seq <= f.After || !matches(f, e) {
+	from, _ := slices.BinarySearchFunc(b.events, f.After+1, func(e backends.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
+	for _, e := range b.events[from:] {
+		if !matches(f, e) {
 			continue
 		}
 		if len(page.Events) == f.First {
@@ -303,6 +306,24 @@ func (b *Backend) ListEvents(_ context.Context, f backends.EventFilter) (backend
 		page.Events = append(page.Events, e)
 	}
 	return page, nil
+}
+
+func (b *Backend) DeleteEvents(ctx context.Context, evs []backends.Event) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, backends.Unavailable(err, "request cancelled")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return 0, backends.Unavailable(nil, "store is closed")
+	}
+	drop := make(map[int64]bool, len(evs))
+	for _, e := range evs {
+		drop[e.Seq] = true
+	}
+	n := len(b.events)
+	b.events = slices.DeleteFunc(b.events, func(e backends.Event) bool { return drop[e.Seq] })
+	return n - len(b.events), nil
 }
 
 func (b *Backend) WatchEvents(ctx context.Context, f backends.EventFilter) (<-chan backends.Event, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/chunklock/chunklock/backends/postgres/internal/sqldb"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // PutDataset creates or updates a dataset, keeping CreatedAt, if the
@@ -31,7 +32,8 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *
 		var err error
 		r, err = q.PutDataset(ctx, sqldb.PutDatasetParams{
 			ID: d.ID, Description: d.Description, Url: d.URL, Connection: d.Connection, Location: d.Location,
-			Partitions: parts, OutputKey: d.OutputKey, Pipeline: d.Pipeline, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+			Partitions: parts, OutputKey: d.OutputKey, Pipeline: d.Pipeline, RetentionEventsSeconds: retentionToDB(d.Retention),
+			CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 		})
 		if err != nil {
 			return err
@@ -288,6 +290,9 @@ func datasetFromDB(r sqldb.Dataset) (backends.Dataset, error) {
 		ID: r.ID, Description: r.Description, URL: r.Url, Connection: r.Connection, Location: r.Location,
 		OutputKey: r.OutputKey, Pipeline: r.Pipeline, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
+	if r.RetentionEventsSeconds.Valid {
+		d.Retention = &backends.Retention{EventsSeconds: int(r.RetentionEventsSeconds.Int32)}
+	}
 	if r.Partitions != nil {
 		d.Partitions = new(partition.Def)
 		if err := json.Unmarshal(r.Partitions, d.Partitions); err != nil {
@@ -331,4 +336,13 @@ func addFrontier(ctx context.Context, q *sqldb.Queries, c *backends.Candidate) e
 		return nil
 	}
 	return q.AddFrontier(ctx, sqldb.AddFrontierParams{Job: c.Job, Sortkey: backends.SortKey(c.DataID), Dataid: c.DataID, NotBefore: c.NotBefore})
+}
+
+// retentionToDB is a dataset's retention as its column holds it: NULL
+// when it has none.
+func retentionToDB(r *backends.Retention) pgtype.Int4 {
+	if r == nil {
+		return pgtype.Int4{}
+	}
+	return pgtype.Int4{Int32: int32(r.EventsSeconds), Valid: true}
 }

@@ -143,6 +143,33 @@ func (b *Backend) ListEvents(ctx context.Context, f backends.EventFilter) (backe
 	return page, nil
 }
 
+var _ backends.FinalEventLister = (*Backend)(nil)
+
+// ListFinalEvents lists the events below the horizon, without waiting for
+// those above it (the pruner looks for old events only). The horizon is
+// the precise one when events wait above the cheap one, so that a long
+// transaction elsewhere in the cluster does not hide events from it.
+func (b *Backend) ListFinalEvents(ctx context.Context, f backends.EventFilter) (backends.EventPage, error) {
+	if err := b.usable(ctx); err != nil {
+		return backends.EventPage{}, err
+	}
+	horizon, _, err := b.horizon(ctx, true)
+	if err != nil {
+		return backends.EventPage{}, err
+	}
+	first := backends.PageSize(f.First)
+	evs, err := b.listEvents(ctx, f, horizon, first+1)
+	if err != nil {
+		return backends.EventPage{}, err
+	}
+	var page backends.EventPage
+	if len(evs) > first {
+		evs, page.HasNextPage = evs[:first], true
+	}
+	page.Events = evs
+	return page, nil
+}
+
 // listWait bounds how long ListEvents waits for the horizon to pass the
 // events committed before it was called.
 const listWait = 2 * time.Second
@@ -203,4 +230,21 @@ func (r *eventReader) read(ctx context.Context, f backends.EventFilter, limit in
 	}
 	evs, err = r.b.listEvents(ctx, f, horizon, limit)
 	return evs, err == nil && h.LastSeq >= horizon && h.LastSeq > f.After, err
+}
+
+// DeleteEvents removes events by seq, in one statement (its own
+// transaction) that touches no status row.
+func (b *Backend) DeleteEvents(ctx context.Context, evs []backends.Event) (int, error) {
+	if err := b.usable(ctx); err != nil {
+		return 0, err
+	}
+	seqs := make([]int64, len(evs))
+	for i, e := range evs {
+		seqs[i] = e.Seq
+	}
+	n, err := b.q.DeleteEvents(ctx, seqs)
+	if err != nil {
+		return 0, mapErr(err, "pruning events")
+	}
+	return int(n), nil
 }

@@ -118,3 +118,37 @@ func TestStatusOnAnOlderServer(t *testing.T) {
 		require.NotContains(t, stdout.String(), "EXPECTED")
 	}
 }
+
+// TestStatusShowsRetention: status names the datasets that keep their
+// events for their own time, and works against a server older than
+// Dataset.retention.
+func TestStatusShowsRetention(t *testing.T) {
+	t.Parallel()
+	url, api := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	require.NoError(t, api.UpsertDataset(ctx, backends.Dataset{ID: "in", Retention: &backends.Retention{EventsSeconds: 30 * 24 * 3600}}))
+	require.NoError(t, api.UpsertDataset(ctx, backends.Dataset{ID: "audit", Retention: &backends.Retention{EventsSeconds: 0}}))
+	var stdout, stderr lockedBuffer
+	require.Equal(t, 0, run(ctx, []string{"chunklock", "status", "--url", url}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stdout.String(), "dataset in keeps its events for 30 days\n")
+	require.Contains(t, stdout.String(), "dataset audit keeps its events for ever\n")
+
+	older := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("retention")) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				_, _ = w.Write([]byte(`{"errors":[{"message":"Cannot query field \"retention\" on type \"Dataset\".","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}],"data":null}`))
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	url, _ = serveMemory(t, older)
+	stdout, stderr = lockedBuffer{}, lockedBuffer{}
+	require.Equal(t, 0, run(ctx, []string{"chunklock", "status", "--url", url}, &stdout, &stderr), stderr.String())
+	require.Regexp(t, `\nin +\(source\) +1 `, stdout.String())
+	require.NotContains(t, stdout.String(), "keeps its events")
+}

@@ -61,6 +61,10 @@ func serveCommand() *cli.Command {
 				Usage: "YAML `file` of accepted API tokens, stored hashed (make entries with: chunklock token new)"},
 			&cli.DurationFlag{Name: "reaper-interval", Value: d.ReaperInterval, Sources: env("REAPER_INTERVAL"),
 				Usage: "how often claims whose lease passed are failed"},
+			&cli.DurationFlag{Name: "retain-events", Sources: env("RETAIN_EVENTS"), DefaultText: "0: kept for ever",
+				Usage: "how long events are kept (e.g. 720h for 30 days); older ones are pruned in the background, except those of a dataset with its own retention and those a --webhook has not delivered. Catalog changes are never pruned"},
+			&cli.DurationFlag{Name: "prune-interval", Value: d.PruneInterval, Sources: env("PRUNE_INTERVAL"),
+				Usage: "how often the event log is swept for events past their retention"},
 			&cli.DurationFlag{Name: "request-timeout", Value: d.RequestTimeout, Sources: env("REQUEST_TIMEOUT"),
 				Usage: "bound on each query and mutation (0: none)"},
 			&cli.Int64Flag{Name: "max-body-bytes", Value: d.MaxBodyBytes, Sources: env("MAX_BODY_BYTES"),
@@ -177,6 +181,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	for _, u := range cmd.StringSlice("webhook") {
 		fmt.Fprintf(stderr, "chunklock: alerts to webhook %s\n", webhook.Redact(u))
 	}
+	if r := cmd.Duration("retain-events"); r > 0 {
+		fmt.Fprintf(stderr, "chunklock: events kept %s (datasets with their own retention keep theirs), pruned every %s\n", r, cmd.Duration("prune-interval"))
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -202,6 +209,8 @@ func serverConfig(cmd *cli.Command, log *slog.Logger) (server.Config, error) {
 	cfg.MaxSelections = int(cmd.Int64("max-selections"))
 	cfg.MaxAliases = int(cmd.Int64("max-aliases"))
 	cfg.ReaperInterval = cmd.Duration("reaper-interval")
+	cfg.RetainEvents = cmd.Duration("retain-events")
+	cfg.PruneInterval = cmd.Duration("prune-interval")
 	cfg.ShutdownTimeout = cmd.Duration("shutdown-timeout")
 	if path := cmd.String("tokens-file"); path != "" {
 		tokens, err := auth.LoadTokens(path)

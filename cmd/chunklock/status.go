@@ -163,10 +163,45 @@ func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		job = v.producer[cmd.String("dataset")]
 	}
 	printRefusedEnv(out, v, ids, job, allow)
+	printRetention(out, v, ids)
 	if err := printClaims(ctx, out, c, job, job != "" || cmd.String("dataset") == ""); err != nil {
 		return err
 	}
 	return printTrouble(ctx, out, c, counts)
+}
+
+// printRetention says which of the datasets ids keep their events for
+// their own time rather than the server's --retain-events; nothing when
+// none does.
+func printRetention(out io.Writer, v pipelineView, ids []string) {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var lines []string
+	for _, d := range v.datasets {
+		if !want[d.ID] || d.Retention == nil {
+			continue
+		}
+		keep := "for ever"
+		if s := d.Retention.EventsSeconds; s > 0 {
+			keep = "for " + retentionText(time.Duration(s)*time.Second)
+		}
+		lines = append(lines, fmt.Sprintf("dataset %s keeps its events %s", d.ID, keep))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(out, strings.Join(lines, "\n"))
+	fmt.Fprintln(out, "(the other datasets' events are kept as the server's --retain-events says; status rows and catalog changes are never pruned)")
+}
+
+// retentionText writes a retention in days when it is whole days.
+func retentionText(d time.Duration) string {
+	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
 }
 
 // printClaims prints the live claims of job ("": of every job), or says

@@ -8,8 +8,10 @@ RETURNING version;
 
 -- name: PutDataset :one
 -- Creates or updates a dataset, keeping created_at of an existing one.
-INSERT INTO datasets (id, description, url, connection, location, partitions, output_key, pipeline, created_at, updated_at)
-VALUES (@id, @description, @url, @connection, @location, @partitions, @output_key, @pipeline, @created_at, @updated_at)
+INSERT INTO datasets (id, description, url, connection, location, partitions, output_key, pipeline,
+                      retention_events_seconds, created_at, updated_at)
+VALUES (@id, @description, @url, @connection, @location, @partitions, @output_key, @pipeline,
+        sqlc.narg('retention_events_seconds')::integer, @created_at, @updated_at)
 ON CONFLICT (id) DO UPDATE SET
     description = excluded.description,
     url         = excluded.url,
@@ -18,6 +20,7 @@ ON CONFLICT (id) DO UPDATE SET
     partitions  = excluded.partitions,
     output_key  = excluded.output_key,
     pipeline    = excluded.pipeline,
+    retention_events_seconds = excluded.retention_events_seconds,
     updated_at  = excluded.updated_at
 RETURNING *;
 

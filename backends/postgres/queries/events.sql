@@ -29,3 +29,10 @@ SELECT pg_notify(@channel::text, '');
 SELECT coalesce(min(x), 0)::bigint AS first
 FROM unnest(@xids::bigint[]) AS x
 WHERE pg_xact_status(x::text::xid8) IS DISTINCT FROM 'in progress';
+
+-- name: DeleteEvents :execrows
+-- Removes the events of the given seqs that are still stored (pruning,
+-- backends.Backend.DeleteEvents): one statement on the primary key, apart
+-- from every status row.
+DELETE FROM events
+WHERE seq = ANY(@seqs::bigint[]);

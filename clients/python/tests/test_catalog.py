@@ -125,3 +125,13 @@ def test_partitions_ranges_and_views(client: chunklock.Client, names: str) -> No
     later = client.events(dataset=p.out, after=events[1].cursor)
     assert later == events[2:]
     assert client.execute("query($id: String!) { dataset(id: $id) { id } }", {"id": p.out}) == {"dataset": {"id": p.out}}
+
+
+def test_dataset_retention(client: chunklock.Client, names: str) -> None:
+    kept = client.upsert_dataset(f"{names}-kept", retention_events_seconds=2592000)
+    assert kept.retention_events_seconds == 2592000
+    assert client.upsert_dataset(f"{names}-ever", retention_events_seconds=0).retention_events_seconds == 0
+    assert client.upsert_dataset(f"{names}-server").retention_events_seconds is None
+    by_id = {d.id: d for d in client.datasets()}
+    assert by_id[f"{names}-kept"].retention_events_seconds == 2592000
+    assert by_id[f"{names}-server"].retention_events_seconds is None

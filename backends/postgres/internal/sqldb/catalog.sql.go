@@ -8,6 +8,8 @@ package sqldb
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const AddFrontier = `-- name: AddFrontier :exec
@@ -109,7 +111,7 @@ func (q *Queries) ListCredentials(ctx context.Context, job string) ([]Credential
 }
 
 const ListDatasets = `-- name: ListDatasets :many
-SELECT id, description, url, connection, location, created_at, updated_at, partitions, output_key, pipeline FROM datasets ORDER BY id
+SELECT id, description, url, connection, location, created_at, updated_at, partitions, output_key, pipeline, retention_events_seconds FROM datasets ORDER BY id
 `
 
 func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
@@ -132,6 +134,7 @@ func (q *Queries) ListDatasets(ctx context.Context) ([]Dataset, error) {
 			&i.Partitions,
 			&i.OutputKey,
 			&i.Pipeline,
+			&i.RetentionEventsSeconds,
 		); err != nil {
 			return nil, err
 		}
@@ -216,8 +219,10 @@ func (q *Queries) PutCredential(ctx context.Context, arg PutCredentialParams) er
 }
 
 const PutDataset = `-- name: PutDataset :one
-INSERT INTO datasets (id, description, url, connection, location, partitions, output_key, pipeline, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+INSERT INTO datasets (id, description, url, connection, location, partitions, output_key, pipeline,
+                      retention_events_seconds, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+        $9::integer, $10, $11)
 ON CONFLICT (id) DO UPDATE SET
     description = excluded.description,
     url         = excluded.url,
@@ -226,21 +231,23 @@ ON CONFLICT (id) DO UPDATE SET
     partitions  = excluded.partitions,
     output_key  = excluded.output_key,
     pipeline    = excluded.pipeline,
+    retention_events_seconds = excluded.retention_events_seconds,
     updated_at  = excluded.updated_at
-RETURNING id, description, url, connection, location, created_at, updated_at, partitions, output_key, pipeline
+RETURNING id, description, url, connection, location, created_at, updated_at, partitions, output_key, pipeline, retention_events_seconds
 `
 
 type PutDatasetParams struct {
-	ID          string
-	Description string
-	Url         string
-	Connection  string
-	Location    string
-	Partitions  []byte
-	OutputKey   string
-	Pipeline    string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ID                     string
+	Description            string
+	Url                    string
+	Connection             string
+	Location               string
+	Partitions             []byte
+	OutputKey              string
+	Pipeline               string
+	RetentionEventsSeconds pgtype.Int4
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
 }
 
 // Creates or updates a dataset, keeping created_at of an existing one.
@@ -254,6 +261,7 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 		arg.Partitions,
 		arg.OutputKey,
 		arg.Pipeline,
+		arg.RetentionEventsSeconds,
 		arg.CreatedAt,
 		arg.UpdatedAt,
 	)
@@ -269,6 +277,7 @@ func (q *Queries) PutDataset(ctx context.Context, arg PutDatasetParams) (Dataset
 		&i.Partitions,
 		&i.OutputKey,
 		&i.Pipeline,
+		&i.RetentionEventsSeconds,
 	)
 	return i, err
 }

@@ -11,6 +11,22 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const DeleteEvents = `-- name: DeleteEvents :execrows
+DELETE FROM events
+WHERE seq = ANY($1::bigint[])
+`
+
+// Removes the events of the given seqs that are still stored (pruning,
+// backends.Backend.DeleteEvents): one statement on the primary key, apart
+// from every status row.
+func (q *Queries) DeleteEvents(ctx context.Context, seqs []int64) (int64, error) {
+	result, err := q.db.Exec(ctx, DeleteEvents, seqs)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const EventsHorizon = `-- name: EventsHorizon :one
 SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20)::bigint AS horizon,
        coalesce((SELECT max(seq) FROM events), 0)::bigint AS last_seq

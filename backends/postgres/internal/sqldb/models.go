@@ -61,16 +61,17 @@ type Credential struct {
 }
 
 type Dataset struct {
-	ID          string
-	Description string
-	Url         string
-	Connection  string
-	Location    string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	Partitions  []byte
-	OutputKey   string
-	Pipeline    string
+	ID                     string
+	Description            string
+	Url                    string
+	Connection             string
+	Location               string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	Partitions             []byte
+	OutputKey              string
+	Pipeline               string
+	RetentionEventsSeconds pgtype.Int4
 }
 
 type Event struct {

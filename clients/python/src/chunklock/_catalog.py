@@ -23,7 +23,8 @@ from ._websocket import EventStream
 
 DATASET_FIELDS = (
     "id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds } "
-    "pipeline"
+    "pipeline "
+    "retention { eventsSeconds }"
 )
 JOB_FIELDS = (
     "id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds "
@@ -85,6 +86,7 @@ class _Catalog(_Base):
         location: str = "",
         partitions: Optional[Any] = None,
         pipeline: Optional[str] = None,
+        retention_events_seconds: Optional[int] = None,
     ) -> Dataset:
         """Creates or replaces a dataset.
 
@@ -93,6 +95,8 @@ class _Catalog(_Base):
         "2026-01-01"}``). ``pipeline`` names the pipeline creating it, as ``chunklock
         apply`` does: recorded only when this call creates the dataset, and
         :class:`chunklock.InvalidArgument` when another pipeline created it.
+        ``retention_events_seconds`` keeps the dataset's events that long (0: for ever)
+        in place of the server's ``--retain-events``; None follows the server.
         """
         inp: Dict[str, Any] = {"id": id, "description": description, "url": url, "connection": connection,
                                "location": location}
@@ -100,6 +104,8 @@ class _Catalog(_Base):
             inp["partitions"] = _partitions_input(partitions)
         if pipeline is not None:
             inp["pipeline"] = pipeline
+        if retention_events_seconds is not None:
+            inp["retention"] = {"eventsSeconds": retention_events_seconds}
         data = self._call(f"mutation($in: DatasetInput!) {{ upsertDataset(input: $in) {{ {DATASET_FIELDS} }} }}",
                           {"in": inp}, "upsertDataset", retry=False)
         return Dataset.from_json(data["upsertDataset"])

@@ -103,10 +103,14 @@ class Dataset(NamedTuple):
     partitions: Optional[PartitionDefinition] = None
     #: The pipeline whose ``chunklock apply`` created it; ``None`` when created otherwise.
     pipeline: Optional[str] = None
+    #: How long the dataset's events are kept, in seconds (0: for ever); None when
+    #: the server's ``--retain-events`` applies.
+    retention_events_seconds: Optional[int] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Dataset:
         p = d.get("partitions")
+        r = d.get("retention")
         return cls(
             id=d["id"],
             description=d.get("description", ""),
@@ -115,6 +119,7 @@ class Dataset(NamedTuple):
             location=d.get("location", ""),
             partitions=None if p is None else PartitionDefinition.from_json(p),
             pipeline=d.get("pipeline"),
+            retention_events_seconds=None if r is None else int(r["eventsSeconds"]),
         )
 
 

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+// PruneEvents sweeps the event log from p.After in Seq order, a page of
+// PruneBatch events at a time (at most PrunePages pages a call), and
+// removes the events of each page older than their retention, in one
+// DeleteEvents call per page: short transactions of their own, apart from
+// every claim (no status row is read or locked). The sweep stops at the
+// first event too new for the shortest retention in effect (events are
+// numbered in commit order, so the rest are newer still) and at the first
+// event a consumer has not looked at (p.Hold). Events kept on the way
+// (a dataset keeping its events longer) are swept past; the sweep starts
+// again at the oldest event when it stops (Next 0).
+func (e *engine) PruneEvents(ctx context.Context, p backends.PrunePolicy) (backends.PruneResult, error) {
+	var res backends.PruneResult
+	if p.Events < 0 {
+		return res, backends.InvalidArgument("the retention of events is at least 0, got %s", p.Events)
+	}
+	cat, err := e.loadCatalog(ctx, false) // fresh: a retention just made longer is never missed
+	if err != nil {
+		return res, err
+	}
+	shortest := p.Events
+	for _, d := range cat.Datasets.All() {
+		if r := backends.RetentionOf(d, true, p.Events); r > 0 && (shortest == 0 || r < shortest) {
+			shortest = r
+		}
+	}
+	if shortest == 0 {
+		return res, nil // nothing has a retention
+	}
+	now := e.clock.Now()
+	after := p.After
+	list := e.b.ListEvents
+	if l, ok := e.b.(backends.FinalEventLister); ok {
+		list = l.ListFinalEvents // old events are final: never wait for new ones
+	}
+	for range backends.PrunePages {
+		page, err := list(ctx, backends.EventFilter{After: after, First: backends.PruneBatch})
+		if err != nil {
+			return res, err
+		}
+		var drop []backends.Event
+		stop := !page.HasNextPage
+		for _, ev := range page.Events {
+			if (p.Hold && ev.Seq > p.KeepAfter) || !ev.Time.Before(now.Add(-shortest)) {
+				stop = true
+				break
+			}
+			res.Scanned++
+			d, known := cat.Datasets.Lookup(ev.Dataset)
+			if r := backends.RetentionOf(d, known, p.Events); r > 0 && ev.Time.Before(now.Add(-r)) {
+				drop = append(drop, ev)
+			}
+			after = ev.Seq
+		}
+		if len(drop) > 0 {
+			n, err := e.b.DeleteEvents(ctx, drop)
+			if err != nil {
+				return res, err
+			}
+			res.Pruned += n
+		}
+		if stop {
+			return res, nil
+		}
+	}
+	res.Next = after
+	return res, nil
+}
