@@ -77,7 +77,7 @@ type Dataset struct {
 	// dataset (apply --prune deletes only those); "" for one created
 	// otherwise. Set when the dataset is created, kept by every upsert
 	// after (PipelineOf).
-	Pipeline  string
+	Pipeline string
 	// Retention, when not nil, is how long the dataset's events are kept,
 	// in place of the server's setting (retention.go).
 	Retention *Retention `json:",omitempty"`
