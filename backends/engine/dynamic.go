@@ -94,7 +94,7 @@ func checkValues(dataset string, values []string, dimension string) ([]string, [
 	out := sorted[:0]
 	for i, v := range sorted {
 		if i > 0 && v == sorted[i-1] {
-			skipped = append(skipped, backends.RangeSkip{DataID: v, Reason: "listed twice"})
+			skipped = append(skipped, backends.RangeSkip{DataID: v, Code: backends.CodeAlreadyExists, Reason: "listed twice"})
 			continue
 		}
 		out = append(out, v)
@@ -155,10 +155,10 @@ func (e *engine) changeValues(ctx context.Context, op, dataset string, values []
 					}
 					switch {
 					case add && have[i] != nil:
-						part.Skipped = append(part.Skipped, backends.RangeSkip{DataID: v, Reason: "already in the set, added " + have[i].AddedAt.UTC().Format(time.RFC3339)})
+						part.Skipped = append(part.Skipped, backends.RangeSkip{DataID: v, Code: backends.CodeAlreadyExists, Reason: "already in the set, added " + have[i].AddedAt.UTC().Format(time.RFC3339)})
 						continue
 					case !add && have[i] == nil:
-						part.Skipped = append(part.Skipped, backends.RangeSkip{DataID: v, Reason: "not in the set"})
+						part.Skipped = append(part.Skipped, backends.RangeSkip{DataID: v, Code: backends.CodeNotFound, Reason: "not in the set"})
 						continue
 					case add:
 						if err := tx.PutPartitionValue(ctx, backends.PartitionValue{Dataset: dataset, Dimension: dimension, Value: v, AddedAt: now}); err != nil {
