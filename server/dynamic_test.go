@@ -12,7 +12,9 @@ import (
 // (0 or 1), read as admin.
 func (s *stack) partitionCount(dataset, id string) int {
 	s.t.Helper()
-	var page struct{ Edges []struct{ Node struct{ Dataid string } } }
+	var page struct {
+		Edges []struct{ Node struct{ Dataid string } }
+	}
 	s.ok(admin, `query($d: String!, $id: String!) { partitions(dataset: $d, from: $id, to: $id) { edges { node { dataid } } } }`,
 		vars("d", dataset, "id", id)).field(s.t, "partitions", &page)
 	return len(page.Edges)
