@@ -31,8 +31,7 @@ func (t *txn) GetPartitionValues(ctx context.Context, dataset, dimension string,
 		keys[i] = backends.SortKey(id)
 	}
 	t.sendSlotsAhead()
-	rows, err := pipe{t}.Query(ctx, `SELECT value, added_at FROM partition_values
-		WHERE dataset = $1 AND dimension = $2 AND sortkey = ANY($3::text[])`, dataset, dimension, keys)
+	rows, err := pipe{t}.Query(ctx, getValuesSQL, dataset, dimension, keys)
 	if err != nil {
 		return nil, mapErr(err, "reading partition values")
 	}
@@ -82,14 +81,29 @@ func (t *txn) DeletePartitionValue(_ context.Context, dataset, dimension, value 
 	return nil
 }
 
-// Statements applying buffered writes of values: one for the adds and one
-// for the removes, whatever their number.
+// Statements reading and writing values, each value looked up on its own
+// (as GetRows does): without statistics, the planner otherwise reads
+// `sortkey = ANY(...)` as a filter over every value of the set. Buffered
+// writes are applied by one statement for the adds and one for the
+// removes, whatever their number.
 const (
+	getValuesSQL = `SELECT v.value, v.added_at
+		FROM unnest($3::text[]) AS k(sortkey)
+		CROSS JOIN LATERAL (
+			SELECT value, added_at FROM partition_values p
+			WHERE p.dataset = $1 AND p.dimension = $2 AND p.sortkey = k.sortkey
+			LIMIT 1
+		) AS v`
 	putValuesSQL = `INSERT INTO partition_values (dataset, dimension, sortkey, value, added_at)
 		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
 		ON CONFLICT (dataset, dimension, sortkey) DO UPDATE SET value = excluded.value, added_at = excluded.added_at`
-	deleteValuesSQL = `DELETE FROM partition_values p USING unnest($1::text[], $2::text[], $3::text[]) AS d(dataset, dimension, sortkey)
-		WHERE p.dataset = d.dataset AND p.dimension = d.dimension AND p.sortkey = d.sortkey`
+	deleteValuesSQL = `DELETE FROM partition_values WHERE ctid = ANY(ARRAY(
+		SELECT v.ctid FROM unnest($1::text[], $2::text[], $3::text[]) AS d(dataset, dimension, sortkey)
+		CROSS JOIN LATERAL (
+			SELECT ctid FROM partition_values p
+			WHERE p.dataset = d.dataset AND p.dimension = d.dimension AND p.sortkey = d.sortkey
+			LIMIT 1
+		) AS v))`
 )
 
 // enqueueValues queues the buffered writes of values to be sent with the
