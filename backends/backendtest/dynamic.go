@@ -23,6 +23,7 @@ var dynamicTests = []testCase{
 	{"DynamicRootJob", (*suite).testDynamicRootJob},
 	{"DynamicMissingLate", (*suite).testDynamicMissingLate},
 	{"DynamicRanges", (*suite).testDynamicRanges},
+	{"DynamicRuns", (*suite).testDynamicRuns},
 }
 
 // dynamicDef is a DYNAMIC definition with lag and, when not zero, a
@@ -348,4 +349,18 @@ func (s *suite) testDynamicRace(t *testing.T) {
 	}
 	slices.Sort(got)
 	require.Equal(t, strings.Join(want, " "), strings.Join(got, " "), "every value claimed exactly once")
+}
+
+// testDynamicRuns: the runs of a DYNAMIC dataset (the dashboard's grid)
+// are those of its chunks, as for a dataset without a definition.
+func (s *suite) testDynamicRuns(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("files", dynamicDef(0, 0))
+	b.addValues("files", "a", "b", "c")
+	b.publish("files", "a", "b")
+	span, err := b.s.PartitionRuns(b.ctx, backends.RunsFilter{Dataset: "files"})
+	require.NoError(t, err)
+	require.Equal(t, 2, span.Count, "the two chunks: %+v", span.Runs)
+	require.Equal(t, "a", span.From)
+	require.Equal(t, "b", span.To)
 }
