@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // partitionCount tells how many partitions of dataset the dataid id is
@@ -70,5 +71,45 @@ func TestDynamicMutations(t *testing.T) {
 		s.ok(admin, `{ catalogChanges(dataset: "files", first: 2) { edges { node { op } } } }`, nil).field(t, "catalogChanges", &changes)
 		require.Equal(t, "removePartitions", changes.Edges[0].Node.Op)
 		require.Equal(t, "addPartitions", changes.Edges[1].Node.Op)
+	})
+}
+
+// TestDynamicValuesAcrossReplicas: values added through one replica are
+// seen at once by another sharing the store (its catalog cache holds the
+// definition, never the values): its partitions list them and its
+// findNext claims them, each once across both.
+func TestDynamicValuesAcrossReplicas(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kind storeKind) {
+		ctx := t.Context()
+		stores := kind.Open(t, backends.NewFakeClock(t0), 2)
+		a, b := stores[0], stores[1]
+		def := partition.Def{Kind: partition.Dynamic}
+		_, err := a.UpsertDataset(ctx, backends.Dataset{ID: "files", Location: "/f/{dataid}", Partitions: &def})
+		require.NoError(t, err)
+		_, err = a.UpsertJob(ctx, backends.Job{ID: "ingest", Output: "files"})
+		require.NoError(t, err)
+		// b loads its catalog before the values exist.
+		c, err := b.FindNext(ctx, "ingest", "e")
+		require.NoError(t, err)
+		require.Nil(t, c)
+		_, err = a.AddPartitions(ctx, "files", []string{"x", "y"}, "", "")
+		require.NoError(t, err)
+		page, err := b.Partitions(ctx, backends.PartitionFilter{Dataset: "files"})
+		require.NoError(t, err)
+		require.Len(t, page.Partitions, 2)
+		var got []string
+		for _, s := range []backends.Store{b, a, b} {
+			c, err := s.FindNext(ctx, "ingest", "e")
+			require.NoError(t, err)
+			if c != nil {
+				got = append(got, c.DataID)
+			}
+		}
+		require.Equal(t, []string{"x", "y"}, got)
+		_, err = b.RemovePartitions(ctx, "files", []string{"x"}, "")
+		require.NoError(t, err)
+		page, err = a.Partitions(ctx, backends.PartitionFilter{Dataset: "files"})
+		require.NoError(t, err)
+		require.Len(t, page.Partitions, 1)
 	})
 }
