@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
@@ -91,12 +92,12 @@ func (b *Backend) ListPartitionValues(ctx context.Context, dataset, dimension, f
 	if to != "" {
 		hi = p + backends.SortKey(to) + "\x00"
 	}
-	resp, err := b.get(ctx, lo, clientv3.WithRange(hi), clientv3.WithLimit(int64(limit)))
+	kvs, err := b.rangeFirst(ctx, lo, hi, limit)
 	if err != nil {
 		return nil, mapErr(err, "list partition values")
 	}
-	out := make([]backends.PartitionValue, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
+	out := make([]backends.PartitionValue, 0, len(kvs))
+	for _, kv := range kvs {
 		v, err := b.decodeValue(string(kv.Key), kv.Value)
 		if err != nil {
 			return nil, err
@@ -104,6 +105,45 @@ func (b *Backend) ListPartitionValues(ctx context.Context, dataset, dimension, f
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// rangeFirst reads the first limit keys of [from, to) at one revision. A
+// range read with a limit visits every key up to the range's end to count
+// them (a page of a million values took 60-80 ms), so it reads windows that
+// share ever shorter prefixes with from, each at most about 256 times the
+// one before: the window that completes the page holds a few hundred
+// times the page, not the rest of the set.
+func (b *Backend) rangeFirst(ctx context.Context, from, to string, limit int) ([]*mvccpb.KeyValue, error) {
+	var out []*mvccpb.KeyValue
+	var rev int64
+	cur := from
+	for n := len(from) - 1; ; n-- {
+		end := to
+		if n > 0 {
+			if w := clientv3.GetPrefixRangeEnd(from[:n]); w < end {
+				end = w
+			}
+		}
+		if cur < end {
+			opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(int64(limit - len(out)))}
+			if rev != 0 {
+				opts = append(opts, clientv3.WithRev(rev))
+			}
+			resp, err := b.get(ctx, cur, opts...)
+			if err != nil {
+				return nil, err
+			}
+			rev = resp.Header.Revision
+			out = append(out, resp.Kvs...)
+			if len(out) >= limit {
+				return out, nil
+			}
+		}
+		if end == to || n <= 0 {
+			return out, nil
+		}
+		cur = max(cur, end)
+	}
 }
 
 // decodeValue reads a full pv/ key and its value.
