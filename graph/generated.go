@@ -3940,13 +3940,13 @@ type Partition {
   dataid: String!
   "The chunk's OUTPUT status: NONE when it is missing (never produced or published)."
   status: Status!
-  "Where the dataid's window starts; null for INTEGER and STATIC dataids, which have no window."
+  "Where the dataid's window starts; null for INTEGER, STATIC and DYNAMIC dataids, which have no window."
   windowStart: Time
-  "Where the dataid's window ends; null for INTEGER and STATIC dataids."
+  "Where the dataid's window ends; null for INTEGER, STATIC and DYNAMIC dataids."
   windowEnd: Time
-  "When the window is due: its end + the definition's lag; null for INTEGER and STATIC dataids (due at once)."
+  "When the window is due: its end + the definition's lag (DYNAMIC: when the value was added + the lag); null for INTEGER and STATIC dataids (due at once)."
   dueAt: Time
-  "Whether the chunk is late: not READY at or past its window's end + the definition's deadline. Never true without a deadline."
+  "Whether the chunk is late: not READY at or past its window's end (DYNAMIC: its adding) + the definition's deadline. Never true without a deadline."
   late: Boolean!
 }
 
