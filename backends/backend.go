@@ -115,6 +115,9 @@ type Backend interface {
 	DropResourceLock(ctx context.Context, id, client string, now time.Time) error
 	ListResourceLocks(ctx context.Context, f ResourceLockFilter, now time.Time) ([]ResourceLock, error)
 
+	// The values of dynamic sets (dynamic.go).
+	DynamicLister
+
 	// ListPools returns every defined pool (slot records of pools with
 	// Slots >= 1), by id.
 	ListPools(ctx context.Context) ([]Pool, error)
@@ -253,6 +256,9 @@ type Tx interface {
 	// PutSlots writes a slot record read with forUpdate in this
 	// transaction.
 	PutSlots(ctx context.Context, s Slots) error
+
+	// The values of dynamic sets (dynamic.go).
+	DynamicTx
 }
 
 // Candidate is a hint that Job may be able to claim DataID. Handle is the

@@ -39,13 +39,14 @@ const (
 	DumpRecords     DumpKind = "records"     // Record: webhook cursors, backfill records, ...
 	DumpBackfills   DumpKind = "backfills"   // Backfill: a job's backend backfill not finished
 	DumpChanges     DumpKind = "changes"     // CatalogChange, oldest first
+	DumpValues      DumpKind = "values"      // PartitionValue: the values of dynamic sets
 )
 
 // DumpKinds lists every kind, in the order a store is dumped and loaded:
 // the catalog first, events before fences (a global fence floor is laid
 // on every chunk the rows and events name).
 var DumpKinds = []DumpKind{DumpDatasets, DumpJobs, DumpCredentials, DumpRows, DumpEvents, DumpFences,
-	DumpCandidates, DumpLocks, DumpSlots, DumpRecords, DumpBackfills, DumpChanges}
+	DumpCandidates, DumpLocks, DumpSlots, DumpRecords, DumpBackfills, DumpChanges, DumpValues}
 
 // Fence is the fencing counter of an output chunk: the next fence it
 // issues exceeds Fence. A backend that numbers all chunks from one counter
@@ -80,6 +81,7 @@ type DumpItem struct {
 	Record     *Record
 	Backfill   *Backfill
 	Change     *CatalogChange
+	Value      *PartitionValue
 }
 
 // Dumper dumps and loads a whole store. No server may run on the store

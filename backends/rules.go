@@ -108,6 +108,10 @@ type ClaimState struct {
 	// Def is the partition definition of the output of a job without
 	// inputs (nil: none); such a job claims a window once it is due.
 	Def *partition.Def
+	// Value is, when Def is DYNAMIC, the value DataID of its set, nil
+	// when DataID is not in the set: a value is due from when it was
+	// added + lag, and one not in the set is not due.
+	Value *PartitionValue
 }
 
 // StatusOf is the status of an OUTPUT or INPUT row; StatusNone for no
@@ -161,11 +165,18 @@ func (s ClaimState) timeBlockers(mode ClaimMode) []Blocker {
 	blocker := func(kind BlockerKind, until time.Time) Blocker {
 		return Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: kind, Status: out, Until: until}
 	}
-	scheduled := s.Def != nil && (s.Def.Kind.IsTime() || s.Def.Bounded())
+	scheduled := s.Def != nil && (s.Def.Kind.IsTime() || s.Def.Bounded() || s.Def.Kind == partition.Dynamic)
 	if mode == ModeNext && len(s.Job.Inputs) == 0 && out == StatusNone && !scheduled {
 		bs = append(bs, blocker(BlockerNoInputs, time.Time{}))
 	}
-	if len(s.Job.Inputs) == 0 && s.Def != nil {
+	if len(s.Job.Inputs) == 0 && s.Def != nil && s.Def.Kind == partition.Dynamic {
+		switch {
+		case s.Value == nil:
+			bs = append(bs, blocker(BlockerNotDue, time.Time{})) // not in the set (yet)
+		case s.Now.Before(s.Value.AddedAt.Add(s.Def.Lag)):
+			bs = append(bs, blocker(BlockerNotDue, s.Value.AddedAt.Add(s.Def.Lag)))
+		}
+	} else if len(s.Job.Inputs) == 0 && s.Def != nil {
 		if due, err := s.Def.Due(s.DataID); err == nil && s.Now.Before(due) {
 			bs = append(bs, blocker(BlockerNotDue, due))
 		}

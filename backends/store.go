@@ -148,6 +148,23 @@ type Store interface {
 	ResubmitRange(ctx context.Context, dataset, from, to string, cascade bool) (RangeResult, error)
 	HoldRange(ctx context.Context, dataset, from, to, reason string) (RangeResult, error)
 
+	// AddPartitions adds values to the set of a DYNAMIC partition
+	// definition (SPEC §10): dimension is "" for a one-dimensional dataset.
+	// A value already in the set is skipped (listed with its reason), the
+	// others are added, each due at now + lag; from is for a DYNAMIC
+	// dimension beside a time dimension (a backfill) and INVALID_ARGUMENT
+	// for a one-dimensional dataset; a job without inputs
+	// producing the dataset claims each of them once. At most
+	// MaxPartitionValues values a call (INVALID_ARGUMENT beyond, or for a
+	// dataset whose definition is not DYNAMIC). Each value is all or
+	// nothing; the call is recorded as a catalog change of the dataset.
+	AddPartitions(ctx context.Context, dataset string, values []string, dimension, from string) (RangeResult, error)
+	// RemovePartitions removes values from a dynamic set; a value not in
+	// it is skipped. The chunks of a removed value stay (listed by Chunks),
+	// as when any definition changes; it is no longer expected, nor
+	// claimed by a job without inputs.
+	RemovePartitions(ctx context.Context, dataset string, values []string, dimension string) (RangeResult, error)
+
 	// Chunks pages through status rows.
 	Chunks(ctx context.Context, f ChunkFilter) (ChunkPage, error)
 	// Partitions pages through the expected dataids of a dataset with a

@@ -352,7 +352,9 @@ const (
 	BlockerPaused BlockerKind = "PAUSED"
 	// BlockerNoInputs: a job without inputs is claimed by dataid only.
 	BlockerNoInputs BlockerKind = "NO_INPUTS"
-	// BlockerNotDue: the output chunk's window is not due yet (Until).
+	// BlockerNotDue: the output chunk's window is not due yet (Until);
+	// for a DYNAMIC output, the value is not due yet (Until), or not in
+	// the set (no Until).
 	BlockerNotDue BlockerKind = "NOT_DUE"
 	// BlockerBackoff: the output chunk failed and may be retried from Until.
 	BlockerBackoff BlockerKind = "BACKOFF"

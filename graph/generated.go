@@ -263,35 +263,37 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		Claim          func(childComplexity int, job string, dataid string, executor string) int
-		ClaimNext      func(childComplexity int, job string, executor string, max int) int
-		Complete       func(childComplexity int, token string) int
-		CompleteMany   func(childComplexity int, tokens []string) int
-		DeleteDataset  func(childComplexity int, id string, deleteChunks *bool) int
-		DeleteJob      func(childComplexity int, id string) int
-		DeletePool     func(childComplexity int, id string) int
-		Fail           func(childComplexity int, token string, reason *string) int
-		FailMany       func(childComplexity int, items []backends.FailItem) int
-		FindNext       func(childComplexity int, job string, executor string) int
-		Force          func(childComplexity int, job string, dataid string, executor string) int
-		Heartbeat      func(childComplexity int, token string) int
-		HeartbeatMany  func(childComplexity int, tokens []string) int
-		Hold           func(childComplexity int, dataset string, dataid string, reason *string) int
-		HoldRange      func(childComplexity int, dataset string, from string, to string, reason *string) int
-		LockResource   func(childComplexity int, client string, resource string, mode backends.LockMode, ttlSeconds *int) int
-		PauseJob       func(childComplexity int, id string) int
-		Publish        func(childComplexity int, dataset string, dataid string) int
-		PublishRange   func(childComplexity int, dataset string, from string, to string) int
-		Release        func(childComplexity int, token string) int
-		RenewResource  func(childComplexity int, id string, client string, ttlSeconds *int) int
-		Resubmit       func(childComplexity int, dataset string, dataid string, cascade *bool) int
-		ResubmitRange  func(childComplexity int, dataset string, from string, to string, cascade *bool) int
-		ResumeJob      func(childComplexity int, id string) int
-		SetCredential  func(childComplexity int, job string, dataset string, secret string) int
-		UnlockResource func(childComplexity int, id string, client string) int
-		UpsertDataset  func(childComplexity int, input DatasetInput) int
-		UpsertJob      func(childComplexity int, input JobInput) int
-		UpsertPool     func(childComplexity int, input PoolInput) int
+		AddPartitions    func(childComplexity int, dataset string, dataids []string, dimension *string, from *string) int
+		Claim            func(childComplexity int, job string, dataid string, executor string) int
+		ClaimNext        func(childComplexity int, job string, executor string, max int) int
+		Complete         func(childComplexity int, token string) int
+		CompleteMany     func(childComplexity int, tokens []string) int
+		DeleteDataset    func(childComplexity int, id string, deleteChunks *bool) int
+		DeleteJob        func(childComplexity int, id string) int
+		DeletePool       func(childComplexity int, id string) int
+		Fail             func(childComplexity int, token string, reason *string) int
+		FailMany         func(childComplexity int, items []backends.FailItem) int
+		FindNext         func(childComplexity int, job string, executor string) int
+		Force            func(childComplexity int, job string, dataid string, executor string) int
+		Heartbeat        func(childComplexity int, token string) int
+		HeartbeatMany    func(childComplexity int, tokens []string) int
+		Hold             func(childComplexity int, dataset string, dataid string, reason *string) int
+		HoldRange        func(childComplexity int, dataset string, from string, to string, reason *string) int
+		LockResource     func(childComplexity int, client string, resource string, mode backends.LockMode, ttlSeconds *int) int
+		PauseJob         func(childComplexity int, id string) int
+		Publish          func(childComplexity int, dataset string, dataid string) int
+		PublishRange     func(childComplexity int, dataset string, from string, to string) int
+		Release          func(childComplexity int, token string) int
+		RemovePartitions func(childComplexity int, dataset string, dataids []string, dimension *string) int
+		RenewResource    func(childComplexity int, id string, client string, ttlSeconds *int) int
+		Resubmit         func(childComplexity int, dataset string, dataid string, cascade *bool) int
+		ResubmitRange    func(childComplexity int, dataset string, from string, to string, cascade *bool) int
+		ResumeJob        func(childComplexity int, id string) int
+		SetCredential    func(childComplexity int, job string, dataset string, secret string) int
+		UnlockResource   func(childComplexity int, id string, client string) int
+		UpsertDataset    func(childComplexity int, input DatasetInput) int
+		UpsertJob        func(childComplexity int, input JobInput) int
+		UpsertPool       func(childComplexity int, input PoolInput) int
 	}
 
 	PageInfo struct {
@@ -562,6 +564,8 @@ type MutationResolver interface {
 	Complete(ctx context.Context, token string) (bool, error)
 	Fail(ctx context.Context, token string, reason *string) (bool, error)
 	Release(ctx context.Context, token string) (bool, error)
+	AddPartitions(ctx context.Context, dataset string, dataids []string, dimension *string, from *string) (*backends.RangeResult, error)
+	RemovePartitions(ctx context.Context, dataset string, dataids []string, dimension *string) (*backends.RangeResult, error)
 	PauseJob(ctx context.Context, id string) (backends.Job, error)
 	ResumeJob(ctx context.Context, id string) (backends.Job, error)
 	DeleteJob(ctx context.Context, id string) (bool, error)
@@ -1494,6 +1498,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LockGraph.Nodes(childComplexity), true
 
+	case "Mutation.addPartitions":
+		if e.ComplexityRoot.Mutation.AddPartitions == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addPartitions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddPartitions(childComplexity, args["dataset"].(string), args["dataids"].([]string), args["dimension"].(*string), args["from"].(*string)), true
 	case "Mutation.claim":
 		if e.ComplexityRoot.Mutation.Claim == nil {
 			break
@@ -1714,6 +1729,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Release(childComplexity, args["token"].(string)), true
+	case "Mutation.removePartitions":
+		if e.ComplexityRoot.Mutation.RemovePartitions == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removePartitions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemovePartitions(childComplexity, args["dataset"].(string), args["dataids"].([]string), args["dimension"].(*string)), true
 	case "Mutation.renewResource":
 		if e.ComplexityRoot.Mutation.RenewResource == nil {
 			break
@@ -3033,6 +3059,15 @@ enum PartitionKind {
   INTEGER
   "Each of ` + "`" + `values` + "`" + `, all expected at once."
   STATIC
+  """
+  The values kept in the store for the dataset, changed at run time with
+  ` + "`" + `addPartitions` + "`" + ` and ` + "`" + `removePartitions` + "`" + ` (a file, a customer, a station):
+  each is due when added + ` + "`" + `lagSeconds` + "`" + `, late when not READY by its adding
+  + ` + "`" + `deadlineSeconds` + "`" + `. A job without inputs producing the dataset claims
+  each added value once, lowest first. Upserting the dataset (apply) never
+  removes values.
+  """
+  DYNAMIC
 }
 
 """
@@ -3070,9 +3105,9 @@ input PartitionDefinitionInput {
   timezone: String
   "The dataids of a STATIC definition (at most 10,000)."
   values: [String!]
-  "Seconds after its window ends before a dataid is due (time kinds only); default 0."
+  "Seconds after its window ends (DYNAMIC: after the value is added) before a dataid is due (time kinds and DYNAMIC only); default 0."
   lagSeconds: Int = 0
-  "Seconds after its window ends by which a dataid should be READY, else it is late (time kinds only)."
+  "Seconds after its window ends (DYNAMIC: after the value is added) by which a dataid should be READY, else it is late (time kinds and DYNAMIC only)."
   deadlineSeconds: Int
 }
 
@@ -3679,6 +3714,46 @@ extend type Dataset {
   latestReady: String
 }
 `, BuiltIn: false},
+	{Name: "../schema/dynamic.graphqls", Input: `# Dynamic partitions (SPEC §10): the values of a DYNAMIC definition.
+
+extend type Mutation {
+  """
+  Adds values to the set of a dataset with DYNAMIC partitions (a sensor
+  that found a new file or customer). Each value is a dataid; one already
+  in the set is skipped (ALREADY_EXISTS), as is one listed twice; the
+  others are expected from now, due at now + the definition's lagSeconds,
+  and the job without inputs producing the dataset claims each once. At
+  most 10,000 values a call (INVALID_ARGUMENT beyond, and for a dataset
+  whose definition is not DYNAMIC). ` + "`" + `changed` + "`" + ` counts the values added.
+  Recorded in catalogChanges. Admin only.
+  """
+  addPartitions(
+    "The dataset id."
+    dataset: String!
+    "The values to add (1 to 10,000 dataids)."
+    dataids: [String!]!
+    "The DYNAMIC dimension of a multi-dimensional dataset; omit for a one-dimensional one (the only kind today)."
+    dimension: String
+    "For a DYNAMIC dimension beside a time dimension, the first window the values are expected from (a backfill); INVALID_ARGUMENT for a one-dimensional dataset."
+    from: String
+  ): RangeResult
+  """
+  Removes values from the set of a dataset with DYNAMIC partitions: they
+  are no longer expected nor claimed by its job without inputs. Their
+  chunks stay, listed by ` + "`" + `chunks` + "`" + `. A value not in the set is skipped
+  (NOT_FOUND). At most 10,000 values a call. Recorded in catalogChanges.
+  Admin only.
+  """
+  removePartitions(
+    "The dataset id."
+    dataset: String!
+    "The values to remove (1 to 10,000 dataids)."
+    dataids: [String!]!
+    "The DYNAMIC dimension of a multi-dimensional dataset; omit for a one-dimensional one."
+    dimension: String
+  ): RangeResult
+}
+`, BuiltIn: false},
 	{Name: "../schema/events.graphqls", Input: `# Events: the append-only log of every status transition.
 
 "One status transition of one row, as recorded when it committed."
@@ -3938,13 +4013,13 @@ type Partition {
   dataid: String!
   "The chunk's OUTPUT status: NONE when it is missing (never produced or published)."
   status: Status!
-  "Where the dataid's window starts; null for INTEGER and STATIC dataids, which have no window."
+  "Where the dataid's window starts; null for INTEGER, STATIC and DYNAMIC dataids, which have no window."
   windowStart: Time
-  "Where the dataid's window ends; null for INTEGER and STATIC dataids."
+  "Where the dataid's window ends; null for INTEGER, STATIC and DYNAMIC dataids."
   windowEnd: Time
-  "When the window is due: its end + the definition's lag; null for INTEGER and STATIC dataids (due at once)."
+  "When the window is due: its end + the definition's lag (DYNAMIC: when the value was added + the lag); null for INTEGER and STATIC dataids (due at once)."
   dueAt: Time
-  "Whether the chunk is late: not READY at or past its window's end + the definition's deadline. Never true without a deadline."
+  "Whether the chunk is late: not READY at or past its window's end (DYNAMIC: its adding) + the definition's deadline. Never true without a deadline."
   late: Boolean!
 }
 
@@ -5154,6 +5229,44 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_addPartitions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "dataids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataids"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "dimension",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dimension"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_claimNext_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5591,6 +5704,36 @@ func (ec *executionContext) field_Mutation_release_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["token"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removePartitions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dataset",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataset"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "dataids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dataids"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "dimension",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dimension"] = arg2
 	return args, nil
 }
 
@@ -10343,6 +10486,94 @@ func (ec *executionContext) fieldContext_Mutation_release(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_release_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addPartitions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addPartitions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddPartitions(ctx, fc.Args["dataset"].(string), fc.Args["dataids"].([]string), fc.Args["dimension"].(*string), fc.Args["from"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *backends.RangeResult) graphql.Marshaler {
+			return ec.marshalORangeResult2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addPartitions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RangeResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addPartitions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removePartitions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removePartitions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemovePartitions(ctx, fc.Args["dataset"].(string), fc.Args["dataids"].([]string), fc.Args["dimension"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *backends.RangeResult) graphql.Marshaler {
+			return ec.marshalORangeResult2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐRangeResult(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removePartitions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RangeResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removePartitions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18668,6 +18899,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "addPartitions":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addPartitions(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "removePartitions":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removePartitions(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "pauseJob":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_pauseJob(ctx, field)
@@ -21991,6 +22236,7 @@ var (
 		"MONTHLY": partition.Monthly,
 		"INTEGER": partition.Integer,
 		"STATIC":  partition.Static,
+		"DYNAMIC": partition.Dynamic,
 	}
 	marshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind = map[partition.Kind]string{
 		partition.Hourly:  "HOURLY",
@@ -21999,6 +22245,7 @@ var (
 		partition.Monthly: "MONTHLY",
 		partition.Integer: "INTEGER",
 		partition.Static:  "STATIC",
+		partition.Dynamic: "DYNAMIC",
 	}
 )
 
@@ -22597,6 +22844,7 @@ var (
 		"MONTHLY": partition.Monthly,
 		"INTEGER": partition.Integer,
 		"STATIC":  partition.Static,
+		"DYNAMIC": partition.Dynamic,
 	}
 	marshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind = map[partition.Kind]string{
 		partition.Hourly:  "HOURLY",
@@ -22605,6 +22853,7 @@ var (
 		partition.Monthly: "MONTHLY",
 		partition.Integer: "INTEGER",
 		partition.Static:  "STATIC",
+		partition.Dynamic: "DYNAMIC",
 	}
 )
 

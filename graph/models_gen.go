@@ -183,9 +183,9 @@ type PartitionDefinitionInput struct {
 	Timezone *string `json:"timezone,omitempty"`
 	// The dataids of a STATIC definition (at most 10,000).
 	Values []string `json:"values,omitempty"`
-	// Seconds after its window ends before a dataid is due (time kinds only); default 0.
+	// Seconds after its window ends (DYNAMIC: after the value is added) before a dataid is due (time kinds and DYNAMIC only); default 0.
 	LagSeconds *int `json:"lagSeconds,omitempty"`
-	// Seconds after its window ends by which a dataid should be READY, else it is late (time kinds only).
+	// Seconds after its window ends (DYNAMIC: after the value is added) by which a dataid should be READY, else it is late (time kinds and DYNAMIC only).
 	DeadlineSeconds *int `json:"deadlineSeconds,omitempty"`
 }
 

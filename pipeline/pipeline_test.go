@@ -331,3 +331,24 @@ func TestDatasetRetention(t *testing.T) {
 	_, err = Parse(strings.NewReader("datasets:\n  - id: a\n    retention: {events: 30d}\n"), "p.yaml")
 	require.Error(t, err, "an unknown field")
 }
+
+// TestParseDynamic: a DYNAMIC definition in a pipeline file, with its lag
+// and deadline; start, end and values are refused for it.
+func TestParseDynamic(t *testing.T) {
+	t.Parallel()
+	p, err := Parse(strings.NewReader(`datasets:
+  - {id: landing, location: "/landing/{dataid}", partitions: {kind: DYNAMIC, lagSeconds: 60, deadlineSeconds: 3600}}
+jobs:
+  - {id: ingest, output: landing}
+`), "p.yaml")
+	require.NoError(t, err)
+	def := p.Datasets[0].Backend().Partitions
+	require.NotNil(t, def)
+	require.Equal(t, partition.Dynamic, def.Kind)
+	require.Equal(t, time.Minute, def.Lag)
+	require.Equal(t, time.Hour, *def.Deadline)
+	_, err = Parse(strings.NewReader(`datasets:
+  - {id: landing, partitions: {kind: DYNAMIC, values: [a]}}
+`), "p.yaml")
+	require.ErrorContains(t, err, "DYNAMIC partitions take no start, end or values")
+}

@@ -33,6 +33,12 @@ var unchanged = map[string]func(s *stack, vs map[string]any){
 	"resubmitRange": func(s *stack, vs map[string]any) {
 		require.Equal(s.t, "READY", s.chunk("a", vs["id"].(string)).Status)
 	},
+	"addPartitions": func(s *stack, vs map[string]any) {
+		require.Equal(s.t, 0, s.partitionCount("dyn", vs["id"].(string)), "a refused add adds nothing")
+	},
+	"removePartitions": func(s *stack, vs map[string]any) {
+		require.Equal(s.t, 1, s.partitionCount("dyn", vs["id"].(string)), "a refused remove removes nothing")
+	},
 }
 
 // publishedID publishes a/<prefix><n> as admin and names it as $id.
@@ -76,6 +82,18 @@ var mutationCases = []mutationCase{
 	{"holdRange", `mutation($id: String!) { holdRange(dataset: "a", from: $id, to: $id) { changed } }`, publishedID("g"), nil},
 	{"resubmitRange", `mutation($id: String!) { resubmitRange(dataset: "a", from: $id, to: $id, cascade: true) { changed } }`,
 		publishedID("s"), nil},
+	{"addPartitions", `mutation($id: String!) { addPartitions(dataset: "dyn", dataids: [$id]) { changed } }`,
+		func(s *stack, n int) map[string]any {
+			s.ok(admin, upsertDatasetQ, vars("in", map[string]any{"id": "dyn", "partitions": map[string]any{"kind": "DYNAMIC"}}))
+			return vars("id", fmt.Sprintf("v%d", n))
+		}, nil},
+	{"removePartitions", `mutation($id: String!) { removePartitions(dataset: "dyn", dataids: [$id]) { changed } }`,
+		func(s *stack, n int) map[string]any {
+			id := fmt.Sprintf("w%d", n)
+			s.ok(admin, upsertDatasetQ, vars("in", map[string]any{"id": "dyn", "partitions": map[string]any{"kind": "DYNAMIC"}}))
+			s.ok(admin, `mutation($id: String!) { addPartitions(dataset: "dyn", dataids: [$id]) { changed } }`, vars("id", id))
+			return vars("id", id)
+		}, nil},
 	{"pauseJob", `mutation { pauseJob(id: "jb") { paused } }`,
 		func(*stack, int) map[string]any { return nil }, nil},
 	{"resumeJob", `mutation { resumeJob(id: "jb") { paused } }`,

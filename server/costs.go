@@ -38,6 +38,9 @@ import (
 //     10,000 chunks): more than half of --max-complexity, so a request
 //     holds at most one, and one range is bounded by its own size (see
 //     README "Costs and limits"), never by the request timeout;
+//   - addPartitions and removePartitions: writeCost and a unit per
+//     valuesPerUnit values (up to 10,000: a unit reads a value and writes
+//     it with its candidate), at most what a range operation costs;
 //   - a page of rows (chunks, events, partitions): its selections once per
 //     100 rows asked (pageUnit); locks, claims and resourceLocks count as
 //     a page of 1,000 rows;
@@ -71,6 +74,7 @@ const (
 	chunkCost         = 10
 	claimEachCost     = 2
 	manyTokensPerUnit = 2
+	valuesPerUnit     = 20
 )
 
 // rangeCost is the cost of a range operation under a limit of max: more
@@ -149,6 +153,9 @@ func mutationCosts(c *graph.ComplexityRoot, max int) {
 	m.PublishRange = func(child int, _, _, _ string) int { return bulk(child) }
 	m.ResubmitRange = func(child int, _, _, _ string, _ *bool) int { return bulk(child) }
 	m.HoldRange = func(child int, _, _, _ string, _ *string) int { return bulk(child) }
+	values := func(child, n int) int { return min(write(child)+(n+valuesPerUnit-1)/valuesPerUnit, bulk(child)) }
+	m.AddPartitions = func(child int, _ string, ids []string, _, _ *string) int { return values(child, len(ids)) }
+	m.RemovePartitions = func(child int, _ string, ids []string, _ *string) int { return values(child, len(ids)) }
 	m.PauseJob = func(child int, _ string) int { return write(child) }
 	m.ResumeJob = func(child int, _ string) int { return write(child) }
 	m.DeletePool = func(child int, _ string) int { return write(child) }

@@ -22,6 +22,7 @@ var concurrencyTests = []testCase{
 	{"DeleteDatasetRace", (*suite).testDeleteDatasetRace},
 	{"DeletePoolRace", (*suite).testDeletePoolRace},
 	{"DeleteRace", (*suite).testDeleteRace},
+	{"DynamicRace", (*suite).testDynamicRace},
 }
 
 // testFindNextRace: workers race FindNext on one job over many chunks,

@@ -40,6 +40,8 @@ type mJob struct {
 	mapped map[string]partition.Mapping
 	// env is the job's env (modelenv.go).
 	env []backends.EnvVar
+	// dynamic: def is DYNAMIC, its values m.values (modeldynamic.go).
+	dynamic bool
 }
 
 // mKey is a row's key; readFor is, on an INPUT row, the output dataid the
@@ -133,10 +135,14 @@ type model struct {
 	// owners holds the pipeline owning each job ("job ID") and the pool
 	// ("pool ID") that has one (modellifecycle.go).
 	owners map[string]string
+	// values is the dynamic set of y, with the time each value was added
+	// (modeldynamic.go).
+	values map[string]time.Time
 }
 
 func newModel(datasets []string, jobs []*mJob, dataids []string, now time.Time) *model {
-	m := &model{datasets: datasets, jobs: jobs, dataids: slices.Clone(dataids), rows: map[mKey]*mRow{}, now: now, pools: map[string]int{}}
+	m := &model{datasets: datasets, jobs: jobs, dataids: slices.Clone(dataids), rows: map[mKey]*mRow{}, now: now, pools: map[string]int{},
+		values: map[string]time.Time{}}
 	slices.SortFunc(m.dataids, backends.CompareDataID)
 	slices.SortFunc(m.jobs, func(a, b *mJob) int { return cmp.Compare(a.id, b.id) })
 	return m

@@ -26,10 +26,11 @@ type op struct {
 	tok     int // index in tokens; -1: a garbage token
 	from    string
 	to      string
-	limit   int    // limit: the job's maxConcurrent; slots: the pool's slots
-	env     string // env: the job's one env name
-	offset  int    // widen: the startOffset of the job's window over d
-	toks    []int  // completeMany, failMany, heartbeatMany: indexes in tokens (-1: garbage)
+	limit   int      // limit: the job's maxConcurrent; slots: the pool's slots
+	env     string   // env: the job's one env name
+	offset  int      // widen: the startOffset of the job's window over d
+	toks    []int    // completeMany, failMany, heartbeatMany: indexes in tokens (-1: garbage)
+	values  []string // addPartitions, removePartitions: the values given
 	// pipeline is the pipeline a redeclare or own names ("" for none).
 	pipeline string
 }
@@ -85,6 +86,8 @@ func (o op) String() string {
 		return fmt.Sprintf("%s(tokens #%v)", o.kind, o.toks)
 	case "prune":
 		return pruneString(o)
+	case "addPartitions", "removePartitions":
+		return fmt.Sprintf("%s(%s, %v)", o.kind, modelDynamic, o.values)
 	}
 	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
 }
@@ -94,7 +97,7 @@ func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 // randomOp draws the next operation; weights favour the claim lifecycle.
 func (h *harness) randomOp() op {
 	r := h.rng
-	jobs := []string{"ja", "jb", "jm", "jn", "js", "jw", "jr", "jk"}
+	jobs := []string{"ja", "jb", "jm", "jn", "js", "jw", "jr", "jk", "jy"}
 	o := op{job: pick(r, jobs), dataset: pick(r, modelDatasets), dataid: pick(r, modelDataIDs), tok: -1}
 	// Locality: operations often go on with the job and dataid of the one
 	// before, so that sequences reach deep states of a few chunks.
@@ -117,6 +120,7 @@ func (h *harness) randomOp() op {
 		{"deleteDataset", 1}, {"redeclare", 3}, {"own", 3},
 		{"claimNext", 8}, {"completeMany", 6}, {"failMany", 2}, {"heartbeatMany", 2},
 		{"prune", 3},
+		{"addPartitions", 3}, {"removePartitions", 1},
 	}
 	total := 0
 	for _, w := range weights {
@@ -186,6 +190,11 @@ func (h *harness) randomOp() op {
 		o.dataset = pick(r, []string{"src2", "d", "dim", "r", "wk"})
 	case "env":
 		o.env = pick(r, modelEnvNames).name
+	case "addPartitions", "removePartitions":
+		o.dataset = modelDynamic
+		for range 1 + r.IntN(3) {
+			o.values = append(o.values, pick(r, modelDataIDs))
+		}
 	case "garbage":
 		o.kind = pick(r, []string{"heartbeat", "complete", "fail", "release"})
 	case "widen":

@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -39,7 +40,7 @@ const (
 // rolling the days of d up into ISO weeks. ja, jm, js and jk back off
 // after a failure.
 var (
-	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w", "d", "dim", "r", "wk"}
+	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w", "d", "dim", "r", "wk", modelDynamic}
 	modelSources  = []string{"src", "src2", "d", "dim"}
 	modelDataIDs  = []string{"1", "2", "10"}
 	// modelPartitions: src2 expects dataids 1 and 2 only (SPEC §8), so
@@ -50,6 +51,7 @@ var (
 		"src2": {Kind: partition.Integer, Start: "1", End: "2"},
 		"w":    {Kind: partition.Static, Values: []string{"1", "2", "10"}},
 		"d":    modelDailyD, "dim": modelDailyDim, "r": modelDailyR, "wk": modelWeeklyWk,
+		modelDynamic: modelDynamicDef,
 	}
 	modelExpected = map[string][]string{"src2": {"1", "2"}, "w": {"1", "2", "10"},
 		"d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks}
@@ -70,7 +72,7 @@ func modelJobs() []*mJob {
 			retryMax: time.Hour, def: &modelScheduleDef, ids: modelScheduleIDs},
 		{id: "jw", inputs: []string{"src", "src2"}, output: "w", maxAttempts: 2, lease: 30 * time.Second,
 			mapped: map[string]partition.Mapping{"src2": {Kind: partition.All}}},
-	}, mappedJobs()...)
+	}, append(mappedJobs(), dynamicJob())...)
 }
 
 // storeJob is the job the store is given for the model's job j.
@@ -152,7 +154,8 @@ func (s *suite) runSequence(t *testing.T, seed uint64, steps int) {
 	}
 	h.m = newModel(modelDatasets, jobs, modelDataIDs, b.clock.Now())
 	h.m.pools[modelPool] = 2
-	h.m.expected = modelExpected
+	h.m.expected = maps.Clone(modelExpected)
+	h.m.expected[modelDynamic] = []string{} // the set starts empty
 	h.setRetention()
 	h.changes = h.countChanges()
 	for h.step = 1; h.step <= steps; h.step++ {
@@ -264,6 +267,8 @@ func (h *harness) apply(o op) {
 		h.applyOwn(o)
 	case "prune":
 		h.applyPrune(o)
+	case "addPartitions", "removePartitions":
+		h.applyValues(o)
 	case "slots":
 		_, err := b.s.UpsertPool(ctx, backends.Pool{ID: modelPool, Slots: o.limit})
 		h.code("upsertPool", "", err)

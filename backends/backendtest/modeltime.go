@@ -34,12 +34,12 @@ func modelRetryAt(j *mJob, attempt int, at time.Time) time.Time {
 // jobExpects tells whether dataid is an expected dataid of j's output: any
 // dataid when it has no definition, else one in the job's universe.
 func (m *model) jobExpects(j *mJob, dataid string) bool {
-	return j.def == nil || slices.Contains(j.ids, dataid)
+	return j.def == nil || j.dynamic || slices.Contains(j.ids, dataid) // a dynamic set: any value may come
 }
 
 // universe is the dataids findNext looks at for j.
 func (m *model) universe(j *mJob) []string {
-	if j.def != nil {
+	if j.def != nil && !j.dynamic {
 		return j.ids
 	}
 	return m.dataids
@@ -48,7 +48,7 @@ func (m *model) universe(j *mJob) []string {
 // due is when j's window dataid is due: its end + lag, or the zero time
 // for a job that is not scheduled.
 func (m *model) due(j *mJob, dataid string) time.Time {
-	if j.def == nil || len(j.inputs) > 0 {
+	if j.def == nil || len(j.inputs) > 0 || j.dynamic {
 		return time.Time{}
 	}
 	t, err := time.Parse("2006-01-02T15", dataid)
@@ -69,6 +69,11 @@ func (m *model) allBlockers(j *mJob, dataid string) []backends.Blocker {
 	if due := m.due(j, dataid); m.now.Before(due) {
 		bs = append(bs, at(backends.BlockerNotDue, due))
 	}
+	if j.dynamic {
+		if until, blocked := m.dynamicBlocker(j, dataid); blocked {
+			bs = append(bs, at(backends.BlockerNotDue, until))
+		}
+	}
 	if r := m.rows[m.outKey(j.output, dataid)]; r != nil && r.status == failed && m.now.Before(r.retryAt) {
 		bs = append(bs, at(backends.BlockerBackoff, r.retryAt))
 	}
@@ -80,6 +85,10 @@ func (m *model) allBlockers(j *mJob, dataid string) []backends.Blocker {
 // due: allBlockers), another job without inputs claims new chunks by
 // dataid only.
 func (m *model) newChunkByFindNext(j *mJob, dataid string) bool {
+	if j.dynamic {
+		_, ok := m.inSet(j, dataid)
+		return ok
+	}
 	return len(j.inputs) > 0 || (j.def != nil && m.jobExpects(j, dataid))
 }
 

@@ -28,6 +28,9 @@ func (e *engine) Publish(ctx context.Context, dataset, dataid string) (backends.
 				if err := lockReady(ctx, tx, cat.Catalog, dataset, dataid); err != nil {
 					return err
 				}
+				if err := checkValue(ctx, tx, cat.Catalog, dataset, dataid); err != nil {
+					return err
+				}
 				var err error
 				row, err = publishChunk(ctx, tx, cat.Catalog, dataset, dataid, e.clock.Now())
 				return err

@@ -121,6 +121,10 @@ func (e *engine) claimGated(ctx context.Context, tx backends.Tx, cat *backends.C
 func (e *engine) claimState(ctx context.Context, tx backends.Tx, cat *backends.Catalog, st backends.ClaimState, executor, actor string, mode backends.ClaimMode, g *slotGate) (*backends.Claim, error) {
 	job, dataid := st.Job, st.DataID
 	st = withSchedule(st, cat, e.clock.Now())
+	st, err := withValue(ctx, tx, st)
+	if err != nil {
+		return nil, err
+	}
 	bs := st.Blockers(mode)
 	if mode != backends.ModeForce {
 		bs = append(bs, g.blockers(dataid, backends.StatusOf(st.Output))...)

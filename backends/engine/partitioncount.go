@@ -15,6 +15,9 @@ func (e *engine) PartitionCounts(ctx context.Context, dataset string) (backends.
 	}
 	now := e.clock.Now()
 	c := backends.PartitionCount{Dataset: dataset, At: now}
+	if def.Kind == partition.Dynamic {
+		return e.countDynamic(ctx, def, producer, c)
+	}
 	lastDue, ok := def.DueBefore(now)
 	open := def.Kind == partition.Integer && def.End == ""
 	if !ok && !open {
@@ -127,4 +130,46 @@ func (s *rowStream) status(ctx context.Context, id string) (backends.Status, boo
 			s.f.After = page.Cursors[len(page.Cursors)-1]
 		}
 	}
+}
+
+// countDynamic counts the missing and late values of a DYNAMIC set: those
+// due (added + lag) without an OUTPUT row, and those not READY at their
+// adding + deadline; the first MaxPartitionCount values at most, in
+// shortlex order (Truncated beyond).
+func (e *engine) countDynamic(ctx context.Context, def partition.Def, producer string, c backends.PartitionCount) (backends.PartitionCount, error) {
+	rows := rowStream{e: e, producer: producer, def: def,
+		f: backends.ChunkFilter{Dataset: c.Dataset, Role: backends.RoleOutput, First: backends.MaxPageSize}}
+	after, seen := "", 0
+	for seen < backends.MaxPartitionCount {
+		vals, err := e.b.ListPartitionValues(ctx, c.Dataset, "", "", after, "", min(backends.MaxPageSize, backends.MaxPartitionCount-seen))
+		if err != nil {
+			return c, err
+		}
+		if len(vals) == 0 {
+			return c, nil
+		}
+		for _, v := range vals {
+			st, _, err := rows.status(ctx, v.Value)
+			if err != nil {
+				return c, err
+			}
+			if st == backends.StatusNone && !c.At.Before(v.AddedAt.Add(def.Lag)) {
+				c.Missing++
+				if c.OldestMissing == "" {
+					c.OldestMissing = v.Value
+				}
+			}
+			if def.Deadline != nil && st != backends.StatusReady && !c.At.Before(v.AddedAt.Add(*def.Deadline)) {
+				c.Late++
+				if c.OldestLate == "" {
+					c.OldestLate = v.Value
+				}
+			}
+		}
+		seen += len(vals)
+		after = vals[len(vals)-1].Value
+	}
+	more, err := e.b.ListPartitionValues(ctx, c.Dataset, "", "", after, "", 1)
+	c.Truncated = len(more) > 0
+	return c, err
 }

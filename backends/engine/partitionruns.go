@@ -71,6 +71,11 @@ func (e *engine) spanSource(ctx context.Context, dataset string) (*partition.Def
 			return err
 		}
 		def, producer = d.Partitions, cat.OutputJob(dataset)
+		if dynamicDef(def) {
+			// Its values are not listed here yet: the runs are those of
+			// its chunks, as for a dataset without a definition.
+			def = nil
+		}
 		return e.update(ctx, cat, func(backends.Tx) error { return nil })
 	})
 	return def, producer, err

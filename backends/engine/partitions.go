@@ -74,6 +74,10 @@ func (e *engine) Partitions(ctx context.Context, f backends.PartitionFilter) (ba
 	if err != nil {
 		return backends.PartitionPage{}, err
 	}
+	if def.Kind == partition.Dynamic {
+		l := partitionList{e: e, f: f, def: def, producer: producer, now: e.clock.Now(), first: backends.PageSize(f.First)}
+		return l.runDynamic(ctx)
+	}
 	if _, err := def.Range(f.From, f.To); err != nil { // from and to are of the kind's format
 		return backends.PartitionPage{}, backends.InvalidArgument("%v", err)
 	}
@@ -94,6 +98,8 @@ type partitionList struct {
 	open    bool
 	scanned int
 	page    backends.PartitionPage
+	// added is when each value of a DYNAMIC set listed was added.
+	added map[string]time.Time
 }
 
 // bounds is the span of expected dataids left to list, and whether there
@@ -157,6 +163,38 @@ func (l *partitionList) run(ctx context.Context) (backends.PartitionPage, error)
 	}
 }
 
+// runDynamic lists the values of a DYNAMIC set in [From, To] after
+// After, a page of values at a time, each one ordered read of the set.
+func (l *partitionList) runDynamic(ctx context.Context) (backends.PartitionPage, error) {
+	size := backends.MaxPageSize
+	if l.f.Status == nil && l.f.Late == nil {
+		size = l.first + 1
+	}
+	after := l.f.After
+	for {
+		n := min(size, backends.MaxPartitionScan-l.scanned)
+		if n <= 0 {
+			more, err := l.e.b.ListPartitionValues(ctx, l.f.Dataset, "", l.f.From, after, l.f.To, 1)
+			l.page.HasNextPage = len(more) > 0 // the scan bound ended the page
+			return l.page, err
+		}
+		vals, err := l.e.b.ListPartitionValues(ctx, l.f.Dataset, "", l.f.From, after, l.f.To, n)
+		if err != nil || len(vals) == 0 {
+			return l.page, err
+		}
+		batch := make([]string, len(vals))
+		l.added = make(map[string]time.Time, len(vals))
+		for i, v := range vals {
+			batch[i], l.added[v.Value] = v.Value, v.AddedAt
+		}
+		done, err := l.take(ctx, batch)
+		if err != nil || done || len(vals) < n {
+			return l.page, err
+		}
+		after = batch[len(batch)-1]
+	}
+}
+
 // take joins a batch of expected dataids with their OUTPUT rows and keeps
 // the ones the filter selects. done: the page is complete, or the listing
 // ended at the highest INTEGER dataid seen.
@@ -213,6 +251,12 @@ func (l *partitionList) selects(p backends.Partition) bool {
 
 func (l *partitionList) partition(id string, st backends.Status) (backends.Partition, error) {
 	p := backends.Partition{Dataset: l.f.Dataset, DataID: id, Status: st}
+	if l.def.Kind == partition.Dynamic {
+		at := l.added[id]
+		p.DueAt = at.Add(l.def.Lag)
+		p.Late = l.def.Deadline != nil && st != backends.StatusReady && !l.now.Before(at.Add(*l.def.Deadline))
+		return p, nil
+	}
 	if !l.def.Kind.IsTime() {
 		return p, nil
 	}

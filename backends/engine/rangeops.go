@@ -169,6 +169,9 @@ func (e *engine) rangeDataIDs(ctx context.Context, op rangeOp, from, to string) 
 			return nil, err
 		}
 	}
+	if dynamicDef(ds.Partitions) {
+		return e.dynamicDataIDs(ctx, op, from, to)
+	}
 	if seq, ok, err := expectedDataIDs(ds, from, to); ok || err != nil {
 		if err != nil {
 			return nil, err

@@ -216,3 +216,17 @@ func (c *chunkTx) GetSlots(context.Context, []string, bool) ([]*backends.Slots, 
 }
 
 func (c *chunkTx) PutSlots(context.Context, backends.Slots) error { return errNotInRange }
+
+// GetPartitionValues reads through: a range's chunks read the values of
+// dynamic sets but never change them.
+func (c *chunkTx) GetPartitionValues(ctx context.Context, dataset, dimension string, ids []string) ([]*backends.PartitionValue, error) {
+	return c.base.GetPartitionValues(ctx, dataset, dimension, ids)
+}
+
+func (c *chunkTx) PutPartitionValue(context.Context, backends.PartitionValue) error {
+	return errNotInRange
+}
+
+func (c *chunkTx) DeletePartitionValue(context.Context, string, string, string) error {
+	return errNotInRange
+}

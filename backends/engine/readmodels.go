@@ -164,7 +164,10 @@ func (e *engine) Blockers(ctx context.Context, jobID, dataid string) ([]backends
 			if err != nil {
 				return err
 			}
-			bs = withSchedule(st, cat.Catalog, e.clock.Now()).Blockers(backends.ModeClaim)
+			if st, err = withValue(ctx, tx, withSchedule(st, cat.Catalog, e.clock.Now())); err != nil {
+				return err
+			}
+			bs = st.Blockers(backends.ModeClaim)
 			g, err := openGate(ctx, tx, cat.Catalog, job, e.clock.Now(), false)
 			bs = append(bs, g.blockers(dataid, backends.StatusOf(st.Output))...)
 			return err

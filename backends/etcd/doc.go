@@ -57,6 +57,10 @@
 //	changes/<time>/<random>               catalog change (short JSON), written in
 //	                                      the Txn of the change; <time> is its time
 //	                                      in microseconds, 16 hex digits
+//	pv/<dataset>/<dimension>/<sk>         a value of a DYNAMIC set (values.go): the
+//	                                      time it was added, in microseconds; the
+//	                                      dimension is empty for a one-dimensional
+//	                                      dataset
 //
 // # Events
 //

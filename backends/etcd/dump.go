@@ -31,6 +31,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 		"rlocks": backends.DumpLocks, "rlockids": "", "rlockseq": "", "slots": backends.DumpSlots,
 		"records": backends.DumpRecords, "ping": "", "changes": backends.DumpChanges,
 		"purge": "", // a deleted job's INPUT rows left to purge are not dumped (Dump)
+		"pv":    backends.DumpValues,
 	}
 }
 
@@ -206,6 +207,12 @@ func (b *Backend) dumpDecoder(kind backends.DumpKind) (string, func(k string, v 
 	case backends.DumpRecords:
 		return "records", func(k string, v []byte, rev int64) (backends.DumpItem, error) {
 			return backends.DumpItem{Record: &backends.Record{Key: k, Value: v, Version: rev}}, nil
+		}
+	case backends.DumpValues:
+		pv := b.key("pv") + "/"
+		return "pv", func(k string, v []byte, _ int64) (backends.DumpItem, error) {
+			val, err := b.decodeValue(pv+k, v)
+			return backends.DumpItem{Value: &val}, err
 		}
 	case backends.DumpBackfills:
 		return "backfill", func(k string, v []byte, _ int64) (backends.DumpItem, error) {

@@ -40,6 +40,7 @@ func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool,
 		clientv3.OpDelete(b.producerKey(id)),
 		clientv3.OpDelete(rows, clientv3.WithPrefix()),
 		clientv3.OpDelete(b.key("running", id)+"/", clientv3.WithPrefix()),
+		clientv3.OpDelete(b.key("pv", id)+"/", clientv3.WithPrefix()),
 		b.bumpCatalog("datasets/" + id + " deleted"),
 	}
 	ops = append(ops, b.changeOps(ctx, nil)...)

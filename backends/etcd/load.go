@@ -116,6 +116,8 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 			put(b.slotsKey(it.Slots.Key), v)
 		case backends.DumpRecords:
 			put(b.recordKey(it.Record.Key), it.Record.Value)
+		case backends.DumpValues:
+			put(b.valueKey(it.Value.Dataset, it.Value.Dimension, it.Value.Value), encodeAdded(it.Value.AddedAt))
 		case backends.DumpBackfills:
 			// A marker older than staleBackfill: the sweep at the next
 			// Open takes it over and queues the job's candidates.

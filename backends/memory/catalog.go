@@ -179,6 +179,11 @@ func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool,
 			delete(b.creds, k)
 		}
 	}
+	for k := range b.values {
+		if k.dataset == id {
+			delete(b.values, k)
+		}
+	}
 	delete(b.datasets, id)
 	delete(b.producer, id)
 	b.version++

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/chunklock/chunklock/backends"
 )
@@ -23,6 +24,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 		"cands": backends.DumpCandidates, "candSeq": "", "events": backends.DumpEvents, "eventSeq": "", "locks": backends.DumpLocks,
 		"lockSeq": "", "slots": backends.DumpSlots, "records": backends.DumpRecords,
 		"watchers": "", "closed": "", "mu": "", "counts": "", "changes": backends.DumpChanges,
+		"values": backends.DumpValues,
 	}
 }
 
@@ -30,7 +32,7 @@ func (b *Backend) Empty(context.Context) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.datasets)+len(b.jobs)+len(b.creds)+len(b.rows)+len(b.fences)+len(b.cands)+len(b.events)+
-		len(b.locks)+len(b.slots)+len(b.records.m)+len(b.changes) == 0, nil
+		len(b.locks)+len(b.slots)+len(b.records.m)+len(b.changes)+len(b.values) == 0, nil
 }
 
 // sortedKeys returns m's keys in the order less gives.
@@ -130,6 +132,14 @@ func (b *Backend) dumpItems(kind backends.DumpKind) ([]backends.DumpItem, error)
 			c := b.changes[i]
 			out = append(out, backends.DumpItem{Change: &c})
 		}
+	case backends.DumpValues:
+		for _, k := range sortedKeys(b.values, func(x, y valueKey) int {
+			return pairCmp([2]string{x.dataset, x.dimension}, [2]string{y.dataset, y.dimension})
+		}) {
+			for _, v := range sortedKeys(b.values[k], backends.CompareDataID) {
+				out = append(out, backends.DumpItem{Value: &backends.PartitionValue{Dataset: k.dataset, Dimension: k.dimension, Value: v, AddedAt: b.values[k][v]}})
+			}
+		}
 	default:
 		return nil, fmt.Errorf("memory: no dump kind %q", kind)
 	}
@@ -210,6 +220,13 @@ func (b *Backend) load(kind backends.DumpKind, it backends.DumpItem) error {
 				b.cands[b.candSeq] = backends.Candidate{Job: j.ID, DataID: k.DataID, Handle: b.candSeq}
 			}
 		}
+	case backends.DumpValues:
+		v := it.Value
+		k := valueKey{v.Dataset, v.Dimension}
+		if b.values[k] == nil {
+			b.values[k] = map[string]time.Time{}
+		}
+		b.values[k][v.Value] = v.AddedAt
 	default:
 		return fmt.Errorf("memory: no dump kind %q", kind)
 	}

@@ -39,7 +39,8 @@ type Backend struct {
 	locks    map[string]backends.ResourceLock
 	lockSeq  int64
 	slots    map[string]backends.Slots
-	records  recordTable // records.go
+	records  recordTable                       // records.go
+	values   map[valueKey]map[string]time.Time // dynamic sets (dynamic.go)
 	watchers map[*watcher]struct{}
 	closed   bool
 }
@@ -73,6 +74,7 @@ func New() *Backend {
 		locks:    map[string]backends.ResourceLock{},
 		slots:    map[string]backends.Slots{},
 		watchers: map[*watcher]struct{}{},
+		values:   map[valueKey]map[string]time.Time{},
 	}
 }
 
@@ -86,6 +88,7 @@ type tx struct {
 	dropped  map[int64]bool
 	events   []backends.Event
 	slots    map[string]backends.Slots
+	values   map[valueKey]map[string]time.Time // values written (zero time: removed)
 }
 
 func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error {
@@ -110,6 +113,7 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 	for k, s := range t.slots {
 		b.slots[k] = s
 	}
+	b.commitValues(t)
 	for id := range t.dropped {
 		delete(b.cands, id)
 	}

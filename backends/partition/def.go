@@ -18,10 +18,14 @@ const (
 	Monthly Kind = "MONTHLY"
 	Integer Kind = "INTEGER"
 	Static  Kind = "STATIC"
+	// Dynamic dataids are a set kept in the store and changed at run time
+	// (SPEC §10): the definition holds none of them, only lag and
+	// deadline, which count from when each value was added.
+	Dynamic Kind = "DYNAMIC"
 )
 
 // Kinds lists every kind, in the order of the specification.
-var Kinds = []Kind{Hourly, Daily, Weekly, Monthly, Integer, Static}
+var Kinds = []Kind{Hourly, Daily, Weekly, Monthly, Integer, Static, Dynamic}
 
 // IsTime reports whether k is a time kind: its dataids have windows.
 func (k Kind) IsTime() bool {
@@ -76,7 +80,8 @@ func (d Def) IsZero() bool {
 		d.Lag == 0 && d.Deadline == nil
 }
 
-// Bounded reports whether d expects a finite set of dataids.
+// Bounded reports whether d expects a finite set of dataids known from the
+// definition alone (a DYNAMIC set is not: it changes at run time).
 func (d Def) Bounded() bool { return d.Kind == Static || d.End != "" }
 
 // Validate checks d and says what is wrong in terms of the definition's
@@ -95,6 +100,8 @@ func (d Def) Validate() error {
 	case d.Kind == Integer:
 		_, err := compileInteger(d)
 		return err
+	case d.Kind == Dynamic:
+		return nil
 	default:
 		return validateStatic(d.Values)
 	}
@@ -122,7 +129,7 @@ func (d Def) validateFields() error {
 	switch {
 	case d.Kind == "":
 		return invalid("partition kind is required: one of %s", kinds[1:len(kinds)-1])
-	case !d.Kind.IsTime() && d.Kind != Integer && d.Kind != Static:
+	case !d.Kind.IsTime() && d.Kind != Integer && d.Kind != Static && d.Kind != Dynamic:
 		return invalid("unknown partition kind %q: want one of %s", d.Kind, kinds[1:len(kinds)-1])
 	case d.Lag < 0:
 		return invalid("lag must not be negative, got %s", d.Lag)
@@ -135,6 +142,15 @@ func (d Def) validateFields() error {
 	if d.Kind.IsTime() {
 		if len(d.Values) > 0 {
 			return invalid("values are for STATIC partitions only, not %s", d.Kind)
+		}
+		return nil
+	}
+	if d.Kind == Dynamic {
+		switch {
+		case d.Start != "" || d.End != "" || len(d.Values) > 0:
+			return invalid("DYNAMIC partitions take no start, end or values: their values are added at run time (addPartitions)")
+		case d.Timezone != "":
+			return invalid("timezone applies to time kinds (HOURLY, DAILY, WEEKLY, MONTHLY) only, not DYNAMIC")
 		}
 		return nil
 	}

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"errors"
 	"iter"
 	"time"
 )
@@ -75,10 +76,18 @@ func (d Def) Contains(id string) bool {
 	case d.Kind == Integer:
 		t, err := compileInteger(d)
 		return err == nil && t.contains(id)
+	case d.Kind == Dynamic:
+		// The set is in the store: any valid dataid may be one of its
+		// values, and the store's set tells (DynamicValues).
+		return validDataID(id) == nil
 	default:
 		return staticContains(d.Values, id)
 	}
 }
+
+// ErrDynamicSet is what Range answers for a DYNAMIC definition: its
+// expected dataids are a set kept in the store, which the caller lists.
+var ErrDynamicSet = errors.New("DYNAMIC partitions: the expected dataids are the values kept in the store")
 
 // Next is the smallest expected dataid after id (shortlex order, which is
 // time order for the time kinds); id need not be expected itself, but must
@@ -204,6 +213,8 @@ func (d Def) Range(from, to string) (iter.Seq[string], error) {
 		return integerSeq(lo, hi), nil
 	case d.Kind == Static:
 		return staticSeq(d.Values, from, to), nil
+	case d.Kind == Dynamic:
+		return nil, ErrDynamicSet
 	}
 	return nil, invalid("a dataset without a partition definition has no expected dataids")
 }

@@ -112,6 +112,9 @@ func (m Mapping) validateTimeWindow(out, in Def) error {
 // output without a definition), each output reads the newest READY dataid
 // of the whole input, which needs a bounded input definition.
 func validateLatest(out, in Def) error {
+	if out.Kind == Dynamic || in.Kind == Dynamic {
+		return invalid("LATEST does not read from or into DYNAMIC partitions yet: map them with IDENTITY")
+	}
 	ordered := (out.Kind.IsTime() && in.Kind.IsTime()) || out.Kind == in.Kind
 	if ordered || (!in.IsZero() && in.Bounded()) {
 		return nil

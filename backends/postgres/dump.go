@@ -27,6 +27,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 		"slots": backends.DumpSlots, "records": backends.DumpRecords, "schema_migrations": "",
 		"chunk_counts": "", "chunk_count_deltas": "", "chunk_count_deltas_id_seq": "", // kept by triggers as rows load
 		"catalog_changes": backends.DumpChanges, "catalog_changes_id_seq": "", // ids are the target's, in load order
+		"partition_values": backends.DumpValues,
 	}
 }
 
@@ -38,7 +39,7 @@ func (b *Backend) Empty(ctx context.Context) (bool, error) {
 	err := b.pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM datasets) OR EXISTS (SELECT FROM jobs) OR EXISTS (SELECT FROM credentials)
  OR EXISTS (SELECT FROM status_rows) OR EXISTS (SELECT FROM candidates) OR EXISTS (SELECT FROM events)
  OR EXISTS (SELECT FROM resource_locks) OR EXISTS (SELECT FROM slots) OR EXISTS (SELECT FROM records)
- OR EXISTS (SELECT FROM catalog_changes) OR (SELECT is_called FROM fences)`).Scan(&n)
+ OR EXISTS (SELECT FROM catalog_changes) OR EXISTS (SELECT FROM partition_values) OR (SELECT is_called FROM fences)`).Scan(&n)
 	return !n, mapErr(err, "reading whether the store is empty")
 }
 
@@ -104,6 +105,14 @@ func each[T any](xs []T, fn func(*T) error) error {
 // reads one of its rows.
 func dumpQuery(b *Backend, kind backends.DumpKind) (string, func(pgx.Rows) (backends.DumpItem, error)) {
 	switch kind {
+	case backends.DumpValues:
+		return `SELECT dataset, dimension, value, added_at FROM partition_values ORDER BY dataset, dimension, sortkey`,
+			func(r pgx.Rows) (backends.DumpItem, error) {
+				var v backends.PartitionValue
+				err := r.Scan(&v.Dataset, &v.Dimension, &v.Value, &v.AddedAt)
+				v.AddedAt = v.AddedAt.UTC()
+				return backends.DumpItem{Value: &v}, err
+			}
 	case backends.DumpChanges:
 		return `SELECT actor, at, kind, object, op, dataset, job, before FROM catalog_changes ORDER BY id`,
 			func(r pgx.Rows) (backends.DumpItem, error) {
@@ -255,6 +264,13 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 			})
 		})
 		return mapErr(err, "loading catalog changes")
+	case backends.DumpValues:
+		_, err := b.pool.CopyFrom(ctx, pgx.Identifier{"partition_values"}, []string{"dataset", "dimension", "sortkey", "value", "added_at"},
+			pgx.CopyFromSlice(len(items), func(i int) ([]any, error) {
+				v := items[i].Value
+				return []any{v.Dataset, v.Dimension, backends.SortKey(v.Value), v.Value, v.AddedAt}, nil
+			}))
+		return mapErr(err, "loading partition values")
 	case backends.DumpRows:
 		return b.copyRows(ctx, items)
 	case backends.DumpEvents:

@@ -33,6 +33,7 @@ func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool,
 		for _, q := range []string{
 			`DELETE FROM status_rows WHERE dataset = $1`,
 			`DELETE FROM credentials WHERE dataset = $1`,
+			`DELETE FROM partition_values WHERE dataset = $1`,
 			`DELETE FROM datasets WHERE id = $1`,
 		} {
 			if _, err := tx.Exec(ctx, q, id); err != nil {

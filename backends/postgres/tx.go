@@ -48,6 +48,7 @@ func (b *Backend) Update(ctx context.Context, fn func(backends.Tx) error) error 
 	if err := fn(t); err != nil {
 		return err
 	}
+	t.enqueueValues()
 	if args := changeArgs(ctx, nil); args != nil {
 		t.enqueue(insertChangeSQL, args, nil)
 	}
@@ -103,6 +104,9 @@ type txn struct {
 	// slotsCreated are the slot records this transaction may have
 	// created: known to exist once it commits (ensureSlots).
 	slotsCreated []string
+	// valueOps are the buffered writes of values of dynamic sets
+	// (values.go).
+	valueOps []valueOp
 }
 
 // queued is a statement sent ahead of the next one, in the same round trip;

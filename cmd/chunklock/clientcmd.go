@@ -46,6 +46,7 @@ func clientCommands() []*cli.Command {
 		forceCommand(),
 		blockersCommand(),
 		poolsCommand(),
+		partitionsCommand(),
 		deleteCommand(),
 		pauseCommand(false),
 		pauseCommand(true),

@@ -19,9 +19,12 @@ func rangePages(ctx context.Context, c *client.Client, dataset, from, to string)
 		return nil, err
 	}
 	var pages [][2]string
-	if def != nil {
+	switch {
+	case def != nil && def.Kind == partition.Dynamic:
+		pages, err = valuePages(ctx, c, dataset, from, to)
+	case def != nil:
 		pages, err = defPages(*def, from, to, client.MaxRangeDataIDs)
-	} else {
+	default:
 		pages, err = existingPages(ctx, c, dataset, from, to)
 	}
 	if err == nil && len(pages) == 0 {
@@ -29,6 +32,20 @@ func rangePages(ctx context.Context, c *client.Client, dataset, from, to string)
 		pages = [][2]string{{from, to}}
 	}
 	return pages, err
+}
+
+// valuePages lists the values of a DYNAMIC dataset in [from, to] and
+// splits them into pages (splitPages).
+func valuePages(ctx context.Context, c *client.Client, dataset, from, to string) ([][2]string, error) {
+	ps, err := c.Partitions(ctx, client.PartitionFilter{Dataset: dataset, From: from, To: to})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.DataID
+	}
+	return splitPages(ids, from, to, client.MaxRangeDataIDs), nil
 }
 
 // existingPages lists the dataids of dataset's chunks in [from, to] and

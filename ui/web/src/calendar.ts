@@ -5,7 +5,7 @@
 // a zoom is one such period; a dataid belongs to the columns its calendar
 // period covers (its local date: time zones do not move columns).
 
-export type Kind = "HOURLY" | "DAILY" | "WEEKLY" | "MONTHLY" | "INTEGER" | "STATIC";
+export type Kind = "HOURLY" | "DAILY" | "WEEKLY" | "MONTHLY" | "INTEGER" | "STATIC" | "DYNAMIC";
 export type Zoom = "HOURLY" | "DAILY" | "WEEKLY" | "MONTHLY";
 
 export const zooms: Zoom[] = ["HOURLY", "DAILY", "WEEKLY", "MONTHLY"];

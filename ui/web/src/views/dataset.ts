@@ -56,6 +56,12 @@ function definition(d: Dataset) {
   const p = d.partitions;
   if (!p) return "no partition definition: its chunks are whatever was produced or published";
   if (p.kind === "STATIC") return `STATIC: ${p.values?.join(", ")}`;
+  if (p.kind === "DYNAMIC") {
+    const parts = ["DYNAMIC: the values added at run time (chunklock partitions add)"];
+    if (p.lagSeconds) parts.push(`due ${duration(p.lagSeconds)} after a value is added`);
+    if (p.deadlineSeconds != null) parts.push(`late ${duration(p.deadlineSeconds)} after it is added`);
+    return parts.join(", ");
+  }
   const parts = [`${p.kind} from ${p.start ?? "0"}${p.end ? ` to ${p.end}` : ""}`];
   if (isTime(p.kind)) parts.push(`in ${p.timezone || "UTC"}`);
   if (p.lagSeconds) parts.push(`due ${duration(p.lagSeconds)} after a window ends`);

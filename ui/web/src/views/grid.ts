@@ -255,7 +255,7 @@ function axis(v: View) {
     <div class="gticks"><div class="majors">${majors}</div><div class="minors">${minors}</div></div></div>`;
 }
 
-const kindTag: Record<string, string> = { HOURLY: "H", DAILY: "D", WEEKLY: "W", MONTHLY: "M", INTEGER: "#", STATIC: "S" };
+const kindTag: Record<string, string> = { HOURLY: "H", DAILY: "D", WEEKLY: "W", MONTHLY: "M", INTEGER: "#", STATIC: "S", DYNAMIC: "+" };
 
 function rowView(r: TimeRow, v: View) {
   return html`<div class="grow" data-ds=${r.ds.id}>

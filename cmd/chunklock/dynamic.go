@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/client"
+)
+
+// `chunklock partitions add|remove`: the values of a dataset with DYNAMIC
+// partitions (SPEC §10), given as arguments and/or read from a file, sent
+// in calls of at most client.MaxPartitionValues.
+
+const dynamicHelp = "A dataset whose partitions are DYNAMIC (`partitions: {kind: DYNAMIC}` in a pipeline file)\n" +
+	"expects the values added here: a file that landed, a customer, a station. Each value is\n" +
+	"a dataid (1-128 characters of A-Z a-z 0-9 . _ : = + -). An added value is due at once (or\n" +
+	"after the definition's lagSeconds), late when not READY after deadlineSeconds, and the\n" +
+	"job without inputs that writes the dataset claims it once (`chunklock run`). A value\n" +
+	"already there is skipped, so a sensor may add what it sees again and again. Removing a\n" +
+	"value stops expecting it; its chunk stays (`chunklock chunks`). `chunklock apply` never\n" +
+	"removes values.\n\n" +
+	"Values come from the arguments and from --from-file (one a line; blank lines and lines\n" +
+	"starting with # are skipped; - reads standard input), sent in calls of 10,000."
+
+func partitionsCommand() *cli.Command {
+	flags := func() []cli.Flag {
+		return append(connFlags(),
+			&cli.StringFlag{Name: "dimension", Usage: "the DYNAMIC dimension `D` of a multi-dimensional dataset (omit for a one-dimensional one)"},
+			&cli.StringFlag{Name: "from-file", TakesFile: true, Usage: "read more values from `F`, one a line (- for standard input)"},
+		)
+	}
+	return &cli.Command{
+		Name:      "partitions",
+		Category:  catOperator,
+		Usage:     "add or remove the values of a dataset with DYNAMIC partitions",
+		UsageText: "chunklock partitions add|remove DATASET [DATAID...] [--dimension D] [--from-file F]",
+		Description: dynamicHelp + "\n\nExamples:\n" +
+			"   chunklock partitions add landing 2026-11-22.sales.csv\n" +
+			"   chunklock partitions remove customers acme" + connHelp,
+		Commands: []*cli.Command{
+			{
+				Name:      "add",
+				Usage:     "add values to a DYNAMIC dataset (existing ones are skipped)",
+				UsageText: "chunklock partitions add DATASET [DATAID...] [--dimension D] [--from-file F]",
+				Description: dynamicHelp + "\n\nExamples:\n" +
+					"   chunklock partitions add landing 2026-11-22.sales.csv 2026-11-22.stock.csv\n" +
+					"   ls /incoming | chunklock partitions add landing --from-file -\n" +
+					"   chunklock partitions add customers --from-file new-customers.txt" + connHelp,
+				Flags: flags(),
+				Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+					return changeValues(ctx, cmd, "added", "in the set already", c.AddPartitions)
+				}),
+			},
+			{
+				Name:      "remove",
+				Usage:     "remove values from a DYNAMIC dataset (their chunks stay)",
+				UsageText: "chunklock partitions remove DATASET [DATAID...] [--dimension D] [--from-file F]",
+				Description: dynamicHelp + "\n\nExamples:\n" +
+					"   chunklock partitions remove customers acme\n" +
+					"   chunklock partitions remove landing --from-file retired.txt" + connHelp,
+				Flags: flags(),
+				Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+					return changeValues(ctx, cmd, "removed", "not in the set", c.RemovePartitions)
+				}),
+			},
+		},
+	}
+}
+
+// changeValues reads the command's values and sends them to call, a call
+// per client.MaxPartitionValues, printing what was done.
+func changeValues(ctx context.Context, cmd *cli.Command, past, skippedAs string,
+	call func(ctx context.Context, dataset string, ids []string, dimension string) (client.RangeResult, error)) error {
+	args := cmd.Args().Slice()
+	if len(args) == 0 {
+		return errors.New("no dataset given: chunklock partitions " + cmd.Name + " DATASET [DATAID...] [--from-file F]")
+	}
+	dataset, ids := args[0], args[1:]
+	if f := cmd.String("from-file"); f != "" {
+		more, err := readValues(cmd, f)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, more...)
+	}
+	if len(ids) == 0 {
+		return errors.New("no values given: name them after the dataset, or give --from-file")
+	}
+	for _, id := range ids {
+		if err := backends.ValidateDataID(id); err != nil {
+			return fmt.Errorf("value %q: %w", id, err)
+		}
+	}
+	var total client.RangeResult
+	calls := (len(ids) + client.MaxPartitionValues - 1) / client.MaxPartitionValues
+	for i := 0; i < len(ids); i += client.MaxPartitionValues {
+		batch := ids[i:min(i+client.MaxPartitionValues, len(ids))]
+		r, err := call(ctx, dataset, batch, cmd.String("dimension"))
+		if err != nil {
+			if i > 0 {
+				fmt.Fprintf(stdout(cmd), "%s %d value(s) of %s before the error; run the same command again to finish\n", past, total.Changed, dataset)
+			}
+			return err
+		}
+		total.Changed += r.Changed
+		total.Skipped = append(total.Skipped, r.Skipped...)
+		if calls > 1 {
+			fmt.Fprintf(stderr(cmd), "%s: %d of %d calls done: %d %s, %d skipped\n", dataset, i/client.MaxPartitionValues+1, calls, total.Changed, past, len(total.Skipped))
+		}
+	}
+	out := stdout(cmd)
+	fmt.Fprintf(out, "%s %d value(s) of %s", past, total.Changed, dataset)
+	if len(total.Skipped) == 0 {
+		fmt.Fprintln(out)
+		return nil
+	}
+	fmt.Fprintf(out, "; %d skipped (%s or listed twice): %s\n", len(total.Skipped), skippedAs, examples(total.Skipped))
+	return nil
+}
+
+// examples lists the first few skipped values.
+func examples(skipped []client.RangeSkip) string {
+	const few = 5
+	var ids []string
+	for _, s := range skipped[:min(few, len(skipped))] {
+		ids = append(ids, s.DataID)
+	}
+	s := strings.Join(ids, ", ")
+	if len(skipped) > few {
+		s += fmt.Sprintf(" and %d more", len(skipped)-few)
+	}
+	return s
+}
+
+// readValues reads values one a line from file (- for standard input),
+// skipping blank lines and # comments.
+func readValues(cmd *cli.Command, file string) ([]string, error) {
+	var r io.Reader
+	if file == "-" {
+		r = cmd.Root().Reader
+		if r == nil {
+			r = os.Stdin
+		}
+	} else {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	var ids []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ids = append(ids, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	return ids, nil
+}
