@@ -22,6 +22,9 @@ import (
 //	                 mover to find it missing counts the rows)
 //	cnt/c/<dataset>  the net changes of the transactions after R whose
 //	                 events the mover has sequenced, by job and status
+//	cntgen           written by every deleteDataset that drops cnt/ (its
+//	                 rows go without events): a base counted at a revision
+//	                 before it is never written
 //
 // The mover folds a transaction's changes into cnt/c/ in the etcd Txn
 // that deletes its evq/ entry, guarded by that entry and the counts it
@@ -176,17 +179,14 @@ func (b *Backend) ensureCounts(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	if len(resp.Kvs) == 0 {
-		base := countBase{Rev: resp.Header.Revision}
-		if base.Counts, err = b.countRows(ctx, b.key("rows")+"/", base.Rev); err != nil {
+		if err := b.writeBase(ctx, resp.Header.Revision); err != nil {
 			return 0, err
-		}
-		v, _ := json.Marshal(base)
-		if _, err := b.txn(ctx, []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(at), "=", 0)},
-			[]clientv3.Op{clientv3.OpPut(at, string(v))}, nil); err != nil {
-			return 0, mapErr(err, "write the chunk counts")
 		}
 		if resp, err = b.get(ctx, at); err != nil {
 			return 0, err
+		}
+		if len(resp.Kvs) == 0 {
+			return 0, errFoldConflict // a deletion came between: count again on the next round
 		}
 	}
 	var base countBase
@@ -196,6 +196,25 @@ func (b *Backend) ensureCounts(ctx context.Context) (int64, error) {
 	b.countsAt.Store(resp.Kvs[0].ModRevision)
 	b.countsRev.Store(base.Rev)
 	return base.Rev, nil
+}
+
+// writeBase counts every OUTPUT row at rev and writes the base of the
+// counts, unless another process wrote one first or a dataset was deleted
+// after rev (cntgen moved): its rows went without events, and a base
+// counted before would hold them for ever.
+func (b *Backend) writeBase(ctx context.Context, rev int64) error {
+	base := countBase{Rev: rev}
+	var err error
+	if base.Counts, err = b.countRows(ctx, b.key("rows")+"/", rev); err != nil {
+		return err
+	}
+	v, _ := json.Marshal(base)
+	at := b.key("cnt", "at")
+	_, err = b.txn(ctx, []clientv3.Cmp{
+		clientv3.Compare(clientv3.CreateRevision(at), "=", 0),
+		clientv3.Compare(clientv3.ModRevision(b.key("cntgen")), "<", rev+1),
+	}, []clientv3.Op{clientv3.OpPut(at, string(v))}, nil)
+	return mapErr(err, "write the chunk counts")
 }
 
 // foldAndDrop deletes the evq/ entries kvs, whose events are sequenced,

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -105,6 +106,49 @@ func TestCountsAfterDatasetDeleted(t *testing.T) {
 		require.Equal(t, backends.ChunkCount{Dataset: "kept", Total: 1, Ready: 1}, got, "moved %v", moved)
 		moveAll(t, b) // the base this process knew is gone: a round conflicts, the next counts again
 	}
+}
+
+// TestCountsBaseCountedBeforeADeletion: a mover that counted the rows for
+// the base before a dataset was deleted with its chunks writes no base (the
+// deleted rows went without events: that base would count them for ever);
+// the next round counts again after the deletion.
+func TestCountsBaseCountedBeforeADeletion(t *testing.T) {
+	ctx := context.Background()
+	b := factory(t).(*Backend)
+	s := engine.New(b)
+	t.Cleanup(func() { _ = s.Close() })
+	for _, id := range []string{"empty", "loose"} {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: id, Location: "/" + id + "/{dataid}"})
+		require.NoError(t, err)
+	}
+	for _, i := range []string{"1", "2"} {
+		_, err := s.Publish(ctx, "loose", i)
+		require.NoError(t, err)
+	}
+	moveAll(t, b)
+	// No base (a store made before counts, or one whose last deletion
+	// dropped it): a mover reads the rows at rev, then loose is deleted.
+	_, err := b.cli.Delete(ctx, b.key("cnt")+"/", clientv3.WithPrefix())
+	require.NoError(t, err)
+	b.countsRev.Store(0)
+	resp, err := b.get(ctx, b.key("cnt", "at"))
+	require.NoError(t, err)
+	rev := resp.Header.Revision
+	require.NoError(t, s.DeleteDataset(ctx, "loose", true))
+	require.NoError(t, b.writeBase(ctx, rev), "refused quietly: the next round counts again")
+	resp, err = b.get(ctx, b.key("cnt", "at"))
+	require.NoError(t, err)
+	if len(resp.Kvs) == 1 { // the store's own mover may have counted since, after the deletion
+		var base countBase
+		require.NoError(t, json.Unmarshal(resp.Kvs[0].Value, &base))
+		require.Empty(t, base.Counts["loose"], "no base counted before the deletion: %s", resp.Kvs[0].Value)
+	}
+	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "loose", Location: "/loose/{dataid}"})
+	require.NoError(t, err)
+	moveAll(t, b)
+	got, err := s.ChunkCounts(ctx, "loose")
+	require.NoError(t, err)
+	require.Equal(t, backends.ChunkCount{Dataset: "loose"}, got, "declared again, it counts no chunk")
 }
 
 // moveAll runs the event mover's rounds until one succeeds: the store's own

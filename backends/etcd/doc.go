@@ -57,6 +57,11 @@
 //	changes/<time>/<random>               catalog change (short JSON), written in
 //	                                      the Txn of the change; <time> is its time
 //	                                      in microseconds, 16 hex digits
+//	cnt/at, cnt/c/<dataset>               chunk counts by dataset, job and status:
+//	                                      a base and the changes folded since
+//	                                      (counts.go), derived, never dumped
+//	cntgen                                put by a deleteDataset that drops cnt/: no
+//	                                      base counted before it is written
 //	pv/<dataset>/<dimension>/<sk>         a value of a DYNAMIC set (values.go): the
 //	                                      time it was added, in microseconds; the
 //	                                      dimension is empty for a one-dimensional

@@ -24,7 +24,7 @@ var _ backends.Dumper = (*Backend)(nil)
 // that dumps it; the tests check that the package writes no other.
 func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 	return map[string]backends.DumpKind{
-		"datasets": backends.DumpDatasets, "jobs": backends.DumpJobs, "catalog": "", "producers": "", "cnt": "",
+		"datasets": backends.DumpDatasets, "jobs": backends.DumpJobs, "catalog": "", "producers": "", "cnt": "", "cntgen": "",
 		"backfill": backends.DumpBackfills, "creds": backends.DumpCredentials, "rows": backends.DumpRows,
 		"running": "", "fences": backends.DumpFences, "cand": backends.DumpCandidates,
 		"evq": backends.DumpEvents, "events": backends.DumpEvents, "evc": "", "txn": "",

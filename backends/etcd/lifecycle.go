@@ -50,7 +50,8 @@ func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool,
 		// the rows again at a revision after this Txn (evq/ entries of the
 		// deleted rows lie before it and count no more). A dataset's
 		// deletion is rare; the recount reads every OUTPUT row once.
-		ops = append(ops, clientv3.OpDelete(b.key("cnt")+"/", clientv3.WithPrefix()))
+		ops = append(ops, clientv3.OpDelete(b.key("cnt")+"/", clientv3.WithPrefix()),
+			clientv3.OpPut(b.key("cntgen"), "")) // a mover counting the rows before this Txn writes no base (ensureCounts)
 	}
 	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
 		if strings.HasSuffix(string(kv.Key), "/"+id) {
