@@ -215,9 +215,10 @@ type ResourceLock struct {
 }
 
 const (
-	datasetFields   = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds } pipeline` + retentionFields
+	datasetFields   = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds }` + pipelineField + retentionFields
+	pipelineField   = ` pipeline`
 	retentionFields = ` retention { eventsSeconds }`
-	jobFields       = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset } pipeline`
+	jobFields       = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset }` + pipelineField
 	accessFields    = `dataset dataid url connection location secret`
 	// ClaimFields selects every field of a Claim.
 	ClaimFields = `token job dataid attempt executor fence leaseExpiresAt
@@ -229,27 +230,40 @@ const (
 )
 
 // Datasets lists every dataset. From a server older than
-// Dataset.retention, every Retention is nil.
+// Dataset.retention and the pipeline fields, every Retention and Pipeline
+// is nil.
 func (c *Client) Datasets(ctx context.Context) ([]Dataset, error) {
 	var out struct{ Datasets []Dataset }
-	err := c.Do(ctx, `query { datasets { `+datasetFields+` } }`, nil, &out)
-	if err != nil && CodeOf(err) == "GRAPHQL_VALIDATION_FAILED" && strings.Contains(err.Error(), `"retention"`) {
-		err = c.Do(ctx, `query { datasets { `+strings.Replace(datasetFields, retentionFields, "", 1)+` } }`, nil, &out)
-	}
+	err := c.doCompat(ctx, `query { datasets { `+datasetFields+` } }`, nil, &out)
 	return out.Datasets, err
+}
+
+// doCompat is Do, asked again without the fields a server older than them
+// refuses (Dataset.retention; pipeline on datasets, jobs and pools), which
+// are then left empty.
+func (c *Client) doCompat(ctx context.Context, query string, vars map[string]any, out any) error {
+	err := c.Do(ctx, query, vars, out)
+	if err != nil && CodeOf(err) == "GRAPHQL_VALIDATION_FAILED" &&
+		(strings.Contains(err.Error(), `"retention"`) || strings.Contains(err.Error(), `"pipeline"`)) {
+		older := strings.ReplaceAll(strings.ReplaceAll(query, retentionFields, ""), pipelineField, "")
+		if older != query {
+			err = c.Do(ctx, older, vars, out)
+		}
+	}
+	return err
 }
 
 // Jobs lists every job.
 func (c *Client) Jobs(ctx context.Context) ([]Job, error) {
 	var out struct{ Jobs []Job }
-	err := c.Do(ctx, `query { jobs { `+jobFields+` } }`, nil, &out)
+	err := c.doCompat(ctx, `query { jobs { `+jobFields+` } }`, nil, &out)
 	return out.Jobs, err
 }
 
 // Job returns one job (NOT_FOUND when there is none).
 func (c *Client) Job(ctx context.Context, id string) (Job, error) {
 	var out struct{ Job *Job }
-	if err := c.Do(ctx, `query($id: String!) { job(id: $id) { `+jobFields+` } }`, map[string]any{"id": id}, &out); err != nil {
+	if err := c.doCompat(ctx, `query($id: String!) { job(id: $id) { `+jobFields+` } }`, map[string]any{"id": id}, &out); err != nil {
 		return Job{}, err
 	}
 	if out.Job == nil {

@@ -27,19 +27,19 @@ func (p Pool) Backend() backends.Pool {
 	return backends.Pool{ID: p.ID, Description: p.Description, Slots: p.Slots, Pipeline: deref(p.Pipeline)}
 }
 
-const poolFields = `id description slots used jobs { id } pipeline`
+const poolFields = `id description slots used jobs { id }` + pipelineField
 
 // Pools lists every pool.
 func (c *Client) Pools(ctx context.Context) ([]Pool, error) {
 	var out struct{ Pools []Pool }
-	err := c.Do(ctx, `query { pools { `+poolFields+` } }`, nil, &out)
+	err := c.doCompat(ctx, `query { pools { `+poolFields+` } }`, nil, &out)
 	return out.Pools, err
 }
 
 // Pool returns one pool (NOT_FOUND when there is none).
 func (c *Client) Pool(ctx context.Context, id string) (Pool, error) {
 	var out struct{ Pool *Pool }
-	if err := c.Do(ctx, `query($id: String!) { pool(id: $id) { `+poolFields+` } }`, map[string]any{"id": id}, &out); err != nil {
+	if err := c.doCompat(ctx, `query($id: String!) { pool(id: $id) { `+poolFields+` } }`, map[string]any{"id": id}, &out); err != nil {
 		return Pool{}, err
 	}
 	if out.Pool == nil {

@@ -60,7 +60,7 @@ func (c *Client) HoldRange(ctx context.Context, dataset, from, to, reason string
 // none), NOT_FOUND for an unknown dataset.
 func (c *Client) DatasetPartitions(ctx context.Context, dataset string) (*partition.Def, error) {
 	var out struct{ Dataset *Dataset }
-	if err := c.Do(ctx, `query($id: String!) { dataset(id: $id) { `+datasetFields+` } }`, map[string]any{"id": dataset}, &out); err != nil {
+	if err := c.doCompat(ctx, `query($id: String!) { dataset(id: $id) { `+datasetFields+` } }`, map[string]any{"id": dataset}, &out); err != nil {
 		return nil, err
 	}
 	if out.Dataset == nil {

@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -119,6 +120,33 @@ func (s *suite) testDynamicAddRemove(t *testing.T) {
 	require.Equal(t, []string{"upsertDataset", "removePartitions", "addPartitions", "addPartitions", "upsertDataset"}, ops)
 	require.Contains(t, string(page.Changes[1].Before), `"removed":["a"]`)
 	require.Contains(t, string(page.Changes[2].Before), `"added":["c"]`)
+
+	// A change lists the first 20 values it made and counts them all: an
+	// add of 10,000 values stays a small change.
+	few := make([]string, 45)
+	for i := range few {
+		few[i] = fmt.Sprintf("m%02d", i)
+	}
+	res = b.addValues("files", few...)
+	require.Equal(t, 45, res.Changed)
+	page, err = b.s.CatalogChanges(b.ctx, backends.ChangeFilter{Dataset: "files", First: 10})
+	require.NoError(t, err)
+	counted := 0 // a backend may commit a call in several transactions, a change each
+	for _, c := range page.Changes {
+		if counted == len(few) {
+			break
+		}
+		require.Equal(t, "addPartitions", c.Op)
+		var rec struct {
+			Added []string
+			Count int
+		}
+		require.NoError(t, json.Unmarshal(c.Before, &rec))
+		require.Len(t, rec.Added, min(rec.Count, 20), "%s", c.Before)
+		counted += rec.Count
+	}
+	require.Equal(t, len(few), counted)
+	b.removeValues("files", few...)
 
 	// Refusals change nothing.
 	_, err = b.s.AddPartitions(b.ctx, "days", []string{"x"}, "", "")

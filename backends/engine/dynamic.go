@@ -50,7 +50,15 @@ type valuesChange struct {
 	Dimension string   `json:"dimension,omitempty"`
 	Added     []string `json:"added,omitempty"`
 	Removed   []string `json:"removed,omitempty"`
+	// Count is how many values the change added or removed; Added and
+	// Removed hold the first maxChangeValues of them, so that a change
+	// stays small (catalogChanges lists up to 1,000 changes a page).
+	Count int `json:"count"`
 }
+
+// maxChangeValues bounds the values a catalog change of addPartitions or
+// removePartitions lists.
+const maxChangeValues = 20
 
 func (e *engine) AddPartitions(ctx context.Context, dataset string, values []string, dimension, from string) (backends.RangeResult, error) {
 	if from != "" {
@@ -135,9 +143,10 @@ func (e *engine) changeValues(ctx context.Context, op, dataset string, values []
 		for start := 0; start < len(values); start += size {
 			batch := values[start:min(start+size, len(values))]
 			var part backends.RangeResult
+			var committed []string // the values this batch changed, once it commits
 			change := &backends.CatalogChange{Actor: backends.ActorFrom(ctx), Kind: backends.ChangeDataset, ID: dataset, Dataset: dataset}
 			err := e.update(backends.WithChange(ctx, change), cat, func(tx backends.Tx) error {
-				part = backends.RangeResult{}
+				part, committed = backends.RangeResult{}, nil
 				now := e.clock.Now()
 				change.Time, change.Op = now, ""
 				if err := lockValues(ctx, tx, dataset, batch); err != nil {
@@ -177,12 +186,14 @@ func (e *engine) changeValues(ctx context.Context, op, dataset string, values []
 					done = append(done, v)
 				}
 				part.Changed += len(done)
+				committed = done
 				if len(done) > 0 {
-					rec := valuesChange{Dimension: dimension}
+					rec := valuesChange{Dimension: dimension, Count: len(done)}
+					listed := done[:min(len(done), maxChangeValues)]
 					if add {
-						rec.Added = done
+						rec.Added = listed
 					} else {
-						rec.Removed = done
+						rec.Removed = listed
 					}
 					change.Op = op
 					change.Before, _ = json.Marshal(rec)
@@ -196,8 +207,8 @@ func (e *engine) changeValues(ctx context.Context, op, dataset string, values []
 				p := backends.RangeProgress{RangeResult: res, Done: start, Total: len(values), LastDataID: values[start-1]}
 				return rangeStopped(ctx, op, p, err)
 			}
-			for _, v := range batch {
-				ours[v] = true
+			for _, v := range committed {
+				ours[v] = true // a skipped value stays skipped when the call runs again
 			}
 			res.Changed += part.Changed
 			res.Skipped = append(res.Skipped, part.Skipped...)

@@ -121,7 +121,7 @@ func TestStatusOnAnOlderServer(t *testing.T) {
 
 // TestStatusShowsRetention: status names the datasets that keep their
 // events for their own time, and works against a server older than
-// Dataset.retention.
+// Dataset.retention and Dataset.pipeline.
 func TestStatusShowsRetention(t *testing.T) {
 	t.Parallel()
 	url, api := serveMemory(t, func(h http.Handler) http.Handler { return h })
@@ -137,11 +137,13 @@ func TestStatusShowsRetention(t *testing.T) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte("retention")) {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusUnprocessableEntity)
-				_, _ = w.Write([]byte(`{"errors":[{"message":"Cannot query field \"retention\" on type \"Dataset\".","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}],"data":null}`))
-				return
+			for _, field := range []string{"retention", "pipeline"} { // both came after this server
+				if bytes.Contains(body, []byte(field)) {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusUnprocessableEntity)
+					_, _ = w.Write([]byte(`{"errors":[{"message":"Cannot query field \"` + field + `\" on type \"Dataset\".","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}],"data":null}`))
+					return
+				}
 			}
 			h.ServeHTTP(w, r)
 		})
