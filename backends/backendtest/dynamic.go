@@ -22,6 +22,7 @@ import (
 var dynamicTests = []testCase{
 	{"DynamicAddRemove", (*suite).testDynamicAddRemove},
 	{"DynamicRootJob", (*suite).testDynamicRootJob},
+	{"DynamicValuesBeforeJob", (*suite).testDynamicValuesBeforeJob},
 	{"DynamicMissingLate", (*suite).testDynamicMissingLate},
 	{"DynamicRanges", (*suite).testDynamicRanges},
 	{"DynamicRuns", (*suite).testDynamicRuns},
@@ -182,6 +183,30 @@ func (s *suite) testDynamicAddRemove(t *testing.T) {
 	require.NoError(t, b.s.DeleteDataset(b.ctx, "files", true))
 	b.definedDataset("files", dynamicDef(0, 0))
 	require.Empty(t, b.partitionIDs(backends.PartitionFilter{Dataset: "files"}), "a dataset declared again starts with an empty set")
+}
+
+// testDynamicValuesBeforeJob: values added before the root job exists, or
+// while the job of its id is deleted, are claimed once the job is declared,
+// each once, lowest first, due at their adding + lag; those with a chunk
+// are not claimed again.
+func (s *suite) testDynamicValuesBeforeJob(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("files", dynamicDef(10*time.Minute, 0))
+	b.addValues("files", "b", "a", "c")
+	_, err := b.s.Publish(b.ctx, "files", "c") // c has its chunk already
+	require.NoError(t, err)
+	b.job("ingest", "files")
+	_, d := b.next("ingest")
+	require.Empty(t, d, "a value is due at its adding + lag")
+	b.clock.Advance(10 * time.Minute)
+	require.Equal(t, []string{"a", "b"}, b.drain("ingest"), "each value added before the job once, lowest first")
+
+	require.NoError(t, b.s.DeleteJob(b.ctx, "ingest"))
+	b.addValues("files", "e", "d")
+	b.job("ingest", "files")
+	b.clock.Advance(10 * time.Minute)
+	require.Equal(t, []string{"d", "e"}, b.drain("ingest"), "values added while the job was deleted")
+	require.Empty(t, b.drain("ingest"))
 }
 
 func (s *suite) testDynamicRootJob(t *testing.T) {

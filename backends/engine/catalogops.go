@@ -133,6 +133,9 @@ func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, e
 		if err := e.requeueTakenOver(ctx, after, stored); err != nil {
 			return stored, fmt.Errorf("job %s is stored, but queueing the RESUBMIT and FAILED chunks it takes over failed; resubmit them to queue them: %w", stored.ID, err)
 		}
+		if err := e.queueDynamicValues(ctx, after, stored); err != nil {
+			return stored, fmt.Errorf("job %s is stored, but queueing the values of %s added before it failed; remove and add them again to queue them: %w", stored.ID, stored.Output, err)
+		}
 	}
 	if !reschedule && scheduleDef(after, stored) != nil {
 		// A scheduled job without any candidate (stored by a version that

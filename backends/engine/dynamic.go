@@ -279,3 +279,68 @@ func checkValue(ctx context.Context, tx backends.Tx, cat *backends.Catalog, data
 	}
 	return nil
 }
+
+// queueDynamicValues queues, for job j just created without inputs for a
+// DYNAMIC output, a candidate at every value of the set whose chunk has no
+// OUTPUT row, due at its adding + lag: an add queues its values only for
+// the root job that exists then, so values added before j (or while the
+// job of its id was deleted) would wait for an add that never comes. The
+// set is read a page at a time in order, with the rows of that page's
+// span; a value with a row is left to what its status queues (a RESUBMIT
+// or FAILED row taken over is requeueTakenOver's).
+func (e *engine) queueDynamicValues(ctx context.Context, cat *backends.Catalog, j backends.Job) error {
+	if len(j.Inputs) > 0 {
+		return nil
+	}
+	ds, ok := cat.Datasets.Lookup(j.Output)
+	if !ok || !dynamicDef(ds.Partitions) {
+		return nil
+	}
+	lag := ds.Partitions.Lag
+	after := ""
+	for {
+		vals, err := e.b.ListPartitionValues(ctx, j.Output, "", "", after, "", takeOverBatch)
+		if err != nil {
+			return err
+		}
+		if len(vals) == 0 {
+			return nil
+		}
+		first, last := vals[0].Value, vals[len(vals)-1].Value
+		have := map[string]bool{}
+		f := backends.ChunkFilter{Dataset: j.Output, Role: backends.RoleOutput, From: first, To: last, First: backends.MaxPageSize}
+		for {
+			page, err := e.b.ListRows(ctx, f)
+			if err != nil {
+				return err
+			}
+			for _, r := range page.Rows {
+				have[r.DataID] = true
+			}
+			if !page.HasNextPage || len(page.Cursors) == 0 {
+				break
+			}
+			f.After = page.Cursors[len(page.Cursors)-1]
+		}
+		var queue []backends.Candidate
+		for _, v := range vals {
+			if !have[v.Value] {
+				queue = append(queue, backends.Candidate{Job: j.ID, DataID: v.Value, NotBefore: v.AddedAt.Add(lag)})
+			}
+		}
+		if len(queue) > 0 {
+			err := e.b.Update(ctx, func(tx backends.Tx) error {
+				for _, c := range queue {
+					if err := tx.AddCandidate(ctx, c); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		after = last
+	}
+}
