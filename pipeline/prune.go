@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Pipelines own what they create (SPEC §11, like kubectl's apply sets).
@@ -212,6 +213,9 @@ func (p *Pipeline) PlanPrune(name string, st PruneState) ([]Change, error) {
 		}
 		if n := st.Chunks[d.ID].Total; ch.Refused == "" && n > 0 && !st.DeleteChunks {
 			ch.Refused = fmt.Sprintf("it has %d chunk(s); --delete-chunks deletes them with it", n)
+		}
+		if ch.Refused == "" && !st.DeleteChunks && d.Partitions != nil && d.Partitions.Kind == partition.Dynamic {
+			ch.Refused = "its DYNAMIC set's values go with it; --delete-chunks deletes them with it"
 		}
 		out = append(out, ch)
 	}

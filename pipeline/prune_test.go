@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/stretchr/testify/require"
 )
 
@@ -41,12 +42,13 @@ func TestPipelineName(t *testing.T) {
 // TestPlanPrune: only objects of the pipeline that the file no longer
 // declares are deleted, jobs before datasets before pools; a pool a job
 // of the file keeps naming, a dataset a kept job reads, and a dataset
-// with chunks without DeleteChunks are refused.
+// with chunks or a DYNAMIC set without DeleteChunks are refused.
 func TestPlanPrune(t *testing.T) {
 	p := &Pipeline{Datasets: []Dataset{{ID: "kept"}}, Jobs: []Job{{ID: "jk", Inputs: []string{"kept"}, Output: "kept2", Pool: "pk"}}}
 	st := PruneState{
 		Datasets: []backends.Dataset{{ID: "kept", Pipeline: "etl"}, {ID: "gone", Pipeline: "etl"}, {ID: "full", Pipeline: "etl"},
-			{ID: "api"}, {ID: "theirs", Pipeline: "other"}, {ID: "read", Pipeline: "etl"}},
+			{ID: "api"}, {ID: "theirs", Pipeline: "other"}, {ID: "read", Pipeline: "etl"},
+			{ID: "files", Pipeline: "etl", Partitions: &partition.Def{Kind: partition.Dynamic}}},
 		Jobs: []backends.Job{{ID: "jgone", Inputs: []string{"gone"}, Output: "full", Pool: "pgone", Pipeline: "etl"},
 			{ID: "japi", Inputs: []string{"read"}, Output: "api"}},
 		Pools:  []backends.Pool{{ID: "pk", Pipeline: "etl"}, {ID: "pgone", Pipeline: "etl"}, {ID: "papi"}},
@@ -60,6 +62,7 @@ func TestPlanPrune(t *testing.T) {
 	}
 	require.Equal(t, []string{
 		"delete    job        jgone",
+		"delete    dataset    files REFUSED: its DYNAMIC set's values go with it; --delete-chunks deletes them with it",
 		"delete    dataset    full REFUSED: it has 2 chunk(s); --delete-chunks deletes them with it",
 		"delete    dataset    gone",
 		`delete    dataset    read REFUSED: LOCKED: still read by job "japi", which the file does not declare`,
@@ -70,4 +73,5 @@ func TestPlanPrune(t *testing.T) {
 	plan, err = p.PlanPrune("etl", st)
 	require.NoError(t, err)
 	require.Empty(t, plan[1].Refused, "with DeleteChunks")
+	require.Empty(t, plan[2].Refused, "with DeleteChunks")
 }

@@ -179,7 +179,17 @@ func (s *suite) testDynamicAddRemove(t *testing.T) {
 	require.Equal(t, "9990", page2.Partitions[0].DataID)
 	require.True(t, page2.HasNextPage)
 
-	// Deleting the dataset drops its set.
+	// Deleting the dataset drops its set, when asked to: values are data,
+	// as chunks are, even where no chunk was made.
+	b.definedDataset("values-only", dynamicDef(0, 0))
+	b.addValues("values-only", "x")
+	err = b.s.DeleteDataset(b.ctx, "values-only", false)
+	requireCode(t, err, backends.CodeInvalidArgument, "a dataset with values, without deleteChunks")
+	require.Contains(t, err.Error(), "deleteChunks")
+	require.Equal(t, []string{"x"}, b.partitionIDs(backends.PartitionFilter{Dataset: "values-only"}), "refused: nothing deleted")
+	require.NoError(t, b.s.DeleteDataset(b.ctx, "values-only", true))
+	b.definedDataset("empty-set", dynamicDef(0, 0))
+	require.NoError(t, b.s.DeleteDataset(b.ctx, "empty-set", false), "an empty set needs no deleteChunks")
 	require.NoError(t, b.s.DeleteDataset(b.ctx, "files", true))
 	b.definedDataset("files", dynamicDef(0, 0))
 	require.Empty(t, b.partitionIDs(backends.PartitionFilter{Dataset: "files"}), "a dataset declared again starts with an empty set")

@@ -99,7 +99,21 @@ func (e *engine) DeleteDataset(ctx context.Context, id string, deleteChunks bool
 		if old, err = cat.Dataset(id); err != nil {
 			return err
 		}
-		return datasetUsers(cat, id)
+		if err := datasetUsers(cat, id); err != nil {
+			return err
+		}
+		if !deleteChunks && dynamicDef(old.Partitions) {
+			// Values are data, as chunks are: a deletion takes them only
+			// when asked to.
+			vals, err := e.b.ListPartitionValues(ctx, id, "", "", "", "", 1)
+			if err != nil {
+				return err
+			}
+			if len(vals) > 0 {
+				return backends.InvalidArgument("dataset %q holds the values of its DYNAMIC set (the lowest %q); deleting it deletes them too: ask for it with deleteChunks (chunklock delete dataset %s --delete-chunks)", id, vals[0].Value, id)
+			}
+		}
+		return nil
 	}
 	return e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
 		cctx := e.withChange(ctx, "deleteDataset", backends.ChangeDataset, id, old, nil, true)
