@@ -204,3 +204,62 @@ func behaveAfterCopy(t *testing.T, s backends.Store, clock *backends.FakeClock, 
 	note("credential %q", creds[0].Ciphertext)
 	return out
 }
+
+// RunCopyFenceFloor checks guarantee 4 across a store copy for chunks the
+// source no longer names: a dataset whose chunk was fenced, deleted with
+// its chunks, its events pruned by retention, then copied from newFrom
+// into newTo (and on into another newTo) and declared again: the chunk's
+// next fence exceeds every fence issued before the copy.
+func RunCopyFenceFloor(t *testing.T, newFrom, newTo func(t *testing.T) backends.Backend) {
+	ctx := context.Background()
+	clock := backends.NewFakeClock(epoch)
+	open := func(be backends.Backend) backends.Store {
+		s := engine.New(be, engine.WithClock(clock))
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	declare := func(s backends.Store) {
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: "out", Location: "/out/{dataid}"})
+		require.NoError(t, err)
+		_, err = s.UpsertJob(ctx, backends.Job{ID: "make", Output: "out"})
+		require.NoError(t, err)
+	}
+	srcBe := newFrom(t)
+	src := open(srcBe)
+	declare(src)
+	var issued int64
+	for range 3 {
+		c, err := src.Claim(ctx, "make", "1", "x")
+		require.NoError(t, err)
+		issued = max(issued, c.Fence)
+		require.NoError(t, src.Release(ctx, c.Token))
+	}
+	require.NoError(t, src.DeleteJob(ctx, "make"))
+	require.NoError(t, src.DeleteDataset(ctx, "out", true))
+	clock.Advance(48 * time.Hour)
+	pruner, ok := src.(backends.EventPruner)
+	require.True(t, ok)
+	for after := int64(0); ; {
+		res, err := pruner.PruneEvents(ctx, backends.PrunePolicy{Events: time.Hour, After: after})
+		require.NoError(t, err)
+		if after = res.Next; after == 0 {
+			break
+		}
+	}
+	evs, err := src.Events(ctx, backends.EventFilter{Dataset: "out", First: 10})
+	require.NoError(t, err)
+	require.Empty(t, evs.Events, "the chunk's events are pruned: nothing names it")
+
+	toBe, nextBe := newTo(t), newTo(t)
+	for _, hop := range []struct{ from, to backends.Backend }{{srcBe, toBe}, {toBe, nextBe}} {
+		_, err := storecopy.Copy(ctx, dumper(t, hop.from), dumper(t, hop.to), storecopy.Options{})
+		require.NoError(t, err)
+	}
+	for name, be := range map[string]backends.Backend{"copy": toBe, "copy of the copy": nextBe} {
+		s := open(be)
+		declare(s)
+		c, err := s.Claim(ctx, "make", "1", "x")
+		require.NoError(t, err, name)
+		require.Greater(t, c.Fence, issued, "%s: a fence issued before the copy is issued again", name)
+	}
+}

@@ -39,6 +39,10 @@
 //	                                      claim listings never scan history)
 //	fences/<dataset>/<sk>                 fencing counter of an output chunk; never
 //	                                      deleted, incremented by the claim's Txn
+//	fencefloor/global                     the fence every chunk without a counter
+//	                                      starts above: written by a load from a
+//	                                      store with one counter (PostgreSQL), read
+//	                                      at open
 //	cand/<job>/<0|1>/<sk>/<random>        findNext candidate: 0 for a resubmitted
 //	                                      chunk, 1 otherwise, so one range read with
 //	                                      a limit yields the next candidate in order

@@ -26,7 +26,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 	return map[string]backends.DumpKind{
 		"datasets": backends.DumpDatasets, "jobs": backends.DumpJobs, "catalog": "", "producers": "", "cnt": "", "cntgen": "",
 		"backfill": backends.DumpBackfills, "creds": backends.DumpCredentials, "rows": backends.DumpRows,
-		"running": "", "fences": backends.DumpFences, "cand": backends.DumpCandidates,
+		"running": "", "fences": backends.DumpFences, "fencefloor": backends.DumpFences, "cand": backends.DumpCandidates,
 		"evq": backends.DumpEvents, "events": backends.DumpEvents, "evc": "", "txn": "",
 		"rlocks": backends.DumpLocks, "rlockids": "", "rlockseq": "", "slots": backends.DumpSlots,
 		"records": backends.DumpRecords, "ping": "", "changes": backends.DumpChanges,
@@ -116,6 +116,15 @@ func (b *Backend) Dump(ctx context.Context, kind backends.DumpKind, fn func(back
 	}
 	if kind == backends.DumpChanges {
 		return b.dumpChanges(ctx, fn)
+	}
+	if kind == backends.DumpFences {
+		// The floor (a store loaded from PostgreSQL) stands for every
+		// chunk without a counter: it goes as a global fence.
+		if n := b.fenceFloor.Load(); n > 0 {
+			if err := fn(backends.DumpItem{Fence: &backends.Fence{Fence: n, Global: true}}); err != nil {
+				return err
+			}
+		}
 	}
 	p, decode := b.dumpDecoder(kind)
 	if decode == nil {

@@ -112,3 +112,40 @@ func TestDumpSkipsPurgedReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[backends.Role]int{backends.RoleOutput: 2}, roles())
 }
+
+// TestFenceFloor: a global fence loaded from a store numbering every chunk
+// from one counter (PostgreSQL) is the floor of every chunk without a
+// counter of its own, in the process that loaded it and in one opened
+// after, and a dump hands it on.
+func TestFenceFloor(t *testing.T) {
+	ctx := t.Context()
+	cfg := freshConfig()
+	b, err := OpenClient(ctx, testClient, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	require.NoError(t, b.Load(ctx, backends.DumpFences, []backends.DumpItem{{Fence: &backends.Fence{Fence: 40, Global: true}}}))
+	require.NoError(t, b.FinishLoad(ctx))
+	claim := func(be backends.Backend, dataid string) int64 {
+		s := engine.New(be)
+		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: "out", Location: "/out/{dataid}"})
+		require.NoError(t, err)
+		_, err = s.UpsertJob(ctx, backends.Job{ID: "make", Output: "out"})
+		require.NoError(t, err)
+		c, err := s.Claim(ctx, "make", dataid, "x")
+		require.NoError(t, err)
+		return c.Fence
+	}
+	require.Greater(t, claim(b, "1"), int64(40), "a chunk no row named starts above the floor")
+	again, err := OpenClient(ctx, testClient, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = again.Close() })
+	require.Greater(t, claim(again, "2"), int64(40), "a process opened after the load reads the floor")
+	var global []int64
+	require.NoError(t, b.Dump(ctx, backends.DumpFences, func(it backends.DumpItem) error {
+		if it.Fence.Global {
+			global = append(global, it.Fence.Fence)
+		}
+		return nil
+	}))
+	require.Equal(t, []int64{40}, global, "the dump hands the floor on")
+}

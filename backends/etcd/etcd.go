@@ -43,6 +43,12 @@ type Backend struct {
 	resolved, resolvedApplied atomic.Int64 // commits whose answer was lost, and of those the ones that happened
 	watches                   atomic.Int64 // etcd watches open for WatchEvents subscribers
 	countsRev, countsAt       atomic.Int64 // revision the chunk counts' base counts, and its key's ModRevision, once known (counts.go)
+	// fenceFloor is the fence every chunk without a counter of its own
+	// starts above (fencefloor/global): a store loaded from one that
+	// numbers all chunks from one counter (PostgreSQL) may not know every
+	// chunk that counter fenced, once deletions and retention took their
+	// rows and events. Written only by a load, read at open.
+	fenceFloor atomic.Int64
 
 	slots backends.SlotCodec // decodes slot records, copying one read back as last seen
 	resv  reservations       // candidates held by this process's transactions (batch.go)
@@ -119,6 +125,10 @@ func newBackend(ctx context.Context, cli *clientv3.Client, own bool, cfg Config)
 		return nil, err
 	}
 	if err := b.claimProducers(ctx); err != nil {
+		stop()
+		return nil, err
+	}
+	if err := b.readFenceFloor(ctx); err != nil {
 		stop()
 		return nil, err
 	}

@@ -130,7 +130,8 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 }
 
 // fenceOps writes a chunk's fencing counter; a global one (PostgreSQL's
-// sequence) is laid on every chunk the loaded rows and events name.
+// sequence) is laid on every chunk the loaded rows and events name, and
+// kept as the floor of every other chunk (fencefloor/global).
 func (b *Backend) fenceOps(ctx context.Context, f backends.Fence) ([]clientv3.Op, error) {
 	if !f.Global {
 		return []clientv3.Op{clientv3.OpPut(b.fenceKey(f.Dataset, f.DataID), strconv.FormatInt(f.Fence, 10))}, nil
@@ -152,7 +153,12 @@ func (b *Backend) fenceOps(ctx context.Context, f backends.Fence) ([]clientv3.Op
 	if err != nil {
 		return nil, err
 	}
-	ops := make([]clientv3.Op, 0, len(chunks))
+	// Chunks neither names (a deleted dataset's, their events pruned)
+	// start above the floor too.
+	floor := max(b.fenceFloor.Load(), f.Fence)
+	b.fenceFloor.Store(floor)
+	ops := make([]clientv3.Op, 0, len(chunks)+1)
+	ops = append(ops, clientv3.OpPut(b.fenceFloorKey(), strconv.FormatInt(floor, 10)))
 	for c := range chunks {
 		ops = append(ops, clientv3.OpPut(b.fenceKey(c[0], c[1]), strconv.FormatInt(f.Fence, 10)))
 	}

@@ -516,7 +516,7 @@ func (t *tx) NextFence(ctx context.Context, dataset, dataid string) (int64, erro
 	if err != nil {
 		return 0, err
 	}
-	var n int64
+	n := t.b.fenceFloor.Load()
 	if vals[0] != nil {
 		if n, err = strconv.ParseInt(string(vals[0]), 10, 64); err != nil {
 			return 0, errors.New("etcd: fence counter " + key + " is corrupt")
@@ -525,6 +525,25 @@ func (t *tx) NextFence(ctx context.Context, dataset, dataid string) (int64, erro
 	n++
 	t.write(key, []byte(strconv.FormatInt(n, 10)))
 	return n, nil
+}
+
+// fenceFloorKey holds Backend.fenceFloor.
+func (b *Backend) fenceFloorKey() string { return b.key("fencefloor", "global") }
+
+// readFenceFloor reads the store's fence floor (fencefloor/global).
+func (b *Backend) readFenceFloor(ctx context.Context) error {
+	resp, err := b.get(ctx, b.fenceFloorKey())
+	if err != nil {
+		return mapErr(err, "read the fence floor")
+	}
+	if len(resp.Kvs) == 1 {
+		n, err := strconv.ParseInt(string(resp.Kvs[0].Value), 10, 64)
+		if err != nil {
+			return errors.New("etcd: the fence floor " + b.fenceFloorKey() + " is corrupt")
+		}
+		b.fenceFloor.Store(n)
+	}
+	return nil
 }
 
 func (b *Backend) fenceKey(dataset, dataid string) string {

@@ -20,7 +20,7 @@ var _ backends.Dumper = (*Backend)(nil)
 func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 	return map[string]backends.DumpKind{
 		"datasets": backends.DumpDatasets, "jobs": backends.DumpJobs, "version": "", "producer": "",
-		"creds": backends.DumpCredentials, "rows": backends.DumpRows, "running": "", "fences": backends.DumpFences,
+		"creds": backends.DumpCredentials, "rows": backends.DumpRows, "running": "", "fences": backends.DumpFences, "fenceFloor": backends.DumpFences,
 		"cands": backends.DumpCandidates, "candSeq": "", "events": backends.DumpEvents, "eventSeq": "", "locks": backends.DumpLocks,
 		"lockSeq": "", "slots": backends.DumpSlots, "records": backends.DumpRecords,
 		"watchers": "", "closed": "", "mu": "", "counts": "", "changes": backends.DumpChanges,
@@ -96,6 +96,9 @@ func (b *Backend) dumpItems(kind backends.DumpKind) ([]backends.DumpItem, error)
 			out = append(out, backends.DumpItem{Row: &r})
 		}
 	case backends.DumpFences:
+		if b.fenceFloor > 0 {
+			out = append(out, backends.DumpItem{Fence: &backends.Fence{Fence: b.fenceFloor, Global: true}})
+		}
 		for _, k := range sortedKeys(b.fences, pairCmp) {
 			out = append(out, backends.DumpItem{Fence: &backends.Fence{Dataset: k[0], DataID: k[1], Fence: b.fences[k]}})
 		}
@@ -186,6 +189,9 @@ func (b *Backend) load(kind backends.DumpKind, it backends.DumpItem) error {
 		for _, k := range b.fencedChunks() {
 			b.fences[k] = max(b.fences[k], f.Fence)
 		}
+		// Chunks neither rows nor events name (a deleted dataset's, their
+		// events pruned) start above it too.
+		b.fenceFloor = max(b.fenceFloor, f.Fence)
 	case backends.DumpCandidates:
 		b.candSeq++
 		c := *it.Candidate

@@ -31,18 +31,22 @@ type Backend struct {
 	counts   map[[2]string]map[backends.Status]int    // (dataset, job) -> OUTPUT rows by status
 	running  map[string]map[backends.RowKey]time.Time // job -> its OUTPUT rows in RUNNING, with their leases
 	fences   map[[2]string]int64
-	cands    map[int64]backends.Candidate
-	candSeq  int64
-	events   []backends.Event         // in Seq order
-	eventSeq int64                    // the last Seq given out: pruned events leave gaps
-	changes  []backends.CatalogChange // catalog changes, oldest first (changes.go)
-	locks    map[string]backends.ResourceLock
-	lockSeq  int64
-	slots    map[string]backends.Slots
-	records  recordTable                       // records.go
-	values   map[valueKey]map[string]time.Time // dynamic sets (dynamic.go)
-	watchers map[*watcher]struct{}
-	closed   bool
+	// fenceFloor is the fence every chunk without a counter of its own
+	// starts above: a store loaded from one numbering all chunks from one
+	// counter (PostgreSQL) may not know every chunk it fenced (dump.go).
+	fenceFloor int64
+	cands      map[int64]backends.Candidate
+	candSeq    int64
+	events     []backends.Event         // in Seq order
+	eventSeq   int64                    // the last Seq given out: pruned events leave gaps
+	changes    []backends.CatalogChange // catalog changes, oldest first (changes.go)
+	locks      map[string]backends.ResourceLock
+	lockSeq    int64
+	slots      map[string]backends.Slots
+	records    recordTable                       // records.go
+	values     map[valueKey]map[string]time.Time // dynamic sets (dynamic.go)
+	watchers   map[*watcher]struct{}
+	closed     bool
 }
 
 type watcher struct {
@@ -224,7 +228,7 @@ func (t *tx) NextFence(_ context.Context, dataset, dataid string) (int64, error)
 	k := [2]string{dataset, dataid}
 	f, ok := t.fences[k]
 	if !ok {
-		f = t.b.fences[k]
+		f = max(t.b.fences[k], t.b.fenceFloor)
 	}
 	f++
 	t.fences[k] = f

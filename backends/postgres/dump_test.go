@@ -20,6 +20,7 @@ func TestCopy(t *testing.T) {
 	t.Run("memory", func(t *testing.T) { backendtest.RunCopy(t, mem, factory) })
 	t.Run("postgres", func(t *testing.T) { backendtest.RunCopy(t, factory, factory) })
 	t.Run("to memory", func(t *testing.T) { backendtest.RunCopy(t, factory, mem) })
+	t.Run("fence floor to memory", func(t *testing.T) { backendtest.RunCopyFenceFloor(t, factory, mem) })
 }
 
 // TestDumpCoversEveryTable fails while the migrations create a table or
