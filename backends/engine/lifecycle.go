@@ -163,18 +163,19 @@ func (e *engine) DeletePool(ctx context.Context, id string) error {
 const takeOverBatch = 64
 
 // requeueTakenOver queues, for job j just declared for the output of a
-// deleted job of its id (Dataset.OutputKey), a candidate at every RESUBMIT
+// deleted job (Dataset.OutputKey, whatever its id), a candidate at every RESUBMIT
 // and FAILED chunk it takes over (a FAILED one from its retryAt):
 // deleting the job dropped its queue, and the backfill of a new job walks
 // its first input, so the chunks of a job without inputs would wait for
 // an event that never comes. Only those two statuses are read: a chunk
 // that is READY, HOLD or has no row needs no candidate of its own.
 func (e *engine) requeueTakenOver(ctx context.Context, cat *backends.Catalog, j backends.Job) error {
-	if d, ok := cat.Datasets.Lookup(j.Output); !ok || d.OutputKey != j.ID {
+	d, ok := cat.Datasets.Lookup(j.Output)
+	if !ok || d.OutputKey == "" {
 		return nil
 	}
 	for _, st := range []backends.Status{backends.StatusResubmit, backends.StatusFailed} {
-		f := backends.ChunkFilter{Dataset: j.Output, Job: j.ID, Role: backends.RoleOutput, Status: st, First: takeOverBatch}
+		f := backends.ChunkFilter{Dataset: j.Output, Job: d.OutputKey, Role: backends.RoleOutput, Status: st, First: takeOverBatch}
 		for {
 			page, err := e.b.ListRows(ctx, f)
 			if err != nil {
@@ -203,5 +204,55 @@ func (e *engine) requeueTakenOver(ctx context.Context, cat *backends.Catalog, j 
 			f.After = page.Cursors[len(page.Cursors)-1]
 		}
 	}
+	if len(j.Inputs) == 0 {
+		return e.requeueValues(ctx, cat, j, d.OutputKey)
+	}
 	return nil
+}
+
+// requeueValues queues, for job j without inputs just declared for a
+// DYNAMIC output whose chunks it takes over (rows keyed under rowJob), a
+// candidate at every value of the set whose chunk has no row yet, due as
+// when the value was added: deleting the producer dropped the candidates
+// that adding them queued, and nothing else queues them again.
+func (e *engine) requeueValues(ctx context.Context, cat *backends.Catalog, j backends.Job, rowJob string) error {
+	def := cat.DefOf(j.Output)
+	if !dynamicDef(&def) {
+		return nil
+	}
+	after := ""
+	for {
+		vals, err := e.b.ListPartitionValues(ctx, j.Output, "", "", after, "", takeOverBatch)
+		if err != nil {
+			return err
+		}
+		if len(vals) > 0 {
+			keys := make([]backends.RowKey, len(vals))
+			for i, v := range vals {
+				keys[i] = backends.RowKey{Dataset: j.Output, DataID: v.Value, Job: rowJob, Role: backends.RoleOutput}
+			}
+			err = e.b.Update(ctx, func(tx backends.Tx) error {
+				rows, err := tx.GetRows(ctx, keys)
+				if err != nil {
+					return err
+				}
+				for i, v := range vals {
+					if rows[i] != nil {
+						continue // its status queues it, or needs no candidate
+					}
+					if err := tx.AddCandidate(ctx, backends.Candidate{Job: j.ID, DataID: v.Value, NotBefore: v.AddedAt.Add(def.Lag)}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if len(vals) < takeOverBatch {
+			return nil
+		}
+		after = vals[len(vals)-1].Value
+	}
 }
