@@ -94,10 +94,16 @@
 //
 // Left as they are: Event.Job is the row's job, so the events of the new
 // job's claims name the row key (the first deleted producer's id), not
-// the new job's id; events(job) of the new job does not list them. The
-// running index of the memory backend and CountLive are by job id across
-// datasets: a job later declared under the row key's id for another
-// output would count the new producer's claims against its own limit.
+// the new job's id, and events(job) of the new job does not list them.
+// Naming the claim's job there is not a change of the engine alone: etcd
+// keeps its chunk counts per (dataset, Event.Job) from the events it
+// appends (etcd/counts.go), so it would count the new job's transitions
+// under another key than its rows. chunks(job) and locks(job) filter rows
+// by the row's job, so for the new job they list its reads, and its
+// outputs only under the row key. The running index of the memory backend
+// and CountLive are by job id across datasets: a job later declared under
+// the row key's id for another output would count the new producer's
+// claims against its own limit.
 //
 // Weighed against it: keying OUTPUT rows by dataset alone (job "", as a
 // source's). It makes a producer change free too and drops a field, but
