@@ -63,8 +63,10 @@ type Backend interface {
 	// INPUT rows (its reads). Its OUTPUT rows stay, keyed as they are: the
 	// output dataset's OutputKey becomes j.ID when it has none, and the
 	// backend keeps finding those rows as the dataset's chunks (a later
-	// job of the same id, or consumers queued by PutJob). It returns the
-	// new catalog version.
+	// job of any id for the output, or consumers queued by PutJob). The
+	// job's claims are its OUTPUT rows keyed under its row job
+	// (Catalog.RowJob: the output's OutputKey when set, else j.ID). It
+	// returns the new catalog version.
 	DeleteJob(ctx context.Context, j Job, version int64) (int64, error)
 	// DeletePool removes the definition of pool id from its slot record
 	// (holders a record lists stay, until their claims end) if the catalog

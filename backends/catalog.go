@@ -88,13 +88,38 @@ func (c *Catalog) WithoutDataset(id string) *Catalog {
 func (c *Catalog) Producer(dataset string) string { return c.producer.Get(dataset) }
 
 // OutputJob returns the job id the OUTPUT rows of dataset are keyed under:
-// its producer's, or, when it has none, that of the deleted job that
-// wrote them (Dataset.OutputKey); "" for a source dataset.
+// that of the deleted job that first wrote them (Dataset.OutputKey) when
+// the dataset records one, whichever job produces it now; else its
+// producer's; "" for a source dataset.
 func (c *Catalog) OutputJob(dataset string) string {
-	if p := c.producer.Get(dataset); p != "" {
-		return p
+	if k := c.Datasets.Get(dataset).OutputKey; k != "" {
+		return k
 	}
-	return c.Datasets.Get(dataset).OutputKey
+	return c.producer.Get(dataset)
+}
+
+// RowJob returns the job id job's OUTPUT rows are keyed under: its
+// output's OutputKey when set (it took over the chunks of a deleted
+// producer), else its own id.
+func (c *Catalog) RowJob(job Job) string {
+	if k := c.Datasets.Get(job.Output).OutputKey; k != "" {
+		return k
+	}
+	return job.ID
+}
+
+// RowOwner returns the job of the catalog whose OUTPUT rows on dataset are
+// keyed under rowJob: the dataset's producer when its RowJob is rowJob.
+func (c *Catalog) RowOwner(dataset, rowJob string) (Job, bool) {
+	p := c.producer.Get(dataset)
+	if p == "" {
+		return Job{}, false
+	}
+	j, ok := c.Jobs.Lookup(p)
+	if !ok || c.RowJob(j) != rowJob {
+		return Job{}, false
+	}
+	return j, true
 }
 
 // WithoutJob returns the catalog without job id, its output's producer

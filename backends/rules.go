@@ -96,7 +96,10 @@ const (
 // mappings, the mapped sets otherwise), the input chunk's OUTPUT row and
 // the job's INPUT row on it for DataID. A nil row means "no row".
 type ClaimState struct {
-	Job      Job
+	Job Job
+	// RowJob is the id Job's OUTPUT rows are keyed under
+	// (Catalog.RowJob); "" for Job.ID.
+	RowJob   string
 	DataID   string
 	Output   *StatusRow
 	Reads    []Read
@@ -212,10 +215,14 @@ func (s ClaimState) Apply(executor, token string, fence int64, now time.Time) Cl
 	if s.Output != nil {
 		attempt = s.Output.Attempt + 1
 	}
+	rowJob := s.RowJob
+	if rowJob == "" {
+		rowJob = s.Job.ID
+	}
 	w := ClaimWrite{
 		Superseded: StatusOf(s.Output) == StatusRunning,
 		Output: StatusRow{
-			RowKey:         RowKey{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Role: RoleOutput},
+			RowKey:         RowKey{Dataset: s.Job.Output, DataID: s.DataID, Job: rowJob, Role: RoleOutput},
 			Status:         StatusRunning,
 			Attempt:        attempt,
 			Executor:       executor,

@@ -249,9 +249,9 @@ type Store interface {
 	// INPUT rows (its reads) and backfill record. LOCKED, each blocker one
 	// of them, while it has live claims (RUNNING OUTPUT rows); NOT_FOUND for
 	// an unknown job. The chunks it produced stay, READY ones readable by
-	// consumers: its output keeps them under the job's id
-	// (Dataset.OutputKey), and a job declared again under that id takes
-	// them over without recomputing READY ones. From the commit on, no
+	// consumers: its output keeps them keyed under the id of the first job
+	// deleted (Dataset.OutputKey), and the next job declared for it, of any
+	// id, takes them over without recomputing READY ones. From the commit on, no
 	// replica grants the job a claim.
 	DeleteJob(ctx context.Context, id string) error
 	// DeleteDataset removes a dataset with its status rows and credentials

@@ -69,9 +69,10 @@ type Dataset struct {
 	Partitions *partition.Def
 	// OutputKey is the job id the dataset's OUTPUT rows are keyed under
 	// once the job that wrote them is deleted (SPEC §11, engine/doc.go):
-	// its chunks stay readable under it, and only a job of that id may
-	// produce the dataset again. Empty while the dataset never lost a
-	// producer; the engine keeps it across upserts.
+	// its chunks stay readable under it, and the next job of any id
+	// declared for the dataset keys its OUTPUT rows under it too
+	// (Catalog.RowJob). Set once, by the first deletion; empty while the
+	// dataset never lost a producer; the engine keeps it across upserts.
 	OutputKey string
 	// Pipeline names the pipeline whose `chunklock apply` created the
 	// dataset (apply --prune deletes only those); "" for one created

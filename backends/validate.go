@@ -99,9 +99,6 @@ func (c *Catalog) ValidateJob(j Job) (Job, error) {
 	if p := c.Producer(j.Output); p != "" && p != j.ID {
 		return Job{}, AlreadyExists("dataset %q is already produced by job %q; a dataset has one producer", j.Output, p)
 	}
-	if k := c.Datasets.Get(j.Output).OutputKey; k != "" && k != j.ID {
-		return Job{}, InvalidArgument("dataset %q holds the chunks of deleted job %q; declare the job that produces it as %q to take them over (another id cannot take them over yet)", j.Output, k, k)
-	}
 	seen := map[string]bool{}
 	for _, in := range j.Inputs {
 		if _, err := c.Dataset(in); err != nil {

@@ -3839,7 +3839,7 @@ extend type Subscription {
 }
 `, BuiltIn: false},
 	{Name: "../schema/lifecycle.graphqls", Input: `extend type Dataset {
-  "The job id this dataset's chunks are keyed under after their producer was deleted: a job declared for the dataset under that id takes them over. Empty while the dataset never lost a producer."
+  "The job id this dataset's chunks are keyed under after their producer was deleted: the next job declared for the dataset, under any id, takes them over and keeps them keyed under it. Empty while the dataset never lost a producer."
   outputKey: String!
 }
 
@@ -3848,7 +3848,7 @@ extend type Mutation {
   pauseJob("The job id." id: String!): Job!
   "Resumes a paused job: it claims again. Admin only."
   resumeJob("The job id." id: String!): Job!
-  "Deletes a job with its key, credentials, queue, reads (INPUT rows) and backfill record; LOCKED, each blocker one of its live claims, until they end (pause it first). The chunks it produced stay READY and readable by consumers, under its id: a job declared later under the same id takes them over without computing READY ones again. Events stay. Admin only."
+  "Deletes a job with its key, credentials, queue, reads (INPUT rows) and backfill record; LOCKED, each blocker one of its live claims, until they end (pause it first). The chunks it produced stay READY and readable by consumers, and the next job declared for its output, under any id, takes them over without computing READY ones again. Events stay. Admin only."
   deleteJob("The job id." id: String!): Boolean!
   "Deletes a dataset with its chunks and credentials; LOCKED while a job reads or writes it, INVALID_ARGUMENT naming how many chunks it has unless deleteChunks. Events and fences stay: a dataset declared again under the id never repeats a fencing token. Admin only."
   deleteDataset("The dataset id." id: String!, "Delete its chunks too; required when it has any." deleteChunks: Boolean = false): Boolean!

@@ -70,36 +70,60 @@ func (s *suite) testDeleteJob(t *testing.T) {
 	requireCode(t, err, backends.CodeLocked, "jb still reads it")
 }
 
-// testDeleteJobTakeOver: a job declared again for the output of a deleted
-// one, under its id, takes its chunks over: READY ones are not computed
-// again, new and resubmitted ones are, with fences greater than any
-// before; another id cannot take them (INVALID_ARGUMENT, saying which).
+// testDeleteJobTakeOver: a job of another id declared for the output of a
+// deleted job takes its chunks over: READY ones are not computed again,
+// new and resubmitted ones are claimed with greater fences, consumers go
+// on reading them, a delete of the new job while it holds a claim is
+// LOCKED, and a third job takes them over again after the second is
+// deleted; fences never repeat.
 func (s *suite) testDeleteJobTakeOver(t *testing.T) {
 	b := s.setup(t)
 	b.pipeline()
 	b.publish("src", "1", "2")
-	b.run("ja", "1")
-	c := b.claim("ja", "2")
-	first := c.Fence
-	b.complete(c)
+	fences := map[string]int64{} // the last fence of each chunk of a
+	for _, id := range []string{"1", "2"} {
+		c := b.claim("ja", id)
+		fences[id] = c.Fence
+		b.complete(c)
+	}
+	require.Equal(t, []string{"1", "2"}, b.drain("jb"), "the consumer reads both")
 	require.NoError(t, b.s.DeleteJob(b.ctx, "ja"))
 
-	_, err := b.s.UpsertJob(b.ctx, backends.Job{ID: "jz", Inputs: []string{"src"}, Output: "a"})
-	requireCode(t, err, backends.CodeInvalidArgument)
-	require.Contains(t, err.Error(), `"ja"`)
-
-	b.job("ja", "a", "src")
-	require.Empty(t, b.drain("ja"), "READY chunks are not computed again")
+	b.job("jz", "a", "src")
+	require.Empty(t, b.drain("jz"), "READY chunks are not computed again")
+	require.Empty(t, b.drain("jb"), "the consumer is unaffected")
+	require.Equal(t, ready, b.status("a", "1"))
 	b.publish("src", "3")
-	require.Equal(t, []string{"3"}, b.drain("ja"), "new ones are")
+	c, _ := b.next("jz")
+	require.NotNil(t, c)
+	require.Equal(t, "3", c.DataID, "new chunks are computed")
+	err := b.s.DeleteJob(b.ctx, "jz")
+	requireCode(t, err, backends.CodeLocked, "jz holds a claim")
+	b.complete(c)
+	require.Equal(t, []string{"3"}, b.drain("jb"), "the consumer reads what the new job made")
 	_, err = b.s.Resubmit(b.ctx, "a", "2", false)
 	require.NoError(t, err)
-	c, _ = b.next("ja")
+	c, _ = b.next("jz")
 	require.NotNil(t, c)
 	require.Equal(t, "2", c.DataID)
-	require.Greater(t, c.Fence, first, "fences never repeat across a delete and a re-creation")
+	require.Greater(t, c.Fence, fences["2"], "fences never repeat across a delete and a takeover")
+	fences["2"] = c.Fence
 	b.complete(c)
 	require.Equal(t, ready, b.status("a", "2"))
+
+	require.NoError(t, b.s.DeleteJob(b.ctx, "jz"))
+	b.job("jy", "a", "src")
+	require.Empty(t, b.drain("jy"), "a second takeover does not compute READY chunks again")
+	_, err = b.s.Resubmit(b.ctx, "a", "1", false)
+	require.NoError(t, err)
+	c, _ = b.next("jy")
+	require.NotNil(t, c)
+	require.Equal(t, "1", c.DataID)
+	require.Greater(t, c.Fence, fences["1"], "fences never repeat across a second takeover")
+	b.complete(c)
+	for _, id := range []string{"1", "2", "3"} {
+		require.Equal(t, ready, b.status("a", id))
+	}
 }
 
 // testDeleteJobManyReads: a job whose reads are more than one transaction

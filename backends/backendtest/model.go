@@ -42,6 +42,22 @@ type mJob struct {
 	env []backends.EnvVar
 	// dynamic: def is DYNAMIC, its values m.values (modeldynamic.go).
 	dynamic bool
+	// rowID is the id the job's OUTPUT rows are keyed under once a job
+	// producing its output was deleted (Dataset.OutputKey: the id of the
+	// first one deleted); "" for id. former lists the ids the job had
+	// before a redeclare under another id (modellifecycle.go): the model
+	// still finds it by them, as the store finds the chunks' producer by
+	// the key of their rows.
+	rowID  string
+	former []string
+}
+
+// rowJob is the id j's OUTPUT rows are keyed under.
+func (j *mJob) rowJob() string {
+	if j.rowID != "" {
+		return j.rowID
+	}
+	return j.id
 }
 
 // mKey is a row's key; readFor is, on an INPUT row, the output dataid the
@@ -154,6 +170,11 @@ func (m *model) job(id string) *mJob {
 			return j
 		}
 	}
+	for _, j := range m.jobs {
+		if slices.Contains(j.former, id) {
+			return j
+		}
+	}
 	panic("model: unknown job " + id)
 }
 
@@ -177,9 +198,20 @@ func (m *model) consumers(dataset string) []*mJob {
 	return out
 }
 
+// rowJob is the id the OUTPUT rows of dataset are keyed under (its
+// producer's rowJob), "" for a source.
+func (m *model) rowJob(dataset string) string {
+	for _, j := range m.jobs {
+		if j.output == dataset {
+			return j.rowJob()
+		}
+	}
+	return ""
+}
+
 // outKey is the OUTPUT row of chunk (dataset, dataid).
 func (m *model) outKey(dataset, dataid string) mKey {
-	return mKey{dataset: dataset, dataid: dataid, job: m.producer(dataset), role: backends.RoleOutput}
+	return mKey{dataset: dataset, dataid: dataid, job: m.rowJob(dataset), role: backends.RoleOutput}
 }
 
 func inKey(dataset, dataid, job string) mKey {
@@ -212,7 +244,7 @@ func (m *model) blockers(j *mJob, dataid string) []bk {
 			continue // readBlockers: other dataids than the claim's
 		}
 		if up := m.status(m.outKey(in, dataid)); up != ready {
-			bs = append(bs, bk{backends.BlockerInputNotReady, in, m.producer(in), up})
+			bs = append(bs, bk{backends.BlockerInputNotReady, in, m.rowJob(in), up})
 		}
 		if out == resubmit {
 			continue // rule 1 does not look at job-local locks
@@ -243,7 +275,7 @@ func (m *model) readBlockers(j *mJob, dataid string) []backends.Blocker {
 			continue
 		}
 		if up := m.status(m.outKey(r.dataset, r.dataid)); up != ready {
-			bs = append(bs, backends.Blocker{Dataset: r.dataset, DataID: r.dataid, Job: m.producer(r.dataset), Kind: backends.BlockerInputNotReady, Status: up})
+			bs = append(bs, backends.Blocker{Dataset: r.dataset, DataID: r.dataid, Job: m.rowJob(r.dataset), Kind: backends.BlockerInputNotReady, Status: up})
 		}
 		if out == resubmit {
 			continue

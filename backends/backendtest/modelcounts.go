@@ -41,12 +41,7 @@ func (h *harness) compareChunkCounts() {
 	h.t.Helper()
 	m := h.m
 	for _, ds := range m.datasets {
-		producer := ""
-		for _, j := range m.jobs {
-			if j.output == ds {
-				producer = j.id
-			}
-		}
+		producer := m.rowJob(ds)
 		want := backends.ChunkCount{Dataset: ds}
 		for k, r := range m.rows {
 			if k.dataset == ds && k.role == backends.RoleOutput && k.job == producer {

@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -63,32 +64,47 @@ func (m *model) used(dataset string) bool {
 }
 
 // applyRedeclare deletes o.job and declares it again as the model has it,
-// naming o.pipeline. The deletion is refused (LOCKED, changing nothing)
-// while the job has a RUNNING claim, live or past its lease; then the
-// upsert is applyOwn's. Otherwise the job goes with its reads (its INPUT
-// rows), no replica serves it, and declared again under its id it takes
-// its OUTPUT rows over as they are (nothing READY is computed again) and
-// belongs to o.pipeline.
+// naming o.pipeline, under o.newID when set. The deletion is refused
+// (LOCKED, changing nothing) while the job has a RUNNING claim, live or
+// past its lease; then the upsert is applyOwn's. Otherwise the job goes
+// with its reads (its INPUT rows), no replica serves it, and declared
+// again, under its id or another, it takes its OUTPUT rows over as they
+// are, still keyed under the id of the first job deleted (nothing READY
+// is computed again), and belongs to o.pipeline. Under another id the
+// model's job is that id from then on (the operations draw it), and
+// tokens of the old id are stale.
 func (h *harness) applyRedeclare(o op) {
 	h.t.Helper()
 	b, m := h.b, h.m
+	what := o.String()
 	err := b.s.DeleteJob(b.ctx, o.job)
 	if m.running(o.job) {
-		h.code(o.String()+": deleteJob", backends.CodeLocked, err)
-		h.expectChange(o.String(), "deleteJob", o.job, false)
+		h.code(what+": deleteJob", backends.CodeLocked, err)
+		h.expectChange(what, "deleteJob", o.job, false)
 		h.applyOwn(o)
 		return
 	}
-	h.code(o.String()+": deleteJob", "", err)
-	h.expectChange(o.String(), "deleteJob", o.job, true)
+	h.code(what+": deleteJob", "", err)
+	h.expectChange(what, "deleteJob", o.job, true)
 	m.deleteReads(o.job)
 	_, err = b.s.FindNext(b.ctx, o.job, modelExecutor)
-	h.code(o.String()+": findNext of the deleted job", backends.CodeNotFound, err)
-	j := storeJob(m.job(o.job))
+	h.code(what+": findNext of the deleted job", backends.CodeNotFound, err)
+	mj := m.job(o.job)
+	if mj.rowID == "" {
+		mj.rowID = mj.id // the output records the key of its rows
+	}
+	if o.newID != "" {
+		delete(m.owners, "job "+mj.id)
+		mj.former = append(mj.former, mj.id)
+		mj.id = o.newID
+		slices.SortFunc(m.jobs, func(a, b *mJob) int { return cmp.Compare(a.id, b.id) })
+		o.job = o.newID
+	}
+	j := storeJob(mj)
 	j.Pipeline = o.pipeline
 	_, err = b.s.UpsertJob(b.ctx, j)
-	h.code(o.String()+": upsertJob", "", err)
-	h.expectChange(o.String(), "upsertJob", o.job, true)
+	h.code(what+": upsertJob", "", err)
+	h.expectChange(what, "upsertJob", o.job, true)
 	m.setOwner("job "+o.job, o.pipeline)
 	h.checkOwner(o)
 }
@@ -136,8 +152,9 @@ func (h *harness) checkOwner(o op) {
 
 // running tells whether job has a RUNNING OUTPUT row, live or not.
 func (m *model) running(job string) bool {
+	j := m.job(job)
 	for k, r := range m.rows {
-		if k.role == backends.RoleOutput && k.job == job && r.status == running {
+		if k.role == backends.RoleOutput && k.dataset == j.output && k.job == j.rowJob() && r.status == running {
 			return true
 		}
 	}

@@ -33,6 +33,9 @@ type op struct {
 	values  []string // addPartitions, removePartitions: the values given
 	// pipeline is the pipeline a redeclare or own names ("" for none).
 	pipeline string
+	// newID is the id a redeclare declares the job again under ("": its
+	// own), taking its chunks over.
+	newID string
 }
 
 func (o op) String() string {
@@ -76,7 +79,11 @@ func (o op) String() string {
 	case "claimNext":
 		return fmt.Sprintf("claimNext(%s, max=%d)", o.job, o.limit)
 	case "redeclare":
-		return fmt.Sprintf("deleteJob(%s) and upsertJob(%s, pipeline=%q)", o.job, o.job, o.pipeline)
+		id := o.job
+		if o.newID != "" {
+			id = o.newID
+		}
+		return fmt.Sprintf("deleteJob(%s) and upsertJob(%s, pipeline=%q)", o.job, id, o.pipeline)
 	case "own":
 		if o.direct {
 			return fmt.Sprintf("upsertPool(%s, pipeline=%q)", modelPool, o.pipeline)
@@ -179,6 +186,15 @@ func (h *harness) randomOp() op {
 			// longer allows its env): the model keeps every job.
 			o.kind = "own"
 		}
+		if o.kind == "redeclare" && r.IntN(2) == 0 {
+			// Under another id, which takes the chunks over (SPEC §11).
+			j := h.m.job(o.job)
+			base := j.id
+			if len(j.former) > 0 {
+				base = j.former[0]
+			}
+			o.newID = fmt.Sprintf("%s%d", base, len(j.former)+1)
+		}
 	case "pause":
 		o.paused = !h.m.job(o.job).paused
 		o.direct = r.IntN(2) == 0
@@ -201,6 +217,7 @@ func (h *harness) randomOp() op {
 		o.job = pick(r, []string{"jr", "jk"})
 		o.offset = pick(r, []int{0, -1, -2, -3, -6, 1, -partition.MaxOffset, -partition.MaxOffset - 1})
 	}
+	o.job = h.m.job(o.job).id // the job's current id (a redeclare may change it)
 	o.dataid = timeDataID(r, o, h.m.job(o.job).output)
 	return o
 }

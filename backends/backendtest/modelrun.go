@@ -425,7 +425,7 @@ func (h *harness) compareAll() {
 	var wantClaims, gotClaims []string
 	for k, r := range m.rows {
 		if k.role == backends.RoleOutput && r.status == running && m.now.Before(r.lease) {
-			wantClaims = append(wantClaims, k.job+"@"+k.dataid)
+			wantClaims = append(wantClaims, m.job(k.job).id+"@"+k.dataid) // the claim names its job, whatever its rows' key
 		}
 	}
 	claims, err := b.s.Claims(b.ctx, "")

@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/chunklock/chunklock/backends/partition"
+import (
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
+)
 
 // What an operation costs a transaction of a backend whose transactions
 // hold a bounded number of keys (Limits.MaxBatchKeys): a batch serves only
@@ -20,6 +23,18 @@ func (e *engine) batchFits(used, keys int) bool {
 
 // jobInputs is the number of inputs of job in the cached catalog (0 when
 // unknown: the operation then fails before it reads anything).
+// liveJobID is the id of the job whose claim's OUTPUT row is k, in the
+// catalog the engine holds: the producer of k's dataset whose rows are
+// keyed under k.Job (Catalog.RowOwner), else k.Job.
+func (e *engine) liveJobID(k backends.RowKey) string {
+	if c := e.cat.Load(); c != nil {
+		if j, ok := c.cat.RowOwner(k.Dataset, k.Job); ok {
+			return j.ID
+		}
+	}
+	return k.Job
+}
+
 func (e *engine) jobInputs(job string) int {
 	if c := e.cat.Load(); c != nil {
 		if j, ok := c.cat.Jobs.Lookup(job); ok {

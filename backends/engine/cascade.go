@@ -11,8 +11,9 @@ import (
 )
 
 // resubmitRow sets an OUTPUT row to RESUBMIT with its attempts counted
-// afresh, and queues the chunk for its producer.
-func resubmitRow(ctx context.Context, tx backends.Tx, old backends.StatusRow, reason string, now time.Time) (backends.StatusRow, error) {
+// afresh, and queues the chunk for its producer (the job whose OUTPUT rows
+// are keyed under the row's job, rowOwner).
+func resubmitRow(ctx context.Context, tx backends.Tx, cat *backends.Catalog, old backends.StatusRow, reason string, now time.Time) (backends.StatusRow, error) {
 	r := old
 	r.Status, r.Attempt, r.Reason, r.UpdatedAt = backends.StatusResubmit, 0, reason, now
 	r.LeaseExpiresAt, r.PrevStatus, r.Ended, r.RetryAt = time.Time{}, backends.StatusNone, "", time.Time{}
@@ -22,7 +23,11 @@ func resubmitRow(ctx context.Context, tx backends.Tx, old backends.StatusRow, re
 	if r.Job == "" {
 		return r, nil
 	}
-	return r, tx.AddCandidate(ctx, backends.Candidate{Job: r.Job, DataID: r.DataID, Resubmit: true})
+	job := r.Job
+	if j, ok := cat.RowOwner(r.Dataset, r.Job); ok {
+		job = j.ID
+	}
+	return r, tx.AddCandidate(ctx, backends.Candidate{Job: job, DataID: r.DataID, Resubmit: true})
 }
 
 // invalidateDownstream invalidates, transitively, what the consumers of
@@ -78,7 +83,7 @@ func (w *cascadeWalk) readsOf(ctx context.Context, tx backends.Tx, c backends.Re
 	consumers := w.cat.Consumers(c.Dataset)
 	keys := make([]backends.RowKey, 0, 2*len(consumers))
 	for _, jid := range consumers {
-		keys = append(keys, backends.RowKey{Dataset: c.Dataset, DataID: c.DataID, Job: jid, Role: backends.RoleInput}, outputKey(w.cat.Jobs.Get(jid), c.DataID))
+		keys = append(keys, backends.RowKey{Dataset: c.Dataset, DataID: c.DataID, Job: jid, Role: backends.RoleInput}, outputKey(w.cat, w.cat.Jobs.Get(jid), c.DataID))
 	}
 	rows, err := tx.GetRows(ctx, keys)
 	if err != nil {
@@ -105,7 +110,7 @@ func (w *cascadeWalk) readsOf(ctx context.Context, tx backends.Tx, c backends.Re
 	}
 	keys = keys[:0]
 	for _, m := range mapped {
-		keys = append(keys, outputKey(m.job, m.outID))
+		keys = append(keys, outputKey(w.cat, m.job, m.outID))
 	}
 	if rows, err = tx.GetRows(ctx, keys); err != nil {
 		return nil, err
@@ -160,7 +165,7 @@ func (w *cascadeWalk) run(ctx context.Context, tx backends.Tx, root backends.Rea
 			w.reached = append(w.reached, next)
 			queue = append(queue, next)
 			if w.write && r.out != nil && backends.ResubmitFrom(r.out.Status) {
-				row, err := resubmitRow(ctx, tx, *r.out, w.reason, w.now)
+				row, err := resubmitRow(ctx, tx, w.cat, *r.out, w.reason, w.now)
 				if err != nil {
 					return err
 				}

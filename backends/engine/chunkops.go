@@ -143,7 +143,7 @@ func resubmitChunk(ctx context.Context, tx backends.Tx, cat *backends.Catalog, d
 	}
 	var changed []backends.StatusRow
 	if !keep || root.Status != backends.StatusResubmit {
-		r, err := resubmitRow(ctx, tx, *root, "resubmitted", now)
+		r, err := resubmitRow(ctx, tx, cat, *root, "resubmitted", now)
 		if err != nil {
 			return nil, err
 		}

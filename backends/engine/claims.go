@@ -14,7 +14,7 @@ import (
 // its INPUT rows on them.
 func claimKeys(cat *backends.Catalog, job backends.Job, dataid string, reads []backends.Read) []backends.RowKey {
 	keys := make([]backends.RowKey, 0, 1+2*len(reads))
-	keys = append(keys, outputKey(job, dataid))
+	keys = append(keys, outputKey(cat, job, dataid))
 	for _, r := range reads {
 		keys = append(keys, chunkOutputKey(cat, r.Dataset, r.DataID))
 	}
@@ -25,9 +25,9 @@ func claimKeys(cat *backends.Catalog, job backends.Job, dataid string, reads []b
 }
 
 // claimStateOf builds the claim state from the rows of claimKeys.
-func claimStateOf(job backends.Job, dataid string, reads []backends.Read, rows []*backends.StatusRow) backends.ClaimState {
+func claimStateOf(cat *backends.Catalog, job backends.Job, dataid string, reads []backends.Read, rows []*backends.StatusRow) backends.ClaimState {
 	n := len(reads)
-	return backends.ClaimState{Job: job, DataID: dataid, Output: rows[0], Reads: reads, Upstream: rows[1 : 1+n], Local: rows[1+n:]}
+	return backends.ClaimState{Job: job, RowJob: cat.RowJob(job), DataID: dataid, Output: rows[0], Reads: reads, Upstream: rows[1 : 1+n], Local: rows[1+n:]}
 }
 
 // loadClaimState reads what the rules need about job at dataid reading
@@ -37,7 +37,7 @@ func loadClaimState(ctx context.Context, tx backends.Tx, cat *backends.Catalog, 
 	if err != nil {
 		return backends.ClaimState{}, err
 	}
-	return claimStateOf(job, dataid, reads, rows), nil
+	return claimStateOf(cat, job, dataid, reads, rows), nil
 }
 
 // lockClaimState locks the chunks a claim of job at dataid touches (the
@@ -137,7 +137,7 @@ func (e *engine) claimState(ctx context.Context, tx backends.Tx, cat *backends.C
 		return nil, err
 	}
 	now := e.clock.Now()
-	w := st.Apply(executor, backends.NewToken(job.ID, job.Output, dataid, fence), fence, now)
+	w := st.Apply(executor, backends.NewToken(cat.RowJob(job), job.Output, dataid, fence), fence, now)
 	if w.Superseded {
 		ev := event(actor, st.Output, *st.Output)
 		ev.Time, ev.To, ev.Reason = now, backends.StatusRunning, "superseded by force"

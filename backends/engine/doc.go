@@ -47,55 +47,63 @@
 //
 // Decision: rows keep their key, and a dataset records the job id its
 // OUTPUT rows are keyed under (Dataset.OutputKey): the id of the producer
-// that wrote them, written on the dataset when that producer is deleted.
-// Readers (consumers, publish, the read models) find the dataset's chunks
-// under it whether or not it has a producer (Catalog.OutputJob), and a
-// later producer keys its OUTPUT rows under it. Today that producer must
-// be declared under the recorded id (ValidateJob refuses another): the
-// engine keys a job's OUTPUT rows, tokens, live counts and slot holders by
-// the job's own id, and keying them by the recorded id instead is the
-// next step. Deleting and declaring producers is then one catalog write,
-// whatever the number of rows, and the record never changes again: the
-// next deletion finds the same id. INPUT rows stay keyed by the reading
-// job's own id, and are removed with it. Fences are kept per output chunk
-// (dataset, dataid), whatever the job, so tokens never repeat across a
-// delete and a re-creation.
+// that wrote them, written on the dataset when that producer is deleted,
+// and never changed again. Readers (consumers, publish, the read models)
+// find the dataset's chunks under it whether or not it has a producer
+// (Catalog.OutputJob), and a later producer, of any id, keys its OUTPUT
+// rows under it. Deleting and declaring producers is then one catalog
+// write, whatever the number of rows: the next deletion finds the same
+// id. INPUT rows stay keyed by the reading job's own id, and are removed
+// with it. Fences are kept per output chunk (dataset, dataid), whatever
+// the job, so tokens never repeat across a delete and a takeover.
 //
-// # Taking a deleted producer's chunks over under another id (not built)
+// # Taking a deleted producer's chunks over under another id
 //
 // SPEC §11 lets a job of any id declared for the dataset take the chunks
-// over; today ValidateJob refuses an id other than Dataset.OutputKey
-// (INVALID_ARGUMENT naming it, conformance DeleteJobTakeOver). The design
-// that keeps the decision above (no row rewritten, one catalog write):
-// a job's row key becomes Catalog.RowJob(job) = the output's OutputKey when
-// set, else the job's id, and everything that keys a job's OUTPUT rows by
-// the job's id uses it instead. Where that is, as read for this note:
+// over (conformance DeleteJobTakeOver: READY chunks not computed again,
+// new and resubmitted ones claimed with greater fences, consumers
+// unaffected, a delete of the new job while it holds a claim LOCKED, and
+// a second takeover after that job is deleted too; the model's redeclare
+// draws another id half the time). A job's row key is Catalog.RowJob(job)
+// = its output's OutputKey when set, else its id, and everything that
+// keys a job's OUTPUT rows uses it:
 //
-//   - engine: outputKey (rows.go) takes the catalog, at its 11 callers
-//     (claims, enqueue, cascade, graph, mapbackfill, mapfit, mapwindows,
-//     schedule); Catalog.OutputJob returns OutputKey before the producer;
-//     ValidateJob drops its refusal.
-//   - tokens: NewToken/ParseToken carry the row key (the old id); the live
-//     operations (live.go job, many.go) find the job as the producer of the
-//     token's dataset whose RowJob is the token's job, not by the token's
-//     job id, or every claim of the new job is STALE_CLAIM.
-//   - live claims and slots: memory's running index and slot holders, etcd's
-//     running/ range and PostgreSQL's DeleteJob query look RUNNING rows up by
-//     job id: deleteJob, maxConcurrent and pools must look them up by RowJob,
-//     or a delete of the new job passes its live claims (guarantee broken).
+//   - engine: outputKey (rows.go) takes the catalog, at its callers;
+//     ClaimState.RowJob keys the row a claim writes; Catalog.OutputJob
+//     returns OutputKey before the producer; ValidateJob no longer refuses
+//     another id. A RESUBMIT queues the chunk for the row's owner
+//     (Catalog.RowOwner: the producer whose RowJob is the row's job).
+//   - tokens carry the row key (NewToken(RowJob, ...)); the live
+//     operations (live.go, many.go, the reaper) find the job as
+//     Catalog.RowOwner of the token's dataset and job, and read its INPUT
+//     rows under the job's own id. Claims answers name the owner.
+//   - live claims and slots: each backend's DeleteJob looks the RUNNING
+//     rows up under the row job (memory's running index, etcd's running/
+//     range, PostgreSQL's query with output_key); slot gates count
+//     (CountLive) and seed holders (RunningOutputs) under the row jobs,
+//     holders naming the job itself.
 //   - backfills: memory PutJob and its dump load, etcd's backfill and
 //     PostgreSQL's BackfillCandidates find the READY chunks of an input
-//     under its producer first (coalesce(producer, output_key)): OutputKey
-//     must come first.
-//   - events and counts: Event.Job is the row's job; an event of the new
-//     job's claim must name the new job (the actor's job), not the key,
-//     so that events(job) and the audit trail stay right; chunk counts are
-//     kept per (dataset, row job) and read through OutputJob already.
-//   - conformance: DeleteJobTakeOver turns from the refusal to the takeover
-//     (READY not recomputed, new and resubmitted chunks claimed with greater
-//     fences, consumers unaffected), with a delete of the new job while it
-//     holds a claim (LOCKED), on every backend; the model's redeclare op
-//     draws another id for the job declared again.
+//     under OutputKey first, then the producer. etcd's producers/<dataset>
+//     entry is taken over when it names no stored job producing the
+//     dataset.
+//   - queues: the takeover queues the RESUBMIT and FAILED chunks it finds
+//     under OutputKey, and for a job without inputs over a DYNAMIC output
+//     every value of the set whose chunk has no row (deleting the producer
+//     dropped the candidates adding them queued).
+//
+// Left as they are: Event.Job is the row's job, so the events of the new
+// job's claims name the row key (the first deleted producer's id), not
+// the new job's id, and events(job) of the new job does not list them.
+// Naming the claim's job there is not a change of the engine alone: etcd
+// keeps its chunk counts per (dataset, Event.Job) from the events it
+// appends (etcd/counts.go), so it would count the new job's transitions
+// under another key than its rows. chunks(job) and locks(job) filter rows
+// by the row's job, so for the new job they list its reads, and its
+// outputs only under the row key. The running index of the memory backend
+// and CountLive are by job id across datasets: a job later declared under
+// the row key's id for another output would count the new producer's
+// claims against its own limit.
 //
 // Weighed against it: keying OUTPUT rows by dataset alone (job "", as a
 // source's). It makes a producer change free too and drops a field, but

@@ -33,7 +33,7 @@ func enqueueConsumers(ctx context.Context, tx backends.Tx, cat *backends.Catalog
 			continue
 		}
 		plain = append(plain, j)
-		keys = append(keys, outputKey(job, dataid))
+		keys = append(keys, outputKey(cat, job, dataid))
 	}
 	if len(keys) == 0 {
 		return nil

@@ -149,7 +149,7 @@ func (e *engine) addChunks(ctx context.Context, cat *opCatalog, g *backends.Lock
 					chunks = append(chunks, r)
 				}
 			}
-			keys = append(keys, outputKey(j, dataid))
+			keys = append(keys, outputKey(cat.Catalog, j, dataid))
 			edges = append(edges, edgeAt{id, backends.Read{Dataset: j.Output, DataID: dataid}, backends.EdgeWrites})
 		}
 		all := make([]backends.RowKey, 0, len(chunks)+len(keys))

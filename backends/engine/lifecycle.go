@@ -177,18 +177,19 @@ func (e *engine) DeletePool(ctx context.Context, id string) error {
 const takeOverBatch = 64
 
 // requeueTakenOver queues, for job j just declared for the output of a
-// deleted job of its id (Dataset.OutputKey), a candidate at every RESUBMIT
+// deleted job (Dataset.OutputKey, whatever its id), a candidate at every RESUBMIT
 // and FAILED chunk it takes over (a FAILED one from its retryAt):
 // deleting the job dropped its queue, and the backfill of a new job walks
 // its first input, so the chunks of a job without inputs would wait for
 // an event that never comes. Only those two statuses are read: a chunk
 // that is READY, HOLD or has no row needs no candidate of its own.
 func (e *engine) requeueTakenOver(ctx context.Context, cat *backends.Catalog, j backends.Job) error {
-	if d, ok := cat.Datasets.Lookup(j.Output); !ok || d.OutputKey != j.ID {
+	d, ok := cat.Datasets.Lookup(j.Output)
+	if !ok || d.OutputKey == "" {
 		return nil
 	}
 	for _, st := range []backends.Status{backends.StatusResubmit, backends.StatusFailed} {
-		f := backends.ChunkFilter{Dataset: j.Output, Job: j.ID, Role: backends.RoleOutput, Status: st, First: takeOverBatch}
+		f := backends.ChunkFilter{Dataset: j.Output, Job: d.OutputKey, Role: backends.RoleOutput, Status: st, First: takeOverBatch}
 		for {
 			page, err := e.b.ListRows(ctx, f)
 			if err != nil {
@@ -217,5 +218,6 @@ func (e *engine) requeueTakenOver(ctx context.Context, cat *backends.Catalog, j 
 			f.After = page.Cursors[len(page.Cursors)-1]
 		}
 	}
-	return nil
+	return nil // the values of a DYNAMIC output without a row: queueDynamicValues
 }
+

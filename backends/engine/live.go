@@ -35,8 +35,11 @@ func (e *engine) withLiveClaim(ctx context.Context, token string, how backends.E
 // or was removed is no longer live; the reaper still ends it, without the
 // job's inputs (and, for a removed job, with the default attempts).
 func (op *liveOp) job(cat *backends.Catalog) (backends.Job, error) {
+	if job, ok := cat.RowOwner(op.key.Dataset, op.key.Job); ok {
+		return job, nil // the producer whose OUTPUT rows are keyed under the token's job
+	}
 	job, ok := cat.Jobs.Lookup(op.key.Job)
-	if ok && job.Output == op.key.Dataset {
+	if ok && job.Output == op.key.Dataset && cat.RowJob(job) == op.key.Job {
 		return job, nil
 	}
 	if op.token != "" {
@@ -80,7 +83,8 @@ func (e *engine) takeLive(_ string, queue []*liveOp) (batch, rest []*liveOp) {
 	}
 	for _, op := range queue {
 		chunk := [2]string{op.key.Dataset, op.key.DataID}
-		keys := opKeys(e.jobInputs(op.key.Job)) + e.jobSlotKeys(op.key.Job)
+		id := e.liveJobID(op.key)
+		keys := opKeys(e.jobInputs(id)) + e.jobSlotKeys(id)
 		if e.maxKeys > 0 && op.mayMakeReady() {
 			keys += e.readyKeysOf(op.key.Dataset)
 		}
@@ -135,7 +139,7 @@ func (e *engine) serveLive(ctx context.Context, tx backends.Tx, cat *backends.Ca
 		keys = append(keys, op.key)
 		if job := jobs[op]; !job.Mapped() {
 			for _, in := range job.Inputs {
-				keys = append(keys, backends.RowKey{Dataset: in, DataID: op.key.DataID, Job: op.key.Job, Role: backends.RoleInput})
+				keys = append(keys, backends.RowKey{Dataset: in, DataID: op.key.DataID, Job: job.ID, Role: backends.RoleInput})
 			}
 		}
 	}
@@ -239,7 +243,7 @@ func readMappedInputs(ctx context.Context, tx backends.Tx, ops []*liveOp, jobs m
 			continue
 		}
 		for _, r := range reads {
-			extra = append(extra, backends.ReadKey(op.key.Job, r, op.key.DataID))
+			extra = append(extra, backends.ReadKey(job.ID, r, op.key.DataID))
 		}
 	}
 	if len(extra) == 0 {

@@ -60,7 +60,7 @@ func (e *engine) backfillMapped(ctx context.Context, cat *backends.Catalog, job 
 	}
 	producer := cat.OutputJob(in)
 	f := backends.ChunkFilter{Dataset: in, Role: backends.RoleOutput, Status: backends.StatusReady, First: backends.MaxPageSize}
-	q := &backfillQueue{e: e, job: job, out: cat.DefOf(job.Output), size: e.backfillBatchSize()}
+	q := &backfillQueue{e: e, job: job, cat: cat, out: cat.DefOf(job.Output), size: e.backfillBatchSize()}
 	for {
 		page, err := e.b.ListRows(ctx, f)
 		if err != nil {
@@ -93,6 +93,7 @@ func (e *engine) backfillMapped(ctx context.Context, cat *backends.Catalog, job 
 type backfillQueue struct {
 	e       *engine
 	job     backends.Job
+	cat     *backends.Catalog
 	out     partition.Def
 	size    int
 	last    string
@@ -146,7 +147,7 @@ func (q *backfillQueue) flush(ctx context.Context) error {
 	return q.e.b.Update(ctx, func(tx backends.Tx) error {
 		keys := make([]backends.RowKey, len(outs))
 		for i, id := range outs {
-			keys[i] = outputKey(q.job, id)
+			keys[i] = outputKey(q.cat, q.job, id)
 		}
 		rows, err := tx.GetRows(ctx, keys)
 		if err != nil {

@@ -141,8 +141,8 @@ var sampleTime = time.Date(2999, 12, 31, 23, 59, 59, 999999999, time.UTC)
 func claimBytes(commit commitBytes, cat *backends.Catalog, job backends.Job) int64 {
 	name := strings.Repeat("x", sampleNameBytes)
 	outID := longestID(cat.DefOf(job.Output))
-	token := backends.NewToken(job.ID, job.Output, outID, math.MaxInt64)
-	out := backends.StatusRow{RowKey: outputKey(job, outID), Status: backends.StatusRunning, Attempt: math.MaxInt32, Executor: name,
+	token := backends.NewToken(cat.RowJob(job), job.Output, outID, math.MaxInt64)
+	out := backends.StatusRow{RowKey: outputKey(cat, job, outID), Status: backends.StatusRunning, Attempt: math.MaxInt32, Executor: name,
 		Token: token, Fence: math.MaxInt64, LeaseExpiresAt: sampleTime, UpdatedAt: sampleTime, PrevStatus: backends.StatusResubmit}
 	outEvent := backends.Event{Time: sampleTime, Actor: name, Job: job.ID, Dataset: job.Output, DataID: outID, Role: backends.RoleOutput,
 		From: backends.StatusResubmit, To: backends.StatusRunning, Attempt: math.MaxInt32, Executor: name}
@@ -178,7 +178,7 @@ func readyBytes(commit commitBytes, cat *backends.Catalog, dataset string) int64
 	for _, jid := range cat.Consumers(dataset) {
 		j := cat.Jobs.Get(jid)
 		cand := backends.Candidate{Job: jid, DataID: longestID(cat.DefOf(j.Output)), Resubmit: true, NotBefore: sampleTime, Frontier: true}
-		per := int64(commit([]backends.RowKey{outputKey(j, cand.DataID)}, nil, []backends.Candidate{cand}, nil))
+		per := int64(commit([]backends.RowKey{outputKey(cat, j, cand.DataID)}, nil, []backends.Candidate{cand}, nil))
 		n := int64(2)
 		if m := j.Mapping(dataset); m.Kind == partition.TimeWindow {
 			n = m.MaxOutputs(cat.DefOf(j.Output), cat.DefOf(dataset)) + 2

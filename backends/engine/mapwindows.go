@@ -237,7 +237,7 @@ func enqueueWindow(ctx context.Context, tx backends.Tx, cat *backends.Catalog, j
 	if backends.CompareDataID(from, to) > 0 {
 		return nil
 	}
-	return queueFree(ctx, tx, job, out, from, to)
+	return queueFree(ctx, tx, cat, job, out, from, to)
 }
 
 // checkRun reads, under the transaction's locks, the chunks that bound run
@@ -280,7 +280,7 @@ const queueBatch = 512
 // from to to that is free for producers, reading the outputs as a hint a
 // batch at a time: a candidate is a hint too, and an output that becomes
 // free meanwhile is queued by whatever freed it.
-func queueFree(ctx context.Context, tx backends.Tx, job backends.Job, out partition.Def, from, to string) error {
+func queueFree(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job backends.Job, out partition.Def, from, to string) error {
 	ids, err := out.Range(from, to)
 	if err != nil {
 		return err
@@ -289,7 +289,7 @@ func queueFree(ctx context.Context, tx backends.Tx, job backends.Job, out partit
 	flush := func() error {
 		keys := make([]backends.RowKey, len(batch))
 		for i, id := range batch {
-			keys[i] = outputKey(job, id)
+			keys[i] = outputKey(cat, job, id)
 		}
 		rows, err := tx.PeekRows(ctx, keys)
 		if err != nil {

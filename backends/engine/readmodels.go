@@ -108,7 +108,7 @@ func (e *engine) Claims(ctx context.Context, job string) ([]backends.Claim, erro
 		if err != nil {
 			return nil, err
 		}
-		f.Job, f.Dataset = j.ID, j.Output
+		f.Job, f.Dataset = cat.RowJob(j), j.Output
 	}
 	var claims []backends.Claim
 	now := e.clock.Now()
@@ -121,7 +121,7 @@ func (e *engine) Claims(ctx context.Context, job string) ([]backends.Claim, erro
 			if !now.Before(r.LeaseExpiresAt) {
 				continue // past its lease: not live, even before the reaper fails it
 			}
-			claims = append(claims, liveClaimOf(cat, cat.Jobs.Get(r.Job), r))
+			claims = append(claims, liveClaimOf(cat, rowOwner(cat, r.RowKey), r))
 		}
 		if !page.HasNextPage || len(page.Rows) == 0 {
 			return claims, nil

@@ -276,7 +276,7 @@ func lockCandidates(ctx context.Context, tx backends.Tx, cat *backends.Catalog, 
 	states := make(map[string]backends.ClaimState, len(byID))
 	for i, c := range byID {
 		n := 1 + 2*len(reads[i])
-		states[c.DataID] = claimStateOf(job, c.DataID, reads[i], rows[:n])
+		states[c.DataID] = claimStateOf(cat, job, c.DataID, reads[i], rows[:n])
 		rows = rows[n:]
 	}
 	return states, nil

@@ -13,9 +13,21 @@ import (
 // transition (by the actor the operation runs for), and the rows a force
 // gives back when it supersedes a live claim.
 
-// outputKey is job's OUTPUT row at dataid.
-func outputKey(job backends.Job, dataid string) backends.RowKey {
-	return backends.RowKey{Dataset: job.Output, DataID: dataid, Job: job.ID, Role: backends.RoleOutput}
+// outputKey is job's OUTPUT row at dataid, keyed under its row job
+// (Catalog.RowJob: the id of the deleted producer whose chunks it took
+// over, or its own).
+func outputKey(cat *backends.Catalog, job backends.Job, dataid string) backends.RowKey {
+	return backends.RowKey{Dataset: job.Output, DataID: dataid, Job: cat.RowJob(job), Role: backends.RoleOutput}
+}
+
+// rowOwner is the job whose OUTPUT row is k: the dataset's producer when
+// its rows are keyed under k.Job (Catalog.RowOwner), else the job of that
+// id (zero when there is none).
+func rowOwner(cat *backends.Catalog, k backends.RowKey) backends.Job {
+	if j, ok := cat.RowOwner(k.Dataset, k.Job); ok {
+		return j
+	}
+	return cat.Jobs.Get(k.Job)
 }
 
 // chunkOutputKey is the OUTPUT row of a chunk: written by its producer (or

@@ -294,7 +294,7 @@ func (e *engine) nextOpen(ctx context.Context, tx backends.Tx, cat *backends.Cat
 	}
 	for id := range ids {
 		page = append(page, id)
-		keys = append(keys, outputKey(job, id))
+		keys = append(keys, outputKey(cat, job, id))
 		for _, in := range ready {
 			keys = append(keys, chunkOutputKey(cat, in, id))
 		}
@@ -335,7 +335,7 @@ func (e *engine) frontierSeed(ctx context.Context, cat *backends.Catalog, job ba
 	if def == nil {
 		return nil, nil
 	}
-	id, ok, err := e.firstGap(ctx, job, def)
+	id, ok, err := e.firstGap(ctx, cat, job, def)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -355,7 +355,7 @@ func (e *engine) seedFrontier(ctx context.Context, cat *backends.Catalog, job ba
 
 // firstGap finds the first expected dataid of def with no OUTPUT row of
 // job, paging through the job's rows from the definition's start.
-func (e *engine) firstGap(ctx context.Context, job backends.Job, def *partition.Def) (string, bool, error) {
+func (e *engine) firstGap(ctx context.Context, cat *backends.Catalog, job backends.Job, def *partition.Def) (string, bool, error) {
 	ids, err := def.Range("", "")
 	if err != nil {
 		return "", false, err
@@ -366,7 +366,7 @@ func (e *engine) firstGap(ctx context.Context, job backends.Job, def *partition.
 	if !ok {
 		return "", false, nil
 	}
-	f := backends.ChunkFilter{Dataset: job.Output, Job: job.ID, Role: backends.RoleOutput, From: want, First: backends.MaxPageSize}
+	f := backends.ChunkFilter{Dataset: job.Output, Job: cat.RowJob(job), Role: backends.RoleOutput, From: want, First: backends.MaxPageSize}
 	for {
 		page, err := e.b.ListRows(ctx, f)
 		if err != nil {

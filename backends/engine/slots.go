@@ -101,9 +101,11 @@ func slotKeyCount(job backends.Job) int {
 // slotGate is the slot records a claim transaction of one job reads,
 // counts and writes.
 type slotGate struct {
-	job   backends.Job
-	recs  []*backends.Slots
-	dirty []bool
+	job backends.Job
+	// rowJob is the id job's OUTPUT rows are keyed under (Catalog.RowJob).
+	rowJob string
+	recs   []*backends.Slots
+	dirty  []bool
 	// live counts, by record, the live claims when the Tx is a
 	// LiveCounter (the holders are then not kept); nil otherwise.
 	live []int
@@ -120,7 +122,7 @@ func openGate(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job ba
 	if err != nil {
 		return nil, err
 	}
-	g := &slotGate{job: job, recs: recs, dirty: make([]bool, len(recs))}
+	g := &slotGate{job: job, rowJob: cat.RowJob(job), recs: recs, dirty: make([]bool, len(recs))}
 	lc, ht, err := slotStrategy(tx)
 	if err != nil {
 		return nil, err
@@ -169,14 +171,14 @@ func (g *slotGate) seed(ctx context.Context, tx backends.Tx, ht backends.HolderT
 			continue
 		}
 		if !read {
-			if running, err = ht.RunningOutputs(ctx, g.job.ID, g.job.Output); err != nil {
+			if running, err = ht.RunningOutputs(ctx, g.rowJob, g.job.Output); err != nil {
 				return err
 			}
 			read = true
 		}
 		r.Holders = slices.DeleteFunc(r.Holders, func(h backends.SlotHolder) bool { return h.Job == g.job.ID })
 		for _, row := range running {
-			r.Holders = append(r.Holders, holderOf(row))
+			r.Holders = append(r.Holders, holderOf(g.job.ID, row))
 		}
 		if r.Seeded == nil {
 			r.Seeded = map[string]int64{}
@@ -226,8 +228,10 @@ func (g *slotGate) dropLeavers(cat *backends.Catalog) {
 	}
 }
 
-func holderOf(out backends.StatusRow) backends.SlotHolder {
-	return backends.SlotHolder{Job: out.Job, Dataset: out.Dataset, DataID: out.DataID, Token: out.Token, LeaseExpiresAt: out.LeaseExpiresAt}
+// holderOf is the holder of job's claim whose OUTPUT row is out: it names
+// the job, whose row job (Catalog.RowJob) may be another id.
+func holderOf(job string, out backends.StatusRow) backends.SlotHolder {
+	return backends.SlotHolder{Job: job, Dataset: out.Dataset, DataID: out.DataID, Token: out.Token, LeaseExpiresAt: out.LeaseExpiresAt}
 }
 
 // readSlots reads records by key; a missing one reads as empty.
@@ -299,7 +303,7 @@ func prefetchGate(tx backends.Tx, cat *backends.Catalog, job backends.Job, now t
 	if !ok || len(keys) == 0 {
 		return
 	}
-	g := &slotGate{job: job}
+	g := &slotGate{job: job, rowJob: cat.RowJob(job)}
 	jobs := make([][]string, len(keys))
 	for i, k := range keys {
 		jobs[i] = g.jobsOf(&backends.Slots{Key: k}, cat)
@@ -307,16 +311,17 @@ func prefetchGate(tx backends.Tx, cat *backends.Catalog, job backends.Job, now t
 	lp.PrefetchLive(jobs, now)
 }
 
-// jobsOf lists the jobs whose claims hold a slot of rec: g's job for its
-// job record, the jobs naming the pool in cat for a pool's.
+// jobsOf lists the row jobs (Catalog.RowJob) of the jobs whose claims
+// hold a slot of rec: g's job for its job record, the jobs naming the pool
+// in cat for a pool's.
 func (g *slotGate) jobsOf(rec *backends.Slots, cat *backends.Catalog) []string {
 	if rec.Key == backends.JobSlotsKey(g.job.ID) {
-		return []string{g.job.ID}
+		return []string{g.rowJob}
 	}
 	var jobs []string
 	for _, j := range cat.Jobs.All() {
 		if j.Pool == g.job.Pool {
-			jobs = append(jobs, j.ID)
+			jobs = append(jobs, cat.RowJob(j))
 		}
 	}
 	return jobs
@@ -379,7 +384,7 @@ func (g *slotGate) hold(out backends.StatusRow, superseded string) {
 		if superseded != "" {
 			r.Holders = slices.DeleteFunc(r.Holders, func(h backends.SlotHolder) bool { return h.Token == superseded })
 		}
-		r.Holders = append(r.Holders, holderOf(out))
+		r.Holders = append(r.Holders, holderOf(g.job.ID, out))
 		g.dirty[i] = true
 	}
 }

@@ -148,6 +148,21 @@ func (b *Backend) backfill(ctx context.Context, j backends.Job, rev int64) error
 	if len(resp.Kvs) == 1 {
 		producer = string(resp.Kvs[0].Value)
 	}
+	// The rows of a dataset whose producer took a deleted one's chunks
+	// over stay keyed under the deleted one's id (Dataset.OutputKey).
+	dresp, err := b.get(ctx, b.key("datasets", in), clientv3.WithRev(rev))
+	if err != nil {
+		return err
+	}
+	if len(dresp.Kvs) == 1 {
+		var d backends.Dataset
+		if err := json.Unmarshal(dresp.Kvs[0].Value, &d); err != nil {
+			return err
+		}
+		if d.OutputKey != "" {
+			producer = d.OutputKey
+		}
+	}
 	var batch []clientv3.Op
 	flush := func() error {
 		if len(batch) == 0 {

@@ -211,10 +211,30 @@ func (b *Backend) jobWrite(ctx context.Context, j *backends.Job, enqueue bool) (
 		j.CreatedAt = old.CreatedAt
 	}
 	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
-		if p := string(kvs[0].Value); p != j.ID {
-			return nil, nil, false, backends.AlreadyExists("dataset %q is already produced by job %q; a dataset has one producer", j.Output, p)
-		}
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(outKey), "=", kvs[0].ModRevision))
+		if p := string(kvs[0].Value); p != j.ID {
+			// The entry names another job: the producer, or a deleted one
+			// (DeleteJob leaves the entry) whose chunks j takes over, when
+			// no job p producing the output is stored.
+			pk := b.key("jobs", p)
+			r, err := b.get(ctx, pk, clientv3.WithRev(resp.Header.Revision))
+			if err != nil {
+				return nil, nil, false, err
+			}
+			if len(r.Kvs) == 1 {
+				var other backends.Job
+				if err := json.Unmarshal(r.Kvs[0].Value, &other); err != nil {
+					return nil, nil, false, fmt.Errorf("etcd: job %q is corrupt: %w", p, err)
+				}
+				if other.Output == j.Output {
+					return nil, nil, false, backends.AlreadyExists("dataset %q is already produced by job %q; a dataset has one producer", j.Output, p)
+				}
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(pk), "=", r.Kvs[0].ModRevision))
+			} else {
+				cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(pk), "=", 0))
+			}
+			ops = append(ops, clientv3.OpPut(outKey, j.ID))
+		}
 	} else {
 		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(outKey), "=", 0))
 		ops = append(ops, clientv3.OpPut(outKey, j.ID))

@@ -15,8 +15,9 @@ import (
 // the output's running/ range as read (no claim of the job committed
 // since), removes the job, its credentials, candidates and backfill
 // marker, records on its output the id its OUTPUT rows stay keyed under
-// (producers/<output> keeps naming it, so consumers declared later are
-// backfilled from those rows), and writes purge/<job>: the job's INPUT
+// when it has none yet (consumers declared later are backfilled from
+// those rows, found under that id, and a job declared for the output takes
+// them over under it), and writes purge/<job>: the job's INPUT
 // rows, scattered over its inputs' rows/ ranges and too many for one Txn,
 // are deleted after it in Txns of at most MaxTxnOps, and the marker with
 // the last. A job declared again under the id finishes an interrupted
@@ -33,10 +34,23 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 	if err != nil {
 		return 0, mapErr(err, "read job "+j.ID)
 	}
+	var out *backends.Dataset
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
+		out = &backends.Dataset{}
+		if err := json.Unmarshal(kvs[0].Value, out); err != nil {
+			return 0, err
+		}
+	}
+	// Its claims are its OUTPUT rows in RUNNING, keyed under its row job:
+	// the output's OutputKey when it took a deleted producer's chunks over.
+	rowJob := j.ID
+	if out != nil && out.OutputKey != "" {
+		rowJob = out.OutputKey
+	}
 	var blockers []backends.Blocker
 	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
 		sk, job, _ := strings.Cut(strings.TrimPrefix(string(kv.Key), running), "/")
-		if job == j.ID {
+		if job == rowJob {
 			blockers = append(blockers, backends.Blocker{Dataset: j.Output, DataID: dataIDOfSortKey(sk), Job: j.ID, Kind: backends.BlockerOutputLocked, Status: backends.StatusRunning})
 		}
 	}
@@ -56,11 +70,8 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 		b.bumpCatalog("jobs/" + j.ID + " deleted"),
 	}
 	ops = append(ops, b.changeOps(ctx, nil)...)
-	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
-		var d backends.Dataset
-		if err := json.Unmarshal(kvs[0].Value, &d); err != nil {
-			return 0, err
-		}
+	if out != nil {
+		d := *out
 		if d.OutputKey == "" {
 			d.OutputKey = j.ID
 			val, err := json.Marshal(&d)

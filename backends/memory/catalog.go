@@ -60,7 +60,7 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, fron
 	b.addFrontier(frontier)
 	b.recordChange(ctx, nil)
 	if enqueue && len(j.Inputs) > 0 {
-		producer := b.producer[j.Inputs[0]]
+		producer := b.outputJob(j.Inputs[0])
 		for k, r := range b.rows {
 			if k.Dataset == j.Inputs[0] && k.Role == backends.RoleOutput && k.Job == producer && r.Status == backends.StatusReady {
 				b.candSeq++
@@ -69,6 +69,15 @@ func (b *Backend) PutJob(ctx context.Context, j backends.Job, enqueue bool, fron
 		}
 	}
 	return j, b.version, nil
+}
+
+// outputJob is the job id the OUTPUT rows of dataset are keyed under: its
+// OutputKey when set (a deleted producer's), else its producer's.
+func (b *Backend) outputJob(dataset string) string {
+	if k := b.datasets[dataset].OutputKey; k != "" {
+		return k
+	}
+	return b.producer[dataset]
 }
 
 // VersionedCatalog returns the catalog and its version, read together.
@@ -210,11 +219,19 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 	if version != b.version {
 		return 0, backends.ErrCatalogChanged
 	}
-	if live := b.running[j.ID]; len(live) > 0 {
-		var blockers []backends.Blocker
-		for k := range live {
-			blockers = append(blockers, backends.Blocker{Dataset: k.Dataset, DataID: k.DataID, Job: k.Job, Kind: backends.BlockerOutputLocked, Status: backends.StatusRunning})
+	// Its claims are its OUTPUT rows in RUNNING, keyed under its row job
+	// (the deleted producer's id when it took that producer's chunks over).
+	rowJob := j.ID
+	if k := b.datasets[j.Output].OutputKey; k != "" {
+		rowJob = k
+	}
+	var blockers []backends.Blocker
+	for k := range b.running[rowJob] {
+		if k.Dataset == j.Output {
+			blockers = append(blockers, backends.Blocker{Dataset: k.Dataset, DataID: k.DataID, Job: j.ID, Kind: backends.BlockerOutputLocked, Status: backends.StatusRunning})
 		}
+	}
+	if len(blockers) > 0 {
 		return 0, backends.LiveClaims(j.ID, blockers)
 	}
 	for k := range b.rows {
@@ -233,8 +250,8 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 		}
 	}
 	delete(b.jobs, j.ID)
-	// The output's rows stay under j.ID: the producer entry, which finds
-	// a dataset's chunks for PutJob's backfill, keeps naming it.
+	// The output's rows stay under their key, which the dataset records
+	// (outputJob finds them there for PutJob's backfill).
 	if d, ok := b.datasets[j.Output]; ok && d.OutputKey == "" {
 		d.OutputKey = j.ID
 		b.datasets[j.Output] = d

@@ -221,7 +221,7 @@ func (b *Backend) load(kind backends.DumpKind, it backends.DumpItem) error {
 			return nil
 		}
 		for k, r := range b.rows {
-			if k.Dataset == j.Inputs[0] && k.Role == backends.RoleOutput && k.ReadFor == "" && k.Job == b.producer[k.Dataset] && r.Status == backends.StatusReady {
+			if k.Dataset == j.Inputs[0] && k.Role == backends.RoleOutput && k.ReadFor == "" && k.Job == b.outputJob(k.Dataset) && r.Status == backends.StatusReady {
 				b.candSeq++
 				b.cands[b.candSeq] = backends.Candidate{Job: j.ID, DataID: k.DataID, Handle: b.candSeq}
 			}

@@ -77,8 +77,12 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 	}
 	var live error
 	err := b.changeCatalogTx(ctx, &version, func(_ *sqldb.Queries, tx pgx.Tx) error {
+		// Its claims are its OUTPUT rows in RUNNING, keyed under its row
+		// job: the output's output_key when it took a deleted producer's
+		// chunks over.
 		rows, err := tx.Query(ctx, `SELECT dataid FROM status_rows
-			WHERE job = $1 AND dataset = $2 AND role = 'OUTPUT' AND status = 'RUNNING' ORDER BY sortkey`, j.ID, j.Output)
+			WHERE job = coalesce(nullif((SELECT output_key FROM datasets WHERE id = $2), ''), $1)
+			  AND dataset = $2 AND role = 'OUTPUT' AND status = 'RUNNING' ORDER BY sortkey`, j.ID, j.Output)
 		if err != nil {
 			return err
 		}

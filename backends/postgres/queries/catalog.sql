@@ -58,16 +58,17 @@ RETURNING *;
 
 -- name: BackfillCandidates :execrows
 -- Adds a candidate for job at every dataid at which dataset (the job's first
--- input) has a READY OUTPUT row written by its producer, or by the deleted
--- job that was (datasets.output_key); '' for a source.
+-- input) has a READY OUTPUT row, keyed under the deleted job that first
+-- wrote the dataset's chunks (datasets.output_key) when it records one,
+-- else under its producer; '' for a source.
 INSERT INTO candidates (job, resubmit, sortkey, dataid)
 SELECT @job::text, false, s.sortkey, s.dataid
 FROM status_rows s
 WHERE s.dataset = @dataset::text
   AND s.role = 'OUTPUT'
   AND s.status = 'READY'
-  AND s.job = coalesce((SELECT j.id FROM jobs j WHERE j.output = @dataset::text),
-                       (SELECT d.output_key FROM datasets d WHERE d.id = @dataset::text), '')
+  AND s.job = coalesce(nullif((SELECT d.output_key FROM datasets d WHERE d.id = @dataset::text), ''),
+                       (SELECT j.id FROM jobs j WHERE j.output = @dataset::text), '')
 ORDER BY s.sortkey;
 
 -- name: ListJobs :many

@@ -43,8 +43,8 @@ FROM status_rows s
 WHERE s.dataset = $2::text
   AND s.role = 'OUTPUT'
   AND s.status = 'READY'
-  AND s.job = coalesce((SELECT j.id FROM jobs j WHERE j.output = $2::text),
-                       (SELECT d.output_key FROM datasets d WHERE d.id = $2::text), '')
+  AND s.job = coalesce(nullif((SELECT d.output_key FROM datasets d WHERE d.id = $2::text), ''),
+                       (SELECT j.id FROM jobs j WHERE j.output = $2::text), '')
 ORDER BY s.sortkey
 `
 
@@ -54,8 +54,9 @@ type BackfillCandidatesParams struct {
 }
 
 // Adds a candidate for job at every dataid at which dataset (the job's first
-// input) has a READY OUTPUT row written by its producer, or by the deleted
-// job that was (datasets.output_key); ” for a source.
+// input) has a READY OUTPUT row, keyed under the deleted job that first
+// wrote the dataset's chunks (datasets.output_key) when it records one,
+// else under its producer; ” for a source.
 func (q *Queries) BackfillCandidates(ctx context.Context, arg BackfillCandidatesParams) (int64, error) {
 	result, err := q.db.Exec(ctx, BackfillCandidates, arg.Job, arg.Dataset)
 	if err != nil {
