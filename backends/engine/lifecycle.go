@@ -220,4 +220,3 @@ func (e *engine) requeueTakenOver(ctx context.Context, cat *backends.Catalog, j 
 	}
 	return nil // the values of a DYNAMIC output without a row: queueDynamicValues
 }
-

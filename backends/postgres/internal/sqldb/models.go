@@ -112,6 +112,14 @@ type Job struct {
 	Pipeline             string
 }
 
+type PartitionValue struct {
+	Dataset   string
+	Dimension string
+	Sortkey   string
+	Value     string
+	AddedAt   time.Time
+}
+
 type Record struct {
 	Key     string
 	Value   []byte
