@@ -116,14 +116,44 @@ function lists(d: Dataset, runs: Run[]) {
   };
   const el = document.getElementById("lists");
   if (!el) return;
+  const dynamic = d.partitions?.kind === "DYNAMIC";
   render(
-    html`${d.partitions
+    html`${dynamic
+        ? html`<div class="two"><div><h3>Missing <span class="note muted">values added and not made yet, lowest first</span></h3><div id="missing-dynamic"></div></div>
+          <div><h3>Late</h3><div id="late-dynamic"></div></div></div>`
+        : d.partitions
         ? html`<div class="two"><div><h3>Missing <span class="note muted">newest first</span></h3>${show(newest((r) => r.status === "NONE"), "missing partition", "missing")}</div>
           <div><h3>Late</h3>${show(newest((r) => r.late), "late partition", "late")}</div></div>`
         : nothing}
       <h3>Not READY <span class="note muted">failed, held, running or resubmitted; newest first</span></h3>${show(newest((r) => r.status !== "READY" && r.status !== "NONE"), "chunk that is not READY", "not-ready")}`,
     el,
   );
+}
+
+/**
+ * dynamicLists fills the missing and late lists of a DYNAMIC dataset from
+ * its set (a page of `partitions` each): its runs hold only its chunks, so
+ * a value added and not made yet is in none of them.
+ */
+async function dynamicLists(id: string) {
+  const one = async (filter: string, what: string, elId: string, listId: string) => {
+    const q: any = await gql(
+      `query($d: String!) { partitions(dataset: $d, ${filter}, first: 60) { edges { node { dataid status late } } pageInfo { hasNextPage } } }`,
+      { d: id },
+    );
+    const el = document.getElementById(elId);
+    if (!el) return;
+    const ps: { dataid: string; status: string; late: boolean }[] = q.partitions.edges.map((e: any) => e.node);
+    render(
+      ps.length
+        ? html`<p class="ids" id=${listId}>${ps.map(
+            (p) => html`<a href=${chunkHref(id, p.dataid)} class="id s-${p.status}${p.late ? " late" : ""}" title="${statusName(p.status)}${p.late ? ", late" : ""}">${p.dataid}</a> `,
+          )}${q.partitions.pageInfo.hasNextPage ? html`<span class="muted">and more (chunklock chunks --dataset ${id} --${listId})</span>` : nothing}</p>`
+        : html`<p class="muted" id=${listId}>No ${what}.</p>`,
+      el,
+    );
+  };
+  await Promise.all([one("status: NONE", "missing value", "missing-dynamic", "missing"), one("late: true", "late value", "late-dynamic", "late")]);
 }
 
 /** chunksPage shows a page of the dataset's chunks from after. */
@@ -192,6 +222,7 @@ async function strip(d: Dataset) {
   const total = parts.reduce((s, p) => s + p.count, 0);
   drawStrip(el, d, runs, total, time ? [spans[0].lo, spans[spans.length - 1].hi] : null);
   lists(d, runs);
+  if (d.partitions?.kind === "DYNAMIC") await dynamicLists(d.id);
   const w = window as any;
   if (!w.stripReadyAt) w.stripReadyAt = performance.now();
 }
