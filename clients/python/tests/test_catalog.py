@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import chunklock
 from conftest import make_pipeline
 
@@ -125,6 +127,23 @@ def test_partitions_ranges_and_views(client: chunklock.Client, names: str) -> No
     later = client.events(dataset=p.out, after=events[1].cursor)
     assert later == events[2:]
     assert client.execute("query($id: String!) { dataset(id: $id) { id } }", {"id": p.out}) == {"dataset": {"id": p.out}}
+
+
+def test_dynamic_partitions(client: chunklock.Client, names: str) -> None:
+    files = f"{names}-files"
+    client.upsert_dataset(files, location="/in/{dataid}", partitions={"kind": "DYNAMIC"})
+    r = client.add_partitions(files, ["b.csv", "a.csv"])
+    assert (r.changed, r.skipped) == (2, [])
+    r = client.add_partitions(files, ("a.csv", "c.csv"))
+    assert r.changed == 1 and [(s.dataid, s.code) for s in r.skipped] == [("a.csv", "ALREADY_EXISTS")]
+    assert [p.dataid for p in client.partitions(files)] == ["a.csv", "b.csv", "c.csv"]
+    assert client.publish(files, "b.csv").status == "READY"
+    r = client.remove_partitions(files, ["b.csv", "nope.csv"])
+    assert r.changed == 1 and [(s.dataid, s.code) for s in r.skipped] == [("nope.csv", "NOT_FOUND")]
+    assert [p.dataid for p in client.partitions(files)] == ["a.csv", "c.csv"]
+    assert client.chunk(files, "b.csv").status == "READY", "removing a value keeps its chunk"
+    with pytest.raises(chunklock.InvalidArgument):
+        client.add_partitions(files, ["a b"])  # not a valid dataid
 
 
 def test_dataset_retention(client: chunklock.Client, names: str) -> None:

@@ -257,6 +257,28 @@ class Client(_Catalog):
         data = self._call(q, {"ds": dataset, "f": from_, "t": to, "r": reason}, "holdRange", retry=False)
         return RangeResult.from_json(data["holdRange"])
 
+    def add_partitions(self, dataset: str, dataids: Sequence[str], dimension: Optional[str] = None) -> RangeResult:
+        """Adds values to the set of a dataset with DYNAMIC partitions (at most 10,000 a call).
+
+        A value already in the set is skipped (``ALREADY_EXISTS``), so a sensor may add
+        what it sees as often as it likes; the job without inputs producing the
+        dataset claims each added value once. Retried on its own (adding twice adds once).
+        """
+        q = (f"mutation($ds: String!, $ids: [String!]!, $dim: String) "
+             f"{{ addPartitions(dataset: $ds, dataids: $ids, dimension: $dim) {{ {RANGE_FIELDS} }} }}")
+        data = self._call(q, {"ds": dataset, "ids": list(dataids), "dim": dimension}, "addPartitions", retry=True)
+        return RangeResult.from_json(data["addPartitions"])
+
+    def remove_partitions(self, dataset: str, dataids: Sequence[str], dimension: Optional[str] = None) -> RangeResult:
+        """Removes values from a DYNAMIC set (at most 10,000 a call); their chunks stay.
+
+        A value not in the set is skipped (``NOT_FOUND``). Retried on its own.
+        """
+        q = (f"mutation($ds: String!, $ids: [String!]!, $dim: String) "
+             f"{{ removePartitions(dataset: $ds, dataids: $ids, dimension: $dim) {{ {RANGE_FIELDS} }} }}")
+        data = self._call(q, {"ds": dataset, "ids": list(dataids), "dim": dimension}, "removePartitions", retry=True)
+        return RangeResult.from_json(data["removePartitions"])
+
     def chunk(self, dataset: str, dataid: str) -> ChunkDetail:
         """One chunk: its OUTPUT status (``NONE`` when never produced), every row on it, its locks."""
         q = (f"query($ds: String!, $d: String!) {{ chunk(dataset: $ds, dataid: $d) {{ dataset dataid location status "
