@@ -28,11 +28,7 @@ import (
 func RunCopy(t *testing.T, newFrom, newTo func(t *testing.T) backends.Backend) {
 	ctx := context.Background()
 	clock := backends.NewFakeClock(epoch)
-	open := func(be backends.Backend) backends.Store {
-		s := engine.New(be, engine.WithClock(clock))
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := copyOpener(t, clock)
 	srcBe := newFrom(t)
 	src := open(srcBe)
 	seed := seedCopy(t, src, clock)
@@ -67,6 +63,16 @@ func RunCopy(t *testing.T, newFrom, newTo func(t *testing.T) backends.Backend) {
 	want := behaveAfterCopy(t, src, clock, seed)
 	for name, s := range map[string]backends.Store{"copy": to, "copy of the copy": back} {
 		require.Equal(t, want, behaveAfterCopy(t, s, clock, seed), name)
+	}
+}
+
+// copyOpener makes the engine over a backend of a copy test, on clock,
+// closed when the test ends.
+func copyOpener(t *testing.T, clock backends.Clock) func(backends.Backend) backends.Store {
+	return func(be backends.Backend) backends.Store {
+		s := engine.New(be, engine.WithClock(clock))
+		t.Cleanup(func() { s.Close() })
+		return s
 	}
 }
 
@@ -213,11 +219,7 @@ func behaveAfterCopy(t *testing.T, s backends.Store, clock *backends.FakeClock, 
 func RunCopyFenceFloor(t *testing.T, newFrom, newTo func(t *testing.T) backends.Backend) {
 	ctx := context.Background()
 	clock := backends.NewFakeClock(epoch)
-	open := func(be backends.Backend) backends.Store {
-		s := engine.New(be, engine.WithClock(clock))
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := copyOpener(t, clock)
 	declare := func(s backends.Store) {
 		_, err := s.UpsertDataset(ctx, backends.Dataset{ID: "out", Location: "/out/{dataid}"})
 		require.NoError(t, err)

@@ -130,17 +130,7 @@ func (b *Backend) ListEvents(ctx context.Context, f backends.EventFilter) (backe
 			return backends.EventPage{}, err
 		}
 	}
-	first := backends.PageSize(f.First)
-	evs, err := b.listEvents(ctx, f, horizon, first+1)
-	if err != nil {
-		return backends.EventPage{}, err
-	}
-	var page backends.EventPage
-	if len(evs) > first {
-		evs, page.HasNextPage = evs[:first], true
-	}
-	page.Events = evs
-	return page, nil
+	return b.eventPage(ctx, f, horizon)
 }
 
 var _ backends.FinalEventLister = (*Backend)(nil)
@@ -157,6 +147,11 @@ func (b *Backend) ListFinalEvents(ctx context.Context, f backends.EventFilter) (
 	if err != nil {
 		return backends.EventPage{}, err
 	}
+	return b.eventPage(ctx, f, horizon)
+}
+
+// eventPage is the page of f's events below horizon.
+func (b *Backend) eventPage(ctx context.Context, f backends.EventFilter, horizon int64) (backends.EventPage, error) {
 	first := backends.PageSize(f.First)
 	evs, err := b.listEvents(ctx, f, horizon, first+1)
 	if err != nil {
