@@ -149,14 +149,21 @@ func TestRetryAfter500(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(run.d)
 	name := webhook.Redact(rcv.URL)
-	m := gather(t, reg)
-	require.Equal(t, map[string]float64{
+	want := map[string]float64{
 		`chunklock_webhook_attempts_total{result="error",webhook="` + name + `"}`:      1,
 		`chunklock_webhook_attempts_total{result="ok",webhook="` + name + `"}`:         1,
 		`chunklock_webhook_alerts_delivered_total{kind="hold",webhook="` + name + `"}`: 1,
 		`chunklock_webhook_delivering{webhook="` + name + `"}`:                         1,
 		`chunklock_webhook_lag_seconds{webhook="` + name + `"}`:                        0,
-	}, m)
+	}
+	// The dispatcher counts a delivery once the answer is back, a moment
+	// after the receiver has accepted it.
+	var m map[string]float64
+	require.Eventually(t, func() bool {
+		m = gather(t, reg)
+		return m[`chunklock_webhook_alerts_delivered_total{kind="hold",webhook="`+name+`"}`] == 1
+	}, 30*time.Second, 5*time.Millisecond)
+	require.Equal(t, want, m)
 }
 
 // TestBacklogInOrder: a webhook down while alerts pile up gets them all,

@@ -74,7 +74,12 @@ func TestServeWebhooks(t *testing.T) {
 		require.Contains(t, string(h.body), `"kind":"hold","dataset":"src","dataid":"2026-01-01"`)
 	}
 	mu.Unlock()
-	require.Contains(t, getBody(t, url+"/metrics"), `chunklock_webhook_alerts_delivered_total{kind="hold",webhook="`+one.URL+`/hook"} 1`)
+	// The delivery is counted once the receiver's answer is back, a moment
+	// after the receiver has the alert.
+	require.Eventually(t, func() bool {
+		return strings.Contains(getBody(t, url+"/metrics"),
+			`chunklock_webhook_alerts_delivered_total{kind="hold",webhook="`+one.URL+`/hook"} 1`)
+	}, 30*time.Second, 10*time.Millisecond)
 	require.Equal(t, 0, stop(), stderr.String())
 	require.NotContains(t, stderr.String(), secret)
 	require.NotContains(t, stderr.String(), "token=abc")
