@@ -56,9 +56,11 @@ type PartitionPage struct {
 	HasNextPage bool
 }
 
-// MaxPartitionCount bounds the expected dataids PartitionCounts looks at:
-// ten years of hours (87,600) fit. A longer history is counted over its
-// most recent windows only (Truncated).
+// MaxPartitionCount bounds the expected dataids PartitionCounts looks at
+// when it reads a dataset's rows: ten years of hours (87,600) fit. A
+// longer history is then counted over its most recent windows only
+// (Truncated). A time definition whose rows are all expected dataids is
+// counted from the kept counts instead, whole (engine/partitionkept.go).
 const MaxPartitionCount = 100000
 
 // PartitionCount is how many of a dataset's expected chunks are missing and
@@ -76,9 +78,10 @@ type PartitionCount struct {
 	// OldestMissing and OldestLate are the first such dataids ("" when none).
 	OldestMissing string
 	OldestLate    string
-	// Truncated: the history is longer than MaxPartitionCount expected
-	// dataids and only part of it was counted: its most recent ones (time
-	// kinds, INTEGER with an end), or its first ones (INTEGER without end).
+	// Truncated: the rows were read (not counted from the kept counts),
+	// the history is longer than MaxPartitionCount expected dataids and
+	// only part of it was counted: its most recent ones (time kinds,
+	// INTEGER with an end), or its first ones (INTEGER without end).
 	Truncated bool
 }
 

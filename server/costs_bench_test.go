@@ -21,7 +21,8 @@ import (
 // The costly requests of the partition and range fields, on a store seeded
 // at the sizes users have: "ny", ten years of New York hours (2016-2025,
 // 87,672 due dataids, every one READY, so a filter on missing ones finds
-// none); "static", a STATIC set of 10,000 values, the first 5,000 READY;
+// none); "nyrecent" and "nymiddle", the same hours missing the last three
+// and also one in the middle; "static", a STATIC set of 10,000 values, the first 5,000 READY;
 // for ranges, fresh DAILY datasets of 10,000 expected days; for publishes
 // under a lookback, an hourly source read by a job through a TIME_WINDOW
 // mapping of startOffset -999 or -8759 (1,000 or 8,760 input hours a
@@ -74,7 +75,8 @@ func (s *costStack) renew(b *testing.B) {
 	s.h = srv.Handler()
 }
 
-// seed defines "ny" and "static" and publishes their chunks.
+// seed defines "ny", "nyrecent", "nymiddle" and "static" and publishes
+// their chunks.
 func (s *costStack) seed(b *testing.B) {
 	ctx := context.Background()
 	deadline := time.Hour
@@ -104,6 +106,24 @@ func (s *costStack) seed(b *testing.B) {
 		j := min(i+backends.MaxRangeDataIDs, len(ids)) - 1
 		if _, err := s.store.PublishRange(ctx, "ny", ids[i], ids[j]); err != nil {
 			b.Fatal(err)
+		}
+	}
+	// The same hours with some missing: "nyrecent" the last three (a live
+	// feed running late), "nymiddle" also one in the middle of the ten
+	// years (the oldest missing one, the farthest from either end).
+	for ds, gaps := range map[string][]int{"nyrecent": {len(ids) - 3}, "nymiddle": {len(ids) / 2, len(ids) - 3}} {
+		if _, err := s.store.UpsertDataset(ctx, backends.Dataset{ID: ds, Location: "/" + ds + "/{dataid}", Partitions: &ny}); err != nil {
+			b.Fatal(err)
+		}
+		from := 0
+		for _, gap := range append(gaps, len(ids)) {
+			for i := from; i < gap; i += backends.MaxRangeDataIDs {
+				j := min(i+backends.MaxRangeDataIDs, gap) - 1
+				if _, err := s.store.PublishRange(ctx, ds, ids[i], ids[j]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			from = gap + 1
 		}
 	}
 	if _, err := s.store.PublishRange(ctx, "static", values[0], values[len(values)/2-1]); err != nil {
@@ -235,6 +255,8 @@ func costCases() []costCase {
 		{"100 aliased summaries of ten years of NY hours, first count", reader, true, fixed(aliases("query", 100, summary("ny")))},
 		{"admitted: 10 aliased summaries of ten years of NY hours, first count", reader, true, fixed(aliases("query", 10, summary("ny")))},
 		{"admitted: 10 aliased summaries of ten years of NY hours, counted already", reader, false, fixed(aliases("query", 10, summary("ny")))},
+		{"admitted: 10 aliased summaries of ten years of NY hours missing the last 3, first count", reader, true, fixed(aliases("query", 10, summary("nyrecent")))},
+		{"admitted: 10 aliased summaries of ten years of NY hours missing one in the middle, first count", reader, true, fixed(aliases("query", 10, summary("nymiddle")))},
 		{"100 aliased summaries of a 10,000-value STATIC set, first count", reader, true, fixed(aliases("query", 100, summary("static")))},
 		{"admitted: 10 aliased summaries of a 10,000-value STATIC set, first count", reader, true, fixed(aliases("query", 10, summary("static")))},
 		{"100 aliased partitions(first: 1000) of ten years of NY hours", reader, false, fixed(aliases("query", 100, partitions("ny", ", first: 1000", rows)))},

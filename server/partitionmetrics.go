@@ -14,10 +14,10 @@ import (
 
 // partitionGauges serves chunklock_missing_chunks and chunklock_late_chunks
 // per dataset with a partition definition. A scrape recounts at most once
-// per refresh interval (the counts it answers are at most that old), and a
-// count reads the dataset's OUTPUT rows over its due history, at most
-// backends.MaxPartitionCount expected dataids (see PartitionCounts): ten
-// years of hours is about 88 pages of rows every refresh, not every scrape.
+// per refresh interval (the counts it answers are at most that old); a
+// count is the store's kept counts and a short read of rows for a time
+// definition, else a read of the dataset's OUTPUT rows over at most
+// backends.MaxPartitionCount expected dataids (see PartitionCounts).
 // The counts are those partitionSummary answers (resolvers.Summaries).
 type partitionGauges struct {
 	store     backends.Store

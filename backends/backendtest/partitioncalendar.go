@@ -16,9 +16,8 @@ func mondayOf(t time.Time) time.Time {
 
 // testPartitionCountsLongWindows: missing and late counts of weeks and
 // months, whose windows are long, over histories from year 1 (SPEC §8
-// "Missing and late"): every due month and week is counted, and a history
-// longer than MaxPartitionCount is counted over its most recent
-// MaxPartitionCount windows, by the calendar.
+// "Missing and late"): every due month and week is counted, a history
+// longer than MaxPartitionCount included.
 func (s *suite) testPartitionCountsLongWindows(t *testing.T) {
 	b := s.setup(t)
 	deadline := 24 * time.Hour
@@ -40,9 +39,8 @@ func (s *suite) testPartitionCountsLongWindows(t *testing.T) {
 		{"monthly", "2020-01", 82, 81, false}, // 2026-10 is late from 2026-11-02
 		{"weekly", "1700-W01", weeksSince(mondayOf(time.Date(1700, 1, 4, 0, 0, 0, 0, time.UTC))), 0, false},
 		{"months", "0001-01", 2025*12 + 10, 0, false},
-		// 0001-01-01 is a Monday, of week 1 of ISO year 1; 2026-10-19 less
-		// 99,999 weeks is 0110-04-14, of week 16.
-		{"weeks", "0110-W16", backends.MaxPartitionCount, 0, true},
+		// 0001-01-01 is a Monday, of week 1 of ISO year 1.
+		{"weeks", "0001-W01", weeksSince(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), 0, false},
 	} {
 		c, err := b.s.PartitionCounts(b.ctx, tc.dataset)
 		require.NoError(t, err, tc.dataset)

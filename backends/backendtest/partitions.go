@@ -24,6 +24,7 @@ var partitionTests = []testCase{
 	{"PartitionCounts", (*suite).testPartitionCounts},
 	{"PartitionCountsBound", (*suite).testPartitionCountsBound},
 	{"PartitionCountsLongWindows", (*suite).testPartitionCountsLongWindows},
+	{"PartitionCountsKept", (*suite).testPartitionCountsKept},
 	{"PartitionZones", (*suite).testPartitionZones},
 	{"PublishOutsideDefinition", (*suite).testPublishOutsideDefinition},
 }
@@ -326,11 +327,18 @@ func (s *suite) testPartitionCounts(t *testing.T) {
 	require.Zero(t, c.Late)
 }
 
-// testPartitionCountsBound: a history longer than MaxPartitionCount
-// expected dataids is counted over MaxPartitionCount of them.
+// testPartitionCountsBound: a time definition's history is counted whole
+// however long, from the counts kept with the rows, when every definition
+// the dataset had since its creation expected no dataid the current one
+// does not; a dataset whose definition expected more before (here, an
+// earlier start), and an INTEGER one, are counted over MaxPartitionCount
+// expected dataids, by reading their rows.
 func (s *suite) testPartitionCountsBound(t *testing.T) {
 	b := s.setup(t)
-	b.definedDataset("old", partition.Def{Kind: partition.Daily, Start: "1700-01-01"})
+	b.definedDataset("long", partition.Def{Kind: partition.Daily, Start: "1800-01-01", End: "9999-12-31"})
+	b.definedDataset("long", partition.Def{Kind: partition.Daily, Start: "1700-01-01"}) // expects more: still kept
+	b.definedDataset("old", partition.Def{Kind: partition.Daily, Start: "1600-01-01"})
+	b.definedDataset("old", partition.Def{Kind: partition.Daily, Start: "1700-01-01"}) // expects less
 	b.definedDataset("ints", partition.Def{Kind: partition.Integer, End: "150000"})
 	b.definedDataset("open", partition.Def{Kind: partition.Integer})
 	b.publish("open", "150000")
@@ -341,6 +349,15 @@ func (s *suite) testPartitionCountsBound(t *testing.T) {
 		require.Equal(t, backends.MaxPartitionCount, c.Missing, ds)
 		require.Equal(t, oldest, c.OldestMissing, "%s: the most recent dataids are counted (the first ones without an end)", ds)
 	}
+	// Every day from 1700-01-01 to yesterday, by Unix days (a
+	// time.Duration holds at most 292 years).
+	days := func(t time.Time) int64 { return t.Unix() / 86400 }
+	want := days(b.clock.Now()) - days(time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC))
+	c, err := b.s.PartitionCounts(b.ctx, "long")
+	require.NoError(t, err)
+	require.False(t, c.Truncated)
+	require.Equal(t, int(want), c.Missing)
+	require.Equal(t, "1700-01-01", c.OldestMissing)
 }
 
 func (s *suite) testPublishOutsideDefinition(t *testing.T) {

@@ -33,6 +33,8 @@ type engine struct {
 	// envAllow holds the env names the operator allows beyond envname's
 	// rule (WithEnvAllow).
 	envAllow envname.Allow
+	// conform keeps rowsConform's answer by dataset (partitionkept.go).
+	conform sync.Map
 }
 
 // expireBatch bounds how many expired claims one ExpireLeases call reads at once.

@@ -9,7 +9,7 @@ import (
 )
 
 func (e *engine) PartitionCounts(ctx context.Context, dataset string) (backends.PartitionCount, error) {
-	def, producer, err := e.partitionSource(ctx, dataset)
+	def, producer, updated, err := e.partitionSourceAt(ctx, dataset)
 	if err != nil {
 		return backends.PartitionCount{}, err
 	}
@@ -28,6 +28,9 @@ func (e *engine) PartitionCounts(ctx context.Context, dataset string) (backends.
 		late := def
 		late.Lag = *def.Deadline
 		lastLate, _ = late.DueBefore(now)
+	}
+	if c, ok, err := e.countKept(ctx, def, producer, updated, c, lastDue, lastLate); err != nil || ok {
+		return c, err
 	}
 	from := countFrom(def, lastDue)
 	c.Truncated = from != ""

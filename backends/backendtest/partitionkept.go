@@ -1,0 +1,93 @@
+package backendtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
+)
+
+// testPartitionCountsKept: the missing and late counts of a long hourly
+// history in a zone with a skipped hour, and its oldest missing and late
+// dataids, with gaps near the start, in the middle and at the end, rows
+// published ahead and a chunk held past its deadline, agree with the
+// partitions listing of the same dataset, as gaps are filled and time
+// passes. "kept" is counted from the counts kept with its rows; "read",
+// whose definition expected more dataids before, by reading its rows:
+// both answer alike.
+func (s *suite) testPartitionCountsKept(t *testing.T) {
+	b := s.setup(t)
+	lag, deadline := time.Hour, 6*time.Hour
+	def := partition.Def{Kind: partition.Hourly, Start: "2026-01-01T00", Timezone: "Europe/Berlin", Lag: lag, Deadline: &deadline}
+	earlier := def
+	earlier.Start = "2025-12-01T00"
+	b.definedDataset("kept", def)
+	b.definedDataset("read", earlier)
+	b.definedDataset("read", def)
+	b.clock.Advance(time.Date(2026, 4, 15, 12, 30, 0, 0, time.UTC).Sub(b.clock.Now()))
+
+	publish := func(from, to string) {
+		t.Helper()
+		for _, ds := range []string{"kept", "read"} {
+			_, err := b.s.PublishRange(b.ctx, ds, from, to)
+			require.NoError(t, err, "%s %s..%s", ds, from, to)
+		}
+	}
+	check := func(what string) {
+		t.Helper()
+		// The reference: every due expected dataid, listed.
+		missing, late, oldestMissing, oldestLate := 0, 0, "", ""
+		for _, p := range b.partitions(backends.PartitionFilter{Dataset: "kept", First: backends.MaxPageSize}) {
+			if p.Status == backends.StatusNone {
+				if missing++; oldestMissing == "" {
+					oldestMissing = p.DataID
+				}
+			}
+			if p.Late {
+				if late++; oldestLate == "" {
+					oldestLate = p.DataID
+				}
+			}
+		}
+		require.Positive(t, missing+late+1) // (the last check has none of either)
+		for _, ds := range []string{"kept", "read"} {
+			c, err := b.s.PartitionCounts(b.ctx, ds)
+			require.NoError(t, err, ds)
+			require.Equal(t, []any{missing, late, oldestMissing, oldestLate, false},
+				[]any{c.Missing, c.Late, c.OldestMissing, c.OldestLate, c.Truncated}, "%s: %s", ds, what)
+		}
+	}
+
+	// Due at 12:30 UTC, lag 1h: up to 2026-04-15T12 Berlin (10:00-11:00
+	// UTC); not READY by 6h after the end: late up to T07.
+	publish("2026-01-01T06", "2026-02-15T09")
+	publish("2026-02-15T13", "2026-04-15T09")
+	publish("2026-04-20T00", "2026-04-20T02") // ahead
+	publish("2026-01-01T00", "2026-01-01T02")
+	_, err := b.s.Hold(b.ctx, "kept", "2026-01-01T07", "bad feed")
+	require.NoError(t, err)
+	_, err = b.s.Hold(b.ctx, "read", "2026-01-01T07", "bad feed")
+	require.NoError(t, err)
+	check("gaps at the start, in the middle and at the end")
+	publish("2026-01-01T03", "2026-01-01T05")
+	check("the first gap filled: the held chunk is the oldest late one")
+	for _, ds := range []string{"kept", "read"} {
+		_, err := b.s.Resubmit(b.ctx, ds, "2026-01-01T07", false)
+		require.NoError(t, err)
+		_, err = b.s.Publish(b.ctx, ds, "2026-01-01T07")
+		require.NoError(t, err)
+	}
+	check("the held chunk published again")
+	publish("2026-02-15T10", "2026-02-15T12")
+	check("gaps at the end only")
+	b.clock.Advance(5 * time.Hour)
+	check("five hours later")
+	publish("2026-04-15T10", "2026-04-15T18")
+	check("none missing")
+	publish("2026-04-15T19", "2026-04-15T19")
+	b.clock.Advance(-5 * time.Hour)
+	check("earlier again: rows not due yet do not count")
+}

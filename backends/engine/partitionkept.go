@@ -1,0 +1,326 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
+)
+
+// Missing and late counts from the counts kept with the rows.
+//
+// A time definition's expected dataids up to a due one are counted by
+// arithmetic (partition.Def.Count), and its producer's OUTPUT rows by
+// status are kept by every store as the rows change (StatusCounter). When
+// every row of the dataset is an expected dataid, the missing count is the
+// expected ones up to the last due less the rows up to it, and the late
+// count the expected ones up to the last late less the READY rows up to
+// it: what lies after is a short read of the rows not due yet. The whole
+// history is counted, however long, in the time of that read.
+//
+// Every row is an expected dataid when the expected set never lost a
+// dataid since the dataset was created: a row is only ever written for a
+// dataid the definition of the moment expects (publishes, claims and
+// ranges check it), and catalog changes record every definition since the
+// creation (rowsConform). A dataset whose set shrank, changed kind or
+// zone, or whose history is not recorded (made before catalog changes
+// were) is counted by reading its rows, as before.
+
+// maxKeptTail bounds the rows after the last due dataid (published ahead)
+// that a kept count reads; with more, the dataset is counted by its rows.
+const maxKeptTail = 4 * runWindow
+
+// maxConformChanges bounds the catalog changes rowsConform looks at.
+const maxConformChanges = 2000
+
+// conformKey is what rowsConform's answer for a dataset holds for: its
+// definition's expected set as of its last change.
+type conformKey struct {
+	kind             partition.Kind
+	start, end, zone string
+	updated          int64
+}
+
+type conformAnswer struct {
+	key conformKey
+	ok  bool
+}
+
+// countKept counts c's missing and late dataids from the kept counts; ok
+// is false when it cannot (see above) and the caller reads the rows.
+func (e *engine) countKept(ctx context.Context, def partition.Def, producer string, updated time.Time, c backends.PartitionCount, lastDue, lastLate string) (backends.PartitionCount, bool, error) {
+	sc, ok := e.b.(backends.StatusCounter)
+	if !ok || !def.Kind.IsTime() {
+		return c, false, nil
+	}
+	if ok, err := e.rowsConform(ctx, c.Dataset, def, updated); err != nil || !ok {
+		return c, false, err
+	}
+	if lastLate != "" && backends.CompareDataID(lastLate, lastDue) > 0 {
+		lastLate = lastDue // a dataid is late only once due
+	}
+	tailFrom := lastDue
+	if lastLate != "" {
+		tailFrom = lastLate
+	}
+	last, _ := def.Last()
+	ids, sts, full, err := e.boundedStatuses(ctx, c.Dataset, producer, tailFrom, last, maxKeptTail)
+	if err != nil || !full {
+		return c, false, err
+	}
+	byStatus, err := sc.CountStatuses(ctx, c.Dataset, producer)
+	if err != nil {
+		return c, false, err
+	}
+	total := 0
+	for _, n := range byStatus {
+		total += n
+	}
+	ready := byStatus[backends.StatusReady]
+	for i, id := range ids {
+		if backends.CompareDataID(id, lastDue) > 0 {
+			total--
+		}
+		if lastLate != "" && backends.CompareDataID(id, lastLate) > 0 && sts[i] == backends.StatusReady {
+			ready--
+		}
+	}
+	due, err := def.Count("", lastDue)
+	if err != nil {
+		return c, false, backends.InvalidArgument("%v", err)
+	}
+	// Rows and counts are read one after the other: a chunk written in
+	// between can make a difference off by one for a moment, never below 0.
+	c.Missing = int(max(0, due-int64(total)))
+	if lastLate != "" {
+		lateDue, err := def.Count("", lastLate)
+		if err != nil {
+			return c, false, backends.InvalidArgument("%v", err)
+		}
+		c.Late = int(max(0, lateDue-int64(ready)))
+	}
+	if err := e.findOldest(ctx, def, producer, &c, lastDue, lastLate); err != nil {
+		return c, false, err
+	}
+	return c, true, nil
+}
+
+// boundedStatuses reads the dataids and statuses of producer's OUTPUT rows
+// on dataset in [from, to]; full is false when there are more than limit.
+func (e *engine) boundedStatuses(ctx context.Context, dataset, producer, from, to string, limit int) (ids []string, sts []backends.Status, full bool, err error) {
+	if r, ok := e.b.(backends.OutputStatusReader); ok {
+		ids, sts, err = r.OutputStatuses(ctx, dataset, producer, from, to, limit+1)
+		return ids, sts, len(ids) <= limit, err
+	}
+	f := backends.ChunkFilter{Dataset: dataset, Role: backends.RoleOutput, Job: producer, From: from, To: to, First: backends.MaxPageSize}
+	for {
+		page, err := e.b.ListRows(ctx, f)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for _, r := range page.Rows {
+			if r.Job == producer && r.Role == backends.RoleOutput {
+				ids, sts = append(ids, r.DataID), append(sts, r.Status)
+			}
+		}
+		if len(ids) > limit {
+			return ids, sts, false, nil
+		}
+		if !page.HasNextPage || len(page.Cursors) == 0 {
+			return ids, sts, true, nil
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+}
+
+// rowsConform tells whether every OUTPUT row of dataset is a dataid def
+// expects: whether every definition the dataset had since its creation
+// expected a subset of what def does (same kind and zone, a start no
+// earlier, an end no later). The answer is kept until the dataset changes.
+func (e *engine) rowsConform(ctx context.Context, dataset string, def partition.Def, updated time.Time) (bool, error) {
+	key := conformKey{def.Kind, def.Start, def.End, def.Timezone, updated.UnixNano()}
+	if v, ok := e.conform.Load(dataset); ok && v.(conformAnswer).key == key {
+		return v.(conformAnswer).ok, nil
+	}
+	ok, err := e.definitionsWithin(ctx, dataset, def)
+	if err == nil {
+		e.conform.Store(dataset, conformAnswer{key, ok})
+	}
+	return ok, err
+}
+
+// definitionsWithin reads dataset's catalog changes, newest first, back to
+// its creation: true when every definition before a change expected a
+// subset of def's dataids; false when one did not, or when the creation is
+// not among the first maxConformChanges changes.
+func (e *engine) definitionsWithin(ctx context.Context, dataset string, def partition.Def) (bool, error) {
+	f := backends.ChangeFilter{Dataset: dataset, First: backends.MaxChangesPage}
+	for looked := 0; looked < maxConformChanges; {
+		page, err := e.b.ListChanges(ctx, f)
+		if err != nil {
+			return false, err
+		}
+		for _, ch := range page.Changes {
+			looked++
+			if ch.Kind != backends.ChangeDataset || ch.ID != dataset {
+				continue
+			}
+			if len(ch.Before) == 0 || string(ch.Before) == "null" {
+				return true, nil // its creation: nothing before
+			}
+			var before backends.Dataset
+			if err := json.Unmarshal(ch.Before, &before); err != nil || before.Partitions == nil || !within(*before.Partitions, def) {
+				return false, nil
+			}
+		}
+		if !page.HasNextPage || len(page.Changes) == 0 {
+			return false, nil // made before changes were recorded
+		}
+		f.After = page.Changes[len(page.Changes)-1].Cursor
+	}
+	return false, nil
+}
+
+// within tells whether every dataid a expects, b expects too (time kinds).
+func within(a, b partition.Def) bool {
+	if a.Kind != b.Kind || a.Timezone != b.Timezone || !a.Kind.IsTime() {
+		return false
+	}
+	if backends.CompareDataID(b.Start, a.Start) > 0 {
+		return false
+	}
+	return b.End == "" || (a.End != "" && backends.CompareDataID(a.End, b.End) <= 0)
+}
+
+// findOldest sets c's OldestMissing and OldestLate from its counts: it
+// reads windows of the rows from the start forwards, where the first
+// missing or late dataid is the oldest, and from the last due dataid
+// backwards, where the oldest is in the window that brings the count of
+// those seen to c's, one window each way in turn. It reads what lies
+// nearer either end, all of it at worst.
+func (e *engine) findOldest(ctx context.Context, def partition.Def, producer string, c *backends.PartitionCount, lastDue, lastLate string) error {
+	wantMissing, wantLate := c.Missing > 0, c.Late > 0
+	fwd, bwd := "", lastDue // the next window starts at fwd; ends at bwd
+	var backMissing, backLate int
+	var lowestMissing, lowestLate string // lowest seen going backwards
+	for wantMissing || wantLate {
+		// Forwards: the first missing and the first late dataid.
+		from, to, ids, err := e.window(ctx, def, fwd, lastDue, true)
+		if err != nil || ids == nil {
+			break
+		}
+		sts, err := e.windowOf(ctx, c.Dataset, producer, from, to, ids)
+		if err != nil {
+			return err
+		}
+		for i, id := range ids {
+			if wantMissing && sts[i] == backends.StatusNone {
+				c.OldestMissing, wantMissing = id, false
+			}
+			if wantLate && lastLate != "" && backends.CompareDataID(id, lastLate) <= 0 && sts[i] != backends.StatusReady {
+				c.OldestLate, wantLate = id, false
+			}
+		}
+		if to == lastDue || backends.CompareDataID(to, bwd) >= 0 {
+			break // the windows met: every dataid was read
+		}
+		fwd, _ = def.Next(to)
+		if !(wantMissing || wantLate) {
+			break
+		}
+		// Backwards: the window where the counts are reached.
+		from, to, ids, err = e.window(ctx, def, bwd, lastDue, false)
+		if err != nil || ids == nil {
+			break
+		}
+		if sts, err = e.windowOf(ctx, c.Dataset, producer, from, to, ids); err != nil {
+			return err
+		}
+		var m, l []string
+		for i, id := range ids {
+			if sts[i] == backends.StatusNone {
+				m = append(m, id)
+			}
+			if lastLate != "" && backends.CompareDataID(id, lastLate) <= 0 && sts[i] != backends.StatusReady {
+				l = append(l, id)
+			}
+		}
+		if len(m) > 0 {
+			lowestMissing = m[0]
+			if backMissing += len(m); wantMissing && backMissing >= c.Missing {
+				c.OldestMissing, wantMissing = m[0], false
+			}
+		}
+		if len(l) > 0 {
+			lowestLate = l[0]
+			if backLate += len(l); wantLate && backLate >= c.Late {
+				c.OldestLate, wantLate = l[0], false
+			}
+		}
+		if backends.CompareDataID(from, fwd) <= 0 {
+			break // the windows met
+		}
+		bwd, _ = def.Prev(from)
+	}
+	// Counts read beside a commit can be off by one: what was seen stands.
+	if wantMissing {
+		c.OldestMissing = lowestMissing
+	}
+	if wantLate {
+		c.OldestLate = lowestLate
+	}
+	return nil
+}
+
+// window is up to runWindow expected dataids in ascending order: from at
+// onward (forward) or ending at at (backward), never past lastDue. ids is
+// nil when there are none.
+func (e *engine) window(_ context.Context, def partition.Def, at, lastDue string, forward bool) (from, to string, ids []string, err error) {
+	var seq func(func(string) bool)
+	if forward {
+		seq, err = def.Range(at, lastDue)
+	} else {
+		seq, err = def.RangeDown("", at)
+	}
+	if err != nil {
+		return "", "", nil, backends.InvalidArgument("%v", err)
+	}
+	for id := range seq {
+		ids = append(ids, id)
+		if len(ids) == runWindow {
+			break
+		}
+	}
+	if len(ids) == 0 {
+		return "", "", nil, nil
+	}
+	if !forward {
+		slices.Reverse(ids)
+	}
+	return ids[0], ids[len(ids)-1], ids, nil
+}
+
+// windowOf is the status of each of ids (ascending, from from to to) of
+// producer's OUTPUT rows; StatusNone where there is none.
+func (e *engine) windowOf(ctx context.Context, dataset, producer, from, to string, ids []string) ([]backends.Status, error) {
+	rowIDs, rowSts, err := e.windowStatuses(ctx, dataset, producer, from, to)
+	if err != nil {
+		return nil, err
+	}
+	sts := make([]backends.Status, len(ids))
+	j := 0
+	for i, id := range ids {
+		for j < len(rowIDs) && backends.CompareDataID(rowIDs[j], id) < 0 {
+			j++
+		}
+		if j < len(rowIDs) && rowIDs[j] == id {
+			sts[i] = rowSts[j]
+		} else {
+			sts[i] = backends.StatusNone
+		}
+	}
+	return sts, nil
+}
