@@ -34,8 +34,16 @@ func (m *model) publish(dataset, dataid string) backends.Code {
 	return ""
 }
 
-// hold freezes a chunk, creating its row if needed; refused while RUNNING.
+// hold freezes a chunk, creating its row if needed; refused while RUNNING,
+// and for a dataid the dataset's definition does not expect (a DYNAMIC
+// set is not checked).
 func (m *model) hold(dataset, dataid string) backends.Code {
+	if exp, ok := m.expected[dataset]; ok && dataset != modelDynamic && !slices.Contains(exp, dataid) {
+		return backends.CodeInvalidArgument
+	}
+	if dataset == "s" && !slices.Contains(modelScheduleIDs, dataid) {
+		return backends.CodeInvalidArgument
+	}
 	k := m.outKey(dataset, dataid)
 	r := m.rows[k]
 	switch {

@@ -249,9 +249,9 @@ func (h *harness) drawRange(r *rand.Rand, o *op) {
 
 // timeDataID keeps operations on a dataset with a time definition at its
 // own dataids (modelTimeIDs): its job is claimed at them, and once in a
-// while just outside them, where a source is published too; the dataset
-// is held and resubmitted at them. Other operations keep the model's
-// integer dataids.
+// while just outside them, where a source is published and the dataset
+// held too (both refused there); the dataset is resubmitted at them.
+// Other operations keep the model's integer dataids.
 func timeDataID(r *rand.Rand, o op, output string) string {
 	var dataset string
 	switch o.kind {
@@ -263,7 +263,7 @@ func timeDataID(r *rand.Rand, o op, output string) string {
 		return o.dataid
 	}
 	ids, timed := modelTimeIDs[dataset]
-	outside := timed && (o.kind != "hold" && o.kind != "resubmit")
+	outside := timed && o.kind != "resubmit"
 	switch {
 	case !timed && !slices.Contains(modelDataIDs, o.dataid):
 		return pick(r, modelDataIDs) // carried over from an operation on a time dataset

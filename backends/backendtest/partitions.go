@@ -377,6 +377,9 @@ func (s *suite) testPublishOutsideDefinition(t *testing.T) {
 			_, err := b.s.Publish(b.ctx, ds, id)
 			requireCode(t, err, backends.CodeInvalidArgument, "publish %s/%s", ds, id)
 			require.Contains(t, err.Error(), "not an expected dataid")
+			_, err = b.s.Hold(b.ctx, ds, id, "held outside")
+			requireCode(t, err, backends.CodeInvalidArgument, "hold %s/%s", ds, id)
+			require.Contains(t, err.Error(), "not an expected dataid")
 			require.Equal(t, backends.StatusNone, b.status(ds, id), "nothing written for %s/%s", ds, id)
 		}
 	}
@@ -395,4 +398,10 @@ func (s *suite) testPublishOutsideDefinition(t *testing.T) {
 	require.Equal(t, []string{"2026-01-01", "2026-01-02"}, dataids(got))
 	require.Equal(t, []backends.Status{none, ready}, statuses(got))
 	require.Len(t, listRows(t, b, backends.ChunkFilter{Dataset: "late"}), 2)
+	// Nor are they counted: the rows are read, not the kept counts (which
+	// count x1 too).
+	b.clock.Advance(72 * time.Hour)
+	c, err := b.s.PartitionCounts(b.ctx, "late")
+	require.NoError(t, err)
+	require.Equal(t, []any{1, "2026-01-01"}, []any{c.Missing, c.OldestMissing})
 }

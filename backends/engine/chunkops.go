@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // An operator's operations on one chunk: publish, resubmit (with its
@@ -163,8 +164,15 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (back
 	reason = backends.CutReason(reason)
 	var row backends.StatusRow
 	err := e.withCatalog(ctx, func(cat *opCatalog) error {
-		if _, err := cat.Dataset(dataset); err != nil {
+		ds, err := cat.Dataset(dataset)
+		if err != nil {
 			return err
+		}
+		// A hold creates the chunk's row: only of a dataid the definition
+		// expects, as a publish (a DYNAMIC set is not checked: a value may
+		// be held before it is added).
+		if def := ds.Partitions; def != nil && def.Kind != partition.Dynamic && !def.Contains(dataid) {
+			return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); hold only dataids of its definition", dataid, dataset, describeDef(*def))
 		}
 		return e.update(ctx, cat, func(tx backends.Tx) error {
 			if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {
