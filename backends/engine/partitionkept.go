@@ -66,13 +66,8 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 	if lastLate != "" {
 		tailFrom = lastLate
 	}
-	last, _ := def.Last()
-	ids, sts, full, err := e.boundedStatuses(ctx, c.Dataset, producer, tailFrom, last, maxKeptTail)
-	if err != nil || !full {
-		return c, false, err
-	}
-	byStatus, err := sc.CountStatuses(ctx, c.Dataset, producer)
-	if err != nil {
+	ids, sts, byStatus, ok, err := e.keptReads(ctx, sc, def, c.Dataset, producer, tailFrom)
+	if err != nil || !ok {
 		return c, false, err
 	}
 	total := 0
@@ -92,8 +87,8 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 	if err != nil {
 		return c, false, backends.InvalidArgument("%v", err)
 	}
-	// Rows and counts are read one after the other: a chunk written in
-	// between can make a difference off by one for a moment, never below 0.
+	// A row written before the last due one while the counts were read
+	// is counted or not, as if the count came just before or after it.
 	c.Missing = int(max(0, due-int64(total)))
 	if lastLate != "" {
 		lateDue, err := def.Count("", lastLate)
@@ -107,6 +102,33 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 	}
 	return c, true, nil
 }
+
+// keptReads reads the rows from tailFrom on, then the kept counts, then
+// those rows again: the counts hold the rows read when both reads agree
+// (rows ahead only come, and a range brings many at once). It tries
+// keptTries times; ok is false when they never agreed, or when there are
+// more than maxKeptTail rows ahead.
+func (e *engine) keptReads(ctx context.Context, sc backends.StatusCounter, def partition.Def, dataset, producer, tailFrom string) (ids []string, sts []backends.Status, byStatus map[backends.Status]int, ok bool, err error) {
+	last, _ := def.Last()
+	ids, sts, full, err := e.boundedStatuses(ctx, dataset, producer, tailFrom, last, maxKeptTail)
+	for range keptTries {
+		if err != nil || !full {
+			return nil, nil, nil, false, err
+		}
+		if byStatus, err = sc.CountStatuses(ctx, dataset, producer); err != nil {
+			return nil, nil, nil, false, err
+		}
+		again, againSts, againFull, err2 := e.boundedStatuses(ctx, dataset, producer, tailFrom, last, maxKeptTail)
+		if err2 == nil && againFull && slices.Equal(ids, again) && slices.Equal(sts, againSts) {
+			return ids, sts, byStatus, true, nil
+		}
+		ids, sts, full, err = again, againSts, againFull, err2
+	}
+	return nil, nil, nil, false, err
+}
+
+// keptTries bounds keptReads' attempts.
+const keptTries = 3
 
 // boundedStatuses reads the dataids and statuses of producer's OUTPUT rows
 // on dataset in [from, to]; full is false when there are more than limit.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // The range operations apply publish, resubmit or hold to every dataid of
@@ -237,6 +238,14 @@ func (e *engine) rangeBatch(ctx context.Context, op rangeOp, ids []string, res *
 		if _, err := cat.Dataset(op.dataset); err != nil {
 			return err
 		}
+		// The dataids were listed from the catalog of the call's start:
+		// each batch checks the whole call again against its own (a job
+		// may produce the dataset since), and serveRange each dataid.
+		if op.check != nil {
+			if err := op.check(cat.Catalog); err != nil {
+				return err
+			}
+		}
 		n = e.rangeBatchSize(cat.Catalog, op, len(ids))
 		mapped := op.cascades != nil && op.cascades(cat.Catalog)
 		windows := op.windows != nil && op.windows(cat.Catalog)
@@ -312,7 +321,14 @@ func serveRange(ctx context.Context, tx backends.Tx, cat *backends.Catalog, op r
 	if err := reads.readAhead(ctx, keys); err != nil {
 		return err
 	}
+	def := cat.DefOf(op.dataset)
 	for _, id := range ids {
+		if !def.IsZero() && def.Kind != partition.Dynamic && !def.Contains(id) {
+			// Listed under an earlier definition (the dataset was
+			// redefined, or deleted and made again, since).
+			done(id, false, backends.InvalidArgument("dataid %q is no longer an expected dataid of dataset %q (partitions %s)", id, op.dataset, describeDef(def)))
+			continue
+		}
 		c := newChunkTx(reads)
 		err := op.apply(ctx, c, cat, id, now)
 		if err != nil && !refusal(err) {

@@ -3,11 +3,13 @@ package engine_test
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/engine"
 	"github.com/chunklock/chunklock/backends/memory"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/stretchr/testify/require"
 )
 
@@ -94,4 +96,57 @@ func TestRangeBatcher(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 20, res.Changed)
 	require.Equal(t, int64(2), be.updates.Load()-before, "20 chunks, 16 per transaction")
+}
+
+// updateHook runs hook once, at the n-th transaction of the backend.
+type updateHook struct {
+	*memory.Backend
+	n     atomic.Int64
+	at    int64
+	hook  func()
+	fired atomic.Bool
+}
+
+func (u *updateHook) Update(ctx context.Context, fn func(backends.Tx) error) error {
+	if u.n.Add(1) == u.at {
+		u.hook()
+		u.fired.Store(true)
+	}
+	return u.Backend.Update(ctx, fn)
+}
+
+// TestRangeAcrossARedefinition: a range lists its dataids from the
+// catalog of its start; a dataset deleted and made again with a later
+// start before the range's batch runs gets no chunk at a dataid its new
+// definition does not expect: those are skipped, INVALID_ARGUMENT.
+func TestRangeAcrossARedefinition(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.New()
+	other := engine.New(mem)
+	defer other.Close()
+	daily := func(start string) backends.Dataset {
+		return backends.Dataset{ID: "src", Partitions: &partition.Def{Kind: partition.Daily, Start: start}}
+	}
+	_, err := other.UpsertDataset(ctx, daily("2026-01-01"))
+	require.NoError(t, err)
+	be := &updateHook{Backend: mem, at: 1, hook: func() {
+		require.NoError(t, other.DeleteDataset(ctx, "src", true))
+		_, err := other.UpsertDataset(ctx, daily("2026-01-06"))
+		require.NoError(t, err)
+	}}
+	s := engine.New(be)
+	defer s.Close()
+	res, err := s.PublishRange(ctx, "src", "2026-01-01", "2026-01-10")
+	require.NoError(t, err)
+	require.True(t, be.fired.Load(), "%d transactions", be.n.Load())
+	require.Equal(t, 5, res.Changed, "%+v", res)
+	require.Len(t, res.Skipped, 5, "%+v", res)
+	for _, sk := range res.Skipped {
+		require.Equal(t, backends.CodeInvalidArgument, sk.Code, "%+v", sk)
+		require.Contains(t, sk.Reason, "no longer an expected dataid")
+	}
+	page, err := s.Chunks(ctx, backends.ChunkFilter{Dataset: "src"})
+	require.NoError(t, err)
+	require.Len(t, page.Rows, 5)
+	require.Equal(t, "2026-01-06", page.Rows[0].DataID)
 }
