@@ -401,6 +401,17 @@ type FinalEventLister interface {
 	ListFinalEvents(ctx context.Context, f EventFilter) (EventPage, error)
 }
 
+// HoldsMarker is implemented by backends that record since when every
+// server writing to the store refuses to hold a dataid the dataset's
+// definition does not expect (the first start of a version that does, or
+// the store's creation). A hold of an earlier version could leave a row at
+// any dataid; the engine trusts the kept counts of a dataset made before
+// that time only while it has no HOLD or RESUBMIT chunk (the statuses such
+// a row can have). Without it, every dataset is taken as made before.
+type HoldsMarker interface {
+	HoldsCheckedSince(ctx context.Context) (time.Time, error)
+}
+
 // StatusCounter is implemented by backends that count one job's OUTPUT
 // rows on a dataset by status in the store (PostgreSQL: one aggregate
 // over the dataset's index), as committed. Store.ChunkCounts counts so;

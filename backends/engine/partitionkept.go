@@ -23,11 +23,14 @@ import (
 //
 // Every row is an expected dataid when the expected set never lost a
 // dataid since the dataset was created: a row is only ever written for a
-// dataid the definition of the moment expects (publishes, claims and
-// ranges check it), and catalog changes record every definition since the
-// creation (rowsConform). A dataset whose set shrank, changed kind or
-// zone, or whose history is not recorded (made before catalog changes
-// were) is counted by reading its rows, as before.
+// dataid the definition of the moment expects (publishes, claims, holds
+// and each batch of a range check it in their transaction), and catalog
+// changes record every definition since the creation (rowsConform). A
+// dataset whose set shrank, changed kind or zone, or whose history is not
+// recorded (made before catalog changes were) is counted by reading its
+// rows, as before; so is one made before holds were checked (an earlier
+// version's hold wrote a row at any dataid) while it has HOLD or RESUBMIT
+// chunks (holdsChecked).
 
 // maxKeptTail bounds the rows after the last due dataid (published ahead)
 // that a kept count reads; with more, the dataset is counted by its rows.
@@ -51,12 +54,12 @@ type conformAnswer struct {
 
 // countKept counts c's missing and late dataids from the kept counts; ok
 // is false when it cannot (see above) and the caller reads the rows.
-func (e *engine) countKept(ctx context.Context, def partition.Def, producer string, updated time.Time, c backends.PartitionCount, lastDue, lastLate string) (backends.PartitionCount, bool, error) {
+func (e *engine) countKept(ctx context.Context, def partition.Def, producer string, ds backends.Dataset, c backends.PartitionCount, lastDue, lastLate string) (backends.PartitionCount, bool, error) {
 	sc, ok := e.b.(backends.StatusCounter)
 	if !ok || !def.Kind.IsTime() {
 		return c, false, nil
 	}
-	if ok, err := e.rowsConform(ctx, c.Dataset, def, updated); err != nil || !ok {
+	if ok, err := e.rowsConform(ctx, c.Dataset, def, ds.UpdatedAt); err != nil || !ok {
 		return c, false, err
 	}
 	if lastLate != "" && backends.CompareDataID(lastLate, lastDue) > 0 {
@@ -69,6 +72,11 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 	ids, sts, byStatus, ok, err := e.keptReads(ctx, sc, def, c.Dataset, producer, tailFrom)
 	if err != nil || !ok {
 		return c, false, err
+	}
+	if byStatus[backends.StatusHold]+byStatus[backends.StatusResubmit] > 0 {
+		if ok, err := e.holdsChecked(ctx, ds); err != nil || !ok {
+			return c, false, err
+		}
 	}
 	total := 0
 	for _, n := range byStatus {
@@ -129,6 +137,20 @@ func (e *engine) keptReads(ctx context.Context, sc backends.StatusCounter, def p
 
 // keptTries bounds keptReads' attempts.
 const keptTries = 3
+
+// holdsChecked tells whether every hold of ds was checked against its
+// definition: ds was made since the store's servers refuse holds at
+// dataids a definition does not expect (backends.HoldsMarker). Before, a
+// hold made a row at any dataid, which keeps the status HOLD, or RESUBMIT
+// once resubmitted (nothing claims or publishes it).
+func (e *engine) holdsChecked(ctx context.Context, ds backends.Dataset) (bool, error) {
+	m, ok := e.b.(backends.HoldsMarker)
+	if !ok {
+		return false, nil
+	}
+	since, err := m.HoldsCheckedSince(ctx)
+	return err == nil && !ds.CreatedAt.Before(since), err
+}
 
 // boundedStatuses reads the dataids and statuses of producer's OUTPUT rows
 // on dataset in [from, to]; full is false when there are more than limit.

@@ -53,26 +53,25 @@ func partitionDef(cat *backends.Catalog, dataset string) (partition.Def, error) 
 // by reading every dataset and job; INVALID_ARGUMENT when it has no
 // definition.
 func (e *engine) partitionSource(ctx context.Context, dataset string) (partition.Def, string, error) {
-	def, producer, _, err := e.partitionSourceAt(ctx, dataset)
+	def, producer, _, err := e.partitionSourceOf(ctx, dataset)
 	return def, producer, err
 }
 
-// partitionSourceAt is partitionSource and the time of the dataset's last
-// change.
-func (e *engine) partitionSourceAt(ctx context.Context, dataset string) (partition.Def, string, time.Time, error) {
+// partitionSourceOf is partitionSource and the dataset itself.
+func (e *engine) partitionSourceOf(ctx context.Context, dataset string) (partition.Def, string, backends.Dataset, error) {
 	var def partition.Def
 	var producer string
-	var updated time.Time
+	var ds backends.Dataset
 	err := e.withCatalog(ctx, func(cat *opCatalog) error {
 		d, err := partitionDef(cat.Catalog, dataset)
 		if err != nil {
 			return err
 		}
-		ds, _ := cat.Dataset(dataset)
-		def, producer, updated = d, cat.OutputJob(dataset), ds.UpdatedAt
+		ds, _ = cat.Dataset(dataset)
+		def, producer = d, cat.OutputJob(dataset)
 		return e.update(ctx, cat, func(backends.Tx) error { return nil })
 	})
-	return def, producer, updated, err
+	return def, producer, ds, err
 }
 
 func (e *engine) Partitions(ctx context.Context, f backends.PartitionFilter) (backends.PartitionPage, error) {

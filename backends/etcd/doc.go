@@ -66,6 +66,10 @@
 //	                                      (counts.go), derived, never dumped
 //	cntgen                                put by a deleteDataset that drops cnt/: no
 //	                                      base counted before it is written
+//	marks/holds-checked                   since when every server refuses a hold at a
+//	                                      dataid the definition does not expect: the
+//	                                      first open by a version that does, in
+//	                                      microseconds (marks.go)
 //	pv/<dataset>/<dimension>/<sk>         a value of a DYNAMIC set (values.go): the
 //	                                      time it was added, in microseconds; the
 //	                                      dimension is empty for a one-dimensional

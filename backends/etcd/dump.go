@@ -32,6 +32,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 		"records": backends.DumpRecords, "ping": "", "changes": backends.DumpChanges,
 		"purge": "", // a deleted job's INPUT rows left to purge are not dumped (Dump)
 		"pv":    backends.DumpValues,
+		"marks": "", // the target's own, written when it is opened
 	}
 }
 

@@ -49,6 +49,8 @@ type Backend struct {
 	// chunk that counter fenced, once deletions and retention took their
 	// rows and events. Written only by a load, read at open.
 	fenceFloor atomic.Int64
+	// holdsSince is the time of marks/holds-checked (marks.go), read at open.
+	holdsSince time.Time
 
 	slots backends.SlotCodec // decodes slot records, copying one read back as last seen
 	resv  reservations       // candidates held by this process's transactions (batch.go)
@@ -129,6 +131,10 @@ func newBackend(ctx context.Context, cli *clientv3.Client, own bool, cfg Config)
 		return nil, err
 	}
 	if err := b.readFenceFloor(ctx); err != nil {
+		stop()
+		return nil, err
+	}
+	if err := b.markHolds(ctx); err != nil {
 		stop()
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 		"creds": backends.DumpCredentials, "rows": backends.DumpRows, "running": "", "fences": backends.DumpFences, "fenceFloor": backends.DumpFences,
 		"cands": backends.DumpCandidates, "candSeq": "", "events": backends.DumpEvents, "eventSeq": "", "locks": backends.DumpLocks,
 		"lockSeq": "", "slots": backends.DumpSlots, "records": backends.DumpRecords,
-		"watchers": "", "closed": "", "mu": "", "counts": "", "changes": backends.DumpChanges,
+		"watchers": "", "loaded": "", "closed": "", "mu": "", "counts": "", "changes": backends.DumpChanges,
 		"values": backends.DumpValues,
 	}
 }
@@ -153,6 +153,9 @@ func (b *Backend) dumpItems(kind backends.DumpKind) ([]backends.DumpItem, error)
 func (b *Backend) Load(_ context.Context, kind backends.DumpKind, items []backends.DumpItem) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.loaded.IsZero() {
+		b.loaded = time.Now().UTC()
+	}
 	for _, it := range items {
 		if err := b.load(kind, it); err != nil {
 			return err

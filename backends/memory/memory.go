@@ -21,7 +21,10 @@ import (
 
 // Backend keeps every table in memory.
 type Backend struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// loaded is when the first Load came: rows copied from another store
+	// may be from before holds were checked (HoldsCheckedSince).
+	loaded   time.Time
 	datasets map[string]backends.Dataset
 	jobs     map[string]backends.Job
 	version  int64             // the catalog version: counts catalog changes

@@ -28,6 +28,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 		"chunk_counts": "", "chunk_count_deltas": "", "chunk_count_deltas_id_seq": "", // kept by triggers as rows load
 		"catalog_changes": backends.DumpChanges, "catalog_changes_id_seq": "", // ids are the target's, in load order
 		"partition_values": backends.DumpValues,
+		"store_marks":      "", // the target's own: made by its migrations
 	}
 }
 

@@ -1,0 +1,24 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+)
+
+var _ backends.HoldsMarker = (*Backend)(nil)
+
+// HoldsCheckedSince reads the time migration 0018 recorded
+// (backends.HoldsMarker).
+func (b *Backend) HoldsCheckedSince(ctx context.Context) (time.Time, error) {
+	if err := b.usable(ctx); err != nil {
+		return time.Time{}, err
+	}
+	var at time.Time
+	err := b.pool.QueryRow(ctx, `SELECT at FROM store_marks WHERE name = 'holds_checked'`).Scan(&at)
+	if err != nil {
+		return time.Time{}, mapErr(err, "reading since when holds are checked")
+	}
+	return at, nil
+}
