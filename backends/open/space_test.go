@@ -123,12 +123,23 @@ func TestEmbeddedOutOfSpace(t *testing.T) {
 	_, err = s.Publish(ctx, "src", "1")
 	require.NoError(t, err, "writes are accepted again")
 
-	// Full again; restarted with a larger quota, the store disarms at start.
+	// Full again; restarted with the same quota, it opens and reads go on,
+	// also as a store of an earlier version, without the mark of since
+	// when holds are checked (which it cannot write then).
 	fill(t, cli)
 	_, err = s.Publish(ctx, "src", "2")
 	require.ErrorIs(t, err, backends.ErrUnavailable)
+	_, err = cli.Delete(ctx, "/chunklock/marks/holds-checked")
+	require.NoError(t, err)
 	cli.Close()
 	require.NoError(t, s.Close())
+	s, err = Open(ctx, "", spaceOpts(dir, quota))
+	require.NoError(t, err, "a full store opens")
+	require.True(t, Embedded(s).Space().NoSpace)
+	_, err = s.Datasets(ctx)
+	require.NoError(t, err, "reads go on")
+	require.NoError(t, s.Close())
+	// Restarted with a larger quota, the store disarms at start.
 	s, err = Open(ctx, "", spaceOpts(dir, 4*quota))
 	require.NoError(t, err)
 	defer s.Close()
