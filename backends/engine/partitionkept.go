@@ -228,7 +228,9 @@ func (e *engine) definitionsWithin(ctx context.Context, dataset string, def part
 	return false, nil
 }
 
-// within tells whether every dataid a expects, b expects too (time kinds).
+// within tells whether every dataid a expects, b expects too (time kinds):
+// by the names of their zones, in the binary's time zone database (a new
+// release of it that changed a zone's past would not be seen).
 func within(a, b partition.Def) bool {
 	if a.Kind != b.Kind || a.Timezone != b.Timezone || !a.Kind.IsTime() {
 		return false
@@ -253,7 +255,10 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 	for wantMissing || wantLate {
 		// Forwards: the first missing and the first late dataid.
 		from, to, ids, err := e.window(ctx, def, fwd, lastDue, true)
-		if err != nil || ids == nil {
+		if err != nil {
+			return err
+		}
+		if ids == nil {
 			break
 		}
 		sts, err := e.windowOf(ctx, c.Dataset, producer, from, to, ids)
@@ -277,7 +282,10 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 		}
 		// Backwards: the window where the counts are reached.
 		from, to, ids, err = e.window(ctx, def, bwd, lastDue, false)
-		if err != nil || ids == nil {
+		if err != nil {
+			return err
+		}
+		if ids == nil {
 			break
 		}
 		if sts, err = e.windowOf(ctx, c.Dataset, producer, from, to, ids); err != nil {
