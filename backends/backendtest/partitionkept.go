@@ -91,3 +91,37 @@ func (s *suite) testPartitionCountsKept(t *testing.T) {
 	b.clock.Advance(-5 * time.Hour)
 	check("earlier again: rows not due yet do not count")
 }
+
+// testPartitionCountsKeptRelease: the oldest missing chunk of a produced
+// dataset, claimed and counted while RUNNING (it has a row then), is the
+// oldest missing one again once the claim is released, and a chunk
+// completed before it stays counted; the count of a dataset also finds
+// what a count before it found, when nothing changed.
+func (s *suite) testPartitionCountsKeptRelease(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("out", partition.Def{Kind: partition.Daily, Start: "2026-01-01", End: "2026-12-31"})
+	b.job("mk", "out")
+	b.clock.Advance(time.Date(2026, 1, 20, 12, 0, 0, 0, time.UTC).Sub(b.clock.Now()))
+	count := func() backends.PartitionCount {
+		t.Helper()
+		c, err := b.s.PartitionCounts(b.ctx, "out")
+		require.NoError(t, err)
+		return c
+	}
+	first := b.claim("mk", "2026-01-01")
+	b.complete(first)
+	c := count()
+	require.Equal(t, []any{18, "2026-01-02"}, []any{c.Missing, c.OldestMissing})
+	require.Equal(t, c, count())
+	second := b.claim("mk", "2026-01-02")
+	c = count()
+	require.Equal(t, []any{17, "2026-01-03"}, []any{c.Missing, c.OldestMissing}, "while RUNNING")
+	b.release(second)
+	c = count()
+	require.Equal(t, []any{18, "2026-01-02"}, []any{c.Missing, c.OldestMissing}, "released: missing again")
+	for _, id := range []string{"2026-01-02", "2026-01-03"} {
+		b.complete(b.claim("mk", id))
+	}
+	c = count()
+	require.Equal(t, []any{16, "2026-01-04"}, []any{c.Missing, c.OldestMissing})
+}

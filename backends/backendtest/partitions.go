@@ -25,6 +25,7 @@ var partitionTests = []testCase{
 	{"PartitionCountsBound", (*suite).testPartitionCountsBound},
 	{"PartitionCountsLongWindows", (*suite).testPartitionCountsLongWindows},
 	{"PartitionCountsKept", (*suite).testPartitionCountsKept},
+	{"PartitionCountsKeptRelease", (*suite).testPartitionCountsKeptRelease},
 	{"PartitionZones", (*suite).testPartitionZones},
 	{"PublishOutsideDefinition", (*suite).testPublishOutsideDefinition},
 }

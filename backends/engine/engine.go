@@ -35,6 +35,8 @@ type engine struct {
 	envAllow envname.Allow
 	// conform keeps rowsConform's answer by dataset (partitionkept.go).
 	conform sync.Map
+	// settled keeps findOldest's settledMemo by dataset.
+	settled sync.Map
 }
 
 // expireBatch bounds how many expired claims one ExpireLeases call reads at once.

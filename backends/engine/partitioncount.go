@@ -9,7 +9,7 @@ import (
 )
 
 func (e *engine) PartitionCounts(ctx context.Context, dataset string) (backends.PartitionCount, error) {
-	def, producer, ds, err := e.partitionSourceOf(ctx, dataset)
+	def, producer, ds, version, err := e.partitionSourceOf(ctx, dataset)
 	if err != nil {
 		return backends.PartitionCount{}, err
 	}
@@ -29,7 +29,7 @@ func (e *engine) PartitionCounts(ctx context.Context, dataset string) (backends.
 		late.Lag = *def.Deadline
 		lastLate, _ = late.DueBefore(now)
 	}
-	if c, ok, err := e.countKept(ctx, def, producer, ds, c, lastDue, lastLate); err != nil || ok {
+	if c, ok, err := e.countKept(ctx, def, producer, keptSource{ds, version}, c, lastDue, lastLate); err != nil || ok {
 		return c, err
 	}
 	from := countFrom(def, lastDue)

@@ -52,9 +52,28 @@ type conformAnswer struct {
 	ok  bool
 }
 
+// keptSource is the dataset counted and the catalog version it was read
+// at.
+type keptSource struct {
+	ds      backends.Dataset
+	version int64
+}
+
+// settledMemo is where findOldest's forward walk may start for a dataset:
+// every expected dataid before at had a row not RUNNING when it was last
+// counted, and such a row is never deleted (only a release deletes a row,
+// a RUNNING one that had none before), so none of them is missing again
+// while the catalog stays at the version (a deleteDataset changes it).
+type settledMemo struct {
+	key conformKey
+	ver int64
+	at  string
+}
+
 // countKept counts c's missing and late dataids from the kept counts; ok
 // is false when it cannot (see above) and the caller reads the rows.
-func (e *engine) countKept(ctx context.Context, def partition.Def, producer string, ds backends.Dataset, c backends.PartitionCount, lastDue, lastLate string) (backends.PartitionCount, bool, error) {
+func (e *engine) countKept(ctx context.Context, def partition.Def, producer string, src keptSource, c backends.PartitionCount, lastDue, lastLate string) (backends.PartitionCount, bool, error) {
+	ds := src.ds
 	sc, ok := e.b.(backends.StatusCounter)
 	if !ok || !def.Kind.IsTime() {
 		return c, false, nil
@@ -82,13 +101,17 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 	for _, n := range byStatus {
 		total += n
 	}
-	ready := byStatus[backends.StatusReady]
+	// The rows up to the last due dataid, and up to the last late one:
+	// all of them and the READY ones.
+	ready, rowsLate := byStatus[backends.StatusReady], total
 	for i, id := range ids {
 		if backends.CompareDataID(id, lastDue) > 0 {
 			total--
 		}
-		if lastLate != "" && backends.CompareDataID(id, lastLate) > 0 && sts[i] == backends.StatusReady {
-			ready--
+		if lastLate != "" && backends.CompareDataID(id, lastLate) > 0 {
+			if rowsLate--; sts[i] == backends.StatusReady {
+				ready--
+			}
 		}
 	}
 	due, err := def.Count("", lastDue)
@@ -98,14 +121,17 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 	// A row written before the last due one while the counts were read
 	// is counted or not, as if the count came just before or after it.
 	c.Missing = int(max(0, due-int64(total)))
+	missingLate := 0 // missing and late
 	if lastLate != "" {
 		lateDue, err := def.Count("", lastLate)
 		if err != nil {
 			return c, false, backends.InvalidArgument("%v", err)
 		}
 		c.Late = int(max(0, lateDue-int64(ready)))
+		missingLate = int(max(0, lateDue-int64(rowsLate)))
 	}
-	if err := e.findOldest(ctx, def, producer, &c, lastDue, lastLate); err != nil {
+	key := conformKey{def.Kind, def.Start, def.End, def.Timezone, ds.UpdatedAt.UnixNano()}
+	if err := e.findOldest(ctx, def, producer, &c, lastDue, lastLate, missingLate, key, src.version); err != nil {
 		return c, false, err
 	}
 	return c, true, nil
@@ -246,10 +272,21 @@ func within(a, b partition.Def) bool {
 // missing or late dataid is the oldest, and from the last due dataid
 // backwards, where the oldest is in the window that brings the count of
 // those seen to c's, one window each way in turn. It reads what lies
-// nearer either end, all of it at worst.
-func (e *engine) findOldest(ctx context.Context, def partition.Def, producer string, c *backends.PartitionCount, lastDue, lastLate string) error {
-	wantMissing, wantLate := c.Missing > 0, c.Late > 0
+// nearer either end, all of it at worst. When every late dataid is a
+// missing one (missingLate of them: no row up to the last late one is
+// other than READY), the oldest late is the oldest missing, and the
+// forward walk starts where the last count of the dataset found the first
+// row that could be missing again (settledMemo), not at the start.
+func (e *engine) findOldest(ctx context.Context, def partition.Def, producer string, c *backends.PartitionCount, lastDue, lastLate string, missingLate int, key conformKey, version int64) error {
+	lateFromMissing := c.Late > 0 && c.Late == missingLate
+	wantMissing, wantLate := c.Missing > 0, c.Late > 0 && !lateFromMissing
 	fwd, bwd := "", lastDue // the next window starts at fwd; ends at bwd
+	if v, ok := e.settled.Load(c.Dataset); ok && !wantLate {
+		if m := v.(settledMemo); m.key == key && m.ver == version {
+			fwd = m.at
+		}
+	}
+	settled, settling := fwd, wantMissing // see settledMemo
 	var backMissing, backLate int
 	var lowestMissing, lowestLate string // lowest seen going backwards
 	for wantMissing || wantLate {
@@ -266,12 +303,18 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 			return err
 		}
 		for i, id := range ids {
+			if settling && (sts[i] == backends.StatusNone || sts[i] == backends.StatusRunning) {
+				settled, settling = id, false
+			}
 			if wantMissing && sts[i] == backends.StatusNone {
 				c.OldestMissing, wantMissing = id, false
 			}
 			if wantLate && lastLate != "" && backends.CompareDataID(id, lastLate) <= 0 && sts[i] != backends.StatusReady {
 				c.OldestLate, wantLate = id, false
 			}
+		}
+		if settling {
+			settled, _ = def.Next(to)
 		}
 		if to == lastDue || backends.CompareDataID(to, bwd) >= 0 {
 			break // the windows met: every dataid was read
@@ -323,6 +366,12 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 	}
 	if wantLate {
 		c.OldestLate = lowestLate
+	}
+	if lateFromMissing {
+		c.OldestLate = c.OldestMissing
+	}
+	if settled != "" {
+		e.settled.Store(c.Dataset, settledMemo{key, version, settled})
 	}
 	return nil
 }

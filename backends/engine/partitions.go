@@ -53,25 +53,27 @@ func partitionDef(cat *backends.Catalog, dataset string) (partition.Def, error) 
 // by reading every dataset and job; INVALID_ARGUMENT when it has no
 // definition.
 func (e *engine) partitionSource(ctx context.Context, dataset string) (partition.Def, string, error) {
-	def, producer, _, err := e.partitionSourceOf(ctx, dataset)
+	def, producer, _, _, err := e.partitionSourceOf(ctx, dataset)
 	return def, producer, err
 }
 
-// partitionSourceOf is partitionSource and the dataset itself.
-func (e *engine) partitionSourceOf(ctx context.Context, dataset string) (partition.Def, string, backends.Dataset, error) {
+// partitionSourceOf is partitionSource, the dataset itself and the
+// catalog's version.
+func (e *engine) partitionSourceOf(ctx context.Context, dataset string) (partition.Def, string, backends.Dataset, int64, error) {
 	var def partition.Def
 	var producer string
 	var ds backends.Dataset
+	var version int64
 	err := e.withCatalog(ctx, func(cat *opCatalog) error {
 		d, err := partitionDef(cat.Catalog, dataset)
 		if err != nil {
 			return err
 		}
 		ds, _ = cat.Dataset(dataset)
-		def, producer = d, cat.OutputJob(dataset)
+		def, producer, version = d, cat.OutputJob(dataset), cat.version
 		return e.update(ctx, cat, func(backends.Tx) error { return nil })
 	})
-	return def, producer, ds, err
+	return def, producer, ds, version, err
 }
 
 func (e *engine) Partitions(ctx context.Context, f backends.PartitionFilter) (backends.PartitionPage, error) {
