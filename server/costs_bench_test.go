@@ -257,6 +257,14 @@ func costCases() []costCase {
 		{"admitted: 10 aliased summaries of ten years of NY hours, counted already", reader, false, fixed(aliases("query", 10, summary("ny")))},
 		{"admitted: 10 aliased summaries of ten years of NY hours missing the last 3, first count", reader, true, fixed(aliases("query", 10, summary("nyrecent")))},
 		{"admitted: 10 aliased summaries of ten years of NY hours missing one in the middle, first count", reader, true, fixed(aliases("query", 10, summary("nymiddle")))},
+		{"admitted: 10 aliased summaries of ten years of NY hours missing one in the middle, counted again after a hold elsewhere", reader, false, func(b *testing.B, s *costStack, i int) (string, map[string]any) {
+			// A mutation through the server: every summary is counted again.
+			rec, _, _ := s.serve(b, admin, `mutation { hold(dataset: "static", dataid: "v09999", reason: "again") { status } }`, nil)
+			if strings.Contains(rec.Body.String(), `"errors"`) {
+				b.Fatalf("hold: %s", rec.Body.String())
+			}
+			return fixed(aliases("query", 10, summary("nymiddle")))(b, s, i)
+		}},
 		{"100 aliased summaries of a 10,000-value STATIC set, first count", reader, true, fixed(aliases("query", 100, summary("static")))},
 		{"admitted: 10 aliased summaries of a 10,000-value STATIC set, first count", reader, true, fixed(aliases("query", 10, summary("static")))},
 		{"100 aliased partitions(first: 1000) of ten years of NY hours", reader, false, fixed(aliases("query", 100, partitions("ny", ", first: 1000", rows)))},
