@@ -37,6 +37,8 @@ type engine struct {
 	conform sync.Map
 	// settled keeps findOldest's settledMemo by dataset.
 	settled sync.Map
+	// pruneFloor is where PruneEvents starts a sweep (retention.go).
+	pruneFloor atomic.Value
 }
 
 // expireBatch bounds how many expired claims one ExpireLeases call reads at once.

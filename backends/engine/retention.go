@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/chunklock/chunklock/backends"
 )
@@ -15,7 +17,9 @@ import (
 // numbered in commit order, so the rest are newer still) and at the first
 // event a consumer has not looked at (p.Hold). Events kept on the way
 // (a dataset keeping its events longer) are swept past; the sweep starts
-// again at the oldest event when it stops (Next 0).
+// again when it stops (Next 0): at the oldest event, or past the events
+// this engine found pruned or kept for ever up to there (pruneFloor),
+// while no retention changed.
 func (e *engine) PruneEvents(ctx context.Context, p backends.PrunePolicy) (backends.PruneResult, error) {
 	var res backends.PruneResult
 	if p.Events < 0 {
@@ -26,9 +30,15 @@ func (e *engine) PruneEvents(ctx context.Context, p backends.PrunePolicy) (backe
 		return res, err
 	}
 	shortest := p.Events
+	var retentions strings.Builder
+	fmt.Fprintf(&retentions, "%d", p.Events)
 	for _, d := range cat.Datasets.All() {
-		if r := backends.RetentionOf(d, true, p.Events); r > 0 && (shortest == 0 || r < shortest) {
+		r := backends.RetentionOf(d, true, p.Events)
+		if r > 0 && (shortest == 0 || r < shortest) {
 			shortest = r
+		}
+		if d.Retention != nil {
+			fmt.Fprintf(&retentions, " %s=%d", d.ID, r)
 		}
 	}
 	if shortest == 0 {
@@ -36,6 +46,19 @@ func (e *engine) PruneEvents(ctx context.Context, p backends.PrunePolicy) (backe
 	}
 	now := e.clock.Now()
 	after := p.After
+	floor, _ := e.pruneFloor.Load().(pruneFloor)
+	if floor.retentions != retentions.String() {
+		floor = pruneFloor{retentions: retentions.String()}
+	}
+	if after == 0 {
+		after = floor.seq
+	}
+	// Whether every event up to after was pruned or is kept for ever: the
+	// floor moves on with the events of this call while it stays so.
+	settled := after == floor.seq
+	defer func() {
+		e.pruneFloor.Store(floor)
+	}()
 	list := e.b.ListEvents
 	if l, ok := e.b.(backends.FinalEventLister); ok {
 		list = l.ListFinalEvents // old events are final: never wait for new ones
@@ -54,14 +77,21 @@ func (e *engine) PruneEvents(ctx context.Context, p backends.PrunePolicy) (backe
 			}
 			res.Scanned++
 			d, known := cat.Datasets.Lookup(ev.Dataset)
-			if r := backends.RetentionOf(d, known, p.Events); r > 0 && ev.Time.Before(now.Add(-r)) {
+			r := backends.RetentionOf(d, known, p.Events)
+			if r > 0 && ev.Time.Before(now.Add(-r)) {
 				drop = append(drop, ev)
+			} else if r > 0 {
+				settled = false // kept for now, pruned later
 			}
 			after = ev.Seq
+			if settled {
+				floor.seq = ev.Seq
+			}
 		}
 		if len(drop) > 0 {
 			n, err := e.b.DeleteEvents(ctx, drop)
 			if err != nil {
+				floor = pruneFloor{} // what was not deleted is before it
 				return res, err
 			}
 			res.Pruned += n
@@ -72,4 +102,13 @@ func (e *engine) PruneEvents(ctx context.Context, p backends.PrunePolicy) (backe
 	}
 	res.Next = after
 	return res, nil
+}
+
+// pruneFloor is where PruneEvents starts a sweep: every event up to seq
+// was pruned or is kept for ever (its retention 0) under the retentions
+// of that time (the server's and each dataset's own, written out); a
+// change of one starts again at the oldest event.
+type pruneFloor struct {
+	retentions string
+	seq        int64
 }
