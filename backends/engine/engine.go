@@ -38,7 +38,8 @@ type engine struct {
 	// settled keeps findOldest's settledMemo by dataset.
 	settled sync.Map
 	// pruneFloor is where PruneEvents starts a sweep (retention.go).
-	pruneFloor atomic.Value
+	pruneFloor  atomic.Value
+	pruneSweeps atomic.Int64 // sweeps begun (retention.go)
 }
 
 // expireBatch bounds how many expired claims one ExpireLeases call reads at once.

@@ -175,7 +175,8 @@ func (e *engine) holdsChecked(ctx context.Context, ds backends.Dataset) (bool, e
 		return false, nil
 	}
 	since, err := m.HoldsCheckedSince(ctx)
-	return err == nil && !ds.CreatedAt.Before(since), err
+	// Unknown (the store did not answer): the rows are read.
+	return err == nil && !ds.CreatedAt.Before(since), nil
 }
 
 // boundedStatuses reads the dataids and statuses of producer's OUTPUT rows
@@ -367,7 +368,9 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 	if wantLate {
 		c.OldestLate = lowestLate
 	}
-	if lateFromMissing {
+	if lateFromMissing && c.OldestMissing != "" && backends.CompareDataID(c.OldestMissing, lastLate) <= 0 {
+		// (Published between the counts and the walk, the missing late
+		// ones may be gone: what the walk found is then not late.)
 		c.OldestLate = c.OldestMissing
 	}
 	if settled != "" {

@@ -51,7 +51,13 @@ func (e *engine) PruneEvents(ctx context.Context, p backends.PrunePolicy) (backe
 		floor = pruneFloor{retentions: retentions.String()}
 	}
 	if after == 0 {
-		after = floor.seq
+		// Now and then a sweep starts at the oldest event all the same:
+		// an event a store could not delete when asked (etcd may leave one
+		// its mover was moving), and anything else left behind the floor,
+		// is pruned then.
+		if e.pruneSweeps.Add(1)%fullSweepEvery != 0 {
+			after = floor.seq
+		}
 	}
 	// Whether every event up to after was pruned or is kept for ever: the
 	// floor moves on with the events of this call while it stays so.
@@ -69,6 +75,7 @@ func (e *engine) PruneEvents(ctx context.Context, p backends.PrunePolicy) (backe
 			return res, err
 		}
 		var drop []backends.Event
+		pageFloor := floor.seq
 		stop := !page.HasNextPage
 		for _, ev := range page.Events {
 			if (p.Hold && ev.Seq > p.KeepAfter) || !ev.Time.Before(now.Add(-shortest)) {
@@ -85,17 +92,22 @@ func (e *engine) PruneEvents(ctx context.Context, p backends.PrunePolicy) (backe
 			}
 			after = ev.Seq
 			if settled {
-				floor.seq = ev.Seq
+				pageFloor = ev.Seq
 			}
 		}
 		if len(drop) > 0 {
 			n, err := e.b.DeleteEvents(ctx, drop)
 			if err != nil {
-				floor = pruneFloor{} // what was not deleted is before it
 				return res, err
 			}
 			res.Pruned += n
+			if n < len(drop) {
+				// Some were left (or another server pruned them first):
+				// the floor stays before this page.
+				pageFloor, settled = floor.seq, false
+			}
 		}
+		floor.seq = pageFloor
 		if stop {
 			return res, nil
 		}
@@ -112,3 +124,6 @@ type pruneFloor struct {
 	retentions string
 	seq        int64
 }
+
+// fullSweepEvery: one sweep in so many starts at the oldest event.
+const fullSweepEvery = 16

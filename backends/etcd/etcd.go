@@ -50,7 +50,8 @@ type Backend struct {
 	// rows and events. Written only by a load, read at open.
 	fenceFloor atomic.Int64
 	// holdsSince is the time of marks/holds-checked (marks.go), read at open.
-	holdsSince time.Time
+	holdsSince atomic.Int64 // microseconds
+	loadMarked atomic.Bool  // markLoaded ran
 
 	slots backends.SlotCodec // decodes slot records, copying one read back as last seen
 	resv  reservations       // candidates held by this process's transactions (batch.go)

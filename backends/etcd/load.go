@@ -42,6 +42,9 @@ func (b *Backend) putAll(ctx context.Context, ops []clientv3.Op) error {
 }
 
 func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []backends.DumpItem) error {
+	if err := b.markLoaded(ctx); err != nil {
+		return err
+	}
 	if kind == backends.DumpChanges {
 		for _, it := range items {
 			if err := b.loadChange(ctx, *it.Change); err != nil {

@@ -31,10 +31,10 @@ func (b *Backend) markHolds(ctx context.Context) error {
 			[]clientv3.Op{clientv3.OpPut(key, strconv.FormatInt(now, 10))}, []clientv3.Op{clientv3.OpGet(key)})
 		switch {
 		case err != nil:
-			b.holdsSince = unknownMark
+			b.holdsSince.Store(micros(unknownMark))
 			return nil
 		case put.Succeeded:
-			b.holdsSince = fromMicros(now)
+			b.holdsSince.Store(now)
 			return nil
 		}
 		resp = (*clientv3.GetResponse)(put.Responses[0].GetResponseRange())
@@ -46,7 +46,7 @@ func (b *Backend) markHolds(ctx context.Context) error {
 	if err != nil {
 		return errors.New("etcd: " + key + " is corrupt")
 	}
-	b.holdsSince = fromMicros(v)
+	b.holdsSince.Store(v)
 	return nil
 }
 
@@ -56,5 +56,20 @@ var unknownMark = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // HoldsCheckedSince is the time of marks/holds-checked (backends.HoldsMarker).
 func (b *Backend) HoldsCheckedSince(context.Context) (time.Time, error) {
-	return b.holdsSince, nil
+	return fromMicros(b.holdsSince.Load()), nil
+}
+
+// markLoaded moves the mark to the time of a load (store copy): the rows
+// copied are from a store whose holds may not have been checked, and the
+// datasets keep their creation times. Once per Backend.
+func (b *Backend) markLoaded(ctx context.Context) error {
+	if b.loadMarked.Swap(true) {
+		return nil
+	}
+	now := micros(time.Now())
+	if _, err := b.cli.Put(ctx, b.holdsKey(), strconv.FormatInt(now, 10)); err != nil {
+		return mapErr(err, "mark since when holds are checked")
+	}
+	b.holdsSince.Store(now)
+	return nil
 }

@@ -253,6 +253,9 @@ func (b *Backend) dumpEvents(ctx context.Context, fn func(backends.DumpItem) err
 // Load writes through the catalog and transactions of the backend where
 // they take the item whole, plain INSERTs elsewhere.
 func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []backends.DumpItem) error {
+	if err := b.markLoaded(ctx); err != nil {
+		return err
+	}
 	switch kind {
 	case backends.DumpDatasets, backends.DumpJobs, backends.DumpBackfills:
 		return b.loadCatalog(ctx, items)

@@ -22,3 +22,15 @@ func (b *Backend) HoldsCheckedSince(ctx context.Context) (time.Time, error) {
 	}
 	return at, nil
 }
+
+// markLoaded moves the mark to the time of a load (store copy): the rows
+// copied are from a store whose holds may not have been checked, and the
+// datasets keep their creation times (backends.HoldsMarker). Once per
+// Backend.
+func (b *Backend) markLoaded(ctx context.Context) error {
+	if b.loadMarked.Swap(true) {
+		return nil
+	}
+	_, err := b.pool.Exec(ctx, `UPDATE store_marks SET at = greatest(at, now()) WHERE name = 'holds_checked'`)
+	return mapErr(err, "marking since when holds are checked")
+}

@@ -30,6 +30,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -88,15 +89,17 @@ const eventsChannel = "chunklock_events"
 
 // Backend is the PostgreSQL implementation of backends.Backend.
 type Backend struct {
-	pool    *pgxpool.Pool
-	connCfg *pgx.ConnConfig // for the dedicated LISTEN connection
-	q       *sqldb.Queries  // prepared, cached statements
-	listQ   *sqldb.Queries  // list queries, planned for their actual filters
-	schema  string
-	salt    int64         // seeds the chunk and resource lock hashes of this schema
-	writers int64         // key of the event-writer lock (see eventWriters)
-	wide    int64         // key of the lock of transactions locking many chunks (LockWide)
-	notify  chan struct{} // kicks the notifier: this server committed events
+	// loadMarked: a load moved the holds mark already (marks.go).
+	loadMarked atomic.Bool
+	pool       *pgxpool.Pool
+	connCfg    *pgx.ConnConfig // for the dedicated LISTEN connection
+	q          *sqldb.Queries  // prepared, cached statements
+	listQ      *sqldb.Queries  // list queries, planned for their actual filters
+	schema     string
+	salt       int64         // seeds the chunk and resource lock hashes of this schema
+	writers    int64         // key of the event-writer lock (see eventWriters)
+	wide       int64         // key of the lock of transactions locking many chunks (LockWide)
+	notify     chan struct{} // kicks the notifier: this server committed events
 
 	ctx    context.Context // cancelled by Close: stops background goroutines
 	cancel context.CancelFunc
