@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // An operator's operations on one chunk: publish, resubmit (with its
@@ -41,6 +40,13 @@ func (e *engine) Publish(ctx context.Context, dataset, dataid string) (backends.
 	return row, err
 }
 
+// expects tells whether the definition of dataset ds expects dataid: any
+// valid dataid when it has none; a DYNAMIC set's values are checked in the
+// store (checkValue).
+func expects(ds backends.Dataset, dataid string) bool {
+	return ds.Partitions == nil || ds.Partitions.Contains(dataid)
+}
+
 // checkPublishable refuses to publish into a dataset that is unknown or
 // has a producing job, and, unless dataid is empty (a range, whose dataids
 // come from the definition), a dataid its partition definition does not
@@ -50,8 +56,8 @@ func checkPublishable(cat *backends.Catalog, dataset, dataid string) error {
 	if err != nil {
 		return err
 	}
-	if def := ds.Partitions; dataid != "" && def != nil && !def.Contains(dataid) {
-		return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); publish only dataids of its definition", dataid, dataset, describeDef(*def))
+	if dataid != "" && !expects(ds, dataid) {
+		return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); publish only dataids of its definition", dataid, dataset, describeDef(*ds.Partitions))
 	}
 	if p := cat.Producer(dataset); p != "" {
 		return backends.InvalidArgument("dataset %q is produced by job %q; only source datasets are published", dataset, p)
@@ -171,8 +177,8 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (back
 		// A hold creates the chunk's row: only of a dataid the definition
 		// expects, as a publish (a DYNAMIC set is not checked: a value may
 		// be held before it is added).
-		if def := ds.Partitions; def != nil && def.Kind != partition.Dynamic && !def.Contains(dataid) {
-			return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); hold only dataids of its definition", dataid, dataset, describeDef(*def))
+		if !expects(ds, dataid) {
+			return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); hold only dataids of its definition", dataid, dataset, describeDef(*ds.Partitions))
 		}
 		return e.update(ctx, cat, func(tx backends.Tx) error {
 			if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {

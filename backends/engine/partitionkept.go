@@ -47,6 +47,10 @@ type conformKey struct {
 	updated          int64
 }
 
+func conformKeyOf(def partition.Def, updated time.Time) conformKey {
+	return conformKey{def.Kind, def.Start, def.End, def.Timezone, updated.UnixNano()}
+}
+
 type conformAnswer struct {
 	key conformKey
 	ok  bool
@@ -130,7 +134,7 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 		c.Late = int(max(0, lateDue-int64(ready)))
 		missingLate = int(max(0, lateDue-int64(rowsLate)))
 	}
-	key := conformKey{def.Kind, def.Start, def.End, def.Timezone, ds.UpdatedAt.UnixNano()}
+	key := conformKeyOf(def, ds.UpdatedAt)
 	if err := e.findOldest(ctx, def, producer, &c, lastDue, lastLate, missingLate, key, src.version); err != nil {
 		return c, false, err
 	}
@@ -184,27 +188,10 @@ func (e *engine) holdsChecked(ctx context.Context, ds backends.Dataset) (bool, e
 func (e *engine) boundedStatuses(ctx context.Context, dataset, producer, from, to string, limit int) (ids []string, sts []backends.Status, full bool, err error) {
 	if r, ok := e.b.(backends.OutputStatusReader); ok {
 		ids, sts, err = r.OutputStatuses(ctx, dataset, producer, from, to, limit+1)
-		return ids, sts, len(ids) <= limit, err
+	} else {
+		ids, sts, err = e.listOutputStatuses(ctx, dataset, producer, from, to, limit)
 	}
-	f := backends.ChunkFilter{Dataset: dataset, Role: backends.RoleOutput, Job: producer, From: from, To: to, First: backends.MaxPageSize}
-	for {
-		page, err := e.b.ListRows(ctx, f)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		for _, r := range page.Rows {
-			if r.Job == producer && r.Role == backends.RoleOutput {
-				ids, sts = append(ids, r.DataID), append(sts, r.Status)
-			}
-		}
-		if len(ids) > limit {
-			return ids, sts, false, nil
-		}
-		if !page.HasNextPage || len(page.Cursors) == 0 {
-			return ids, sts, true, nil
-		}
-		f.After = page.Cursors[len(page.Cursors)-1]
-	}
+	return ids, sts, len(ids) <= limit, err
 }
 
 // rowsConform tells whether every OUTPUT row of dataset is a dataid def
@@ -212,7 +199,7 @@ func (e *engine) boundedStatuses(ctx context.Context, dataset, producer, from, t
 // expected a subset of what def does (same kind and zone, a start no
 // earlier, an end no later). The answer is kept until the dataset changes.
 func (e *engine) rowsConform(ctx context.Context, dataset string, def partition.Def, updated time.Time) (bool, error) {
-	key := conformKey{def.Kind, def.Start, def.End, def.Timezone, updated.UnixNano()}
+	key := conformKeyOf(def, updated)
 	if v, ok := e.conform.Load(dataset); ok && v.(conformAnswer).key == key {
 		return v.(conformAnswer).ok, nil
 	}
@@ -292,17 +279,14 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 	var lowestMissing, lowestLate string // lowest seen going backwards
 	for wantMissing || wantLate {
 		// Forwards: the first missing and the first late dataid.
-		from, to, ids, err := e.window(ctx, def, fwd, lastDue, true)
+		ids, sts, err := e.window(ctx, def, c.Dataset, producer, fwd, lastDue, true)
 		if err != nil {
 			return err
 		}
 		if ids == nil {
 			break
 		}
-		sts, err := e.windowOf(ctx, c.Dataset, producer, from, to, ids)
-		if err != nil {
-			return err
-		}
+		to := ids[len(ids)-1]
 		for i, id := range ids {
 			if settling && (sts[i] == backends.StatusNone || sts[i] == backends.StatusRunning) {
 				settled, settling = id, false
@@ -325,16 +309,13 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 			break
 		}
 		// Backwards: the window where the counts are reached.
-		from, to, ids, err = e.window(ctx, def, bwd, lastDue, false)
-		if err != nil {
+		if ids, sts, err = e.window(ctx, def, c.Dataset, producer, bwd, lastDue, false); err != nil {
 			return err
 		}
 		if ids == nil {
 			break
 		}
-		if sts, err = e.windowOf(ctx, c.Dataset, producer, from, to, ids); err != nil {
-			return err
-		}
+		from := ids[0]
 		var m, l []string
 		for i, id := range ids {
 			if sts[i] == backends.StatusNone {
@@ -379,10 +360,11 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 	return nil
 }
 
-// window is up to runWindow expected dataids in ascending order: from at
-// onward (forward) or ending at at (backward), never past lastDue. ids is
-// nil when there are none.
-func (e *engine) window(_ context.Context, def partition.Def, at, lastDue string, forward bool) (from, to string, ids []string, err error) {
+// window is up to runWindow expected dataids in ascending order, from at
+// onward (forward) or ending at at (backward), never past lastDue, and the
+// status of each of them: its OUTPUT row's, StatusNone where it has none.
+// ids is nil when there are none.
+func (e *engine) window(ctx context.Context, def partition.Def, dataset, producer, at, lastDue string, forward bool) (ids []string, sts []backends.Status, err error) {
 	var seq func(func(string) bool)
 	if forward {
 		seq, err = def.Range(at, lastDue)
@@ -390,7 +372,7 @@ func (e *engine) window(_ context.Context, def partition.Def, at, lastDue string
 		seq, err = def.RangeDown("", at)
 	}
 	if err != nil {
-		return "", "", nil, backends.InvalidArgument("%v", err)
+		return nil, nil, backends.InvalidArgument("%v", err)
 	}
 	for id := range seq {
 		ids = append(ids, id)
@@ -399,32 +381,14 @@ func (e *engine) window(_ context.Context, def partition.Def, at, lastDue string
 		}
 	}
 	if len(ids) == 0 {
-		return "", "", nil, nil
+		return nil, nil, nil
 	}
 	if !forward {
 		slices.Reverse(ids)
 	}
-	return ids[0], ids[len(ids)-1], ids, nil
-}
-
-// windowOf is the status of each of ids (ascending, from from to to) of
-// producer's OUTPUT rows; StatusNone where there is none.
-func (e *engine) windowOf(ctx context.Context, dataset, producer, from, to string, ids []string) ([]backends.Status, error) {
-	rowIDs, rowSts, err := e.windowStatuses(ctx, dataset, producer, from, to)
+	rowIDs, rowSts, err := e.windowStatuses(ctx, dataset, producer, ids[0], ids[len(ids)-1])
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	sts := make([]backends.Status, len(ids))
-	j := 0
-	for i, id := range ids {
-		for j < len(rowIDs) && backends.CompareDataID(rowIDs[j], id) < 0 {
-			j++
-		}
-		if j < len(rowIDs) && rowIDs[j] == id {
-			sts[i] = rowSts[j]
-		} else {
-			sts[i] = backends.StatusNone
-		}
-	}
-	return sts, nil
+	return ids, statusesOf(ids, rowIDs, rowSts), nil
 }

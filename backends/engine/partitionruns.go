@@ -307,15 +307,8 @@ func (w *runWindowScan) window(ctx context.Context, batch []string) (done bool, 
 			}
 		}
 	}
-	j := 0
-	for _, id := range batch {
-		for j < len(ids) && backends.CompareDataID(ids[j], id) < 0 {
-			j++
-		}
-		st := backends.StatusNone
-		if j < len(ids) && ids[j] == id {
-			st = sts[j]
-		}
+	for k, st := range statusesOf(batch, ids, sts) {
+		id := batch[k]
 		late := w.b.lastLate != "" && st != backends.StatusReady && backends.CompareDataID(id, w.b.lastLate) <= 0
 		if !w.add(id, st, late) {
 			w.end(id)
@@ -333,6 +326,24 @@ func (w *runWindowScan) window(ctx context.Context, batch []string) (done bool, 
 	return done, nil
 }
 
+// statusesOf joins expected dataids (ascending) with rows read for them
+// (ids and their sts, ascending): the status of each dataid's row,
+// StatusNone where it has none.
+func statusesOf(expected, ids []string, sts []backends.Status) []backends.Status {
+	out := make([]backends.Status, len(expected))
+	j := 0
+	for k, id := range expected {
+		for j < len(ids) && backends.CompareDataID(ids[j], id) < 0 {
+			j++
+		}
+		out[k] = backends.StatusNone
+		if j < len(ids) && ids[j] == id {
+			out[k] = sts[j]
+		}
+	}
+	return out
+}
+
 // windowStatuses reads the dataids and statuses of the producer's OUTPUT
 // rows on dataset between from and to, in shortlex order: with the
 // backend's OutputStatusReader when it has one, else with ListRows.
@@ -345,20 +356,28 @@ func (e *engine) windowStatuses(ctx context.Context, dataset, producer, from, to
 			return ids, sts, err
 		}
 	}
+	return e.listOutputStatuses(ctx, dataset, producer, from, to, 0)
+}
+
+// listOutputStatuses reads the dataids and statuses of the producer's
+// OUTPUT rows on dataset between from and to with ListRows, a page at a
+// time, in shortlex order: all of them, or when limit > 0 the pages up to
+// the first that brings more than limit.
+func (e *engine) listOutputStatuses(ctx context.Context, dataset, producer, from, to string, limit int) ([]string, []backends.Status, error) {
 	var ids []string
 	var sts []backends.Status
-	f := backends.ChunkFilter{Dataset: dataset, Role: backends.RoleOutput, From: from, To: to, First: backends.MaxPageSize}
+	f := backends.ChunkFilter{Dataset: dataset, Role: backends.RoleOutput, Job: producer, From: from, To: to, First: backends.MaxPageSize}
 	for {
 		page, err := e.b.ListRows(ctx, f)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, r := range page.Rows {
-			if r.Job == producer && r.ReadFor == "" {
+			if r.Job == producer && r.Role == backends.RoleOutput && r.ReadFor == "" {
 				ids, sts = append(ids, r.DataID), append(sts, r.Status)
 			}
 		}
-		if !page.HasNextPage || len(page.Rows) == 0 {
+		if !page.HasNextPage || len(page.Rows) == 0 || (limit > 0 && len(ids) > limit) {
 			return ids, sts, nil
 		}
 		f.After = page.Cursors[len(page.Cursors)-1]

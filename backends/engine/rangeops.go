@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // The range operations apply publish, resubmit or hold to every dataid of
@@ -321,12 +320,12 @@ func serveRange(ctx context.Context, tx backends.Tx, cat *backends.Catalog, op r
 	if err := reads.readAhead(ctx, keys); err != nil {
 		return err
 	}
-	def := cat.DefOf(op.dataset)
+	ds, _ := cat.Datasets.Lookup(op.dataset)
 	for _, id := range ids {
-		if !def.IsZero() && def.Kind != partition.Dynamic && !def.Contains(id) {
+		if !expects(ds, id) {
 			// Listed under an earlier definition (the dataset was
 			// redefined, or deleted and made again, since).
-			done(id, false, backends.InvalidArgument("dataid %q is no longer an expected dataid of dataset %q (partitions %s)", id, op.dataset, describeDef(def)))
+			done(id, false, backends.InvalidArgument("dataid %q is no longer an expected dataid of dataset %q (partitions %s)", id, op.dataset, describeDef(*ds.Partitions)))
 			continue
 		}
 		c := newChunkTx(reads)
