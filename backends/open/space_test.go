@@ -118,7 +118,7 @@ func TestEmbeddedOutOfSpace(t *testing.T) {
 	require.Eventually(t, func() bool {
 		before = srv.Space()
 		return before.Size-before.InUse > int64(len(distinct)-2)<<20
-	}, 20*time.Second, 50*time.Millisecond, "compaction freed the pages")
+	}, 60*time.Second, 50*time.Millisecond, "compaction freed the pages: %+v, %d filler keys", before, len(distinct))
 	r, err := srv.Reclaim(ctx)
 	require.NoError(t, err)
 	require.True(t, r.Defragmented)
