@@ -412,6 +412,20 @@ type HoldsMarker interface {
 	HoldsCheckedSince(ctx context.Context) (time.Time, error)
 }
 
+// OutputCounter is implemented by backends that count one job's OUTPUT
+// rows on a dataset with dataids between from and to inclusive (shortlex;
+// an empty from is before every dataid) without reading the rows
+// (PostgreSQL: an index-only count; etcd: a count-only read of an index of
+// the OUTPUT rows kept beside them). ok is false while the store cannot
+// count so (etcd still building the index of a store written before it
+// was kept); the engine then reads the rows. The count is as committed:
+// it never counts a row that is not there. The missing and late counts
+// use it to find the oldest missing chunk of a long history by bisection,
+// reading one window of rows instead of every row before it.
+type OutputCounter interface {
+	CountOutputs(ctx context.Context, dataset, job, from, to string) (n int64, ok bool, err error)
+}
+
 // StatusCounter is implemented by backends that count one job's OUTPUT
 // rows on a dataset by status in the store (PostgreSQL: one aggregate
 // over the dataset's index), as committed. Store.ChunkCounts counts so;

@@ -125,3 +125,60 @@ func (s *suite) testPartitionCountsKeptRelease(t *testing.T) {
 	c = count()
 	require.Equal(t, []any{16, "2026-01-04"}, []any{c.Missing, c.OldestMissing})
 }
+
+// testPartitionCountsKeptBisect: the oldest missing chunk of histories
+// longer than one window of rows (where stores that count rows find it by
+// bisection, engine bisectMissing), agrees with the partitions listing:
+// a gap just after a skipped hour, gaps in the middle and near the end
+// filled one by one, and a produced dataset whose only missing chunk is
+// claimed (RUNNING: not missing), released (missing again) and
+// completed.
+func (s *suite) testPartitionCountsKeptBisect(t *testing.T) {
+	b := s.setup(t)
+	def := partition.Def{Kind: partition.Hourly, Start: "2025-01-01T00", Timezone: "Europe/Berlin"}
+	b.definedDataset("hours", def)
+	b.clock.Advance(time.Date(2026, 1, 10, 0, 30, 0, 0, time.UTC).Sub(b.clock.Now()))
+	check := func(ds, what string) {
+		t.Helper()
+		missing, oldest := 0, ""
+		for _, p := range b.partitions(backends.PartitionFilter{Dataset: ds, First: backends.MaxPageSize}) {
+			if p.Status == backends.StatusNone {
+				if missing++; oldest == "" {
+					oldest = p.DataID
+				}
+			}
+		}
+		c, err := b.s.PartitionCounts(b.ctx, ds)
+		require.NoError(t, err, ds)
+		require.Equal(t, []any{missing, oldest, false}, []any{c.Missing, c.OldestMissing, c.Truncated}, "%s: %s", ds, what)
+	}
+	gaps := []string{"2025-03-30T03", "2025-07-14T11", "2025-12-20T05"} // 2025-03-30T02 is skipped in Berlin
+	from := "2025-01-01T00"
+	for _, g := range gaps {
+		prev, _ := def.Prev(g)
+		_, err := b.s.PublishRange(b.ctx, "hours", from, prev)
+		require.NoError(t, err)
+		from, _ = def.Next(g)
+	}
+	_, err := b.s.PublishRange(b.ctx, "hours", from, "2026-01-10T00")
+	require.NoError(t, err)
+	check("hours", "three gaps, the first after a skipped hour")
+	for _, g := range gaps {
+		b.publish("hours", g)
+		check("hours", g+" filled")
+	}
+
+	b.definedDataset("days", partition.Def{Kind: partition.Daily, Start: "2020-01-01", End: "2025-12-31"})
+	b.job("mk", "days")
+	_, err = b.s.HoldRange(b.ctx, "days", "2020-01-01", "2024-02-28", "seeded")
+	require.NoError(t, err)
+	_, err = b.s.HoldRange(b.ctx, "days", "2024-03-01", "2025-12-31", "seeded")
+	require.NoError(t, err)
+	check("days", "held all but one day")
+	c := b.claim("mk", "2024-02-29")
+	check("days", "its only missing day RUNNING")
+	b.release(c)
+	check("days", "released: missing again")
+	b.complete(b.claim("mk", "2024-02-29"))
+	check("days", "completed")
+}

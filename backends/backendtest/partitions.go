@@ -26,6 +26,7 @@ var partitionTests = []testCase{
 	{"PartitionCountsLongWindows", (*suite).testPartitionCountsLongWindows},
 	{"PartitionCountsKept", (*suite).testPartitionCountsKept},
 	{"PartitionCountsKeptRelease", (*suite).testPartitionCountsKeptRelease},
+	{"PartitionCountsKeptBisect", (*suite).testPartitionCountsKeptBisect},
 	{"PartitionZones", (*suite).testPartitionZones},
 	{"PublishOutsideDefinition", (*suite).testPublishOutsideDefinition},
 }

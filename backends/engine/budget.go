@@ -11,9 +11,9 @@ import (
 
 // opKeys bounds the keys one claim or live-claim operation of a job with
 // inputs inputs reads or writes: its OUTPUT row, live-claim index entry,
-// fence and queue entry, and per input the input chunk's OUTPUT row and
-// the job's INPUT row.
-func opKeys(inputs int) int { return 4 + 2*inputs }
+// index entry of a new OUTPUT row (etcd's out/), fence and queue entry,
+// and per input the input chunk's OUTPUT row and the job's INPUT row.
+func opKeys(inputs int) int { return 5 + 2*inputs }
 
 // batchFits tells whether an operation costing keys more keys fits in a
 // batch that holds used keys already (always true for an empty batch).

@@ -275,6 +275,22 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 		}
 	}
 	settled, settling := fwd, wantMissing // see settledMemo
+	if wantMissing {
+		// The window holding the oldest missing dataid, found by
+		// counting (where the store counts): the forward walk starts
+		// there. A produced dataset's RUNNING chunks it skips could be
+		// released and be missing again, so its memo does not move past
+		// them; a source's rows are never RUNNING, and none is deleted
+		// but by a catalog change, so its memo moves to the first
+		// missing one.
+		at, ok, err := e.bisectMissing(ctx, def, c.Dataset, producer, fwd, lastDue, c.Missing)
+		if err != nil {
+			return err
+		}
+		if ok && at != fwd {
+			fwd, settling = at, producer == ""
+		}
+	}
 	var backMissing, backLate int
 	var lowestMissing, lowestLate string // lowest seen going backwards
 	for wantMissing || wantLate {
@@ -358,6 +374,72 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 		e.settled.Store(c.Dataset, settledMemo{key, version, settled})
 	}
 	return nil
+}
+
+// bisectMissing narrows [from, to] (from "" is the definition's start) to
+// at most runWindow expected dataids whose first holds the oldest missing
+// one, halving it by counts: the expected dataids of the lower half by
+// arithmetic (partition.Def.Count), the producer's rows in it by the
+// store's count (backends.OutputCounter), a missing one in it when they
+// differ. It costs about one count of the whole span, however long, and
+// no row read. First, though, the last window alone is counted: when it
+// holds every missing dataid (missing, the count of the span; a feed
+// running late), that one count of runWindow rows finds it. ok is false
+// when the store cannot count or def is not of a time kind; the caller
+// then walks from from. The rows must all be expected dataids (countKept
+// checks it first), so that a count equal to the expected one means none
+// is missing; a row published between two counts at worst makes the walk
+// start a little early.
+func (e *engine) bisectMissing(ctx context.Context, def partition.Def, dataset, producer, from, to string, missing int) (string, bool, error) {
+	oc, ok := e.b.(backends.OutputCounter)
+	if !ok || !def.Kind.IsTime() {
+		return from, false, nil
+	}
+	n, err := def.Count(from, to)
+	if err != nil {
+		return from, false, backends.InvalidArgument("%v", err)
+	}
+	if n <= runWindow {
+		return from, true, nil
+	}
+	if last, ok := def.Back(to, runWindow-1); ok {
+		expected, err := def.Count(last, to)
+		if err != nil {
+			return from, false, backends.InvalidArgument("%v", err)
+		}
+		rows, ok, err := oc.CountOutputs(ctx, dataset, producer, last, to)
+		if err != nil || !ok {
+			return from, false, err
+		}
+		if expected-rows >= int64(missing) {
+			return last, true, nil
+		}
+	}
+	lo := from
+	for n > runWindow {
+		mid, ok := def.Back(to, int(n/2))
+		if !ok {
+			return from, false, nil
+		}
+		expected, err := def.Count(lo, mid)
+		if err != nil {
+			return from, false, backends.InvalidArgument("%v", err)
+		}
+		rows, ok, err := oc.CountOutputs(ctx, dataset, producer, lo, mid)
+		if err != nil || !ok {
+			return from, false, err
+		}
+		if rows < expected {
+			to, n = mid, expected
+			continue
+		}
+		next, ok := def.Next(mid)
+		if !ok {
+			return from, false, nil
+		}
+		lo, n = next, n-expected
+	}
+	return lo, true, nil
 }
 
 // window is up to runWindow expected dataids in ascending order, from at

@@ -52,7 +52,7 @@ type rangeOp struct {
 func (e *engine) PublishRange(ctx context.Context, dataset, from, to string) (backends.RangeResult, error) {
 	op := rangeOp{name: "publishRange", dataset: dataset, needDef: true,
 		locks: func(*backends.Catalog) []string { return []string{dataset} },
-		keys:  func(cat *backends.Catalog) int { return 3 + 2*len(cat.Consumers(dataset)) },
+		keys:  func(cat *backends.Catalog) int { return 4 + 2*len(cat.Consumers(dataset)) },
 		check: func(cat *backends.Catalog) error { return checkPublishable(cat, dataset, "") },
 		apply: func(ctx context.Context, tx backends.Tx, cat *backends.Catalog, dataid string, now time.Time) error {
 			_, err := publishChunk(ctx, tx, cat, dataset, dataid, now)
@@ -86,7 +86,7 @@ func (e *engine) HoldRange(ctx context.Context, dataset, from, to, reason string
 	reason = backends.CutReason(reason)
 	op := rangeOp{name: "holdRange", dataset: dataset,
 		locks: func(*backends.Catalog) []string { return []string{dataset} },
-		keys:  func(*backends.Catalog) int { return 3 },
+		keys:  func(*backends.Catalog) int { return 4 },
 		apply: func(ctx context.Context, tx backends.Tx, cat *backends.Catalog, dataid string, now time.Time) error {
 			_, err := holdChunk(ctx, tx, cat, dataset, dataid, reason, true, now)
 			return err

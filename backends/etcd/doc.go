@@ -37,6 +37,8 @@
 //	running/<dataset>/<sk>/<job>          copy of every OUTPUT row in RUNNING: the
 //	                                      index of live claims (lease expiry and
 //	                                      claim listings never scan history)
+//	out/<dataset>/<job>/<sk>              one empty key per OUTPUT row: counted
+//	                                      without reading rows (outputs.go)
 //	fences/<dataset>/<sk>                 fencing counter of an output chunk; never
 //	                                      deleted, incremented by the claim's Txn
 //	fencefloor/global                     the fence every chunk without a counter

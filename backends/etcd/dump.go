@@ -26,7 +26,7 @@ func (b *Backend) DumpCovers() map[string]backends.DumpKind {
 	return map[string]backends.DumpKind{
 		"datasets": backends.DumpDatasets, "jobs": backends.DumpJobs, "catalog": "", "producers": "", "cnt": "", "cntgen": "",
 		"backfill": backends.DumpBackfills, "creds": backends.DumpCredentials, "rows": backends.DumpRows,
-		"running": "", "fences": backends.DumpFences, "fencefloor": backends.DumpFences, "cand": backends.DumpCandidates,
+		"running": "", "out": "", "fences": backends.DumpFences, "fencefloor": backends.DumpFences, "cand": backends.DumpCandidates,
 		"evq": backends.DumpEvents, "events": backends.DumpEvents, "evc": "", "txn": "",
 		"rlocks": backends.DumpLocks, "rlockids": "", "rlockseq": "", "slots": backends.DumpSlots,
 		"records": backends.DumpRecords, "ping": "", "changes": backends.DumpChanges,

@@ -51,7 +51,9 @@ type Backend struct {
 	fenceFloor atomic.Int64
 	// holdsSince is the time of marks/holds-checked (marks.go), read at open.
 	holdsSince atomic.Int64 // microseconds
-	loadMarked atomic.Bool  // markLoaded ran
+	// outIndexed: every OUTPUT row has its out/ key (outputs.go).
+	outIndexed atomic.Bool
+	loadMarked atomic.Bool // markLoaded ran
 
 	slots backends.SlotCodec // decodes slot records, copying one read back as last seen
 	resv  reservations       // candidates held by this process's transactions (batch.go)
@@ -136,6 +138,10 @@ func newBackend(ctx context.Context, cli *clientv3.Client, own bool, cfg Config)
 		return nil, err
 	}
 	if err := b.markHolds(ctx); err != nil {
+		stop()
+		return nil, err
+	}
+	if err := b.markOutputsIndexed(ctx); err != nil {
 		stop()
 		return nil, err
 	}

@@ -12,8 +12,8 @@ import (
 
 // The catalog lifecycle (SPEC §11): deleting datasets.
 
-// DeleteDataset removes the dataset's definition, its rows/ and running/
-// ranges and its credentials in one Txn, guarded by the catalog version
+// DeleteDataset removes the dataset's definition, its rows/, running/ and
+// out/ ranges and its credentials in one Txn, guarded by the catalog version
 // and by the rows/ range as it was read: a row written in between (a
 // publish committed after the read) fails the guard, and the engine runs
 // the deletion again. fences/ and the event log stay.
@@ -40,6 +40,7 @@ func (b *Backend) DeleteDataset(ctx context.Context, id string, withChunks bool,
 		clientv3.OpDelete(b.producerKey(id)),
 		clientv3.OpDelete(rows, clientv3.WithPrefix()),
 		clientv3.OpDelete(b.key("running", id)+"/", clientv3.WithPrefix()),
+		clientv3.OpDelete(b.key("out", id)+"/", clientv3.WithPrefix()),
 		clientv3.OpDelete(b.key("pv", id)+"/", clientv3.WithPrefix()),
 		b.bumpCatalog("datasets/" + id + " deleted"),
 	}

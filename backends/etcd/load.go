@@ -96,6 +96,9 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 			if r.Role == backends.RoleOutput && r.Status == backends.StatusRunning {
 				put(b.runningKey(r.RowKey), v)
 			}
+			if r.Role == backends.RoleOutput {
+				put(b.outKey(r.RowKey), nil)
+			}
 			put(b.rowKey(r.RowKey), v)
 		case backends.DumpFences:
 			more, err := b.fenceOps(ctx, *it.Fence)

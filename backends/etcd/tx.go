@@ -487,10 +487,24 @@ func (t *tx) mayIndexRunning(key string, k backends.RowKey) bool {
 	return t.running[key]
 }
 
+// rowThere tells whether the row at key is there as far as this
+// transaction knows: written in it, or read and found; a row neither read
+// nor written is taken as missing, and its out/ key (outputs.go) written
+// again.
+func (t *tx) rowThere(key string) bool {
+	if w, ok := t.writes[key]; ok {
+		return w != nil
+	}
+	return t.reads[key] > 0
+}
+
 func (t *tx) PutRow(_ context.Context, r backends.StatusRow) error {
 	key := t.b.rowKey(r.RowKey)
 	val := encodeRow(r)
 	if r.Role == backends.RoleOutput {
+		if !t.rowThere(key) {
+			t.write(t.b.outKey(r.RowKey), nil)
+		}
 		if r.Status == backends.StatusRunning {
 			t.write(t.b.runningKey(r.RowKey), val)
 		} else if t.mayIndexRunning(key, r.RowKey) {
@@ -503,8 +517,11 @@ func (t *tx) PutRow(_ context.Context, r backends.StatusRow) error {
 
 func (t *tx) DeleteRow(_ context.Context, k backends.RowKey) error {
 	key := t.b.rowKey(k)
-	if k.Role == backends.RoleOutput && t.mayIndexRunning(key, k) {
-		t.del(t.b.runningKey(k))
+	if k.Role == backends.RoleOutput {
+		if t.mayIndexRunning(key, k) {
+			t.del(t.b.runningKey(k))
+		}
+		t.del(t.b.outKey(k))
 	}
 	t.del(key)
 	return nil

@@ -27,3 +27,19 @@ func (b *Backend) OutputStatuses(ctx context.Context, dataset, job, from, to str
 	}
 	return ids, sts, nil
 }
+
+var _ backends.OutputCounter = (*Backend)(nil)
+
+// CountOutputs counts job's OUTPUT rows on a dataset between from and to
+// in one index-only count (backends.OutputCounter).
+func (b *Backend) CountOutputs(ctx context.Context, dataset, job, from, to string) (int64, bool, error) {
+	if err := b.usable(ctx); err != nil {
+		return 0, false, err
+	}
+	n, err := b.listQ.CountOutputs(ctx, sqldb.CountOutputsParams{Dataset: dataset, Job: job,
+		FromKey: backends.SortKey(from), ToKey: backends.SortKey(to)})
+	if err != nil {
+		return 0, false, mapErr(err, "counting the rows of a span of chunks")
+	}
+	return n, true, nil
+}

@@ -160,3 +160,8 @@ type StatusRow struct {
 	ReadFor        string
 	Reads          []string
 }
+
+type StoreMark struct {
+	Name string
+	At   time.Time
+}

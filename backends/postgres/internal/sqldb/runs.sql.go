@@ -9,6 +9,36 @@ import (
 	"context"
 )
 
+const CountOutputs = `-- name: CountOutputs :one
+SELECT count(*)
+FROM status_rows
+WHERE dataset = $1 AND sortkey >= $2 AND sortkey <= $3
+  AND role = 'OUTPUT' AND job = $4
+`
+
+type CountOutputsParams struct {
+	Dataset string
+	FromKey string
+	ToKey   string
+	Job     string
+}
+
+// How many of job's OUTPUT rows on a dataset have a sort key between
+// @from_key and @to_key: an index-only count on status_rows_list (an
+// OUTPUT row's read_for is always empty), for the bisection that finds the
+// oldest missing chunk of a long history.
+func (q *Queries) CountOutputs(ctx context.Context, arg CountOutputsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, CountOutputs,
+		arg.Dataset,
+		arg.FromKey,
+		arg.ToKey,
+		arg.Job,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const OutputStatuses = `-- name: OutputStatuses :many
 SELECT dataid, status
 FROM status_rows
