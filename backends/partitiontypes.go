@@ -59,8 +59,9 @@ type PartitionPage struct {
 // MaxPartitionCount bounds the expected dataids PartitionCounts looks at
 // when it reads a dataset's rows: ten years of hours (87,600) fit. A
 // longer history is then counted over its most recent windows only
-// (Truncated). A time definition whose rows are all expected dataids is
-// counted from the kept counts instead, whole (engine/partitionkept.go).
+// (Truncated). A time or INTEGER definition whose rows are all expected
+// dataids is counted from the kept counts instead, whole
+// (engine/partitionkept.go).
 const MaxPartitionCount = 100000
 
 // PartitionCount is how many of a dataset's expected chunks are missing and

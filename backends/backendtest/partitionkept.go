@@ -168,6 +168,26 @@ func (s *suite) testPartitionCountsKeptBisect(t *testing.T) {
 		check("hours", g+" filled")
 	}
 
+	// A chunk held early and late, and one missing in the middle: the
+	// oldest late one is the held one, before the missing one (the
+	// dataset made after the store's holds mark, in the clock's future,
+	// so that it is counted from the kept counts).
+	b.clock.Advance(time.Date(2040, 5, 1, 0, 30, 0, 0, time.UTC).Sub(b.clock.Now()))
+	lateDef := partition.Def{Kind: partition.Hourly, Start: "2039-12-01T00", Deadline: ptr(6 * time.Hour)}
+	b.definedDataset("late", lateDef)
+	_, err = b.s.PublishRange(b.ctx, "late", "2039-12-01T06", "2040-03-09T23")
+	require.NoError(t, err)
+	_, err = b.s.PublishRange(b.ctx, "late", "2040-03-10T01", "2040-04-30T23")
+	require.NoError(t, err)
+	_, err = b.s.PublishRange(b.ctx, "late", "2039-12-01T00", "2039-12-01T04")
+	require.NoError(t, err)
+	_, err = b.s.Hold(b.ctx, "late", "2039-12-01T05", "bad feed")
+	require.NoError(t, err)
+	c0, err := b.s.PartitionCounts(b.ctx, "late")
+	require.NoError(t, err)
+	require.Equal(t, []any{1, 2, "2040-03-10T00", "2039-12-01T05"}, []any{c0.Missing, c0.Late, c0.OldestMissing, c0.OldestLate})
+	check("late", "a held chunk early, a missing one in the middle")
+
 	b.definedDataset("days", partition.Def{Kind: partition.Daily, Start: "2020-01-01", End: "2025-12-31"})
 	b.job("mk", "days")
 	_, err = b.s.HoldRange(b.ctx, "days", "2020-01-01", "2024-02-28", "seeded")
@@ -181,4 +201,61 @@ func (s *suite) testPartitionCountsKeptBisect(t *testing.T) {
 	check("days", "released: missing again")
 	b.complete(b.claim("mk", "2024-02-29"))
 	check("days", "completed")
+}
+
+// testPartitionCountsKeptInteger: the missing counts and oldest missing
+// dataid of INTEGER datasets, with and without an end, counted from the
+// kept counts ("kept", and the highest dataid found by counts where the
+// store counts rows) agree with the partitions listing and with datasets
+// of the same rows counted by reading them ("read": their definition
+// expected 0 before), as gaps far apart are filled.
+func (s *suite) testPartitionCountsKeptInteger(t *testing.T) {
+	b := s.setup(t)
+	for _, end := range []string{"", "5000"} {
+		def := partition.Def{Kind: partition.Integer, Start: "1", End: end}
+		earlier := def
+		earlier.Start = "0"
+		b.definedDataset("kept"+end, def)
+		b.definedDataset("read"+end, earlier)
+		b.definedDataset("read"+end, def)
+	}
+	publish := func(from, to string) {
+		t.Helper()
+		for _, ds := range []string{"kept", "read", "kept5000", "read5000"} {
+			_, err := b.s.PublishRange(b.ctx, ds, from, to)
+			require.NoError(t, err, "%s %s..%s", ds, from, to)
+		}
+	}
+	check := func(what string, wantMissing int) {
+		t.Helper()
+		for _, ds := range []string{"kept", "read", "kept5000", "read5000"} {
+			missing, oldest := 0, ""
+			for _, p := range b.partitions(backends.PartitionFilter{Dataset: ds, First: backends.MaxPageSize}) {
+				if p.Status == backends.StatusNone {
+					if missing++; oldest == "" {
+						oldest = p.DataID
+					}
+				}
+			}
+			c, err := b.s.PartitionCounts(b.ctx, ds)
+			require.NoError(t, err, ds)
+			require.Equal(t, []any{missing, oldest, false}, []any{c.Missing, c.OldestMissing, c.Truncated}, "%s: %s", ds, what)
+			if ds == "kept" {
+				require.Equal(t, wantMissing, c.Missing, what)
+			}
+		}
+	}
+	check("no rows", 0)
+	publish("1", "699")
+	publish("701", "1500")
+	publish("3000", "3100")
+	check("a gap at 700, and 1501 to 2999", 1+1499)
+	publish("700", "700")
+	check("the first gap filled", 1499)
+	publish("1501", "2998")
+	check("one left before the highest", 1)
+	publish("2999", "2999")
+	check("none", 0)
+	publish("4096", "4096")
+	check("one far ahead", 995)
 }

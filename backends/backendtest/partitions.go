@@ -27,6 +27,7 @@ var partitionTests = []testCase{
 	{"PartitionCountsKept", (*suite).testPartitionCountsKept},
 	{"PartitionCountsKeptRelease", (*suite).testPartitionCountsKeptRelease},
 	{"PartitionCountsKeptBisect", (*suite).testPartitionCountsKeptBisect},
+	{"PartitionCountsKeptInteger", (*suite).testPartitionCountsKeptInteger},
 	{"PartitionZones", (*suite).testPartitionZones},
 	{"PublishOutsideDefinition", (*suite).testPublishOutsideDefinition},
 }
@@ -329,12 +330,12 @@ func (s *suite) testPartitionCounts(t *testing.T) {
 	require.Zero(t, c.Late)
 }
 
-// testPartitionCountsBound: a time definition's history is counted whole
-// however long, from the counts kept with the rows, when every definition
-// the dataset had since its creation expected no dataid the current one
-// does not; a dataset whose definition expected more before (here, an
-// earlier start), and an INTEGER one, are counted over MaxPartitionCount
-// expected dataids, by reading their rows.
+// testPartitionCountsBound: a time or INTEGER definition's history is
+// counted whole however long, from the counts kept with the rows, when
+// every definition the dataset had since its creation expected no dataid
+// the current one does not; a dataset whose definition expected more
+// before (here, an earlier start) is counted over MaxPartitionCount
+// expected dataids, by reading its rows.
 func (s *suite) testPartitionCountsBound(t *testing.T) {
 	b := s.setup(t)
 	b.definedDataset("long", partition.Def{Kind: partition.Daily, Start: "1800-01-01", End: "9999-12-31"})
@@ -344,18 +345,21 @@ func (s *suite) testPartitionCountsBound(t *testing.T) {
 	b.definedDataset("ints", partition.Def{Kind: partition.Integer, End: "150000"})
 	b.definedDataset("open", partition.Def{Kind: partition.Integer})
 	b.publish("open", "150000")
-	for ds, oldest := range map[string]string{"old": "1752-03-18", "ints": "50001", "open": "0"} {
+	c, err := b.s.PartitionCounts(b.ctx, "old")
+	require.NoError(t, err)
+	require.True(t, c.Truncated)
+	require.Equal(t, backends.MaxPartitionCount, c.Missing)
+	require.Equal(t, "1752-03-18", c.OldestMissing, "the most recent dataids are counted")
+	for ds, missing := range map[string]int{"ints": 150001, "open": 150000} {
 		c, err := b.s.PartitionCounts(b.ctx, ds)
 		require.NoError(t, err)
-		require.True(t, c.Truncated, ds)
-		require.Equal(t, backends.MaxPartitionCount, c.Missing, ds)
-		require.Equal(t, oldest, c.OldestMissing, "%s: the most recent dataids are counted (the first ones without an end)", ds)
+		require.Equal(t, []any{missing, "0", false}, []any{c.Missing, c.OldestMissing, c.Truncated}, "%s: counted whole", ds)
 	}
 	// Every day from 1700-01-01 to yesterday, by Unix days (a
 	// time.Duration holds at most 292 years).
 	days := func(t time.Time) int64 { return t.Unix() / 86400 }
 	want := days(b.clock.Now()) - days(time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC))
-	c, err := b.s.PartitionCounts(b.ctx, "long")
+	c, err = b.s.PartitionCounts(b.ctx, "long")
 	require.NoError(t, err)
 	require.False(t, c.Truncated)
 	require.Equal(t, int(want), c.Missing)

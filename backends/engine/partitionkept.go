@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -79,11 +83,19 @@ type settledMemo struct {
 func (e *engine) countKept(ctx context.Context, def partition.Def, producer string, src keptSource, c backends.PartitionCount, lastDue, lastLate string) (backends.PartitionCount, bool, error) {
 	ds := src.ds
 	sc, ok := e.b.(backends.StatusCounter)
-	if !ok || !def.Kind.IsTime() {
+	if !ok || !(def.Kind.IsTime() || def.Kind == partition.Integer) {
 		return c, false, nil
 	}
 	if ok, err := e.rowsConform(ctx, c.Dataset, def, ds.UpdatedAt); err != nil || !ok {
 		return c, false, err
+	}
+	if def.Kind == partition.Integer && def.End == "" {
+		// Expected up to the highest dataid seen.
+		high, ok, err := e.highestRow(ctx, sc, def, c.Dataset, producer)
+		if err != nil || !ok || high == "" {
+			return c, ok, err
+		}
+		lastDue = high
 	}
 	if lastLate != "" && backends.CompareDataID(lastLate, lastDue) > 0 {
 		lastLate = lastDue // a dataid is late only once due
@@ -105,6 +117,7 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 	for _, n := range byStatus {
 		total += n
 	}
+	rows := total // all of them, for bisectMissing's check
 	// The rows up to the last due dataid, and up to the last late one:
 	// all of them and the READY ones.
 	ready, rowsLate := byStatus[backends.StatusReady], total
@@ -135,7 +148,7 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 		missingLate = int(max(0, lateDue-int64(rowsLate)))
 	}
 	key := conformKeyOf(def, ds.UpdatedAt)
-	if err := e.findOldest(ctx, def, producer, &c, lastDue, lastLate, missingLate, key, src.version); err != nil {
+	if err := e.findOldest(ctx, sc, def, producer, &c, lastDue, lastLate, missingLate, rows, key, src.version); err != nil {
 		return c, false, err
 	}
 	return c, true, nil
@@ -242,12 +255,16 @@ func (e *engine) definitionsWithin(ctx context.Context, dataset string, def part
 	return false, nil
 }
 
-// within tells whether every dataid a expects, b expects too (time kinds):
-// by the names of their zones, in the binary's time zone database (a new
-// release of it that changed a zone's past would not be seen).
+// within tells whether every dataid a expects, b expects too (time kinds
+// and INTEGER): by the names of their zones, in the binary's time zone
+// database (a new release of it that changed a zone's past would not be
+// seen).
 func within(a, b partition.Def) bool {
-	if a.Kind != b.Kind || a.Timezone != b.Timezone || !a.Kind.IsTime() {
+	if a.Kind != b.Kind || a.Timezone != b.Timezone || !(a.Kind.IsTime() || a.Kind == partition.Integer) {
 		return false
+	}
+	if a.Kind == partition.Integer {
+		a.Start, b.Start = cmp.Or(a.Start, "0"), cmp.Or(b.Start, "0")
 	}
 	if backends.CompareDataID(b.Start, a.Start) > 0 {
 		return false
@@ -265,7 +282,7 @@ func within(a, b partition.Def) bool {
 // other than READY), the oldest late is the oldest missing, and the
 // forward walk starts where the last count of the dataset found the first
 // row that could be missing again (settledMemo), not at the start.
-func (e *engine) findOldest(ctx context.Context, def partition.Def, producer string, c *backends.PartitionCount, lastDue, lastLate string, missingLate int, key conformKey, version int64) error {
+func (e *engine) findOldest(ctx context.Context, sc backends.StatusCounter, def partition.Def, producer string, c *backends.PartitionCount, lastDue, lastLate string, missingLate, rows int, key conformKey, version int64) error {
 	lateFromMissing := c.Late > 0 && c.Late == missingLate
 	wantMissing, wantLate := c.Missing > 0, c.Late > 0 && !lateFromMissing
 	fwd, bwd := "", lastDue // the next window starts at fwd; ends at bwd
@@ -275,7 +292,9 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 		}
 	}
 	settled, settling := fwd, wantMissing // see settledMemo
-	if wantMissing {
+	if wantMissing && !wantLate {
+		// (The forward walk also looks for the oldest late dataid when
+		// it is not a missing one: it then reads from the start.)
 		// The window holding the oldest missing dataid, found by
 		// counting (where the store counts): the forward walk starts
 		// there. A produced dataset's RUNNING chunks it skips could be
@@ -283,7 +302,7 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 		// them; a source's rows are never RUNNING, and none is deleted
 		// but by a catalog change, so its memo moves to the first
 		// missing one.
-		at, ok, err := e.bisectMissing(ctx, def, c.Dataset, producer, fwd, lastDue, c.Missing)
+		at, ok, err := e.bisectMissing(ctx, sc, def, c.Dataset, producer, fwd, lastDue, c.Missing, rows)
 		if err != nil {
 			return err
 		}
@@ -390,9 +409,9 @@ func (e *engine) findOldest(ctx context.Context, def partition.Def, producer str
 // checks it first), so that a count equal to the expected one means none
 // is missing; a row published between two counts at worst makes the walk
 // start a little early.
-func (e *engine) bisectMissing(ctx context.Context, def partition.Def, dataset, producer, from, to string, missing int) (string, bool, error) {
+func (e *engine) bisectMissing(ctx context.Context, sc backends.StatusCounter, def partition.Def, dataset, producer, from, to string, missing, rows int) (string, bool, error) {
 	oc, ok := e.b.(backends.OutputCounter)
-	if !ok || !def.Kind.IsTime() {
+	if !ok || !(def.Kind.IsTime() || def.Kind == partition.Integer) {
 		return from, false, nil
 	}
 	n, err := def.Count(from, to)
@@ -401,6 +420,9 @@ func (e *engine) bisectMissing(ctx context.Context, def partition.Def, dataset, 
 	}
 	if n <= runWindow {
 		return from, true, nil
+	}
+	if ok, err := e.countsAgree(ctx, sc, oc, def, dataset, producer, rows); err != nil || !ok {
+		return from, false, err
 	}
 	if last, ok := def.Back(to, runWindow-1); ok {
 		expected, err := def.Count(last, to)
@@ -440,6 +462,114 @@ func (e *engine) bisectMissing(ctx context.Context, def partition.Def, dataset, 
 		lo, n = next, n-expected
 	}
 	return lo, true, nil
+}
+
+// countsAgree tells whether the store's count of producer's rows (an
+// index on etcd) is no more than the kept counts' rows: an index entry
+// left without its row (a replica of an earlier version released a claim)
+// would make bisectMissing pass over a missing dataid, and such an index
+// is not used. The kept counts are read again once when the index counts
+// more (a row written between the two reads).
+func (e *engine) countsAgree(ctx context.Context, sc backends.StatusCounter, oc backends.OutputCounter, def partition.Def, dataset, producer string, rows int) (bool, error) {
+	last, _ := def.Last()
+	n, ok, err := oc.CountOutputs(ctx, dataset, producer, "", last)
+	if err != nil || !ok || n <= int64(rows) {
+		return ok, err
+	}
+	byStatus, err := sc.CountStatuses(ctx, dataset, producer)
+	if err != nil {
+		return false, err
+	}
+	rows = 0
+	for _, k := range byStatus {
+		rows += k
+	}
+	return n <= int64(rows), nil
+}
+
+// highestRow is the highest dataid of producer's OUTPUT rows on an INTEGER
+// dataset without end ("" when it has none), found by counts: it is at
+// least the start + the number of rows - 1 (a history without gaps: two
+// counts find it), and beyond that by steps doubling, then halving. ok is
+// false when the store cannot count so (no OutputCounter): the caller
+// reads the rows.
+func (e *engine) highestRow(ctx context.Context, sc backends.StatusCounter, def partition.Def, dataset, producer string) (string, bool, error) {
+	oc, ok := e.b.(backends.OutputCounter)
+	if !ok {
+		return "", false, nil
+	}
+	byStatus, err := sc.CountStatuses(ctx, dataset, producer)
+	if err != nil {
+		return "", false, err
+	}
+	rows := 0
+	for _, n := range byStatus {
+		rows += n
+	}
+	if rows == 0 {
+		return "", true, nil
+	}
+	if ok, err := e.countsAgree(ctx, sc, oc, def, dataset, producer, rows); err != nil || !ok {
+		return "", false, err
+	}
+	first, err := strconv.ParseUint(cmp.Or(def.Start, "0"), 10, 64)
+	if err != nil {
+		return "", false, backends.InvalidArgument("INTEGER start %q: %v", def.Start, err)
+	}
+	const top = math.MaxUint64
+	above := func(v uint64) (bool, error) { // a row at v or after
+		n, ok, err := oc.CountOutputs(ctx, dataset, producer, strconv.FormatUint(v, 10), strconv.FormatUint(top, 10))
+		if err == nil && !ok {
+			err = errNoCount
+		}
+		return n > 0, err
+	}
+	lo := first + uint64(rows) - 1 // a row at lo or after (rows only grow)
+	if lo < first {
+		lo = top
+	}
+	if ok, err := above(lo); err != nil || !ok {
+		// (A row released meanwhile: counted from the rows instead.)
+		return "", false, ignoreNoCount(err)
+	}
+	// Find hi > lo with no row at hi or after, doubling the step.
+	hi := uint64(top)
+	for step := uint64(1); lo <= top-step; step *= 2 {
+		ok, err := above(lo + step)
+		if err != nil {
+			return "", false, ignoreNoCount(err)
+		}
+		if !ok {
+			hi = lo + step - 1
+			break
+		}
+		lo += step
+		if step > top/2 {
+			break
+		}
+	}
+	for lo < hi { // a row at lo or after, none after hi
+		mid := lo + (hi-lo)/2 + 1
+		ok, err := above(mid)
+		if err != nil {
+			return "", false, ignoreNoCount(err)
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return strconv.FormatUint(lo, 10), true, nil
+}
+
+var errNoCount = errors.New("the store cannot count rows yet")
+
+func ignoreNoCount(err error) error {
+	if errors.Is(err, errNoCount) {
+		return nil
+	}
+	return err
 }
 
 // window is up to runWindow expected dataids in ascending order, from at

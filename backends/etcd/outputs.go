@@ -24,9 +24,10 @@ import (
 // tx.DeleteRow), so a key is never there without its row. A store written
 // before the index was kept is indexed in the background at open
 // (indexOutputs); until then CountOutputs answers ok false and the engine
-// reads rows. A replica of an earlier version, which keeps no index, must
-// not write to a store a later one opened: a claim it releases would leave
-// its key behind.
+// reads rows. A replica of an earlier version, which keeps no index,
+// should not write to a store a later one opened: a claim it releases
+// leaves its key behind. The engine then finds the index counting more
+// rows than the kept counts, and reads the rows instead (countsAgree).
 
 var _ backends.OutputCounter = (*Backend)(nil)
 

@@ -121,3 +121,29 @@ func TestOutputIndexBuiltAtOpen(t *testing.T) {
 	require.True(t, ok)
 	require.EqualValues(t, 900, n)
 }
+
+// TestOutputIndexStaleKey: an out/ key left without its row (as a replica
+// of an earlier version releasing a claim would leave it) makes the index
+// count more than the kept counts: it is not used, and the oldest missing
+// dataid is still found, by reading the rows.
+func TestOutputIndexStaleKey(t *testing.T) {
+	ctx := t.Context()
+	cfg := freshConfig()
+	b, err := OpenClient(ctx, testClient, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	clock := backends.NewFakeClock(time.Date(2040, 1, 1, 0, 30, 0, 0, time.UTC))
+	s := engine.New(b, engine.WithClock(clock))
+	def := partition.Def{Kind: partition.Hourly, Start: "2039-10-01T00"}
+	_, err = s.UpsertDataset(ctx, backends.Dataset{ID: "feed", URL: "s3://x/feed", Location: "{dataid}", Partitions: &def})
+	require.NoError(t, err)
+	_, err = s.PublishRange(ctx, "feed", "2039-10-01T00", "2039-11-14T23")
+	require.NoError(t, err)
+	_, err = s.PublishRange(ctx, "feed", "2039-11-15T01", "2039-12-31T23")
+	require.NoError(t, err)
+	_, err = testClient.Put(ctx, b.outKey(backends.RowKey{Dataset: "feed", DataID: "2039-11-15T00", Role: backends.RoleOutput}), "")
+	require.NoError(t, err)
+	c, err := s.PartitionCounts(ctx, "feed")
+	require.NoError(t, err)
+	require.Equal(t, []any{1, "2039-11-15T00"}, []any{c.Missing, c.OldestMissing})
+}

@@ -1,15 +1,36 @@
 package partition
 
-import "time"
+import (
+	"math"
+	"strconv"
+	"time"
+)
 
 // Count is how many expected dataids lie in [from, to] (an empty from or
 // to stands for the definition's own start or end), computed from period
 // numbers and the zone's transitions, not by walking the windows: ten
-// years of hours cost what a day does. Time kinds only; other kinds
-// answer an error.
+// years of hours cost what a day does. Time kinds and INTEGER only (an
+// INTEGER span of more than math.MaxInt64 dataids is an error); other
+// kinds answer an error.
 func (d Def) Count(from, to string) (int64, error) {
+	if d.Kind == Integer {
+		t, err := compileInteger(d)
+		if err != nil {
+			return 0, err
+		}
+		lo, hi, err := t.span(from, to)
+		switch {
+		case err != nil:
+			return 0, err
+		case lo > hi:
+			return 0, nil
+		case hi-lo >= math.MaxInt64:
+			return 0, invalid("INTEGER span [%d, %d] holds more than %d dataids", lo, hi, int64(math.MaxInt64))
+		}
+		return int64(hi-lo) + 1, nil
+	}
 	if !d.Kind.IsTime() {
-		return 0, invalid("only the time kinds are counted, not %s", kindOf(d))
+		return 0, invalid("only the time kinds and INTEGER are counted, not %s", kindOf(d))
 	}
 	t, lo, hi, err := d.timeBounds(from, to)
 	if err != nil {
@@ -25,10 +46,18 @@ func (d Def) Count(from, to string) (int64, error) {
 	return n - t.cal.missing(lo, hi), nil
 }
 
-// Last is the last expected dataid of a time definition: its end, or the
-// last period of the year 9999 when it has none. ok is false for the
-// other kinds, or when nothing is expected.
+// Last is the last expected dataid of a time or INTEGER definition: its
+// end, or the last period of the year 9999 (the largest uint64 for
+// INTEGER) when it has none. ok is false for the other kinds, or when
+// nothing is expected.
 func (d Def) Last() (last string, ok bool) {
+	if d.Kind == Integer {
+		t, err := compileInteger(d)
+		if err != nil {
+			return "", false
+		}
+		return strconv.FormatUint(t.last, 10), true
+	}
 	if !d.Kind.IsTime() {
 		return "", false
 	}

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,4 +60,36 @@ func TestCountIsRangeLength(t *testing.T) {
 	got, err := Def{Kind: Daily, Start: "2026-01-10"}.Count("2026-01-11", "2026-01-10")
 	require.NoError(t, err)
 	require.Zero(t, got)
+}
+
+// TestCountInteger: an INTEGER definition's Count agrees with the length
+// of its Range, and RangeDown with Range reversed, over spans at and near
+// its bounds (0 and the largest uint64 included); Last is its end, or the
+// largest uint64.
+func TestCountInteger(t *testing.T) {
+	defs := []Def{{Kind: Integer}, {Kind: Integer, Start: "5", End: "40"}, {Kind: Integer, Start: "18446744073709551600"}}
+	spans := [][2]string{{"", ""}, {"", "30"}, {"0", "0"}, {"3", "9"}, {"38", "60"}, {"41", "50"}, {"7", "6"},
+		{"18446744073709551610", ""}, {"18446744073709551600", "18446744073709551615"}}
+	for _, d := range defs {
+		for _, sp := range spans {
+			n, err := d.Count(sp[0], sp[1])
+			if sp == [2]string{} && d.End == "" && d.Start == "" {
+				require.Error(t, err, "%+v %v: more than MaxInt64", d, sp)
+				continue
+			}
+			require.NoError(t, err, "%+v %v", d, sp)
+			up, err := d.Range(sp[0], sp[1])
+			require.NoError(t, err)
+			down, err := d.RangeDown(sp[0], sp[1])
+			require.NoError(t, err)
+			ups, downs := slices.Collect(up), slices.Collect(down)
+			slices.Reverse(downs)
+			require.Equal(t, ups, downs, "%+v %v", d, sp)
+			require.EqualValues(t, len(ups), n, "%+v %v", d, sp)
+		}
+	}
+	last, ok := Def{Kind: Integer, End: "40"}.Last()
+	require.Equal(t, []any{"40", true}, []any{last, ok})
+	last, ok = Def{Kind: Integer}.Last()
+	require.Equal(t, []any{"18446744073709551615", true}, []any{last, ok})
 }
