@@ -42,8 +42,11 @@ import (
 //     valuesPerUnit values (up to 10,000: a unit reads a value and writes
 //     it with its candidate), at most what a range operation costs;
 //   - a page of rows (chunks, events, partitions): its selections once per
-//     100 rows asked (pageUnit); locks, claims and resourceLocks count as
-//     a page of 1,000 rows;
+//     100 rows asked (pageUnit), twice for partitions (partitionRowFactor:
+//     each row's window, due time and lateness are computed, and the page
+//     is marshalled an edge at a time: ten aliased pages of 744 hours with
+//     three fields each cost 141-148 ms of server CPU, BENCHMARKS.md); locks,
+//     claims and resourceLocks count as a page of 1,000 rows;
 //   - partitions with a status or late filter: a page may look at up to
 //     backends.MaxPartitionScan expected dataids for the rows it keeps, and
 //     costs partitionScanCost more;
@@ -62,19 +65,20 @@ import (
 //   - blockers: blockersCost (a mapped job's blockers read every chunk of
 //     its mapped sets); chunk: chunkCost.
 const (
-	claimCost         = 50
-	writeCost         = 10
-	pageUnit          = 100
-	partitionScanCost = 500
-	summaryCost       = 50
-	countCost         = 10
-	graphCost         = 20
-	chunkGraphCost    = 200
-	blockersCost      = 100
-	chunkCost         = 10
-	claimEachCost     = 2
-	manyTokensPerUnit = 2
-	valuesPerUnit     = 20
+	claimCost          = 50
+	writeCost          = 10
+	pageUnit           = 100
+	partitionRowFactor = 2
+	partitionScanCost  = 500
+	summaryCost        = 50
+	countCost          = 10
+	graphCost          = 20
+	chunkGraphCost     = 200
+	blockersCost       = 100
+	chunkCost          = 10
+	claimEachCost      = 2
+	manyTokensPerUnit  = 2
+	valuesPerUnit      = 20
 )
 
 // rangeCost is the cost of a range operation under a limit of max: more
@@ -94,7 +98,7 @@ func complexity(max int) graph.ComplexityRoot {
 	q.Events = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }
 	q.CatalogChanges = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }
 	q.Partitions = func(child int, _ string, _, _ *string, status *backends.Status, late *bool, first *int, _ *string) int {
-		n := 1 + child*pages(first)
+		n := 1 + partitionRowFactor*child*pages(first)
 		if status != nil || late != nil {
 			n += partitionScanCost
 		}
@@ -205,7 +209,7 @@ func (c *costLimit) MutateOperationContext(ctx context.Context, op *graphql.Oper
 	err := gqlerror.Errorf("the request costs %d, more than the server's limit of %d (--max-complexity): "+
 		"a range operation costs more than half of the limit (one per request), a partitions page with a status or late filter %d, "+
 		"a partition summary %d, a lockGraph at a dataid %d, a claim %d, any other mutation %d, "+
-		"and a page of rows its selections once per 100 rows; split it into several requests",
+		"and a page of rows its selections once per 100 rows (partitions: twice); split it into several requests",
 		n, c.max, partitionScanCost, summaryCost, chunkGraphCost, claimCost, writeCost)
 	errcode.Set(err, complexityLimitCode)
 	return err

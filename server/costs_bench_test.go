@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func (s *costStack) renew(b *testing.B) {
 	s.h = srv.Handler()
 }
 
-// seed defines "ny", "nyrecent", "nymiddle" and "static" and publishes
+// seed defines "ny", "nyrecent", "nymiddle", "static" and "seq" and publishes
 // their chunks.
 func (s *costStack) seed(b *testing.B) {
 	ctx := context.Background()
@@ -128,6 +129,23 @@ func (s *costStack) seed(b *testing.B) {
 	}
 	if _, err := s.store.PublishRange(ctx, "static", values[0], values[len(values)/2-1]); err != nil {
 		b.Fatal(err)
+	}
+	// "seq": 200,000 sequence numbers (INTEGER without end), one missing
+	// in the middle: twice the rows a count that reads them looks at.
+	if _, err := s.store.UpsertDataset(ctx, backends.Dataset{ID: "seq", Location: "/seq/{dataid}", Partitions: &partition.Def{Kind: partition.Integer}}); err != nil {
+		b.Fatal(err)
+	}
+	const seqRows, seqGap = 200000, 100000
+	for i := 0; i < seqRows; i += backends.MaxRangeDataIDs {
+		from, to := i, min(i+backends.MaxRangeDataIDs, seqRows)-1
+		for _, r := range [][2]int{{from, min(to, seqGap-1)}, {max(from, seqGap+1), to}} {
+			if r[0] > r[1] {
+				continue
+			}
+			if _, err := s.store.PublishRange(ctx, "seq", strconv.Itoa(r[0]), strconv.Itoa(r[1])); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
 
@@ -250,7 +268,10 @@ func costCases() []costCase {
 			return `mutation($d: String!, $i: String!) { publish(dataset: $d, dataid: $i) { status } }`, map[string]any{"d": src, "i": s.nextHour(src)}
 		}
 	}
-	dashboard := aliases("query", 10, partitions("ny", `, from: "2025-12-01T00", to: "2025-12-31T23", first: 1000`, grid))
+	pages := aliases("query", 10, partitions("ny", `, from: "2025-12-01T00", to: "2025-12-31T23", first: 1000`, grid))
+	// What the dashboard's grid asks (ui/web/src/views/rows.ts): runs of
+	// one status over a part of the time axis, ten datasets a request.
+	dashboard := aliases("query", 10, same(`partitionRuns(dataset: "ny", from: "2025-12-01T00", to: "2025-12-31T23", limit: 745) { count next changesAt runs { from to count status late } }`))
 	return []costCase{
 		{"100 aliased summaries of ten years of NY hours, first count", reader, true, fixed(aliases("query", 100, summary("ny")))},
 		{"admitted: 10 aliased summaries of ten years of NY hours, first count", reader, true, fixed(aliases("query", 10, summary("ny")))},
@@ -265,6 +286,7 @@ func costCases() []costCase {
 			}
 			return fixed(aliases("query", 10, summary("nymiddle")))(b, s, i)
 		}},
+		{"admitted: 10 aliased summaries of 200,000 sequence numbers missing one in the middle, first count", reader, true, fixed(aliases("query", 10, summary("seq")))},
 		{"100 aliased summaries of a 10,000-value STATIC set, first count", reader, true, fixed(aliases("query", 100, summary("static")))},
 		{"admitted: 10 aliased summaries of a 10,000-value STATIC set, first count", reader, true, fixed(aliases("query", 10, summary("static")))},
 		{"100 aliased partitions(first: 1000) of ten years of NY hours", reader, false, fixed(aliases("query", 100, partitions("ny", ", first: 1000", rows)))},
@@ -275,6 +297,7 @@ func costCases() []costCase {
 		{"admitted: one partitions(status: NONE) of ten years of NY hours", reader, false, fixed(`{ ` + partitions("ny", ", status: NONE, first: 1000", grid)(0) + ` }`)},
 		{"ordinary: chunklock status (every dataset's summary), first count", reader, true, fixed(status)},
 		{"ordinary: chunklock status (every dataset's summary), counted already", reader, false, fixed(status)},
+		{"10 aliased partitions pages of a month of hours (the dashboard's grid before partitionRuns)", reader, false, fixed(pages)},
 		{"ordinary: the dashboard's grid, 10 datasets of a month of hours", reader, false, fixed(dashboard)},
 		{"publish under a TIME_WINDOW lookback of 1,000 hours", admin, false, publish(1000)},
 		{"publish under a TIME_WINDOW lookback of 8,760 hours", admin, false, publish(8760)},
