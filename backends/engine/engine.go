@@ -37,6 +37,9 @@ type engine struct {
 	conform sync.Map
 	// settled keeps findOldest's settledMemo by dataset.
 	settled sync.Map
+	// agreed holds, by dataset and producer, when the store's row count
+	// last agreed with the kept counts (countsAgree), for agreedFor.
+	agreed sync.Map
 	// pruneFloor is where PruneEvents starts a sweep (retention.go).
 	pruneFloor  atomic.Value
 	pruneSweeps atomic.Int64 // sweeps begun (retention.go)

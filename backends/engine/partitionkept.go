@@ -465,16 +465,28 @@ func (e *engine) bisectMissing(ctx context.Context, sc backends.StatusCounter, d
 }
 
 // countsAgree tells whether the store's count of producer's rows (an
-// index on etcd) is no more than the kept counts' rows: an index entry
+// index on etcd) is no more than the kept counts' rows (or did less than
+// agreedFor ago): an index entry
 // left without its row (a replica of an earlier version released a claim)
 // would make bisectMissing pass over a missing dataid, and such an index
 // is not used. The kept counts are read again once when the index counts
 // more (a row written between the two reads).
 func (e *engine) countsAgree(ctx context.Context, sc backends.StatusCounter, oc backends.OutputCounter, def partition.Def, dataset, producer string, rows int) (bool, error) {
+	key := [2]string{dataset, producer}
+	if at, ok := e.agreed.Load(key); ok && time.Since(at.(time.Time)) < agreedFor {
+		return true, nil
+	}
+	agree := func() (bool, error) {
+		e.agreed.Store(key, time.Now())
+		return true, nil
+	}
 	last, _ := def.Last()
 	n, ok, err := oc.CountOutputs(ctx, dataset, producer, "", last)
-	if err != nil || !ok || n <= int64(rows) {
-		return ok, err
+	switch {
+	case err != nil || !ok:
+		return false, err
+	case n <= int64(rows):
+		return agree()
 	}
 	byStatus, err := sc.CountStatuses(ctx, dataset, producer)
 	if err != nil {
@@ -484,8 +496,17 @@ func (e *engine) countsAgree(ctx context.Context, sc backends.StatusCounter, oc 
 	for _, k := range byStatus {
 		rows += k
 	}
-	return n <= int64(rows), nil
+	if n <= int64(rows) {
+		return agree()
+	}
+	return false, nil
 }
+
+// agreedFor is how long an answer of countsAgree that the counts agree
+// holds: an index entry can only be left behind by a replica of an
+// earlier version (outputs.go), and a count made within a minute of it
+// may then pass over the missing dataid it stands for.
+const agreedFor = time.Minute
 
 // highestRow is the highest dataid of producer's OUTPUT rows on an INTEGER
 // dataset without end ("" when it has none), found by counts: it is at
