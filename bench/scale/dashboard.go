@@ -11,14 +11,13 @@ import (
 	"time"
 )
 
-// The dashboard's first paint (ui/web/src/dashboard.ts, overview): the
-// catalog (loadCatalog), then the grid's cells (loadCells); the partition
-// summaries (loadSummaries) come after the grid is drawn. The documents
-// are the dashboard's own. Every dataset here is HOURLY, so the default
-// range is empty (the last 30 days only when a dataset is DAILY) and the
-// grid reads each dataset's partitions from its start, 1,000 to a page,
-// until it has 20,000 or none is left: ten datasets to a request, four
-// requests at a time.
+// The dashboard's first paint (ui/web/src/views/overview.ts and rows.ts):
+// the catalog, then the grid's cells, then the partition summaries, which
+// come after the grid is drawn. The grid reads runs of one status
+// (partitionRuns) over each dataset's history from its start, as the
+// dashboard does, at most 4,000 dataids to a field and four fields to a
+// request (a request's cost stays under the default limit), four requests
+// at a time, until it has 20,000 dataids of each or none is left.
 const (
 	dashCatalogDoc = `{
     viewer { name role }
@@ -27,8 +26,9 @@ const (
     claims { token job dataid attempt executor fence leaseExpiresAt }
   }`
 	dashSummariesDoc = `{ datasets { id partitionSummary { missing late truncated } } }`
-	dashCellsField   = `d%d: partitions(dataset: %s, from: $from, to: $to, first: 1000%s) {
-          edges { node { dataid status late } } pageInfo { hasNextPage endCursor } }`
+	dashCellsField   = `d%d: partitionRuns(dataset: %s, from: %s, limit: 4000) {
+          count next changesAt runs { from to count status late } }`
+	dashFieldsPerRequest = 4
 )
 
 // overview is what the dashboard's first paint cost.
@@ -71,12 +71,12 @@ type cellsTodo struct {
 	read           int
 }
 
-// readCellsRound reads one page of every dataset of todo, ten to a request,
-// four requests at a time, and returns those with more to read.
+// readCellsRound reads one part of every dataset of todo, four to a
+// request, four requests at a time, and returns those with more to read.
 func readCellsRound(ctx context.Context, a *api, todo []cellsTodo, ov *overview) ([]cellsTodo, error) {
 	var batches [][]cellsTodo
-	for i := 0; i < len(todo); i += 10 {
-		batches = append(batches, todo[i:min(i+10, len(todo))])
+	for i := 0; i < len(todo); i += dashFieldsPerRequest {
+		batches = append(batches, todo[i:min(i+dashFieldsPerRequest, len(todo))])
 	}
 	var mu sync.Mutex
 	var next []cellsTodo
@@ -102,35 +102,33 @@ func readCellsRound(ctx context.Context, a *api, todo []cellsTodo, ov *overview)
 	return next, first
 }
 
-// readCells is one request of the grid: a page of each dataset of batch.
+// readCells is one request of the grid: a part of each dataset of batch.
 func readCells(ctx context.Context, a *api, batch []cellsTodo) ([]cellsTodo, int, error) {
 	fields := make([]string, len(batch))
 	for i, b := range batch {
-		after := ""
+		from := "null"
 		if b.after != "" {
-			after = ", after: " + quoteJSON(b.after)
+			from = quoteJSON(b.after)
 		}
-		fields[i] = fmt.Sprintf(dashCellsField, i, quoteJSON(b.dataset), after)
+		fields[i] = fmt.Sprintf(dashCellsField, i, quoteJSON(b.dataset), from)
 	}
 	var out map[string]struct {
-		Edges    []json.RawMessage
-		PageInfo struct {
-			HasNextPage bool
-			EndCursor   string
-		}
+		Count int
+		Next  *string
+		Runs  []json.RawMessage
 	}
-	doc := "query($from: String, $to: String) { " + strings.Join(fields, "\n") + " }"
-	if err := a.do(ctx, doc, map[string]any{"from": nil, "to": nil}, &out); err != nil {
+	doc := "{ " + strings.Join(fields, "\n") + " }"
+	if err := a.do(ctx, doc, nil, &out); err != nil {
 		return nil, 0, err
 	}
 	var more []cellsTodo
 	n := 0
 	for i, b := range batch {
 		c := out[fmt.Sprintf("d%d", i)]
-		b.read += len(c.Edges)
-		n += len(c.Edges)
-		if c.PageInfo.HasNextPage && b.read < 20000 {
-			b.after = c.PageInfo.EndCursor
+		b.read += c.Count
+		n += c.Count
+		if c.Next != nil && b.read < 20000 {
+			b.after = *c.Next
 			more = append(more, b)
 		}
 	}

@@ -84,11 +84,12 @@ type etcdEvent struct {
 	E  string `json:"e,omitempty"`
 }
 
-// ops turns rows and events into the puts that store them: the row, a
-// produced chunk's fence counter (1: its one claim), the event and its
-// entry in the index of events by chunk.
+// ops turns rows and events into the puts that store them: the row, an
+// OUTPUT row's entry in the index of OUTPUT rows, a produced chunk's fence
+// counter (1: its one claim), the event and its entry in the index of
+// events by chunk.
 func (e *etcdStore) ops(rows []row, events []event) []clientv3.Op {
-	ops := make([]clientv3.Op, 0, len(rows)+len(rows)/2+2*len(events))
+	ops := make([]clientv3.Op, 0, 2*len(rows)+len(rows)/2+2*len(events))
 	for _, r := range rows {
 		role := "OUTPUT"
 		if r.input {
@@ -98,6 +99,10 @@ func (e *etcdStore) ops(rows []row, events []event) []clientv3.Op {
 			U: r.updated.UnixMicro(), N: r.ended})
 		sk := sortKey(r.dataid)
 		ops = append(ops, clientv3.OpPut(e.prefix+"rows/"+r.dataset+"/"+sk+"/"+role+"/"+r.job, string(v)))
+		if !r.input {
+			// The index of OUTPUT rows (backends/etcd/outputs.go).
+			ops = append(ops, clientv3.OpPut(e.prefix+"out/"+r.dataset+"/"+r.job+"/"+sk, ""))
+		}
 		if !r.input && r.job != "" {
 			ops = append(ops, clientv3.OpPut(e.prefix+"fences/"+r.dataset+"/"+sk, strconv.FormatInt(r.fence, 10)))
 		}
