@@ -140,17 +140,7 @@ func (s *suite) testPartitionCountsKeptBisect(t *testing.T) {
 	b.clock.Advance(time.Date(2026, 1, 10, 0, 30, 0, 0, time.UTC).Sub(b.clock.Now()))
 	check := func(ds, what string) {
 		t.Helper()
-		missing, oldest := 0, ""
-		for _, p := range b.partitions(backends.PartitionFilter{Dataset: ds, First: backends.MaxPageSize}) {
-			if p.Status == backends.StatusNone {
-				if missing++; oldest == "" {
-					oldest = p.DataID
-				}
-			}
-		}
-		c, err := b.s.PartitionCounts(b.ctx, ds)
-		require.NoError(t, err, ds)
-		require.Equal(t, []any{missing, oldest, false}, []any{c.Missing, c.OldestMissing, c.Truncated}, "%s: %s", ds, what)
+		b.missingAsListed(ds, what)
 	}
 	gaps := []string{"2025-03-30T03", "2025-07-14T11", "2025-12-20T05"} // 2025-03-30T02 is skipped in Berlin
 	from := "2025-01-01T00"
@@ -229,17 +219,7 @@ func (s *suite) testPartitionCountsKeptInteger(t *testing.T) {
 	check := func(what string, wantMissing int) {
 		t.Helper()
 		for _, ds := range []string{"kept", "read", "kept5000", "read5000"} {
-			missing, oldest := 0, ""
-			for _, p := range b.partitions(backends.PartitionFilter{Dataset: ds, First: backends.MaxPageSize}) {
-				if p.Status == backends.StatusNone {
-					if missing++; oldest == "" {
-						oldest = p.DataID
-					}
-				}
-			}
-			c, err := b.s.PartitionCounts(b.ctx, ds)
-			require.NoError(t, err, ds)
-			require.Equal(t, []any{missing, oldest, false}, []any{c.Missing, c.OldestMissing, c.Truncated}, "%s: %s", ds, what)
+			c := b.missingAsListed(ds, what)
 			if ds == "kept" {
 				require.Equal(t, wantMissing, c.Missing, what)
 			}
@@ -258,4 +238,23 @@ func (s *suite) testPartitionCountsKeptInteger(t *testing.T) {
 	check("none", 0)
 	publish("4096", "4096")
 	check("one far ahead", 995)
+}
+
+// missingAsListed checks that the missing count and the oldest missing
+// dataid of dataset agree with its partitions listing, and that its
+// history was counted whole; it returns the count.
+func (b *bundle) missingAsListed(dataset, what string) backends.PartitionCount {
+	b.t.Helper()
+	missing, oldest := 0, ""
+	for _, p := range b.partitions(backends.PartitionFilter{Dataset: dataset, First: backends.MaxPageSize}) {
+		if p.Status == backends.StatusNone {
+			if missing++; oldest == "" {
+				oldest = p.DataID
+			}
+		}
+	}
+	c, err := b.s.PartitionCounts(b.ctx, dataset)
+	require.NoError(b.t, err, dataset)
+	require.Equal(b.t, []any{missing, oldest, false}, []any{c.Missing, c.OldestMissing, c.Truncated}, "%s: %s", dataset, what)
+	return c
 }
