@@ -4096,7 +4096,7 @@ type PartitionSummary {
   oldestMissing: String
   "The first late dataid; null when none is late."
   oldestLate: String
-  "True when only part of the history was counted: its most recent 100,000 expected dataids (INTEGER without end: its first ones). Hourly, daily, weekly, monthly and INTEGER datasets are counted whole, unless their definition once expected dataids it no longer does."
+  "True when only part of the history was counted: its most recent 100,000 expected dataids (INTEGER without end: its first ones). Hourly, daily, weekly, monthly and INTEGER datasets are counted whole, unless their definition once expected dataids it no longer does, or an INTEGER one expects more than 2,147,483,647 up to the highest due."
   truncated: Boolean!
 }
 

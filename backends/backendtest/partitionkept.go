@@ -238,6 +238,17 @@ func (s *suite) testPartitionCountsKeptInteger(t *testing.T) {
 	check("none", 0)
 	publish("4096", "4096")
 	check("one far ahead", 995)
+
+	// Spans a count does not answer (more than a GraphQL Int): the rows
+	// are read, over the last MaxPartitionCount expected dataids.
+	b.definedDataset("huge", partition.Def{Kind: partition.Integer, End: "18446744073709551615"})
+	b.definedDataset("far", partition.Def{Kind: partition.Integer})
+	b.publish("far", "18446744073709551615")
+	for _, ds := range []string{"huge", "far"} {
+		c, err := b.s.PartitionCounts(b.ctx, ds)
+		require.NoError(t, err, ds)
+		require.Equal(t, []any{backends.MaxPartitionCount, true}, []any{c.Missing, c.Truncated}, ds)
+	}
 }
 
 // missingAsListed checks that the missing count and the oldest missing

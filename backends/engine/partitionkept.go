@@ -40,6 +40,12 @@ import (
 // that a kept count reads; with more, the dataset is counted by its rows.
 const maxKeptTail = 4 * runWindow
 
+// maxKeptExpected bounds the expected dataids a kept count answers for: a
+// count is a GraphQL Int (32 bits). An INTEGER definition may expect up
+// to 2^64 dataids; beyond this bound its rows are read, over the last
+// MaxPartitionCount of them, and the count says truncated.
+const maxKeptExpected = math.MaxInt32
+
 // maxConformChanges bounds the catalog changes rowsConform looks at.
 const maxConformChanges = 2000
 
@@ -132,8 +138,10 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 		}
 	}
 	due, err := def.Count("", lastDue)
-	if err != nil {
-		return c, false, backends.InvalidArgument("%v", err)
+	if err != nil || due > maxKeptExpected {
+		// An INTEGER span beyond what a count answers: its rows are read,
+		// over its last MaxPartitionCount dataids (truncated).
+		return c, false, nil
 	}
 	// A row written before the last due one while the counts were read
 	// is counted or not, as if the count came just before or after it.
@@ -142,7 +150,7 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 	if lastLate != "" {
 		lateDue, err := def.Count("", lastLate)
 		if err != nil {
-			return c, false, backends.InvalidArgument("%v", err)
+			return c, false, nil
 		}
 		c.Late = int(max(0, lateDue-int64(ready)))
 		missingLate = int(max(0, lateDue-int64(rowsLate)))
@@ -416,7 +424,7 @@ func (e *engine) bisectMissing(ctx context.Context, sc backends.StatusCounter, d
 	}
 	n, err := def.Count(from, to)
 	if err != nil {
-		return from, false, backends.InvalidArgument("%v", err)
+		return from, false, nil // (the walk reads from from)
 	}
 	if n <= runWindow {
 		return from, true, nil
@@ -427,7 +435,7 @@ func (e *engine) bisectMissing(ctx context.Context, sc backends.StatusCounter, d
 	if last, ok := def.Back(to, runWindow-1); ok {
 		expected, err := def.Count(last, to)
 		if err != nil {
-			return from, false, backends.InvalidArgument("%v", err)
+			return from, false, nil
 		}
 		rows, ok, err := oc.CountOutputs(ctx, dataset, producer, last, to)
 		if err != nil || !ok {
@@ -445,7 +453,7 @@ func (e *engine) bisectMissing(ctx context.Context, sc backends.StatusCounter, d
 		}
 		expected, err := def.Count(lo, mid)
 		if err != nil {
-			return from, false, backends.InvalidArgument("%v", err)
+			return from, false, nil
 		}
 		rows, ok, err := oc.CountOutputs(ctx, dataset, producer, lo, mid)
 		if err != nil || !ok {
