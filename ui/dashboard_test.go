@@ -10,7 +10,9 @@ import (
 )
 
 // pipeline is the seeded pipeline of the dashboard tests: a daily source
-// raw (deadline one hour, so its missing past days are late), job clean
+// raw (deadline one second, so its missing past days are late whatever
+// the hour of the run: with an hour, yesterday was not late yet before
+// 01:00 UTC), job clean
 // (raw -> cleaned) and job report (cleaned -> summary), over the last
 // seven days d[0] .. d[6] (d[6] is today).
 type pipeline struct {
@@ -26,7 +28,7 @@ func seedPipeline(t *testing.T, s *stack, admin string) pipeline {
 	}
 	def := fmt.Sprintf(`{kind: DAILY, start: %q}`, p.d[0])
 	s.must(t, admin, fmt.Sprintf(`mutation {
-		a: upsertDataset(input: {id: "raw", description: "landed files", partitions: {kind: DAILY, start: %q, deadlineSeconds: 3600}}) { id }
+		a: upsertDataset(input: {id: "raw", description: "landed files", partitions: {kind: DAILY, start: %q, deadlineSeconds: 1}}) { id }
 		b: upsertDataset(input: {id: "cleaned", partitions: %s}) { id }
 		c: upsertDataset(input: {id: "summary", partitions: %s}) { id }
 	}`, p.d[0], def, def), nil)
@@ -135,7 +137,8 @@ func TestGridShowsSeededStatuses(t *testing.T) {
 			}
 		}
 	}
-	// raw's missing past days are late (deadline one hour after the day).
+	// raw's missing past days are late (deadline a second after the day:
+	// at any hour of the run, yesterday is late and today is not due).
 	require.True(t, cellOf(t, tb, "raw", p.d[4]).Late)
 	require.True(t, cellOf(t, tb, "raw", p.d[5]).Late)
 	require.False(t, cellOf(t, tb, "raw", p.d[3]).Late)
