@@ -119,10 +119,7 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 			return c, false, err
 		}
 	}
-	total := 0
-	for _, n := range byStatus {
-		total += n
-	}
+	total := rowsIn(byStatus)
 	rows := total // all of them, for bisectMissing's check
 	// The rows up to the last due dataid, and up to the last late one:
 	// all of them and the READY ones.
@@ -412,8 +409,9 @@ func (e *engine) findOldest(ctx context.Context, sc backends.StatusCounter, def 
 // no row read. First, though, the last window alone is counted: when it
 // holds every missing dataid (missing, the count of the span; a feed
 // running late), that one count of runWindow rows finds it. ok is false
-// when the store cannot count or def is not of a time kind; the caller
-// then walks from from. The rows must all be expected dataids (countKept
+// when the store cannot count, def is neither of a time kind nor INTEGER,
+// or the span is beyond what Count answers; the caller then walks from
+// from. The rows must all be expected dataids (countKept
 // checks it first), so that a count equal to the expected one means none
 // is missing; a row published between two counts at worst makes the walk
 // start a little early.
@@ -432,16 +430,22 @@ func (e *engine) bisectMissing(ctx context.Context, sc backends.StatusCounter, d
 	if ok, err := e.countsAgree(ctx, sc, oc, def, dataset, producer, rows); err != nil || !ok {
 		return from, false, err
 	}
-	if last, ok := def.Back(to, runWindow-1); ok {
-		expected, err := def.Count(last, to)
+	// missingIn counts [a, b]: its expected dataids, and how many of
+	// them have no row; ok is false when either count cannot be made.
+	missingIn := func(a, b string) (expected, missing int64, ok bool, err error) {
+		expected, err = def.Count(a, b)
 		if err != nil {
-			return from, false, nil
+			return 0, 0, false, nil
 		}
-		rows, ok, err := oc.CountOutputs(ctx, dataset, producer, last, to)
-		if err != nil || !ok {
+		rows, ok, err := oc.CountOutputs(ctx, dataset, producer, a, b)
+		return expected, expected - rows, ok && err == nil, err
+	}
+	if last, ok := def.Back(to, runWindow-1); ok {
+		_, m, ok, err := missingIn(last, to)
+		if !ok {
 			return from, false, err
 		}
-		if expected-rows >= int64(missing) {
+		if m >= int64(missing) {
 			return last, true, nil
 		}
 	}
@@ -451,15 +455,11 @@ func (e *engine) bisectMissing(ctx context.Context, sc backends.StatusCounter, d
 		if !ok {
 			return from, false, nil
 		}
-		expected, err := def.Count(lo, mid)
-		if err != nil {
-			return from, false, nil
-		}
-		rows, ok, err := oc.CountOutputs(ctx, dataset, producer, lo, mid)
-		if err != nil || !ok {
+		expected, m, ok, err := missingIn(lo, mid)
+		if !ok {
 			return from, false, err
 		}
-		if rows < expected {
+		if m > 0 {
 			to, n = mid, expected
 			continue
 		}
@@ -473,11 +473,10 @@ func (e *engine) bisectMissing(ctx context.Context, sc backends.StatusCounter, d
 }
 
 // countsAgree tells whether the store's count of producer's rows (an
-// index on etcd) is no more than the kept counts' rows (or did less than
-// agreedFor ago): an index entry
-// left without its row (a replica of an earlier version released a claim)
-// would make bisectMissing pass over a missing dataid, and such an index
-// is not used. The kept counts are read again once when the index counts
+// index on etcd) is no more than the kept counts' rows, or was less than
+// agreedFor ago: an index entry left without its row (a replica of an
+// earlier version released a claim) would make bisectMissing pass over a
+// missing dataid, and such an index is not used. The kept counts are read again once when the index counts
 // more (a row written between the two reads).
 func (e *engine) countsAgree(ctx context.Context, sc backends.StatusCounter, oc backends.OutputCounter, def partition.Def, dataset, producer string, rows int) (bool, error) {
 	key := [2]string{dataset, producer}
@@ -500,14 +499,19 @@ func (e *engine) countsAgree(ctx context.Context, sc backends.StatusCounter, oc 
 	if err != nil {
 		return false, err
 	}
-	rows = 0
-	for _, k := range byStatus {
-		rows += k
-	}
-	if n <= int64(rows) {
+	if n <= int64(rowsIn(byStatus)) {
 		return agree()
 	}
 	return false, nil
+}
+
+// rowsIn is the number of rows counted by status in byStatus.
+func rowsIn(byStatus map[backends.Status]int) int {
+	n := 0
+	for _, k := range byStatus {
+		n += k
+	}
+	return n
 }
 
 // agreedFor is how long an answer of countsAgree that the counts agree
@@ -531,10 +535,7 @@ func (e *engine) highestRow(ctx context.Context, sc backends.StatusCounter, def 
 	if err != nil {
 		return "", false, err
 	}
-	rows := 0
-	for _, n := range byStatus {
-		rows += n
-	}
+	rows := rowsIn(byStatus)
 	if rows == 0 {
 		return "", true, nil
 	}

@@ -14,11 +14,7 @@ import (
 // kinds answer an error.
 func (d Def) Count(from, to string) (int64, error) {
 	if d.Kind == Integer {
-		t, err := compileInteger(d)
-		if err != nil {
-			return 0, err
-		}
-		lo, hi, err := t.span(from, to)
+		lo, hi, err := integerSpan(d, from, to)
 		switch {
 		case err != nil:
 			return 0, err

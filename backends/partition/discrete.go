@@ -87,6 +87,16 @@ func (t intDef) back(id string, k uint64) (string, bool) {
 	return strconv.FormatUint(v-k, 10), true
 }
 
+// integerSpan compiles an INTEGER definition and clamps [from, to] ("" =
+// its own bound) to it: Range, RangeDown and Count read the span so.
+func integerSpan(d Def, from, to string) (lo, hi uint64, err error) {
+	t, err := compileInteger(d)
+	if err != nil {
+		return 0, 0, err
+	}
+	return t.span(from, to)
+}
+
 // span clamps [from, to] ("" = the definition's own bound) to t.
 func (t intDef) span(from, to string) (lo, hi uint64, err error) {
 	lo, hi = t.first, t.last

@@ -202,11 +202,7 @@ func (d Def) Range(from, to string) (iter.Seq[string], error) {
 	case d.Kind.IsTime():
 		return d.timeRange(from, to)
 	case d.Kind == Integer:
-		t, err := compileInteger(d)
-		if err != nil {
-			return nil, err
-		}
-		lo, hi, err := t.span(from, to)
+		lo, hi, err := integerSpan(d, from, to)
 		if err != nil {
 			return nil, err
 		}

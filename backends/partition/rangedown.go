@@ -11,11 +11,7 @@ import (
 // error.
 func (d Def) RangeDown(from, to string) (iter.Seq[string], error) {
 	if d.Kind == Integer {
-		t, err := compileInteger(d)
-		if err != nil {
-			return nil, err
-		}
-		lo, hi, err := t.span(from, to)
+		lo, hi, err := integerSpan(d, from, to)
 		if err != nil {
 			return nil, err
 		}
