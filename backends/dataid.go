@@ -5,17 +5,47 @@ import (
 	"strings"
 )
 
-// MaxDataIDLen is the longest dataid accepted.
+// MaxDataIDLen is the longest dataid accepted, and the longest value of a
+// multi-dimensional one.
 const MaxDataIDLen = 128
 
-// ValidateDataID checks that id is 1-128 characters of [A-Za-z0-9._:=+-].
+// MaxTupleLen is the longest multi-dimensional dataid: its values joined by
+// '|' (SPEC §10).
+const MaxTupleLen = 255
+
+// MaxDimensions is the most values a multi-dimensional dataid has.
+const MaxDimensions = 4
+
+// ValidateDataID checks that id is 1-128 characters of [A-Za-z0-9._:=+-],
+// or a multi-dimensional dataid: 2-4 such values joined by '|', at most 255
+// characters in all. Whether a dataset expects a tuple, and of how many
+// values, is its partition definition's to say.
 func ValidateDataID(id string) error {
+	if strings.IndexByte(id, '|') < 0 {
+		return validateValue(id)
+	}
+	if len(id) > MaxTupleLen {
+		return InvalidArgument("multi-dimensional dataid must be at most %d characters long, got %d", MaxTupleLen, len(id))
+	}
+	values := strings.Split(id, "|")
+	if len(values) > MaxDimensions {
+		return InvalidArgument("dataid %q has %d values: a multi-dimensional dataid has 2-%d, joined by |", id, len(values), MaxDimensions)
+	}
+	for i, v := range values {
+		if err := validateValue(v); err != nil {
+			return InvalidArgument("dataid %q: value %d: %s", id, i+1, err.(*Error).Message)
+		}
+	}
+	return nil
+}
+
+func validateValue(id string) error {
 	if len(id) == 0 || len(id) > MaxDataIDLen {
 		return InvalidArgument("dataid must be 1-%d characters long, got %d", MaxDataIDLen, len(id))
 	}
 	for i := 0; i < len(id); i++ {
 		if !dataIDByte(id[i]) {
-			return InvalidArgument("dataid %q has an invalid character at %d: allowed are A-Z a-z 0-9 . _ : = + -", id, i)
+			return InvalidArgument("dataid %q has an invalid character at %d: allowed are A-Z a-z 0-9 . _ : = + - (and | between the values of a multi-dimensional dataid)", id, i)
 		}
 	}
 	return nil
@@ -31,7 +61,31 @@ func dataIDByte(c byte) bool {
 
 // CompareDataID orders dataids shortlex: shorter first, then byte-wise. Plain
 // non-negative integers and fixed-width ids sort naturally this way.
+// Multi-dimensional dataids compare as tuples: value by value, each
+// shortlex, a tuple after its own prefix.
 func CompareDataID(a, b string) int {
+	if strings.IndexByte(a, '|') < 0 && strings.IndexByte(b, '|') < 0 {
+		return shortlex(a, b)
+	}
+	for {
+		av, arest, amore := strings.Cut(a, "|")
+		bv, brest, bmore := strings.Cut(b, "|")
+		if c := shortlex(av, bv); c != 0 {
+			return c
+		}
+		switch {
+		case !amore && !bmore:
+			return 0
+		case !amore:
+			return -1
+		case !bmore:
+			return 1
+		}
+		a, b = arest, brest
+	}
+}
+
+func shortlex(a, b string) int {
 	if len(a) != len(b) {
 		if len(a) < len(b) {
 			return -1
@@ -41,27 +95,53 @@ func CompareDataID(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// SortKey encodes a dataid so that byte order of keys is shortlex order of
-// dataids: a three-digit length, then the dataid. Stores index on it.
+// SortKey encodes a dataid so that byte order of keys is CompareDataID's
+// order of dataids: a three-digit length, then the dataid; a
+// multi-dimensional dataid's key is its values' keys one after the other
+// (each is prefix-free, so the first value that differs decides). Stores
+// index on it.
 func SortKey(dataid string) string {
-	return fmt.Sprintf("%03d%s", len(dataid), dataid)
+	if strings.IndexByte(dataid, '|') < 0 {
+		return fmt.Sprintf("%03d%s", len(dataid), dataid)
+	}
+	var b strings.Builder
+	b.Grow(len(dataid) + 3*MaxDimensions)
+	for v := range strings.SplitSeq(dataid, "|") {
+		fmt.Fprintf(&b, "%03d%s", len(v), v)
+	}
+	return b.String()
 }
 
 // DataIDFromSortKey inverts SortKey. It accepts only keys SortKey makes:
-// exactly three decimal digits holding the length of the rest.
+// one or more parts of exactly three decimal digits holding the length of
+// the value that follows.
 func DataIDFromSortKey(key string) (string, error) {
 	if len(key) < 4 {
 		return "", fmt.Errorf("sort key %q too short", key)
 	}
-	n := 0
-	for _, c := range []byte(key[:3]) {
-		if c < '0' || c > '9' {
-			return "", fmt.Errorf("sort key %q malformed: want three digits of length first", key)
+	var values []string
+	for rest := key; rest != ""; {
+		if len(rest) < 4 {
+			return "", fmt.Errorf("sort key %q malformed: a part too short", key)
 		}
-		n = n*10 + int(c-'0')
+		n := 0
+		for _, c := range []byte(rest[:3]) {
+			if c < '0' || c > '9' {
+				return "", fmt.Errorf("sort key %q malformed: want three digits of length first", key)
+			}
+			n = n*10 + int(c-'0')
+		}
+		if n == 0 || n > len(rest)-3 {
+			return "", fmt.Errorf("sort key %q malformed: length %d does not match", key, n)
+		}
+		if strings.IndexByte(rest[3:3+n], '|') >= 0 {
+			return "", fmt.Errorf("sort key %q malformed: a value holds |", key)
+		}
+		if values == nil && n == len(rest)-3 {
+			return rest[3:], nil
+		}
+		values = append(values, rest[3:3+n])
+		rest = rest[3+n:]
 	}
-	if n != len(key)-3 {
-		return "", fmt.Errorf("sort key %q malformed: length %d does not match", key, n)
-	}
-	return key[3:], nil
+	return strings.Join(values, "|"), nil
 }

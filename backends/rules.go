@@ -168,7 +168,7 @@ func (s ClaimState) timeBlockers(mode ClaimMode) []Blocker {
 	blocker := func(kind BlockerKind, until time.Time) Blocker {
 		return Blocker{Dataset: s.Job.Output, DataID: s.DataID, Job: s.Job.ID, Kind: kind, Status: out, Until: until}
 	}
-	scheduled := s.Def != nil && (s.Def.Kind.IsTime() || s.Def.Bounded() || s.Def.Kind == partition.Dynamic)
+	scheduled := s.Def != nil && (s.Def.Windowed() || s.Def.Bounded() || s.Def.Kind == partition.Dynamic)
 	if mode == ModeNext && len(s.Job.Inputs) == 0 && out == StatusNone && !scheduled {
 		bs = append(bs, blocker(BlockerNoInputs, time.Time{}))
 	}

@@ -3,6 +3,7 @@ package backends
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -224,6 +225,9 @@ func ValidText(field, s string, max int) error {
 // datasets in cat and returns them in Inputs order, each with its kind
 // spelled out.
 func (c *Catalog) validMappings(j Job) ([]InputMapping, error) {
+	if err := c.checkDimensionalInputs(j); err != nil {
+		return nil, err
+	}
 	if len(j.InputMappings) == 0 {
 		return []InputMapping{}, nil
 	}
@@ -244,6 +248,26 @@ func (c *Catalog) validMappings(j Job) ([]InputMapping, error) {
 		byInput[m.Dataset] = m
 	}
 	return NormalizedMappings(j.Inputs, j.InputMappings), nil
+}
+
+// checkDimensionalInputs checks the inputs j reads without a mapping
+// (IDENTITY) where the output or the input has dimensions: the default
+// rules across dimensions (SPEC §10) are not built yet, so such an input
+// must have the output's dimensions, as an explicit IDENTITY must.
+func (c *Catalog) checkDimensionalInputs(j Job) error {
+	outDims := c.DefOf(j.Output).Kind == partition.Dimensional
+	for _, in := range j.Inputs {
+		if slices.ContainsFunc(j.InputMappings, func(m InputMapping) bool { return m.Dataset == in }) {
+			continue
+		}
+		if !outDims && c.DefOf(in).Kind != partition.Dimensional {
+			continue
+		}
+		if err := c.checkMapping(j.Output, InputMapping{Dataset: in, Mapping: partition.Mapping{Kind: partition.Identity}}); err != nil {
+			return InvalidArgument("job %q: input %q: %s", j.ID, in, err.Error())
+		}
+	}
+	return nil
 }
 
 // checkMapping checks one mapping from output to m.Dataset against the
@@ -270,6 +294,9 @@ func (c *Catalog) CheckMappingsOf(d Dataset) error {
 		j, ok := next.Jobs.Lookup(jid)
 		if !ok {
 			return nil
+		}
+		if err := next.checkDimensionalInputs(j); err != nil {
+			return InvalidArgument("dataset %q: this definition breaks job %q: %s", d.ID, jid, err.Error())
 		}
 		for _, m := range j.InputMappings {
 			if m.Dataset != d.ID && j.Output != d.ID {

@@ -215,7 +215,7 @@ type ResourceLock struct {
 }
 
 const (
-	datasetFields   = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds }` + pipelineField + retentionFields
+	datasetFields   = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds dimensions { name kind start end timezone values } }` + pipelineField + retentionFields
 	pipelineField   = ` pipeline`
 	retentionFields = ` retention { eventsSeconds }`
 	jobFields       = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset }` + pipelineField

@@ -334,12 +334,22 @@ type ComplexityRoot struct {
 
 	PartitionDefinition struct {
 		DeadlineSeconds func(childComplexity int) int
+		Dimensions      func(childComplexity int) int
 		End             func(childComplexity int) int
 		Kind            func(childComplexity int) int
 		LagSeconds      func(childComplexity int) int
 		Start           func(childComplexity int) int
 		Timezone        func(childComplexity int) int
 		Values          func(childComplexity int) int
+	}
+
+	PartitionDimension struct {
+		End      func(childComplexity int) int
+		Kind     func(childComplexity int) int
+		Name     func(childComplexity int) int
+		Start    func(childComplexity int) int
+		Timezone func(childComplexity int) int
+		Values   func(childComplexity int) int
 	}
 
 	PartitionEdge struct {
@@ -1994,6 +2004,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PartitionDefinition.DeadlineSeconds(childComplexity), true
+	case "PartitionDefinition.dimensions":
+		if e.ComplexityRoot.PartitionDefinition.Dimensions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDefinition.Dimensions(childComplexity), true
 	case "PartitionDefinition.end":
 		if e.ComplexityRoot.PartitionDefinition.End == nil {
 			break
@@ -2030,6 +2046,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PartitionDefinition.Values(childComplexity), true
+
+	case "PartitionDimension.end":
+		if e.ComplexityRoot.PartitionDimension.End == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDimension.End(childComplexity), true
+	case "PartitionDimension.kind":
+		if e.ComplexityRoot.PartitionDimension.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDimension.Kind(childComplexity), true
+	case "PartitionDimension.name":
+		if e.ComplexityRoot.PartitionDimension.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDimension.Name(childComplexity), true
+	case "PartitionDimension.start":
+		if e.ComplexityRoot.PartitionDimension.Start == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDimension.Start(childComplexity), true
+	case "PartitionDimension.timezone":
+		if e.ComplexityRoot.PartitionDimension.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDimension.Timezone(childComplexity), true
+	case "PartitionDimension.values":
+		if e.ComplexityRoot.PartitionDimension.Values == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDimension.Values(childComplexity), true
 
 	case "PartitionEdge.cursor":
 		if e.ComplexityRoot.PartitionEdge.Cursor == nil {
@@ -2658,6 +2711,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputInputMappingInput,
 		ec.unmarshalInputJobInput,
 		ec.unmarshalInputPartitionDefinitionInput,
+		ec.unmarshalInputPartitionDimensionInput,
 		ec.unmarshalInputPoolInput,
 		ec.unmarshalInputRetentionInput,
 	)
@@ -3077,8 +3131,8 @@ window is due at its end + ` + "`" + `lagSeconds` + "`" + `, and late when it is
 end + ` + "`" + `deadlineSeconds` + "`" + `.
 """
 type PartitionDefinition {
-  "The kind of dataids expected, and their format."
-  kind: PartitionKind!
+  "The kind of dataids expected, and their format; null for a definition with ` + "`" + `dimensions` + "`" + `."
+  kind: PartitionKind
   "The first expected dataid (time kinds, INTEGER)."
   start: String
   "The last expected dataid, inclusive; null: no end."
@@ -3091,12 +3145,56 @@ type PartitionDefinition {
   lagSeconds: Int!
   "How long after its window ends a dataid that is not READY is late; null: never late."
   deadlineSeconds: Int
+  """
+  The named dimensions of a multi-dimensional dataset, in declared order
+  (null for one axis): its dataids are one value of each joined by ` + "`" + `|` + "`" + `
+  (` + "`" + `2026-11-22|eu` + "`" + `), ordered as tuples, and the expected ones are the cross
+  product. The time dimension, if any, gives a chunk its window; lagSeconds
+  and deadlineSeconds apply to it.
+  """
+  dimensions: [PartitionDimension!]
+}
+
+"One named dimension of a multi-dimensional partition definition."
+type PartitionDimension {
+  "The dimension's name: a location's ` + "`" + `{name}` + "`" + ` placeholder, and the runner's ` + "`" + `CHUNKLOCK_OUTPUT_<NAME>` + "`" + `."
+  name: String!
+  "The kind of its values."
+  kind: PartitionKind!
+  "The first expected value (time kinds, INTEGER)."
+  start: String
+  "The last expected value, inclusive; null: no end."
+  end: String
+  "The IANA time zone of the windows (a time kind)."
+  timezone: String
+  "The values of a STATIC dimension."
+  values: [String!]
+}
+
+"""
+One dimension of a definition to set; see ` + "`" + `PartitionDimension` + "`" + `. Today the
+time dimension, if any, comes first, every dimension after the first is
+bounded (STATIC, or with an end), and none is DYNAMIC.
+"""
+input PartitionDimensionInput {
+  "1-32 characters of a-z 0-9 _, starting with a letter; not ` + "`" + `dataid` + "`" + `, ` + "`" + `dataset` + "`" + ` or ` + "`" + `job` + "`" + `."
+  name: String!
+  "The kind of its values (at most one dimension of a time kind)."
+  kind: PartitionKind!
+  "The first expected value, in the kind's form."
+  start: String
+  "The last expected value, inclusive."
+  end: String
+  "An IANA time zone (a time kind only); default ` + "`" + `UTC` + "`" + `."
+  timezone: String
+  "The values of a STATIC dimension (at most 10,000)."
+  values: [String!]
 }
 
 "A partition definition to set on a dataset; see ` + "`" + `PartitionDefinition` + "`" + `."
 input PartitionDefinitionInput {
-  "The kind of dataids expected, and their format."
-  kind: PartitionKind!
+  "The kind of dataids expected, and their format; omit it to give ` + "`" + `dimensions` + "`" + ` instead."
+  kind: PartitionKind
   "The first expected dataid, in the kind's form: required for time kinds, default ` + "`" + `0` + "`" + ` for INTEGER, none for STATIC."
   start: String
   "The last expected dataid, inclusive; omit for no end."
@@ -3109,6 +3207,8 @@ input PartitionDefinitionInput {
   lagSeconds: Int = 0
   "Seconds after its window ends (DYNAMIC: after the value is added) by which a dataid should be READY, else it is late (time kinds and DYNAMIC only)."
   deadlineSeconds: Int
+  "2 to 4 named dimensions instead of ` + "`" + `kind` + "`" + ` (SPEC §10): the expected dataids are their cross product, joined by ` + "`" + `|` + "`" + `."
+  dimensions: [PartitionDimensionInput!]
 }
 
 "A job definition to create or replace."
@@ -4895,8 +4995,28 @@ func (ec *executionContext) childFields_PartitionDefinition(ctx context.Context,
 		return ec.fieldContext_PartitionDefinition_lagSeconds(ctx, field)
 	case "deadlineSeconds":
 		return ec.fieldContext_PartitionDefinition_deadlineSeconds(ctx, field)
+	case "dimensions":
+		return ec.fieldContext_PartitionDefinition_dimensions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PartitionDefinition", field.Name)
+}
+
+func (ec *executionContext) childFields_PartitionDimension(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_PartitionDimension_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_PartitionDimension_kind(ctx, field)
+	case "start":
+		return ec.fieldContext_PartitionDimension_start(ctx, field)
+	case "end":
+		return ec.fieldContext_PartitionDimension_end(ctx, field)
+	case "timezone":
+		return ec.fieldContext_PartitionDimension_timezone(ctx, field)
+	case "values":
+		return ec.fieldContext_PartitionDimension_values(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionDimension", field.Name)
 }
 
 func (ec *executionContext) childFields_PartitionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11866,11 +11986,11 @@ func (ec *executionContext) _PartitionDefinition_kind(ctx context.Context, field
 			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v partition.Kind) graphql.Marshaler {
-			return ec.marshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *partition.Kind) graphql.Marshaler {
+			return ec.marshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_PartitionDefinition_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -12013,6 +12133,176 @@ func (ec *executionContext) _PartitionDefinition_deadlineSeconds(ctx context.Con
 }
 func (ec *executionContext) fieldContext_PartitionDefinition_deadlineSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PartitionDefinition", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDefinition_dimensions(ctx context.Context, field graphql.CollectedField, obj *PartitionDefinition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDefinition_dimensions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimensions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []PartitionDimension) graphql.Marshaler {
+			return ec.marshalOPartitionDimension2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDimensionᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDefinition_dimensions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PartitionDefinition",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionDimension(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PartitionDimension_name(ctx context.Context, field graphql.CollectedField, obj *PartitionDimension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDimension_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDimension_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDimension", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDimension_kind(ctx context.Context, field graphql.CollectedField, obj *PartitionDimension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDimension_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v partition.Kind) graphql.Marshaler {
+			return ec.marshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDimension_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDimension", field, false, false, errors.New("field of type PartitionKind does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDimension_start(ctx context.Context, field graphql.CollectedField, obj *PartitionDimension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDimension_start(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Start, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDimension_start(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDimension", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDimension_end(ctx context.Context, field graphql.CollectedField, obj *PartitionDimension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDimension_end(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.End, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDimension_end(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDimension", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDimension_timezone(ctx context.Context, field graphql.CollectedField, obj *PartitionDimension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDimension_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDimension_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDimension", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionDimension_values(ctx context.Context, field graphql.CollectedField, obj *PartitionDimension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDimension_values(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Values, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDimension_values(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionDimension", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PartitionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *PartitionEdge) (ret graphql.Marshaler) {
@@ -15936,7 +16226,7 @@ func (ec *executionContext) unmarshalInputPartitionDefinitionInput(ctx context.C
 		asMap["lagSeconds"] = 0
 	}
 
-	fieldsInOrder := [...]string{"kind", "start", "end", "timezone", "values", "lagSeconds", "deadlineSeconds"}
+	fieldsInOrder := [...]string{"kind", "start", "end", "timezone", "values", "lagSeconds", "deadlineSeconds", "dimensions"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15945,7 +16235,7 @@ func (ec *executionContext) unmarshalInputPartitionDefinitionInput(ctx context.C
 		switch k {
 		case "kind":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
-			data, err := ec.unmarshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, v)
+			data, err := ec.unmarshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -15992,6 +16282,78 @@ func (ec *executionContext) unmarshalInputPartitionDefinitionInput(ctx context.C
 				return it, err
 			}
 			it.DeadlineSeconds = data
+		case "dimensions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dimensions"))
+			data, err := ec.unmarshalOPartitionDimensionInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDimensionInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dimensions = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPartitionDimensionInput(ctx context.Context, obj any) (PartitionDimensionInput, error) {
+	var it PartitionDimensionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "kind", "start", "end", "timezone", "values"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNPartitionKind2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "start":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("start"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Start = data
+		case "end":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("end"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.End = data
+		case "timezone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timezone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Timezone = data
+		case "values":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("values"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Values = data
 		}
 	}
 	return it, nil
@@ -19411,7 +19773,7 @@ func (ec *executionContext) _PartitionDefinition(ctx context.Context, sel ast.Se
 			out.Values[i] = graphql.MarshalString("PartitionDefinition")
 		case "kind":
 			out.Values[i] = ec._PartitionDefinition_kind(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "start":
@@ -19441,6 +19803,74 @@ func (ec *executionContext) _PartitionDefinition(ctx context.Context, sel ast.Se
 			}
 		case "deadlineSeconds":
 			out.Values[i] = ec._PartitionDefinition_deadlineSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "dimensions":
+			out.Values[i] = ec._PartitionDefinition_dimensions(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var partitionDimensionImplementors = []string{"PartitionDimension"}
+
+func (ec *executionContext) _PartitionDimension(ctx context.Context, sel ast.SelectionSet, obj *PartitionDimension) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionDimensionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionDimension")
+		case "name":
+			out.Values[i] = ec._PartitionDimension_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._PartitionDimension_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "start":
+			out.Values[i] = ec._PartitionDimension_start(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "end":
+			out.Values[i] = ec._PartitionDimension_end(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._PartitionDimension_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "values":
+			out.Values[i] = ec._PartitionDimension_values(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -22191,6 +22621,15 @@ func (ec *executionContext) marshalNPartitionConnection2githubᚗcomᚋchunklock
 	return ec._PartitionConnection(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNPartitionDimension2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDimension(ctx context.Context, sel ast.SelectionSet, v PartitionDimension) graphql.Marshaler {
+	return ec._PartitionDimension(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNPartitionDimensionInput2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDimensionInput(ctx context.Context, v any) (PartitionDimensionInput, error) {
+	res, err := ec.unmarshalInputPartitionDimensionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNPartitionEdge2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionEdge(ctx context.Context, sel ast.SelectionSet, v PartitionEdge) graphql.Marshaler {
 	return ec._PartitionEdge(ctx, sel, &v)
 }
@@ -22815,6 +23254,42 @@ func (ec *executionContext) unmarshalOPartitionDefinitionInput2ᚖgithubᚗcom�
 	}
 	res, err := ec.unmarshalInputPartitionDefinitionInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPartitionDimension2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDimensionᚄ(ctx context.Context, sel ast.SelectionSet, v []PartitionDimension) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPartitionDimension2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDimension(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOPartitionDimensionInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDimensionInputᚄ(ctx context.Context, v any) ([]PartitionDimensionInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]PartitionDimensionInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNPartitionDimensionInput2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionDimensionInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOPartitionKind2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚋpartitionᚐKind(ctx context.Context, v any) (*partition.Kind, error) {

@@ -155,8 +155,8 @@ type PartitionConnection struct {
 // window is due at its end + `lagSeconds`, and late when it is not READY by its
 // end + `deadlineSeconds`.
 type PartitionDefinition struct {
-	// The kind of dataids expected, and their format.
-	Kind partition.Kind `json:"kind"`
+	// The kind of dataids expected, and their format; null for a definition with `dimensions`.
+	Kind *partition.Kind `json:"kind,omitempty"`
 	// The first expected dataid (time kinds, INTEGER).
 	Start *string `json:"start,omitempty"`
 	// The last expected dataid, inclusive; null: no end.
@@ -169,12 +169,18 @@ type PartitionDefinition struct {
 	LagSeconds int `json:"lagSeconds"`
 	// How long after its window ends a dataid that is not READY is late; null: never late.
 	DeadlineSeconds *int `json:"deadlineSeconds,omitempty"`
+	// The named dimensions of a multi-dimensional dataset, in declared order
+	// (null for one axis): its dataids are one value of each joined by `|`
+	// (`2026-11-22|eu`), ordered as tuples, and the expected ones are the cross
+	// product. The time dimension, if any, gives a chunk its window; lagSeconds
+	// and deadlineSeconds apply to it.
+	Dimensions []PartitionDimension `json:"dimensions,omitempty"`
 }
 
 // A partition definition to set on a dataset; see `PartitionDefinition`.
 type PartitionDefinitionInput struct {
-	// The kind of dataids expected, and their format.
-	Kind partition.Kind `json:"kind"`
+	// The kind of dataids expected, and their format; omit it to give `dimensions` instead.
+	Kind *partition.Kind `json:"kind,omitempty"`
 	// The first expected dataid, in the kind's form: required for time kinds, default `0` for INTEGER, none for STATIC.
 	Start *string `json:"start,omitempty"`
 	// The last expected dataid, inclusive; omit for no end.
@@ -187,6 +193,42 @@ type PartitionDefinitionInput struct {
 	LagSeconds *int `json:"lagSeconds,omitempty"`
 	// Seconds after its window ends (DYNAMIC: after the value is added) by which a dataid should be READY, else it is late (time kinds and DYNAMIC only).
 	DeadlineSeconds *int `json:"deadlineSeconds,omitempty"`
+	// 2 to 4 named dimensions instead of `kind` (SPEC §10): the expected dataids are their cross product, joined by `|`.
+	Dimensions []PartitionDimensionInput `json:"dimensions,omitempty"`
+}
+
+// One named dimension of a multi-dimensional partition definition.
+type PartitionDimension struct {
+	// The dimension's name: a location's `{name}` placeholder, and the runner's `CHUNKLOCK_OUTPUT_<NAME>`.
+	Name string `json:"name"`
+	// The kind of its values.
+	Kind partition.Kind `json:"kind"`
+	// The first expected value (time kinds, INTEGER).
+	Start *string `json:"start,omitempty"`
+	// The last expected value, inclusive; null: no end.
+	End *string `json:"end,omitempty"`
+	// The IANA time zone of the windows (a time kind).
+	Timezone *string `json:"timezone,omitempty"`
+	// The values of a STATIC dimension.
+	Values []string `json:"values,omitempty"`
+}
+
+// One dimension of a definition to set; see `PartitionDimension`. Today the
+// time dimension, if any, comes first, every dimension after the first is
+// bounded (STATIC, or with an end), and none is DYNAMIC.
+type PartitionDimensionInput struct {
+	// 1-32 characters of a-z 0-9 _, starting with a letter; not `dataid`, `dataset` or `job`.
+	Name string `json:"name"`
+	// The kind of its values (at most one dimension of a time kind).
+	Kind partition.Kind `json:"kind"`
+	// The first expected value, in the kind's form.
+	Start *string `json:"start,omitempty"`
+	// The last expected value, inclusive.
+	End *string `json:"end,omitempty"`
+	// An IANA time zone (a time kind only); default `UTC`.
+	Timezone *string `json:"timezone,omitempty"`
+	// The values of a STATIC dimension (at most 10,000).
+	Values []string `json:"values,omitempty"`
 }
 
 // One partition and its cursor.

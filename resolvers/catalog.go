@@ -48,15 +48,15 @@ func partitionsFromInput(in *graph.PartitionDefinitionInput) *partition.Def {
 	if in == nil {
 		return nil
 	}
-	d := &partition.Def{
-		Kind: in.Kind, Start: deref(in.Start), End: deref(in.End), Timezone: deref(in.Timezone),
-		Values: in.Values, Lag: partition.Seconds(deref(in.LagSeconds)),
+	s := &partition.Spec{
+		Kind: deref(in.Kind), Start: deref(in.Start), End: deref(in.End), Timezone: deref(in.Timezone),
+		Values: in.Values, LagSeconds: deref(in.LagSeconds), DeadlineSeconds: in.DeadlineSeconds,
 	}
-	if in.DeadlineSeconds != nil {
-		deadline := partition.Seconds(*in.DeadlineSeconds)
-		d.Deadline = &deadline
+	for _, dim := range in.Dimensions {
+		s.Dimensions = append(s.Dimensions, partition.DimensionSpec{Name: dim.Name, Kind: dim.Kind, Start: deref(dim.Start),
+			End: deref(dim.End), Timezone: deref(dim.Timezone), Values: dim.Values})
 	}
-	return d
+	return s.Def()
 }
 
 // partitionsOf is the API's view of a stored definition.
@@ -65,8 +65,15 @@ func partitionsOf(d *partition.Def) *graph.PartitionDefinition {
 		return nil
 	}
 	out := &graph.PartitionDefinition{
-		Kind: d.Kind, Start: nonEmpty(d.Start), End: nonEmpty(d.End), Timezone: nonEmpty(d.Timezone),
+		Start: nonEmpty(d.Start), End: nonEmpty(d.End), Timezone: nonEmpty(d.Timezone),
 		Values: d.Values, LagSeconds: int(d.Lag / time.Second),
+	}
+	if d.Kind != partition.Dimensional {
+		out.Kind = &d.Kind
+	}
+	for _, dim := range d.Dimensions {
+		out.Dimensions = append(out.Dimensions, graph.PartitionDimension{Name: dim.Name, Kind: dim.Kind,
+			Start: nonEmpty(dim.Start), End: nonEmpty(dim.End), Timezone: nonEmpty(dim.Timezone), Values: dim.Values})
 	}
 	if d.Deadline != nil {
 		s := int(*d.Deadline / time.Second)

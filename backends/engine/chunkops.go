@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -41,10 +42,13 @@ func (e *engine) Publish(ctx context.Context, dataset, dataid string) (backends.
 }
 
 // expects tells whether the definition of dataset ds expects dataid: any
-// valid dataid when it has none; a DYNAMIC set's values are checked in the
-// store (checkValue).
+// valid one-dimensional dataid when it has none; a DYNAMIC set's values
+// are checked in the store (checkValue).
 func expects(ds backends.Dataset, dataid string) bool {
-	return ds.Partitions == nil || ds.Partitions.Contains(dataid)
+	if ds.Partitions == nil {
+		return !strings.Contains(dataid, "|")
+	}
+	return ds.Partitions.Contains(dataid)
 }
 
 // checkPublishable refuses to publish into a dataset that is unknown or
@@ -55,6 +59,9 @@ func checkPublishable(cat *backends.Catalog, dataset, dataid string) error {
 	ds, err := cat.Dataset(dataset)
 	if err != nil {
 		return err
+	}
+	if dataid != "" && ds.Partitions == nil && !expects(ds, dataid) {
+		return backends.InvalidArgument("dataid %q has values joined by |, and dataset %q has no dimensions: publish one-dimensional dataids", dataid, dataset)
 	}
 	if dataid != "" && !expects(ds, dataid) {
 		return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); publish only dataids of its definition", dataid, dataset, describeDef(*ds.Partitions))

@@ -32,7 +32,7 @@ func (e *engine) LatestReady(ctx context.Context, datasets []string) ([]string, 
 			if d.Partitions != nil {
 				if last, ok := d.Partitions.DueBefore(now); ok {
 					tops[i] = last
-				} else if d.Partitions.Kind.IsTime() {
+				} else if d.Partitions.Windowed() {
 					tops[i] = "" // nothing due: nothing to find
 				}
 			}

@@ -130,6 +130,9 @@ func longestID(d partition.Def) string {
 	if d.Kind.IsTime() && d.Start != "" {
 		return d.Start
 	}
+	if d.Kind == partition.Dimensional {
+		return strings.Repeat("9", backends.MaxTupleLen)
+	}
 	return strings.Repeat("9", backends.MaxDataIDLen)
 }
 

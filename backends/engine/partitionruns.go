@@ -208,9 +208,12 @@ func spanBounds(def partition.Def, f backends.RunsFilter, now time.Time) (runBou
 		b.lastLate, _ = late.DueBefore(now)
 	}
 	switch {
-	case def.Kind.IsTime():
+	case def.Windowed():
 		last, ok := def.DueBefore(now)
 		next, more := def.Start, true
+		if def.Kind == partition.Dimensional {
+			next, more = def.First()
+		}
 		if ok {
 			next, more = def.Next(last)
 		}

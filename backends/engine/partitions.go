@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -267,7 +268,7 @@ func (l *partitionList) partition(id string, st backends.Status) (backends.Parti
 		p.Late = l.def.Deadline != nil && st != backends.StatusReady && !l.now.Before(at.Add(*l.def.Deadline))
 		return p, nil
 	}
-	if !l.def.Kind.IsTime() {
+	if !l.def.Windowed() {
 		return p, nil
 	}
 	var err error
@@ -335,6 +336,8 @@ func (l *partitionList) expectedBeyond(ctx context.Context, id string) (bool, er
 // describeDef names a definition's kind and bounds for error messages.
 func describeDef(d partition.Def) string {
 	switch {
+	case d.Kind == partition.Dimensional:
+		return fmt.Sprintf("dimensions %s", strings.Join(d.DimensionNames(), "|"))
 	case d.Kind == partition.Static:
 		return fmt.Sprintf("STATIC, %d values", len(d.Values))
 	case d.End == "" && d.Start == "":

@@ -74,7 +74,7 @@ func scheduleDef(cat *backends.Catalog, job backends.Job) *partition.Def {
 		return nil
 	}
 	def := outputDef(cat, job)
-	if def == nil || !(def.Kind.IsTime() || def.Bounded()) {
+	if def == nil || !(def.Windowed() || def.Bounded()) {
 		return nil
 	}
 	return def

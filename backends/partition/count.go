@@ -47,6 +47,9 @@ func (d Def) Count(from, to string) (int64, error) {
 // INTEGER) when it has none. ok is false for the other kinds, or when
 // nothing is expected.
 func (d Def) Last() (last string, ok bool) {
+	if d.Kind == Dimensional {
+		return d.tupleLast()
+	}
 	if d.Kind == Integer {
 		t, err := compileInteger(d)
 		if err != nil {

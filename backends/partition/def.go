@@ -58,6 +58,9 @@ type Def struct {
 	// Deadline, when set, makes a window late when it is not READY by its
 	// end + *Deadline (time kinds only).
 	Deadline *time.Duration `json:"deadline,omitempty"`
+	// Dimensions are the named dimensions of a Dimensional definition
+	// (dims.go), which has none of the fields above but Lag and Deadline.
+	Dimensions []Dimension `json:"dimensions,omitempty"`
 }
 
 // ErrInvalid matches (with errors.Is) every error of this package about a
@@ -77,12 +80,17 @@ func invalid(format string, args ...any) error {
 // IsZero reports whether d is the zero Def: no definition.
 func (d Def) IsZero() bool {
 	return d.Kind == "" && d.Start == "" && d.End == "" && d.Timezone == "" && d.Values == nil &&
-		d.Lag == 0 && d.Deadline == nil
+		d.Lag == 0 && d.Deadline == nil && d.Dimensions == nil
 }
 
 // Bounded reports whether d expects a finite set of dataids known from the
 // definition alone (a DYNAMIC set is not: it changes at run time).
-func (d Def) Bounded() bool { return d.Kind == Static || d.End != "" }
+func (d Def) Bounded() bool {
+	if d.Kind == Dimensional {
+		return d.Dimensions[0].Bounded() // the others are (Validate)
+	}
+	return d.Kind == Static || d.End != ""
+}
 
 // Validate checks d and says what is wrong in terms of the definition's
 // fields. Every other method assumes a definition that passed it. It
@@ -90,6 +98,12 @@ func (d Def) Bounded() bool { return d.Kind == Static || d.End != "" }
 // host-only zone name before those were refused; a definition about to be
 // stored passes ValidateNew.
 func (d Def) Validate() error {
+	if d.Kind == Dimensional || len(d.Dimensions) > 0 {
+		if d.Kind != Dimensional {
+			return invalid("a definition has either a kind or dimensions, not both")
+		}
+		return d.validateDimensions()
+	}
 	if err := d.validateFields(); err != nil {
 		return err
 	}
@@ -118,6 +132,11 @@ func (d Def) ValidateNew() error {
 	}
 	if d.Kind.IsTime() {
 		return checkNewZone(d.Timezone)
+	}
+	if d.Kind == Dimensional && d.hasTime() {
+		if err := checkNewZone(d.Dimensions[0].Timezone); err != nil {
+			return invalid("dimension 1 (%s): %v", d.Dimensions[0].Name, err)
+		}
 	}
 	return nil
 }
@@ -249,8 +268,24 @@ func validDataID(id string) error {
 }
 
 // compareDataID orders dataids shortlex, as the storage layer does: shorter
-// first, then byte-wise.
+// first, then byte-wise; multi-dimensional dataids as tuples of such.
 func compareDataID(a, b string) int {
+	if strings.IndexByte(a, '|') >= 0 || strings.IndexByte(b, '|') >= 0 {
+		for {
+			av, arest, amore := strings.Cut(a, "|")
+			bv, brest, bmore := strings.Cut(b, "|")
+			if c := compareDataID(av, bv); c != 0 || !amore || !bmore {
+				if c == 0 && amore != bmore {
+					if amore {
+						return 1
+					}
+					return -1
+				}
+				return c
+			}
+			a, b = arest, brest
+		}
+	}
 	if len(a) != len(b) {
 		if len(a) < len(b) {
 			return -1

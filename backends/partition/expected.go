@@ -11,6 +11,13 @@ import (
 // between start and end (Contains does). A dataid the zone's clocks skip
 // has no window and is an error.
 func (d Def) Window(id string) (start, end time.Time, err error) {
+	if d.Kind == Dimensional {
+		def, v, err := d.timeValue(id)
+		if err != nil {
+			return time.Time{}, time.Time{}, err
+		}
+		return def.Window(v)
+	}
 	t, n, err := d.period(id)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
@@ -36,6 +43,13 @@ func (d Def) period(id string) (timeDef, int64, error) {
 // Due is when the window of id is due: its end + Lag. INTEGER and STATIC
 // dataids are due at once: Due answers the zero time for them.
 func (d Def) Due(id string) (time.Time, error) {
+	if d.Kind == Dimensional && d.hasTime() {
+		def, v, err := d.timeValue(id)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return def.Due(v)
+	}
 	if !d.Kind.IsTime() {
 		if !d.Contains(id) {
 			return time.Time{}, invalid("%q is not an expected %s dataid", id, d.Kind)
@@ -49,6 +63,13 @@ func (d Def) Due(id string) (time.Time, error) {
 // Late reports whether the chunk id is late at now: not ready, and now is
 // at or past its window's end + Deadline. Without a deadline nothing is late.
 func (d Def) Late(id string, now time.Time, ready bool) (bool, error) {
+	if d.Kind == Dimensional && d.hasTime() && d.Deadline != nil {
+		def, v, err := d.timeValue(id)
+		if err != nil {
+			return false, err
+		}
+		return def.Late(v, now, ready)
+	}
 	if !d.Kind.IsTime() || d.Deadline == nil {
 		return false, nil
 	}
@@ -66,6 +87,8 @@ func (d Def) Contains(id string) bool {
 	switch {
 	case d.IsZero():
 		return validDataID(id) == nil
+	case d.Kind == Dimensional:
+		return d.tupleContains(id)
 	case d.Kind.IsTime():
 		t, err := compileTime(d)
 		if err != nil {
@@ -94,6 +117,8 @@ var ErrDynamicSet = errors.New("DYNAMIC partitions: the expected dataids are the
 // be of the kind's format. ok is false when there is none.
 func (d Def) Next(id string) (next string, ok bool) {
 	switch {
+	case d.Kind == Dimensional:
+		return d.tupleStep(id, true)
 	case d.Kind.IsTime():
 		t, n, err := d.compileAndParse(id)
 		if err != nil {
@@ -115,6 +140,8 @@ func (d Def) Next(id string) (next string, ok bool) {
 // Prev is the largest expected dataid before id; see Next.
 func (d Def) Prev(id string) (prev string, ok bool) {
 	switch {
+	case d.Kind == Dimensional:
+		return d.tupleStep(id, false)
 	case d.Kind.IsTime():
 		t, n, err := d.compileAndParse(id)
 		if err != nil {
@@ -199,6 +226,8 @@ func (t timeDef) format(n int64) (string, bool) {
 // from and stop after a page.
 func (d Def) Range(from, to string) (iter.Seq[string], error) {
 	switch {
+	case d.Kind == Dimensional:
+		return d.tupleRange(from, to, false)
 	case d.Kind.IsTime():
 		return d.timeRange(from, to)
 	case d.Kind == Integer:
@@ -271,6 +300,8 @@ func (t timeDef) seq(lo, hi int64) iter.Seq[string] {
 // (there is no last one to schedule up to).
 func (d Def) DueBefore(now time.Time) (last string, ok bool) {
 	switch {
+	case d.Kind == Dimensional:
+		return d.tupleDueBefore(now)
 	case d.Kind.IsTime():
 		t, err := compileTime(d)
 		if err != nil {

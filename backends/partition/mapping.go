@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // MappingKind is how an output dataid maps to the input dataids it reads.
@@ -69,6 +70,9 @@ func (m Mapping) Validate(out, in Def) error {
 		}
 	}
 	k := m.kind()
+	if out.Kind == Dimensional || in.Kind == Dimensional {
+		return validateAcrossDimensions(k, out, in)
+	}
 	if k != TimeWindow && (m.StartOffset != 0 || m.EndOffset != 0) {
 		return invalid("startOffset and endOffset apply to TIME_WINDOW mappings only, not %s", k)
 	}
@@ -132,10 +136,35 @@ func validateAll(in Def) error {
 	return err
 }
 
+// validateAcrossDimensions checks a mapping with a multi-dimensional side.
+// What is built so far: IDENTITY between datasets of the same dimensions
+// (names and kinds, in the same order), each chunk reading its own tuple.
+func validateAcrossDimensions(k MappingKind, out, in Def) error {
+	if k != Identity {
+		return invalid("%s mappings to or from datasets with dimensions are not supported yet: map datasets of the same dimensions with IDENTITY", k)
+	}
+	same := out.Kind == Dimensional && in.Kind == Dimensional && len(out.Dimensions) == len(in.Dimensions)
+	for i := 0; same && i < len(out.Dimensions); i++ {
+		same = out.Dimensions[i].Name == in.Dimensions[i].Name && out.Dimensions[i].Kind == in.Dimensions[i].Kind
+	}
+	if !same {
+		return invalid("IDENTITY reads the input dataid equal to the output dataid, but the output has %s and the input %s: "+
+			"mappings across different dimensions are not supported yet", kindOf(out), kindOf(in))
+	}
+	return nil
+}
+
 // kindOf names the kind of d for messages.
 func kindOf(d Def) string {
-	if d.IsZero() {
+	switch {
+	case d.IsZero():
 		return "no definition"
+	case d.Kind == Dimensional:
+		var parts []string
+		for _, dim := range d.Dimensions {
+			parts = append(parts, dim.Name+" "+string(dim.Kind))
+		}
+		return "dimensions (" + strings.Join(parts, ", ") + ")"
 	}
 	return string(d.Kind)
 }

@@ -10,6 +10,9 @@ import (
 // Range. It walks the time kinds and INTEGER only: other kinds answer an
 // error.
 func (d Def) RangeDown(from, to string) (iter.Seq[string], error) {
+	if d.Kind == Dimensional {
+		return d.tupleRange(from, to, true)
+	}
 	if d.Kind == Integer {
 		lo, hi, err := integerSpan(d, from, to)
 		if err != nil {

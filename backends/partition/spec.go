@@ -8,13 +8,26 @@ import (
 // Spec is a definition as the API and pipeline files spell it: lag and
 // deadline in whole seconds.
 type Spec struct {
-	Kind            Kind     `json:"kind" yaml:"kind"`
+	Kind            Kind     `json:"kind,omitempty" yaml:"kind"`
 	Start           string   `json:"start,omitempty" yaml:"start"`
 	End             string   `json:"end,omitempty" yaml:"end"`
 	Timezone        string   `json:"timezone,omitempty" yaml:"timezone"`
 	Values          []string `json:"values,omitempty" yaml:"values"`
 	LagSeconds      int      `json:"lagSeconds" yaml:"lagSeconds"`
 	DeadlineSeconds *int     `json:"deadlineSeconds,omitempty" yaml:"deadlineSeconds"`
+	// Dimensions, instead of Kind, declares a multi-dimensional
+	// definition (SPEC §10).
+	Dimensions []DimensionSpec `json:"dimensions,omitempty" yaml:"dimensions"`
+}
+
+// DimensionSpec is one dimension as the API and pipeline files spell it.
+type DimensionSpec struct {
+	Name     string   `json:"name" yaml:"name"`
+	Kind     Kind     `json:"kind" yaml:"kind"`
+	Start    string   `json:"start,omitempty" yaml:"start"`
+	End      string   `json:"end,omitempty" yaml:"end"`
+	Timezone string   `json:"timezone,omitempty" yaml:"timezone"`
+	Values   []string `json:"values,omitempty" yaml:"values"`
 }
 
 // SpecOf is the spelled-out form of d; nil for none.
@@ -27,6 +40,13 @@ func SpecOf(d *Def) *Spec {
 	if d.Deadline != nil {
 		n := int(*d.Deadline / time.Second)
 		s.DeadlineSeconds = &n
+	}
+	if d.Kind == Dimensional {
+		s.Kind = ""
+	}
+	for _, dim := range d.Dimensions {
+		s.Dimensions = append(s.Dimensions, DimensionSpec{Name: dim.Name, Kind: dim.Kind, Start: dim.Start, End: dim.End,
+			Timezone: dim.Timezone, Values: dim.Values})
 	}
 	return s
 }
@@ -41,6 +61,15 @@ func (s *Spec) Def() *Def {
 	if s.DeadlineSeconds != nil {
 		deadline := Seconds(*s.DeadlineSeconds)
 		d.Deadline = &deadline
+	}
+	if len(s.Dimensions) > 0 {
+		if d.Kind == "" {
+			d.Kind = Dimensional // with a kind as well, Validate refuses it
+		}
+		for _, dim := range s.Dimensions {
+			d.Dimensions = append(d.Dimensions, Dimension{Name: dim.Name, Def: Def{Kind: dim.Kind, Start: dim.Start,
+				End: dim.End, Timezone: dim.Timezone, Values: dim.Values}})
+		}
 	}
 	return d
 }
@@ -57,6 +86,13 @@ func Seconds(n int) time.Duration {
 // Normalized is d as stores keep it: a time kind's empty time zone is UTC,
 // and Values is a copy of its own (nil when empty).
 func (d Def) Normalized() Def {
+	if len(d.Dimensions) > 0 {
+		dims := make([]Dimension, len(d.Dimensions))
+		for i, dim := range d.Dimensions {
+			dims[i] = Dimension{Name: dim.Name, Def: dim.Def.Normalized()}
+		}
+		d.Dimensions = dims
+	}
 	if d.Kind.IsTime() && d.Timezone == "" {
 		d.Timezone = "UTC"
 	}

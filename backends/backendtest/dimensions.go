@@ -1,0 +1,233 @@
+package backendtest
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/stretchr/testify/require"
+)
+
+// Multi-dimensional partitions (SPEC §10 "Dimensions", "Dataids and
+// order"): a dataset's expected dataids are the cross product of its
+// dimensions' values, joined by '|', ordered as tuples on every store. The
+// expected lists below are written out by hand, not computed with the
+// partition package.
+
+var dimensionTests = []testCase{
+	{"DimensionsTupleOrder", (*suite).testDimensionsTupleOrder},
+	{"DimensionsRootAndIdentity", (*suite).testDimensionsRootAndIdentity},
+	{"DimensionsPartitions", (*suite).testDimensionsPartitions},
+	{"DimensionsRefused", (*suite).testDimensionsRefused},
+}
+
+func dimensionsDef(lag time.Duration, deadline *time.Duration, dims ...partition.Dimension) partition.Def {
+	return partition.Def{Kind: partition.Dimensional, Dimensions: dims, Lag: lag, Deadline: deadline}
+}
+
+func dimension(name string, d partition.Def) partition.Dimension {
+	return partition.Dimension{Name: name, Def: d}
+}
+
+// date × region × product, three days from 2026-01-01.
+func threeDims() partition.Def {
+	return dimensionsDef(0, nil,
+		dimension("date", partition.Def{Kind: partition.Daily, Start: "2026-01-01", End: "2026-01-03"}),
+		dimension("region", partition.Def{Kind: partition.Static, Values: []string{"us", "emea", "eu"}}),
+		dimension("product", partition.Def{Kind: partition.Integer, Start: "9", End: "10"}))
+}
+
+// testDimensionsTupleOrder: chunks of a three-dimensional source, published
+// in random order, list in tuple order (value by value, each shortlex:
+// "eu" before "emea", "9" before "10"), page by page, on every store.
+func (s *suite) testDimensionsTupleOrder(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("sales", threeDims())
+	want := []string{
+		"2026-01-01|eu|9", "2026-01-01|eu|10", "2026-01-01|us|9", "2026-01-01|us|10", "2026-01-01|emea|9", "2026-01-01|emea|10",
+		"2026-01-02|eu|9", "2026-01-02|eu|10", "2026-01-02|us|9", "2026-01-02|us|10", "2026-01-02|emea|9", "2026-01-02|emea|10",
+		"2026-01-03|eu|9", "2026-01-03|eu|10", "2026-01-03|us|9", "2026-01-03|us|10", "2026-01-03|emea|9", "2026-01-03|emea|10",
+	}
+	shuffled := slices.Clone(want)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	b.publish("sales", shuffled...)
+	b.clock.Advance(3 * 24 * time.Hour) // every date is due: partitions list due dataids
+
+	var got []string
+	f := backends.ChunkFilter{Dataset: "sales", First: 5}
+	for {
+		page, err := b.s.Chunks(b.ctx, f)
+		require.NoError(t, err)
+		for _, r := range page.Rows {
+			got = append(got, r.DataID)
+		}
+		if !page.HasNextPage {
+			break
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+	require.Equal(t, want, got, "chunks list in tuple order")
+
+	page, err := b.s.Chunks(b.ctx, backends.ChunkFilter{Dataset: "sales", From: "2026-01-02|us|10", To: "2026-01-03|eu|9"})
+	require.NoError(t, err)
+	got = nil
+	for _, r := range page.Rows {
+		got = append(got, r.DataID)
+	}
+	require.Equal(t, want[9:13], got, "a range of tuples")
+
+	require.Equal(t, want, b.partitionIDs(backends.PartitionFilter{Dataset: "sales", First: 4}), "partitions page in tuple order")
+	require.Equal(t, want[6:12], b.partitionIDs(backends.PartitionFilter{Dataset: "sales", From: "2026-01-02", To: "2026-01-02"}),
+		"from and to of the first dimension cover every tuple they begin")
+	require.Equal(t, want[7:13], b.partitionIDs(backends.PartitionFilter{Dataset: "sales", From: "2026-01-02|eu|10", To: "2026-01-03|eu|9"}))
+	for _, p := range b.partitions(backends.PartitionFilter{Dataset: "sales"}) {
+		require.Equal(t, backends.StatusReady, p.Status, p.DataID)
+	}
+}
+
+// testDimensionsRootAndIdentity: a job without inputs producing a
+// date × region dataset claims each due tuple once, oldest date first and
+// within a date each region in order; a job reading it into a dataset of
+// the same dimensions reads each tuple through IDENTITY, waits for it, and
+// a resubmit of one tuple cascades to that tuple only.
+func (s *suite) testDimensionsRootAndIdentity(t *testing.T) {
+	b := s.setup(t)
+	regions := partition.Def{Kind: partition.Static, Values: []string{"us", "eu"}}
+	def := dimensionsDef(time.Hour, nil, dimension("date", partition.Def{Kind: partition.Daily, Start: "2025-12-30"}),
+		dimension("region", regions))
+	b.definedDataset("feeds", def)
+	b.definedDataset("mart", def)
+	b.job("ingest", "feeds")
+	b.job("build", "mart", "feeds")
+
+	// At 2026-01-01 00:00 with an hour's lag only 2025-12-30 is due.
+	require.Equal(t, []string{"2025-12-30|eu", "2025-12-30|us"}, b.drain("ingest"))
+	b.clock.Advance(time.Hour)
+	_, d := b.next("build")
+	require.Equal(t, "2025-12-30|eu", d)
+	c, d := b.next("ingest")
+	require.Equal(t, "2025-12-31|eu", d)
+	b.complete(c)
+	c2, d := b.next("build")
+	require.Equal(t, "2025-12-30|us", d)
+	b.complete(c2)
+	c3, d := b.next("build")
+	require.Equal(t, "2025-12-31|eu", d, "each output tuple waits for its own input tuple only")
+	b.complete(c3)
+	_, d = b.next("build")
+	require.Empty(t, d, "2025-12-31|us is not READY in feeds yet")
+	require.Equal(t, []string{"2025-12-31|us"}, b.drain("ingest"))
+	require.Equal(t, []string{"2025-12-31|us"}, b.drain("build"))
+	require.Equal(t, backends.StatusRunning, b.status("mart", "2025-12-30|eu"), "the first claim is still live")
+
+	// A resubmit of one tuple cascades to the chunk computed from it.
+	_, err := b.s.Resubmit(b.ctx, "feeds", "2025-12-31|eu", true)
+	require.NoError(t, err)
+	require.Equal(t, backends.StatusResubmit, b.status("mart", "2025-12-31|eu"))
+	require.Equal(t, backends.StatusReady, b.status("mart", "2025-12-31|us"), "another region is not reached")
+	require.Equal(t, []string{"2025-12-31|eu"}, b.drain("ingest"))
+	require.Equal(t, []string{"2025-12-31|eu"}, b.drain("build"))
+
+	// A tuple the definition does not expect is refused by claim.
+	_, err = b.s.Claim(b.ctx, "ingest", "2025-12-31|fr", executor)
+	requireCode(t, err, backends.CodeInvalidArgument, "a region not declared")
+	_, err = b.s.Claim(b.ctx, "ingest", "2025-12-31", executor)
+	requireCode(t, err, backends.CodeInvalidArgument, "a dataid without a region")
+}
+
+// testDimensionsPartitions: the partitions of a date × region dataset
+// carry their date's window; missing and late are counted per tuple.
+func (s *suite) testDimensionsPartitions(t *testing.T) {
+	b := s.setup(t)
+	deadline := 2 * time.Hour
+	def := dimensionsDef(0, &deadline, dimension("date", partition.Def{Kind: partition.Daily, Start: "2025-12-30", Timezone: "Europe/Paris"}),
+		dimension("region", partition.Def{Kind: partition.Static, Values: []string{"us", "eu"}}))
+	b.definedDataset("feeds", def)
+	b.clock.Advance(3 * time.Hour) // 2026-01-01 04:00 Paris: 2025-12-31 Paris is late
+	b.publish("feeds", "2025-12-30|us", "2025-12-31|eu")
+
+	parts := b.partitions(backends.PartitionFilter{Dataset: "feeds"})
+	var ids []string
+	for _, p := range parts {
+		ids = append(ids, p.DataID)
+	}
+	require.Equal(t, []string{"2025-12-30|eu", "2025-12-30|us", "2025-12-31|eu", "2025-12-31|us"}, ids)
+	paris, err := time.LoadLocation("Europe/Paris")
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2025, 12, 31, 0, 0, 0, 0, paris).Unix(), parts[3].WindowStart.Unix())
+	require.Equal(t, time.Date(2026, 1, 1, 0, 0, 0, 0, paris).Unix(), parts[3].WindowEnd.Unix())
+	require.Equal(t, []backends.Status{none, backends.StatusReady, backends.StatusReady, none},
+		[]backends.Status{parts[0].Status, parts[1].Status, parts[2].Status, parts[3].Status})
+	require.Equal(t, []bool{true, false, false, true}, []bool{parts[0].Late, parts[1].Late, parts[2].Late, parts[3].Late})
+
+	missing := backends.StatusNone
+	require.Equal(t, []string{"2025-12-30|eu", "2025-12-31|us"}, b.partitionIDs(backends.PartitionFilter{Dataset: "feeds", Status: &missing}))
+	n, err := b.s.PartitionCounts(b.ctx, "feeds")
+	require.NoError(t, err)
+	require.Equal(t, 2, n.Missing)
+	require.Equal(t, 2, n.Late)
+	require.Equal(t, "2025-12-30|eu", n.OldestMissing)
+	require.Equal(t, "2025-12-30|eu", n.OldestLate)
+	b.publish("feeds", "2025-12-30|eu")
+	n, err = b.s.PartitionCounts(b.ctx, "feeds")
+	require.NoError(t, err)
+	require.Equal(t, 1, n.Missing)
+	require.Equal(t, "2025-12-31|us", n.OldestMissing)
+
+	// Publishing checks the tuple against every dimension.
+	for _, bad := range []string{"2025-12-30", "2025-12-30|fr", "2025-12-30|eu|1", "eu|2025-12-30", "2025-12-30|EU"} {
+		_, err := b.s.Publish(b.ctx, "feeds", bad)
+		requireCode(t, err, backends.CodeInvalidArgument, "publish %q", bad)
+	}
+	// A dataset without a definition takes no tuple.
+	b.datasets("plain")
+	_, err = b.s.Publish(b.ctx, "plain", "2025-12-30|eu")
+	requireCode(t, err, backends.CodeInvalidArgument, "a tuple into a dataset without dimensions")
+}
+
+// testDimensionsRefused: what is not built yet is refused with a message
+// that says what to do, and changes nothing.
+func (s *suite) testDimensionsRefused(t *testing.T) {
+	b := s.setup(t)
+	days := partition.Def{Kind: partition.Daily, Start: "2026-01-01"}
+	regions := partition.Def{Kind: partition.Static, Values: []string{"us", "eu"}}
+	b.definedDataset("feeds", dimensionsDef(0, nil, dimension("date", days), dimension("region", regions)))
+	b.definedDataset("daily", days)
+	b.definedDataset("other", dimensionsDef(0, nil, dimension("day", days), dimension("region", regions)))
+
+	upsert := func(def partition.Def) error {
+		_, err := b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "bad", Partitions: &def})
+		return err
+	}
+	requireCode(t, upsert(dimensionsDef(0, nil, dimension("region", regions), dimension("date", days))), backends.CodeInvalidArgument, "time second")
+	requireCode(t, upsert(dimensionsDef(0, nil, dimension("date", days))), backends.CodeInvalidArgument, "one dimension")
+	requireCode(t, upsert(dimensionsDef(0, nil, dimension("date", days), dimension("date", regions))), backends.CodeInvalidArgument, "a name twice")
+	requireCode(t, upsert(dimensionsDef(0, nil, dimension("date", days), dimension("file", partition.Def{Kind: partition.Dynamic}))),
+		backends.CodeInvalidArgument, "DYNAMIC dimension")
+
+	for _, j := range []backends.Job{
+		{ID: "roll", Output: "daily", Inputs: []string{"feeds"}},
+		{ID: "fan", Output: "feeds", Inputs: []string{"daily"}},
+		{ID: "rename", Output: "other", Inputs: []string{"feeds"}},
+		{ID: "window", Output: "feeds", Inputs: []string{"feeds2"}},
+	} {
+		if j.ID == "window" {
+			b.definedDataset("feeds2", dimensionsDef(0, nil, dimension("date", days), dimension("region", regions)))
+			j.InputMappings = []backends.InputMapping{{Dataset: "feeds2", Mapping: partition.Mapping{Kind: partition.TimeWindow}}}
+		}
+		_, err := b.s.UpsertJob(b.ctx, j)
+		requireCode(t, err, backends.CodeInvalidArgument, "job %s", j.ID)
+		require.Contains(t, err.Error(), "not supported yet", "job %s", j.ID)
+	}
+
+	// A definition change that would leave a job reading across
+	// dimensions is refused too.
+	b.definedDataset("daily2", days)
+	b.job("copy", "daily", "daily2")
+	b.definedDataset("daily2", days) // unchanged: fine
+	_, err := b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "daily2", Partitions: ptr(dimensionsDef(0, nil, dimension("date", days), dimension("region", regions)))})
+	requireCode(t, err, backends.CodeInvalidArgument, "daily2 given dimensions under a one-dimensional reader")
+}
