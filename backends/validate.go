@@ -37,8 +37,8 @@ func ValidateDataset(d Dataset) error {
 			return InvalidArgument("dataset %q: %s", d.ID, err.Error())
 		}
 	}
-	if !strings.Contains(d.Location, "{dataid}") && d.Location != "" {
-		return InvalidArgument("dataset %q: location %q must contain {dataid} to locate a chunk", d.ID, d.Location)
+	if err := checkLocation(d); err != nil {
+		return err
 	}
 	if r := d.Retention; r != nil && (r.EventsSeconds < 0 || r.EventsSeconds > MaxRetentionSeconds) {
 		return InvalidArgument("dataset %q: retention: eventsSeconds is 0 (keep for ever) to %d (fifty years), got %d", d.ID, MaxRetentionSeconds, r.EventsSeconds)

@@ -219,7 +219,7 @@ const (
 	pipelineField   = ` pipeline`
 	retentionFields = ` retention { eventsSeconds }`
 	jobFields       = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset }` + pipelineField
-	accessFields    = `dataset dataid url connection location secret`
+	accessFields    = `dataset dataid url connection location dimensions { name value } secret`
 	// ClaimFields selects every field of a Claim.
 	ClaimFields = `token job dataid attempt executor fence leaseExpiresAt
 		output { ` + accessFields + ` } inputs { ` + accessFields + ` } env { name value }`

@@ -1,6 +1,10 @@
 package client
 
-import "time"
+import (
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+)
 
 // Claim is the document a runner gets for one claimed chunk: the seeds'
 // "single JSON string parsed by a script utility". Field names follow the
@@ -22,10 +26,13 @@ type Claim struct {
 // DatasetAccess locates one chunk of a dataset; Secret is set only when the
 // runner presented the job's key.
 type DatasetAccess struct {
-	Dataset    string  `json:"dataset"`
-	DataID     string  `json:"dataid"`
-	URL        string  `json:"url"`
-	Connection string  `json:"connection"`
-	Location   string  `json:"location"`
-	Secret     *string `json:"secret"`
+	Dataset    string `json:"dataset"`
+	DataID     string `json:"dataid"`
+	URL        string `json:"url"`
+	Connection string `json:"connection"`
+	Location   string `json:"location"`
+	// Dimensions are the dataid's values by dimension (SPEC §10), empty
+	// for a one-dimensional dataset.
+	Dimensions []backends.DimensionValue `json:"dimensions,omitempty"`
+	Secret     *string                   `json:"secret"`
 }

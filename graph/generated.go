@@ -159,9 +159,15 @@ type ComplexityRoot struct {
 		Connection func(childComplexity int) int
 		DataID     func(childComplexity int) int
 		Dataset    func(childComplexity int) int
+		Dimensions func(childComplexity int) int
 		Location   func(childComplexity int) int
 		Secret     func(childComplexity int) int
 		URL        func(childComplexity int) int
+	}
+
+	DimensionValue struct {
+		Name  func(childComplexity int) int
+		Value func(childComplexity int) int
 	}
 
 	EnvVar struct {
@@ -1088,6 +1094,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetAccess.Dataset(childComplexity), true
+	case "DatasetAccess.dimensions":
+		if e.ComplexityRoot.DatasetAccess.Dimensions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatasetAccess.Dimensions(childComplexity), true
 	case "DatasetAccess.location":
 		if e.ComplexityRoot.DatasetAccess.Location == nil {
 			break
@@ -1106,6 +1118,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DatasetAccess.URL(childComplexity), true
+
+	case "DimensionValue.name":
+		if e.ComplexityRoot.DimensionValue.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionValue.Name(childComplexity), true
+	case "DimensionValue.value":
+		if e.ComplexityRoot.DimensionValue.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DimensionValue.Value(childComplexity), true
 
 	case "EnvVar.name":
 		if e.ComplexityRoot.EnvVar.Name == nil {
@@ -3598,6 +3623,14 @@ type Claim {
   env: [EnvVar!]!
 }
 
+"One dimension's value of a multi-dimensional dataid."
+type DimensionValue {
+  "The dimension's name."
+  name: String!
+  "Its value in the dataid."
+  value: String!
+}
+
 "Everything needed to reach one chunk of a dataset."
 type DatasetAccess {
   "The dataset id."
@@ -3608,8 +3641,10 @@ type DatasetAccess {
   url: String!
   "The rest of the connection string."
   connection: String!
-  "The dataset's location template with ` + "`" + `{dataid}` + "`" + ` substituted: the chunk itself."
+  "The dataset's location template with ` + "`" + `{dataid}` + "`" + ` (and each dimension's ` + "`" + `{name}` + "`" + `) substituted: the chunk itself."
   location: String!
+  "The dataid's value of each dimension, in declared order; empty for a one-dimensional dataset."
+  dimensions: [DimensionValue!]!
   """
   The dataset's secret (password, token), decrypted with the job key sent in
   the HTTP header ` + "`" + `X-Chunklock-Job-Key` + "`" + `. Null when the header is absent or the
@@ -4705,10 +4740,22 @@ func (ec *executionContext) childFields_DatasetAccess(ctx context.Context, field
 		return ec.fieldContext_DatasetAccess_connection(ctx, field)
 	case "location":
 		return ec.fieldContext_DatasetAccess_location(ctx, field)
+	case "dimensions":
+		return ec.fieldContext_DatasetAccess_dimensions(ctx, field)
 	case "secret":
 		return ec.fieldContext_DatasetAccess_secret(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DatasetAccess", field.Name)
+}
+
+func (ec *executionContext) childFields_DimensionValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_DimensionValue_name(ctx, field)
+	case "value":
+		return ec.fieldContext_DimensionValue_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DimensionValue", field.Name)
 }
 
 func (ec *executionContext) childFields_EnvVar(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8414,6 +8461,38 @@ func (ec *executionContext) fieldContext_DatasetAccess_location(_ context.Contex
 	return graphql.NewScalarFieldContext("DatasetAccess", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _DatasetAccess_dimensions(ctx context.Context, field graphql.CollectedField, obj *model.DatasetAccess) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatasetAccess_dimensions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimensions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.DimensionValue) graphql.Marshaler {
+			return ec.marshalNDimensionValue2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐDimensionValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatasetAccess_dimensions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DatasetAccess",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DimensionValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DatasetAccess_secret(ctx context.Context, field graphql.CollectedField, obj *model.DatasetAccess) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8435,6 +8514,52 @@ func (ec *executionContext) _DatasetAccess_secret(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_DatasetAccess_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DatasetAccess", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionValue_name(ctx context.Context, field graphql.CollectedField, obj *backends.DimensionValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionValue_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionValue", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DimensionValue_value(ctx context.Context, field graphql.CollectedField, obj *backends.DimensionValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DimensionValue_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DimensionValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DimensionValue", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _EnvVar_name(ctx context.Context, field graphql.CollectedField, obj *backends.EnvVar) (ret graphql.Marshaler) {
@@ -17842,6 +17967,11 @@ func (ec *executionContext) _DatasetAccess(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "dimensions":
+			out.Values[i] = ec._DatasetAccess_dimensions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "secret":
 			field := field
 
@@ -17880,6 +18010,49 @@ func (ec *executionContext) _DatasetAccess(ctx context.Context, sel ast.Selectio
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dimensionValueImplementors = []string{"DimensionValue"}
+
+func (ec *executionContext) _DimensionValue(ctx context.Context, sel ast.SelectionSet, obj *backends.DimensionValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dimensionValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DimensionValue")
+		case "name":
+			out.Values[i] = ec._DimensionValue_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._DimensionValue_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22175,6 +22348,26 @@ func (ec *executionContext) marshalNDatasetAccess2ᚕgithubᚗcomᚋchunklockᚋ
 func (ec *executionContext) unmarshalNDatasetInput2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐDatasetInput(ctx context.Context, v any) (DatasetInput, error) {
 	res, err := ec.unmarshalInputDatasetInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDimensionValue2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐDimensionValue(ctx context.Context, sel ast.SelectionSet, v backends.DimensionValue) graphql.Marshaler {
+	return ec._DimensionValue(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDimensionValue2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐDimensionValueᚄ(ctx context.Context, sel ast.SelectionSet, v []backends.DimensionValue) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDimensionValue2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐDimensionValue(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNEnvVar2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐEnvVar(ctx context.Context, sel ast.SelectionSet, v backends.EnvVar) graphql.Marshaler {

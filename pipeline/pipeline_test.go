@@ -352,3 +352,46 @@ jobs:
 `), "p.yaml")
 	require.ErrorContains(t, err, "DYNAMIC partitions take no start, end or values")
 }
+
+// TestParseDimensions: a dataset's dimensions in a pipeline file become a
+// DIMENSIONS definition, and the same file applied again plans no change.
+func TestParseDimensions(t *testing.T) {
+	t.Parallel()
+	src := `
+datasets:
+  - id: feeds
+    location: "s3://lake/feeds/{region}/dt={date}/"
+    partitions:
+      lagSeconds: 3600
+      dimensions:
+        - {name: date, kind: DAILY, start: "2026-11-01"}
+        - {name: region, kind: STATIC, values: [us, eu]}
+  - {id: mart, location: "s3://lake/mart/{dataid}/", partitions: {dimensions: [{name: date, kind: DAILY, start: "2026-11-01"}, {name: region, kind: STATIC, values: [us, eu]}]}}
+jobs:
+  - {id: build, inputs: [feeds], output: mart}
+`
+	p, err := Parse(strings.NewReader(src), "p.yaml")
+	require.NoError(t, err)
+	d := p.Datasets[0].Backend()
+	require.Equal(t, partition.Dimensional, d.Partitions.Kind)
+	require.Equal(t, []string{"date", "region"}, d.Partitions.DimensionNames())
+	require.Equal(t, time.Hour, d.Partitions.Lag)
+	require.NoError(t, d.Partitions.ValidateNew())
+	ds := []backends.Dataset{d, p.Datasets[1].Backend()}
+	var stored []backends.Dataset
+	for _, d := range ds {
+		d.Partitions = ptrDef(d.Partitions.Normalized())
+		stored = append(stored, d)
+	}
+	bj, err := p.Jobs[0].Backend()
+	require.NoError(t, err)
+	bj, err = backends.NewCatalog(stored, nil).ValidateJob(bj)
+	require.NoError(t, err)
+	plan, err := p.Plan(stored, []backends.Job{bj}, nil)
+	require.NoError(t, err)
+	for _, c := range plan {
+		require.Equal(t, Unchanged, c.Action, c.String())
+	}
+}
+
+func ptrDef(d partition.Def) *partition.Def { return &d }

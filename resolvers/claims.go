@@ -42,6 +42,7 @@ func accessAt(d backends.Dataset, c *backends.Claim, dataid string) model.Datase
 		URL:        d.URL,
 		Connection: d.Connection,
 		Location:   chunkLocation(d, dataid),
+		Dimensions: backends.DimensionValues(d, dataid),
 		ClaimToken: c.Token,
 	}
 }

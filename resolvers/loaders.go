@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -167,5 +166,5 @@ func (r *Resolver) job(ctx context.Context, id string) (backends.Job, error) {
 
 // chunkLocation substitutes dataid into a dataset's location template.
 func chunkLocation(d backends.Dataset, dataid string) string {
-	return strings.ReplaceAll(d.Location, "{dataid}", dataid)
+	return backends.ChunkLocation(d, dataid)
 }

@@ -71,6 +71,9 @@ func Environ(c client.Claim, allow envname.Allow) []string {
 		set(prefix+"_URL", a.URL)
 		set(prefix+"_CONNECTION", a.Connection)
 		set(prefix+"_LOCATION", a.Location)
+		for _, d := range a.Dimensions {
+			set(prefix+"_"+EnvName(d.Name), d.Value)
+		}
 		if a.Secret != nil {
 			set(prefix+"_SECRET", *a.Secret)
 		}

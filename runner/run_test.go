@@ -282,3 +282,20 @@ func TestEnvironMappedInputs(t *testing.T) {
 		require.NotContains(t, kv, "CHUNKLOCK_INPUT_2", "two input datasets, numbered 0 and 1")
 	}
 }
+
+// TestEnvironDimensions: a multi-dimensional chunk's values are exported
+// by dimension for the output and each input, and a dataid with '|' is
+// quoted in export lines.
+func TestEnvironDimensions(t *testing.T) {
+	t.Parallel()
+	dims := []backends.DimensionValue{{Name: "date", Value: "2026-11-22"}, {Name: "region", Value: "eu"}}
+	c := client.Claim{Job: "build", DataID: "2026-11-22|eu",
+		Output: client.DatasetAccess{Dataset: "mart", DataID: "2026-11-22|eu", Location: "mart/eu/2026-11-22/", Dimensions: dims},
+		Inputs: []client.DatasetAccess{{Dataset: "feeds", DataID: "2026-11-22|eu", Location: "feeds/eu/2026-11-22/", Dimensions: dims}}}
+	env := Environ(c, envname.Allow{})
+	require.Contains(t, env, "CHUNKLOCK_OUTPUT_DATE=2026-11-22")
+	require.Contains(t, env, "CHUNKLOCK_OUTPUT_REGION=eu")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_FEEDS_REGION=eu")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_0_DATE=2026-11-22")
+	require.Contains(t, ShellExports(c, envname.Allow{}), "export CHUNKLOCK_DATAID='2026-11-22|eu'\n")
+}

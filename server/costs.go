@@ -9,6 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/graph"
 )
 
@@ -57,6 +58,8 @@ import (
 //   - Dataset.chunkCounts: countCost; a count reads the counts the store
 //     keeps with the rows (a few rows or keys, and on etcd the events not
 //     yet sequenced), whatever the dataset's size;
+//   - PartitionDefinition.dimensions: up to 4 times its selections, each
+//     dimension's values as a STATIC definition's;
 //   - PartitionDefinition.values (a STATIC definition's values) and
 //     Claim.inputs (a mapped claim's chunks), up to 10,000 each: a page of
 //     1,000 rows;
@@ -118,6 +121,8 @@ func complexity(max int) graph.ComplexityRoot {
 	c.Dataset.PartitionSummary = func(child int) int { return summaryCost + child }
 	c.Dataset.ChunkCounts = func(child int) int { return countCost + child }
 	c.PartitionDefinition.Values = func(child int) int { return thousand(child) }
+	c.PartitionDefinition.Dimensions = func(child int) int { return partition.MaxDimensions * child }
+	c.PartitionDimension.Values = func(child int) int { return thousand(child) }
 	c.Claim.Inputs = func(child int) int { return thousand(child) }
 	dashboardComplexity(&c)
 	return c

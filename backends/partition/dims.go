@@ -50,8 +50,10 @@ type Dimension struct {
 // (CHUNKLOCK_OUTPUT_REGION).
 var dimensionName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
-// reservedNames are placeholders a location has already.
-var reservedNames = map[string]bool{"dataid": true, "dataset": true, "job": true}
+// reservedNames are placeholders a location has already, and the names a
+// runner's variables of a dataset end in (CHUNKLOCK_OUTPUT_URL).
+var reservedNames = map[string]bool{"dataid": true, "dataset": true, "job": true, "url": true, "connection": true,
+	"location": true, "locations": true, "dataids": true, "secret": true}
 
 func (d Def) validateDimensions() error {
 	switch {
@@ -75,7 +77,7 @@ func (d Def) validateDimensions() error {
 		case !dimensionName.MatchString(dim.Name):
 			return invalid("dimension %d: name %q must be 1-32 characters of a-z 0-9 _, starting with a letter", i+1, dim.Name)
 		case reservedNames[dim.Name]:
-			return where("%q names a placeholder every location has; choose another name", dim.Name)
+			return where("%q names a placeholder every location has, or a runner variable of every dataset; choose another name", dim.Name)
 		case seen[dim.Name]:
 			return where("the name is used twice")
 		case dim.Kind == Dimensional || len(dim.Dimensions) > 0:

@@ -4,7 +4,11 @@
 // backends types directly (gqlgen.yml autobinds both packages).
 package model
 
-import "time"
+import (
+	"time"
+
+	"github.com/chunklock/chunklock/backends"
+)
 
 // DatasetAccess is everything needed to reach one chunk of a dataset inside
 // a claim: the dataset's connection string and its location with the dataid
@@ -16,6 +20,9 @@ type DatasetAccess struct {
 	URL        string
 	Connection string
 	Location   string
+	// Dimensions are the dataid's values by dimension (none for a
+	// one-dimensional dataset).
+	Dimensions []backends.DimensionValue
 	// ClaimToken is the token of the claim this access belongs to; the
 	// secret resolver uses it to find the claim's job and credentials.
 	ClaimToken string
