@@ -4,13 +4,28 @@ import { gql } from "./api";
 import type { Kind } from "./calendar";
 
 export interface Definition {
-  kind: Kind;
+  /** null for a definition with dimensions */
+  kind: Kind | null;
   start: string | null;
   end: string | null;
   timezone: string | null;
   values: string[] | null;
   lagSeconds: number;
   deadlineSeconds: number | null;
+  dimensions: Dimension[] | null;
+}
+/** kindLabel names a definition's kind in lower case, or its dimensions ("date × region"). */
+export function kindLabel(p: Definition): string {
+  return p.dimensions ? p.dimensions.map((x) => x.name).join(" × ") : (p.kind ?? "").toLowerCase();
+}
+/** One named dimension of a multi-dimensional definition (dataids join its values with |). */
+export interface Dimension {
+  name: string;
+  kind: Kind;
+  start: string | null;
+  end: string | null;
+  timezone: string | null;
+  values: string[] | null;
 }
 export interface Dataset {
   id: string;
@@ -68,7 +83,7 @@ export async function loadCatalog(): Promise<void> {
   const [d, latest] = await Promise.all([
     gql(`{
       viewer { name role }
-      datasets { id description partitions { kind start end timezone values lagSeconds deadlineSeconds } producer { id } }
+      datasets { id description partitions { kind start end timezone values lagSeconds deadlineSeconds dimensions { name kind start end timezone values } } producer { id } }
       jobs { id inputs output paused inputMappings { dataset kind startOffset endOffset } }
     }`),
     gql(`{ datasets { id latestReady } catalogChanges(first: 1) { edges { cursor } } }`),

@@ -55,6 +55,17 @@ function debounce(f: () => void) {
 function definition(d: Dataset) {
   const p = d.partitions;
   if (!p) return "no partition definition: its chunks are whatever was produced or published";
+  if (p.dimensions) {
+    const dims = p.dimensions.map((x) =>
+      x.kind === "STATIC"
+        ? `${x.name}: ${x.values?.join(", ")}`
+        : `${x.name}: ${x.kind} from ${x.start ?? "0"}${x.end ? ` to ${x.end}` : ""}${isTime(x.kind) ? ` in ${x.timezone || "UTC"}` : ""}`,
+    );
+    const parts = [`one chunk per ${p.dimensions.map((x) => x.name).join(" × ")} (dataids ${p.dimensions.map((x) => x.name).join("|")}); ${dims.join("; ")}`];
+    if (p.lagSeconds) parts.push(`due ${duration(p.lagSeconds)} after a window ends`);
+    if (p.deadlineSeconds != null) parts.push(`late ${duration(p.deadlineSeconds)} after it ends`);
+    return parts.join(", ");
+  }
   if (p.kind === "STATIC") return `STATIC: ${p.values?.join(", ")}`;
   if (p.kind === "DYNAMIC") {
     const parts = ["DYNAMIC: the values added at run time (chunklock partitions add)"];
@@ -82,7 +93,7 @@ function page(d: Dataset, view: HTMLElement) {
   const readers = state.readers.get(d.id) || [];
   return html`<section class="dataset" data-dataset=${d.id}>
     <p class="crumbs"><a href="#/">pipeline</a> › ${d.id}</p>
-    <h2>${d.id} <span class="kindchip">${d.partitions?.kind ?? "no definition"}</span>
+    <h2>${d.id} <span class="kindchip">${d.partitions?.dimensions ? d.partitions.dimensions.map((x) => x.name).join(" × ") : d.partitions?.kind ?? "no definition"}</span>
       ${isAdmin() ? html`<button type="button" class="danger head-action" data-action="delete-dataset" @click=${() => deleteDataset(view, d)}>Delete dataset…</button>` : nothing}</h2>
     <div id="dataset-refusal"></div>
     ${d.description ? html`<p>${d.description}</p>` : nothing}

@@ -376,6 +376,6 @@ export function cell(ds: string, id: string): { status: string; late: boolean; t
 function otherGrid() {
   if (!grid.others.length) return nothing;
   const w = trackWidth() - 90; // room for the count
-  return html`<h3>Other axes <span class="note muted">INTEGER, STATIC and datasets without a definition: their dataids in order, each run of one status as wide as its share</span></h3>
+  return html`<h3>Other axes <span class="note muted">INTEGER, STATIC, datasets with dimensions (date|region…) and datasets without a definition: their dataids in order, each run of one status as wide as its share</span></h3>
     <div class="grid others" style="--track: ${w}px">${grid.others.map((r) => r.view(w))}</div>`;
 }

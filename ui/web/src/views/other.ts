@@ -4,7 +4,7 @@
 // sliver, so that one failed chunk in thousands shows).
 import { html, nothing } from "lit-html";
 import { gql } from "../api";
-import { chunkHref, datasetHref, type Dataset } from "../state";
+import { chunkHref, datasetHref, kindLabel, type Dataset } from "../state";
 import { plural, statusName } from "../util";
 import type { Run } from "./rows";
 
@@ -70,9 +70,10 @@ export class OtherRow {
   }
 
   view(width: number) {
-    const kind = this.ds.partitions ? this.ds.partitions.kind.toLowerCase() : "no definition";
+    const kind = this.ds.partitions ? kindLabel(this.ds.partitions) : "no definition";
+    const mark = kind === "no definition" ? "—" : kind === "integer" ? "#" : this.ds.partitions?.dimensions ? "×" : "S";
     return html`<div class="grow other" data-ds=${this.ds.id}>
-      <div class="glabel"><a href=${datasetHref(this.ds.id)}>${this.ds.id}</a> <span class="kind">${kind === "no definition" ? "—" : kind === "integer" ? "#" : "S"}</span></div>
+      <div class="glabel"><a href=${datasetHref(this.ds.id)}>${this.ds.id}</a> <span class="kind" title=${kind}>${mark}</span></div>
       <div class="track" style="width: ${width}px">${this.bar(width)}</div>
       <span class="muted small count">${this.loaded ? plural(this.total, "chunk") + (this.more ? "+" : "") : ""}</span>
     </div>`;

@@ -5,7 +5,7 @@
 // and focus keeps one dataset with its upstream and downstream.
 import { html, nothing, render, svg } from "lit-html";
 import { mappingLabel } from "../mapping";
-import { datasetHref, jobHref, state } from "../state";
+import { datasetHref, jobHref, kindLabel, state } from "../state";
 import { plural, statusName } from "../util";
 import { grid } from "./grid";
 import type { LayoutIn, LayoutOut } from "./graphtypes";
@@ -199,7 +199,7 @@ function datasetNode(id: string, p: { x: number; y: number }) {
       x += w;
       return b;
     });
-  const kind = d?.partitions ? d.partitions.kind.toLowerCase() : "no definition";
+  const kind = d?.partitions ? kindLabel(d.partitions) : "no definition";
   const sub = `${kind}${d?.producer ? "" : " · source"}${n.late ? ` · ${n.late.toLocaleString("en")} late` : ""}`;
   return svg`<a href=${datasetHref(id)}><g class="node dataset${shows(id) ? "" : " dim"}${n.late ? " has-late" : ""}" data-dataset=${id}>
     <rect x=${p.x} y=${p.y} width=${DW} height=${DH} rx="5"/>

@@ -1,0 +1,40 @@
+package ui_test
+
+import (
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDimensionsDataset: a dataset with dimensions shows them on its page
+// (the chip names them, the definition spells each), lists its missing
+// tuples, and sits among the other axes of the overview; no page fails on
+// its definition's null kind.
+func TestDimensionsDataset(t *testing.T) {
+	s := newStack(t, false, "ingest")
+	s.must(t, "admin", `mutation { upsertDataset(input: {id: "feeds", location: "/in/{region}/{date}", partitions: {dimensions: [
+		{name: "date", kind: DAILY, start: "2020-01-01", end: "2020-01-02"}, {name: "region", kind: STATIC, values: ["us", "eu"]}]}}) { id } }`, nil)
+	s.must(t, "admin", `mutation { upsertJob(input: {id: "ingest", inputs: [], output: "feeds"}) { job { id } } }`, nil)
+	c := s.must(t, "admin", `mutation { findNext(job: "ingest", executor: "x") { token dataid } }`, nil)["findNext"].(map[string]any)
+	require.Equal(t, "2020-01-01|eu", c["dataid"])
+	s.must(t, "admin", `mutation($t: String!) { complete(token: $t) }`, map[string]any{"t": c["token"]})
+	tb := newTab(t)
+	tb.do(t,
+		chromedp.Navigate(s.url+"/ui#/dataset/feeds"),
+		chromedp.WaitVisible(chromedp.CSS(`#token-input`)),
+		chromedp.SendKeys(chromedp.CSS(`#token-input`), s.tokens["reader"]),
+		chromedp.Click(chromedp.CSS(`#token-form button[type=submit]`)),
+	)
+	tb.poll(t, `document.querySelector('section.dataset[data-dataset="feeds"]') && true`)
+	require.Equal(t, "date × region", eval[string](t, tb, `document.querySelector('section.dataset .kindchip').innerText`))
+	def := eval[string](t, tb, `document.querySelector('section.dataset p.muted').innerText`)
+	require.Contains(t, def, "date: DAILY from 2020-01-01 to 2020-01-02")
+	require.Contains(t, def, "region: us, eu")
+	missing := tb.poll(t, `(() => { const m = document.querySelector('#missing'); return m && m.innerText })()`)
+	require.Contains(t, missing, "2020-01-01|us … 2020-01-02|us (3)")
+
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/"))
+	row := tb.poll(t, `(() => { const r = document.querySelector('.grow.other[data-ds="feeds"]'); return r && r.innerText.includes("chunks") && r.innerText })()`)
+	require.Contains(t, row, "4 chunks")
+}
