@@ -22,6 +22,7 @@ var dimensionTests = []testCase{
 	{"DimensionsRootAndIdentity", (*suite).testDimensionsRootAndIdentity},
 	{"DimensionsPartitions", (*suite).testDimensionsPartitions},
 	{"DimensionsRefused", (*suite).testDimensionsRefused},
+	{"DimensionsCountsKept", (*suite).testDimensionsCountsKept},
 }
 
 func dimensionsDef(lag time.Duration, deadline *time.Duration, dims ...partition.Dimension) partition.Def {
@@ -230,4 +231,44 @@ func (s *suite) testDimensionsRefused(t *testing.T) {
 	b.definedDataset("daily2", days) // unchanged: fine
 	_, err := b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "daily2", Partitions: ptr(dimensionsDef(0, nil, dimension("date", days), dimension("region", regions)))})
 	requireCode(t, err, backends.CodeInvalidArgument, "daily2 given dimensions under a one-dimensional reader")
+}
+
+// testDimensionsCountsKept: the missing and late tuples of a date × region
+// dataset longer than a count's window (426 days × 3 regions), counted
+// from the kept counts by rank, agree with its partitions listing with a
+// gap in the middle, none, and a feed running late; publishing by ranges
+// of first values covers every region.
+func (s *suite) testDimensionsCountsKept(t *testing.T) {
+	b := s.setup(t)
+	deadline := 2 * time.Hour
+	def := dimensionsDef(0, &deadline, dimension("date", partition.Def{Kind: partition.Daily, Start: "2024-11-01"}),
+		dimension("region", partition.Def{Kind: partition.Static, Values: []string{"us", "eu", "emea"}}))
+	b.definedDataset("feeds", def)
+	b.clock.Advance(3 * time.Hour)
+	for _, r := range [][2]string{{"2024-11-01", "2025-06-10"}, {"2025-06-12", "2025-12-31"}} {
+		res, err := b.s.PublishRange(b.ctx, "feeds", r[0], r[1])
+		require.NoError(t, err)
+		require.Zero(t, len(res.Skipped), "%v", res.Skipped)
+	}
+	b.publish("feeds", "2025-06-11|eu", "2025-06-11|emea")
+	c := b.missingAsListed("feeds", "a gap in the middle")
+	require.Equal(t, "2025-06-11|us", c.OldestMissing)
+	require.Equal(t, 1, c.Missing)
+	require.Equal(t, 1, c.Late)
+	require.Equal(t, "2025-06-11|us", c.OldestLate)
+
+	b.publish("feeds", "2025-06-11|us")
+	c = b.missingAsListed("feeds", "none missing")
+	require.Zero(t, c.Missing)
+	require.Zero(t, c.Late)
+
+	b.clock.Advance(2 * 24 * time.Hour) // 2026-01-01 and 2026-01-02 are due, and late
+	c = b.missingAsListed("feeds", "a feed running late")
+	require.Equal(t, 6, c.Missing)
+	require.Equal(t, "2026-01-01|eu", c.OldestMissing)
+	require.Equal(t, 6, c.Late)
+	b.publish("feeds", "2026-01-01|eu")
+	c = b.missingAsListed("feeds", "one of them published")
+	require.Equal(t, "2026-01-01|us", c.OldestMissing)
+	require.Equal(t, 5, c.Late)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -54,11 +55,17 @@ const maxConformChanges = 2000
 type conformKey struct {
 	kind             partition.Kind
 	start, end, zone string
+	dims             string // a multi-dimensional definition's dimensions (JSON)
 	updated          int64
 }
 
 func conformKeyOf(def partition.Def, updated time.Time) conformKey {
-	return conformKey{def.Kind, def.Start, def.End, def.Timezone, updated.UnixNano()}
+	var dims string
+	if len(def.Dimensions) > 0 {
+		b, _ := json.Marshal(def.Dimensions)
+		dims = string(b)
+	}
+	return conformKey{def.Kind, def.Start, def.End, def.Timezone, dims, updated.UnixNano()}
 }
 
 type conformAnswer struct {
@@ -89,7 +96,7 @@ type settledMemo struct {
 func (e *engine) countKept(ctx context.Context, def partition.Def, producer string, src keptSource, c backends.PartitionCount, lastDue, lastLate string) (backends.PartitionCount, bool, error) {
 	ds := src.ds
 	sc, ok := e.b.(backends.StatusCounter)
-	if !ok || !(def.Kind.IsTime() || def.Kind == partition.Integer) {
+	if !ok || !counted(def) {
 		return c, false, nil
 	}
 	if ok, err := e.rowsConform(ctx, c.Dataset, def, ds.UpdatedAt); err != nil || !ok {
@@ -265,6 +272,20 @@ func (e *engine) definitionsWithin(ctx context.Context, dataset string, def part
 // database (a new release of it that changed a zone's past would not be
 // seen).
 func within(a, b partition.Def) bool {
+	if a.Kind == partition.Dimensional || b.Kind == partition.Dimensional {
+		// The same dimensions, the inner ones unchanged, the first
+		// within.
+		if a.Kind != b.Kind || len(a.Dimensions) != len(b.Dimensions) {
+			return false
+		}
+		for i := range a.Dimensions {
+			x, y := a.Dimensions[i], b.Dimensions[i]
+			if x.Name != y.Name || (i > 0 && !reflect.DeepEqual(x.Def.Normalized(), y.Def.Normalized())) {
+				return false
+			}
+		}
+		return within(a.Dimensions[0].Def, b.Dimensions[0].Def)
+	}
 	if a.Kind != b.Kind || a.Timezone != b.Timezone || !(a.Kind.IsTime() || a.Kind == partition.Integer) {
 		return false
 	}
@@ -275,6 +296,13 @@ func within(a, b partition.Def) bool {
 		return false
 	}
 	return b.End == "" || (a.End != "" && backends.CompareDataID(a.End, b.End) <= 0)
+}
+
+// counted tells whether def's expected dataids are counted by arithmetic
+// (partition.Def.Count, Back): the time kinds, INTEGER, and dimensions
+// (by rank, SPEC §10).
+func counted(def partition.Def) bool {
+	return def.Kind.IsTime() || def.Kind == partition.Integer || def.Kind == partition.Dimensional
 }
 
 // findOldest sets c's OldestMissing and OldestLate from its counts: it
@@ -417,7 +445,7 @@ func (e *engine) findOldest(ctx context.Context, sc backends.StatusCounter, def 
 // start a little early.
 func (e *engine) bisectMissing(ctx context.Context, sc backends.StatusCounter, def partition.Def, dataset, producer, from, to string, missing, rows int) (string, bool, error) {
 	oc, ok := e.b.(backends.OutputCounter)
-	if !ok || !(def.Kind.IsTime() || def.Kind == partition.Integer) {
+	if !ok || !counted(def) {
 		return from, false, nil
 	}
 	n, err := def.Count(from, to)

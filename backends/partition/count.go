@@ -13,6 +13,9 @@ import (
 // INTEGER span of more than math.MaxInt64 dataids is an error); other
 // kinds answer an error.
 func (d Def) Count(from, to string) (int64, error) {
+	if d.Kind == Dimensional {
+		return d.tupleCount(from, to)
+	}
 	if d.Kind == Integer {
 		lo, hi, err := integerSpan(d, from, to)
 		switch {

@@ -2,7 +2,9 @@ package partition
 
 import (
 	"iter"
+	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -377,4 +379,253 @@ func (d Def) timeValue(id string) (Def, string, error) {
 		return Def{}, "", invalid("dataid %q does not have one value per dimension (%s)", id, strings.Join(d.DimensionNames(), "|"))
 	}
 	return d.dimDef(0), values[0], nil
+}
+
+// Counting and stepping back by rank. A tuple's rank is its place in the
+// product: its first value's place among the first dimension's expected
+// values (by Count, arithmetic for every kind) times the inner dimensions'
+// product, plus the inner values' places in mixed radix. The inner
+// dimensions are bounded (Validate), so their sizes are known.
+
+// innerSizes are the sizes of dimensions 1.. and their product.
+func (d Def) innerSizes() ([]int64, int64, error) {
+	sizes := make([]int64, len(d.Dimensions))
+	p := int64(1)
+	for i := len(d.Dimensions) - 1; i >= 1; i-- {
+		n, err := dimSize(d.dimDef(i))
+		if err != nil {
+			return nil, 0, err
+		}
+		sizes[i] = n
+		if n > 0 && p > math.MaxInt64/n {
+			return nil, 0, invalid("the dimensions expect more than %d tuples", int64(math.MaxInt64))
+		}
+		p *= n
+	}
+	return sizes, p, nil
+}
+
+func dimSize(d Def) (int64, error) {
+	if d.Kind == Static {
+		return int64(len(d.Values)), nil
+	}
+	return d.Count("", "")
+}
+
+// dimIndex is the place of the expected value v among dimension d's.
+func dimIndex(d Def, v string) (int64, error) {
+	if d.Kind == Static {
+		i, found := slices.BinarySearchFunc(staticSorted(d.Values), v, compareDataID)
+		if !found {
+			return 0, invalid("%q is not a value of the dimension", v)
+		}
+		return int64(i), nil
+	}
+	n, err := d.Count("", v)
+	return n - 1, err
+}
+
+// dimValue is the value at place i of a bounded inner dimension d.
+func dimValue(d Def, i int64) (string, bool) {
+	if d.Kind == Static {
+		sorted := staticSorted(d.Values)
+		if i < 0 || i >= int64(len(sorted)) {
+			return "", false
+		}
+		return sorted[i], true
+	}
+	last, ok := d.Last()
+	if !ok {
+		return "", false
+	}
+	n, err := d.Count("", "")
+	if err != nil || i < 0 || i >= n {
+		return "", false
+	}
+	return d.Back(last, int(n-1-i))
+}
+
+// rank is the place of the expected tuple id in d's product.
+func (d Def) rank(id string) (int64, error) {
+	values, ok := d.SplitDataID(id)
+	if !ok {
+		return 0, invalid("dataid %q does not have one value per dimension", id)
+	}
+	sizes, p, err := d.innerSizes()
+	if err != nil {
+		return 0, err
+	}
+	head, err := dimIndex(d.dimDef(0), values[0])
+	if err != nil {
+		return 0, err
+	}
+	if p > 0 && head > math.MaxInt64/p-1 {
+		return 0, invalid("the dimensions expect more than %d tuples", int64(math.MaxInt64))
+	}
+	r, weight := head*p, p
+	for i := 1; i < len(values); i++ {
+		weight /= sizes[i]
+		k, err := dimIndex(d.dimDef(i), values[i])
+		if err != nil {
+			return 0, err
+		}
+		r += k * weight
+	}
+	return r, nil
+}
+
+// atOrAfter is the smallest expected tuple at or after bound (a first
+// value alone stands for the first tuple it begins); atOrBefore the
+// largest at or before it (for a first value, the last tuple it begins).
+func (d Def) atOrAfter(bound string) (string, bool) {
+	if bound == "" {
+		return d.First()
+	}
+	if !strings.Contains(bound, "|") {
+		rest, ok := d.firstFrom(1)
+		if !ok {
+			return "", false
+		}
+		bound = joinTuple(append([]string{bound}, rest...))
+	}
+	if d.tupleContains(bound) {
+		return bound, true
+	}
+	return d.tupleStep(bound, true)
+}
+
+func (d Def) atOrBefore(bound string) (string, bool) {
+	if bound == "" {
+		return d.tupleLast()
+	}
+	if !strings.Contains(bound, "|") {
+		rest, ok := d.lastFrom(1)
+		if !ok {
+			return "", false
+		}
+		bound = joinTuple(append([]string{bound}, rest...))
+	}
+	if d.tupleContains(bound) {
+		return bound, true
+	}
+	return d.tupleStep(bound, false)
+}
+
+// tupleCount counts the expected tuples in [from, to] by rank.
+func (d Def) tupleCount(from, to string) (int64, error) {
+	if _, err := d.tupleRange(from, to, false); err != nil {
+		return 0, err // the bounds' form
+	}
+	lo, ok := d.atOrAfter(from)
+	if !ok {
+		return 0, nil
+	}
+	hi, ok := d.atOrBefore(to)
+	if !ok || compareDataID(lo, hi) > 0 {
+		return 0, nil
+	}
+	a, err := d.rank(lo)
+	if err != nil {
+		return 0, err
+	}
+	b, err := d.rank(hi)
+	if err != nil {
+		return 0, err
+	}
+	return b - a + 1, nil
+}
+
+// backExactly is the expected value of the one-dimensional d steps places
+// before v (which has at least steps before it). Back steps periods, and
+// lands on the next existing one when the clocks skip the period it
+// reaches: each shortfall, counted, is stepped again.
+func backExactly(d Def, v string, steps int64) (string, bool) {
+	s := steps
+	for range 64 {
+		if s > math.MaxInt32 {
+			return "", false
+		}
+		at, ok := d.Back(v, int(s))
+		if !ok {
+			return "", false
+		}
+		n, err := d.Count(at, v)
+		if err != nil {
+			return "", false
+		}
+		if got := n - 1; got >= steps {
+			return at, true
+		} else {
+			s += steps - got
+		}
+	}
+	return "", false
+}
+
+// tupleBack is the expected tuple k places before id (the first one when
+// that is before the start): its rank less k, the first value stepped back
+// with its own Back (which skips the hours the clocks skip, so the span
+// holds at most k+1 tuples, as Back promises).
+func (d Def) tupleBack(id string, k int) (string, bool) {
+	at, ok := d.atOrBefore(id)
+	if !ok || k < 0 {
+		return "", false
+	}
+	values, _ := d.SplitDataID(at)
+	sizes, p, err := d.innerSizes()
+	if err != nil || p == 0 {
+		return "", false
+	}
+	inner := int64(0)
+	weight := p
+	for i := 1; i < len(values); i++ {
+		weight /= sizes[i]
+		n, err := dimIndex(d.dimDef(i), values[i])
+		if err != nil {
+			return "", false
+		}
+		inner += n * weight
+	}
+	// Steps of the first value, and the inner place after them.
+	steps := int64(k) / p
+	rest := inner - int64(k)%p
+	if rest < 0 {
+		steps++
+		rest += p
+	}
+	head := values[0]
+	if steps > 0 {
+		var ok bool
+		first := d.dimDef(0)
+		if first.Kind == Static {
+			n, err := dimIndex(first, head)
+			if err != nil {
+				return "", false
+			}
+			if n < steps {
+				return d.First()
+			}
+			head, ok = dimValue(first, n-steps)
+		} else {
+			if n, err := dimIndex(first, head); err != nil || n < steps {
+				return d.First()
+			}
+			head, ok = backExactly(first, head, steps)
+		}
+		if !ok {
+			return "", false
+		}
+	}
+	out := []string{head}
+	weight = p
+	for i := 1; i < len(values); i++ {
+		weight /= sizes[i]
+		v, ok := dimValue(d.dimDef(i), rest/weight)
+		if !ok {
+			return "", false
+		}
+		out = append(out, v)
+		rest %= weight
+	}
+	return joinTuple(out), true
 }

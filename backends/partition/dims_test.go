@@ -220,3 +220,58 @@ func TestDimensionsValidate(t *testing.T) {
 	require.Len(t, s.Dimensions, 2)
 	require.Equal(t, back, *s.Def())
 }
+
+// Count and Back of a multi-dimensional definition agree with the product
+// listed by Range: Count(a, b) is the length of Range(a, b) for tuples and
+// first values as bounds; Back(id, k) is the tuple k places before id (the
+// first one past the start), exactly, even where the first dimension is
+// hours across an hour the clocks skip.
+func TestDimensionsCountAndBack(t *testing.T) {
+	regions := Def{Kind: Static, Values: []string{"us", "eu", "emea"}}
+	shards := Def{Kind: Integer, Start: "8", End: "11"}
+	for _, d := range []Def{
+		dims(0, nil, dim("date", Def{Kind: Daily, Start: "2026-11-08", End: "2026-11-12"}), dim("region", regions), dim("shard", shards)),
+		dims(0, nil, dim("date", Def{Kind: Daily, Start: "2026-11-08"}), dim("region", regions)),
+		dims(0, nil, dim("region", regions), dim("shard", shards)),
+		dims(0, nil, dim("n", Def{Kind: Integer, Start: "5"}), dim("region", regions)),
+		dims(0, nil, dim("hour", Def{Kind: Hourly, Start: "2026-03-29T00", End: "2026-03-29T05", Timezone: "Europe/Paris"}), dim("region", regions)),
+	} {
+		require.NoError(t, d.ValidateNew())
+		last, ok := d.Last()
+		if !d.Bounded() {
+			// Unbounded: count within the first 40 tuples.
+			seq, err := d.Range("", "")
+			require.NoError(t, err)
+			i := 0
+			for id := range seq {
+				if i++; i == 40 {
+					last = id
+					break
+				}
+			}
+			ok = true
+		}
+		require.True(t, ok)
+		all := walkTuples(t, d, "", last, false)
+		for i, a := range all {
+			for j := i; j < len(all); j++ {
+				n, err := d.Count(a, all[j])
+				require.NoError(t, err)
+				require.Equal(t, int64(j-i+1), n, "Count(%q, %q)", a, all[j])
+			}
+			for k := 0; k <= i+2; k++ {
+				back, ok := d.Back(a, k)
+				require.True(t, ok, "Back(%q, %d)", a, k)
+				require.Equal(t, all[max(i-k, 0)], back, "Back(%q, %d)", a, k)
+			}
+		}
+		// First values as bounds, and bounds that are not expected.
+		head, _, _ := strings.Cut(all[len(all)/2], "|")
+		n, err := d.Count(head, head)
+		require.NoError(t, err)
+		require.Equal(t, int64(len(walkTuples(t, d, head, head, false))), n, "Count(%q, %q)", head, head)
+		n, err = d.Count("", head)
+		require.NoError(t, err)
+		require.Equal(t, int64(len(walkTuples(t, d, "", head, false))), n)
+	}
+}

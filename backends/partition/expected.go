@@ -173,6 +173,8 @@ func (d Def) Back(id string, k int) (back string, ok bool) {
 	switch {
 	case k < 0:
 		return "", false
+	case d.Kind == Dimensional:
+		return d.tupleBack(id, k)
 	case d.Kind.IsTime():
 		t, n, err := d.compileAndParse(id)
 		if err != nil || n < t.first {
