@@ -1,6 +1,10 @@
 package backends
 
-import "time"
+import (
+	"time"
+
+	"github.com/chunklock/chunklock/backends/partition"
+)
 
 // MaxPartitionScan bounds how many expected dataids one Partitions call
 // looks at. A filter that matches few of them (missing chunks in ten years
@@ -27,6 +31,11 @@ type PartitionFilter struct {
 	First int
 	// After is a cursor (Cursors or EndCursor) of a previous page.
 	After string
+	// Slice keeps, of a dataset with dimensions, the dataids whose values
+	// of the sliced dimensions are listed (SPEC §10); From and To may then
+	// be values of the first dimension. Its rows are read one by one (a
+	// point read a dataid) rather than as a run.
+	Slice []partition.Slice
 }
 
 // Partition is one expected dataid of a dataset with the status of its
@@ -113,4 +122,25 @@ func (c *ChunkCount) Add(s Status, n int) {
 	case StatusHold:
 		c.Hold += n
 	}
+}
+
+// RangeOpKind names a range operation.
+type RangeOpKind string
+
+// The range operations.
+const (
+	RangePublish  RangeOpKind = "publish"
+	RangeResubmit RangeOpKind = "resubmit"
+	RangeHold     RangeOpKind = "hold"
+)
+
+// RangeRequest is a range operation over a slice (Store.SlicedRange).
+type RangeRequest struct {
+	Op       RangeOpKind
+	Dataset  string
+	From, To string
+	Slice    []partition.Slice
+	// Cascade is resubmit's; Reason is hold's.
+	Cascade bool
+	Reason  string
 }

@@ -147,6 +147,10 @@ type Store interface {
 	PublishRange(ctx context.Context, dataset, from, to string) (RangeResult, error)
 	ResubmitRange(ctx context.Context, dataset, from, to string, cascade bool) (RangeResult, error)
 	HoldRange(ctx context.Context, dataset, from, to, reason string) (RangeResult, error)
+	// SlicedRange is one of them over the tuples of a slice of a dataset
+	// with dimensions (SPEC §10): from and to may be values of its first
+	// dimension.
+	SlicedRange(ctx context.Context, r RangeRequest) (RangeResult, error)
 
 	// AddPartitions adds values to the set of a DYNAMIC partition
 	// definition (SPEC §10): dimension is "" for a one-dimensional dataset.

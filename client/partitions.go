@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"time"
+
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Partition is one expected dataid of a dataset with a partition
@@ -26,6 +28,9 @@ type PartitionFilter struct {
 	Late     *bool
 	// Limit bounds how many partitions are returned (0: all).
 	Limit int
+	// Slice keeps, of a dataset with dimensions, the tuples whose values
+	// of the sliced dimensions are listed.
+	Slice []partition.Slice
 }
 
 // Partitions returns the partitions matching f, reading every page.
@@ -39,8 +44,11 @@ func (c *Client) Partitions(ctx context.Context, f PartitionFilter) ([]Partition
 	if f.Late != nil {
 		vars["late"] = *f.Late
 	}
-	const q = `query($dataset: String!, $from: String, $to: String, $status: Status, $late: Boolean, $first: Int, $after: String) {
-		partitions(dataset: $dataset, from: $from, to: $to, status: $status, late: $late, first: $first, after: $after) {
+	if f.Slice != nil {
+		vars["slice"] = f.Slice
+	}
+	const q = `query($dataset: String!, $from: String, $to: String, $status: Status, $late: Boolean, $first: Int, $after: String, $slice: [DimensionSliceInput!]) {
+		partitions(dataset: $dataset, from: $from, to: $to, status: $status, late: $late, first: $first, after: $after, slice: $slice) {
 			edges { node { dataset dataid status windowStart windowEnd dueAt late } } pageInfo { hasNextPage endCursor } } }`
 	var ps []Partition
 	for {

@@ -56,6 +56,28 @@ func (c *Client) HoldRange(ctx context.Context, dataset, from, to, reason string
 	return out.HoldRange, err
 }
 
+// SlicedRange applies a range operation (r.Op: publish, resubmit or hold)
+// to the tuples of a slice of a dataset with dimensions in [From, To].
+func (c *Client) SlicedRange(ctx context.Context, r backends.RangeRequest) (RangeResult, error) {
+	vars := map[string]any{"ds": r.Dataset, "f": r.From, "t": r.To, "s": r.Slice}
+	var q string
+	switch r.Op {
+	case backends.RangePublish:
+		q = `mutation($ds: String!, $f: String!, $t: String!, $s: [DimensionSliceInput!]) { r: publishRange(dataset: $ds, from: $f, to: $t, slice: $s) { ` + rangeFields + ` } }`
+	case backends.RangeResubmit:
+		q = `mutation($ds: String!, $f: String!, $t: String!, $s: [DimensionSliceInput!], $c: Boolean) { r: resubmitRange(dataset: $ds, from: $f, to: $t, slice: $s, cascade: $c) { ` + rangeFields + ` } }`
+		vars["c"] = r.Cascade
+	case backends.RangeHold:
+		q = `mutation($ds: String!, $f: String!, $t: String!, $s: [DimensionSliceInput!], $r: String) { r: holdRange(dataset: $ds, from: $f, to: $t, slice: $s, reason: $r) { ` + rangeFields + ` } }`
+		vars["r"] = r.Reason
+	default:
+		return RangeResult{}, fmt.Errorf("unknown range operation %q", r.Op)
+	}
+	var out struct{ R RangeResult }
+	err := c.Do(ctx, q, vars, &out)
+	return out.R, err
+}
+
 // DatasetPartitions returns the partition definition of a dataset (nil:
 // none), NOT_FOUND for an unknown dataset.
 func (c *Client) DatasetPartitions(ctx context.Context, dataset string) (*partition.Def, error) {

@@ -284,16 +284,16 @@ type ComplexityRoot struct {
 		Heartbeat        func(childComplexity int, token string) int
 		HeartbeatMany    func(childComplexity int, tokens []string) int
 		Hold             func(childComplexity int, dataset string, dataid string, reason *string) int
-		HoldRange        func(childComplexity int, dataset string, from string, to string, reason *string) int
+		HoldRange        func(childComplexity int, dataset string, from string, to string, slice []DimensionSliceInput, reason *string) int
 		LockResource     func(childComplexity int, client string, resource string, mode backends.LockMode, ttlSeconds *int) int
 		PauseJob         func(childComplexity int, id string) int
 		Publish          func(childComplexity int, dataset string, dataid string) int
-		PublishRange     func(childComplexity int, dataset string, from string, to string) int
+		PublishRange     func(childComplexity int, dataset string, from string, to string, slice []DimensionSliceInput) int
 		Release          func(childComplexity int, token string) int
 		RemovePartitions func(childComplexity int, dataset string, dataids []string, dimension *string) int
 		RenewResource    func(childComplexity int, id string, client string, ttlSeconds *int) int
 		Resubmit         func(childComplexity int, dataset string, dataid string, cascade *bool) int
-		ResubmitRange    func(childComplexity int, dataset string, from string, to string, cascade *bool) int
+		ResubmitRange    func(childComplexity int, dataset string, from string, to string, slice []DimensionSliceInput, cascade *bool) int
 		ResumeJob        func(childComplexity int, id string) int
 		SetCredential    func(childComplexity int, job string, dataset string, secret string) int
 		UnlockResource   func(childComplexity int, id string, client string) int
@@ -417,7 +417,7 @@ type ComplexityRoot struct {
 		LockGraph      func(childComplexity int, job *string, dataset *string, dataid *string) int
 		Locks          func(childComplexity int, dataset *string, job *string) int
 		PartitionRuns  func(childComplexity int, dataset string, from *string, to *string, zoom *partition.Kind, limit *int) int
-		Partitions     func(childComplexity int, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) int
+		Partitions     func(childComplexity int, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string, slice []DimensionSliceInput) int
 		Pool           func(childComplexity int, id string) int
 		Pools          func(childComplexity int) int
 		ResourceLocks  func(childComplexity int, resource *string, client *string, mode *backends.LockMode) int
@@ -591,9 +591,9 @@ type MutationResolver interface {
 	RenewResource(ctx context.Context, id string, client string, ttlSeconds *int) (backends.ResourceLock, error)
 	UnlockResource(ctx context.Context, id string, client string) (bool, error)
 	UpsertPool(ctx context.Context, input PoolInput) (backends.Pool, error)
-	PublishRange(ctx context.Context, dataset string, from string, to string) (*backends.RangeResult, error)
-	ResubmitRange(ctx context.Context, dataset string, from string, to string, cascade *bool) (*backends.RangeResult, error)
-	HoldRange(ctx context.Context, dataset string, from string, to string, reason *string) (*backends.RangeResult, error)
+	PublishRange(ctx context.Context, dataset string, from string, to string, slice []DimensionSliceInput) (*backends.RangeResult, error)
+	ResubmitRange(ctx context.Context, dataset string, from string, to string, slice []DimensionSliceInput, cascade *bool) (*backends.RangeResult, error)
+	HoldRange(ctx context.Context, dataset string, from string, to string, slice []DimensionSliceInput, reason *string) (*backends.RangeResult, error)
 	ClaimNext(ctx context.Context, job string, executor string, max int) ([]backends.Claim, error)
 	CompleteMany(ctx context.Context, tokens []string) ([]model.TokenResult, error)
 	FailMany(ctx context.Context, items []backends.FailItem) ([]model.TokenResult, error)
@@ -628,7 +628,7 @@ type QueryResolver interface {
 	Blockers(ctx context.Context, job string, dataid string) ([]backends.Blocker, error)
 	LockGraph(ctx context.Context, job *string, dataset *string, dataid *string) (backends.LockGraph, error)
 	ResourceLocks(ctx context.Context, resource *string, client *string, mode *backends.LockMode) ([]backends.ResourceLock, error)
-	Partitions(ctx context.Context, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) (PartitionConnection, error)
+	Partitions(ctx context.Context, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string, slice []DimensionSliceInput) (PartitionConnection, error)
 	Pools(ctx context.Context) ([]backends.Pool, error)
 	Pool(ctx context.Context, id string) (*backends.Pool, error)
 	Viewer(ctx context.Context) (Viewer, error)
@@ -1708,7 +1708,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.HoldRange(childComplexity, args["dataset"].(string), args["from"].(string), args["to"].(string), args["reason"].(*string)), true
+		return e.ComplexityRoot.Mutation.HoldRange(childComplexity, args["dataset"].(string), args["from"].(string), args["to"].(string), args["slice"].([]DimensionSliceInput), args["reason"].(*string)), true
 	case "Mutation.lockResource":
 		if e.ComplexityRoot.Mutation.LockResource == nil {
 			break
@@ -1752,7 +1752,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.PublishRange(childComplexity, args["dataset"].(string), args["from"].(string), args["to"].(string)), true
+		return e.ComplexityRoot.Mutation.PublishRange(childComplexity, args["dataset"].(string), args["from"].(string), args["to"].(string), args["slice"].([]DimensionSliceInput)), true
 	case "Mutation.release":
 		if e.ComplexityRoot.Mutation.Release == nil {
 			break
@@ -1807,7 +1807,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ResubmitRange(childComplexity, args["dataset"].(string), args["from"].(string), args["to"].(string), args["cascade"].(*bool)), true
+		return e.ComplexityRoot.Mutation.ResubmitRange(childComplexity, args["dataset"].(string), args["from"].(string), args["to"].(string), args["slice"].([]DimensionSliceInput), args["cascade"].(*bool)), true
 	case "Mutation.resumeJob":
 		if e.ComplexityRoot.Mutation.ResumeJob == nil {
 			break
@@ -2438,7 +2438,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Partitions(childComplexity, args["dataset"].(string), args["from"].(*string), args["to"].(*string), args["status"].(*backends.Status), args["late"].(*bool), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Partitions(childComplexity, args["dataset"].(string), args["from"].(*string), args["to"].(*string), args["status"].(*backends.Status), args["late"].(*bool), args["first"].(*int), args["after"].(*string), args["slice"].([]DimensionSliceInput)), true
 	case "Query.pool":
 		if e.ComplexityRoot.Query.Pool == nil {
 			break
@@ -2731,6 +2731,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputDatasetInput,
+		ec.unmarshalInputDimensionSliceInput,
 		ec.unmarshalInputEnvVarInput,
 		ec.unmarshalInputFailItem,
 		ec.unmarshalInputInputMappingInput,
@@ -4210,7 +4211,22 @@ extend type Query {
     first: Int
     "The ` + "`" + `endCursor` + "`" + ` of the page before."
     after: String
+    """
+    Of a dataset with dimensions, only the dataids whose value of each
+    sliced dimension is listed (` + "`" + `[{dimension: "region", values: ["eu"]}]` + "`" + `);
+    ` + "`" + `from` + "`" + ` and ` + "`" + `to` + "`" + ` may then be values of the first dimension. The time
+    dimension is bounded by from and to, not sliced.
+    """
+    slice: [DimensionSliceInput!]
   ): PartitionConnection!
+}
+
+"The values of one dimension a slice keeps (at most 10,000)."
+input DimensionSliceInput {
+  "The dimension's name."
+  dimension: String!
+  "The values kept."
+  values: [String!]!
 }
 
 """
@@ -4371,8 +4387,10 @@ extend type Mutation {
     dataset: String!
     "The first dataid of the range, inclusive."
     from: String!
-    "The last dataid of the range, inclusive."
+    "The last dataid of the range, inclusive (a value of the first dimension covers every tuple it begins)."
     to: String!
+    "Of a dataset with dimensions, only the tuples of this slice (see ` + "`" + `partitions` + "`" + `)."
+    slice: [DimensionSliceInput!]
   ): RangeResult
   """
   Resubmits every chunk in [from, to]: the dataset's expected dataids when it
@@ -4386,8 +4404,10 @@ extend type Mutation {
     dataset: String!
     "The first dataid of the range, inclusive."
     from: String!
-    "The last dataid of the range, inclusive."
+    "The last dataid of the range, inclusive (a value of the first dimension covers every tuple it begins)."
     to: String!
+    "Of a dataset with dimensions, only the tuples of this slice (see ` + "`" + `partitions` + "`" + `)."
+    slice: [DimensionSliceInput!]
     "Invalidate every chunk computed from them downstream too."
     cascade: Boolean = false
   ): RangeResult
@@ -4402,8 +4422,10 @@ extend type Mutation {
     dataset: String!
     "The first dataid of the range, inclusive."
     from: String!
-    "The last dataid of the range, inclusive."
+    "The last dataid of the range, inclusive (a value of the first dimension covers every tuple it begins)."
     to: String!
+    "Of a dataset with dimensions, only the tuples of this slice (see ` + "`" + `partitions` + "`" + `)."
+    slice: [DimensionSliceInput!]
     "Why, for the other operators (kept on each row)."
     reason: String = ""
   ): RangeResult
@@ -5715,14 +5737,22 @@ func (ec *executionContext) field_Mutation_holdRange_args(ctx context.Context, r
 		return nil, err
 	}
 	args["to"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "slice",
+		func(ctx context.Context, v any) ([]DimensionSliceInput, error) {
+			return ec.unmarshalODimensionSliceInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐDimensionSliceInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slice"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["reason"] = arg3
+	args["reason"] = arg4
 	return args, nil
 }
 
@@ -5835,6 +5865,14 @@ func (ec *executionContext) field_Mutation_publishRange_args(ctx context.Context
 		return nil, err
 	}
 	args["to"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "slice",
+		func(ctx context.Context, v any) ([]DimensionSliceInput, error) {
+			return ec.unmarshalODimensionSliceInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐDimensionSliceInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slice"] = arg3
 	return args, nil
 }
 
@@ -5961,14 +5999,22 @@ func (ec *executionContext) field_Mutation_resubmitRange_args(ctx context.Contex
 		return nil, err
 	}
 	args["to"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "cascade",
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "slice",
+		func(ctx context.Context, v any) ([]DimensionSliceInput, error) {
+			return ec.unmarshalODimensionSliceInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐDimensionSliceInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slice"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "cascade",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["cascade"] = arg3
+	args["cascade"] = arg4
 	return args, nil
 }
 
@@ -6529,6 +6575,14 @@ func (ec *executionContext) field_Query_partitions_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "slice",
+		func(ctx context.Context, v any) ([]DimensionSliceInput, error) {
+			return ec.unmarshalODimensionSliceInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐDimensionSliceInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slice"] = arg7
 	return args, nil
 }
 
@@ -11231,7 +11285,7 @@ func (ec *executionContext) _Mutation_publishRange(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().PublishRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string))
+			return ec.Resolvers.Mutation().PublishRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["slice"].([]DimensionSliceInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *backends.RangeResult) graphql.Marshaler {
@@ -11275,7 +11329,7 @@ func (ec *executionContext) _Mutation_resubmitRange(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ResubmitRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["cascade"].(*bool))
+			return ec.Resolvers.Mutation().ResubmitRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["slice"].([]DimensionSliceInput), fc.Args["cascade"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *backends.RangeResult) graphql.Marshaler {
@@ -11319,7 +11373,7 @@ func (ec *executionContext) _Mutation_holdRange(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().HoldRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["reason"].(*string))
+			return ec.Resolvers.Mutation().HoldRange(ctx, fc.Args["dataset"].(string), fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["slice"].([]DimensionSliceInput), fc.Args["reason"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *backends.RangeResult) graphql.Marshaler {
@@ -13758,7 +13812,7 @@ func (ec *executionContext) _Query_partitions(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Partitions(ctx, fc.Args["dataset"].(string), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["status"].(*backends.Status), fc.Args["late"].(*bool), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Partitions(ctx, fc.Args["dataset"].(string), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["status"].(*backends.Status), fc.Args["late"].(*bool), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["slice"].([]DimensionSliceInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v PartitionConnection) graphql.Marshaler {
@@ -16058,6 +16112,43 @@ func (ec *executionContext) unmarshalInputDatasetInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Retention = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDimensionSliceInput(ctx context.Context, obj any) (DimensionSliceInput, error) {
+	var it DimensionSliceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"dimension", "values"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "dimension":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dimension"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dimension = data
+		case "values":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("values"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Values = data
 		}
 	}
 	return it, nil
@@ -22350,6 +22441,11 @@ func (ec *executionContext) unmarshalNDatasetInput2githubᚗcomᚋchunklockᚋch
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNDimensionSliceInput2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐDimensionSliceInput(ctx context.Context, v any) (DimensionSliceInput, error) {
+	res, err := ec.unmarshalInputDimensionSliceInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNDimensionValue2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐDimensionValue(ctx context.Context, sel ast.SelectionSet, v backends.DimensionValue) graphql.Marshaler {
 	return ec._DimensionValue(ctx, sel, &v)
 }
@@ -23329,6 +23425,23 @@ func (ec *executionContext) marshalODataset2ᚖgithubᚗcomᚋchunklockᚋchunkl
 		return graphql.Null
 	}
 	return ec._Dataset(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalODimensionSliceInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐDimensionSliceInputᚄ(ctx context.Context, v any) ([]DimensionSliceInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]DimensionSliceInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNDimensionSliceInput2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐDimensionSliceInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOEnvVarInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐEnvVarInputᚄ(ctx context.Context, v any) ([]EnvVarInput, error) {

@@ -59,6 +59,14 @@ type DatasetInput struct {
 	Retention *RetentionInput `json:"retention,omitempty"`
 }
 
+// The values of one dimension a slice keeps (at most 10,000).
+type DimensionSliceInput struct {
+	// The dimension's name.
+	Dimension string `json:"dimension"`
+	// The values kept.
+	Values []string `json:"values"`
+}
+
 // One environment variable of a job.
 type EnvVarInput struct {
 	// A name without `=`.

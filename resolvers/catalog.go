@@ -205,3 +205,12 @@ func (r *Resolver) credentialsChanged(ctx context.Context, job string) {
 	l.creds.Clear(job)
 	l.secrets.Clear(job)
 }
+
+// slicesOf is the slices an argument asks for (nil for none).
+func slicesOf(in []graph.DimensionSliceInput) []partition.Slice {
+	var out []partition.Slice
+	for _, s := range in {
+		out = append(out, partition.Slice{Dimension: s.Dimension, Values: s.Values})
+	}
+	return out
+}

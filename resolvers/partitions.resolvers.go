@@ -56,12 +56,12 @@ func (r *partitionSummaryResolver) OldestLate(ctx context.Context, obj *backends
 }
 
 // Partitions is the resolver for the partitions field.
-func (r *queryResolver) Partitions(ctx context.Context, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string) (graph.PartitionConnection, error) {
+func (r *queryResolver) Partitions(ctx context.Context, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string, slice []graph.DimensionSliceInput) (graph.PartitionConnection, error) {
 	n, err := pageSize(first)
 	if err != nil {
 		return graph.PartitionConnection{}, err
 	}
-	f := backends.PartitionFilter{Dataset: dataset, From: deref(from), To: deref(to), Status: status, Late: late, First: n}
+	f := backends.PartitionFilter{Dataset: dataset, From: deref(from), To: deref(to), Status: status, Late: late, First: n, Slice: slicesOf(slice)}
 	if after != nil {
 		if f.After, err = decodeCursor("p", *after); err != nil {
 			return graph.PartitionConnection{}, err

@@ -13,17 +13,26 @@ import (
 )
 
 // PublishRange is the resolver for the publishRange field.
-func (r *mutationResolver) PublishRange(ctx context.Context, dataset string, from string, to string) (*backends.RangeResult, error) {
+func (r *mutationResolver) PublishRange(ctx context.Context, dataset string, from string, to string, slice []graph.DimensionSliceInput) (*backends.RangeResult, error) {
+	if slice != nil {
+		return rangeResult(r.store.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangePublish, Dataset: dataset, From: from, To: to, Slice: slicesOf(slice)}))
+	}
 	return rangeResult(r.store.PublishRange(ctx, dataset, from, to))
 }
 
 // ResubmitRange is the resolver for the resubmitRange field.
-func (r *mutationResolver) ResubmitRange(ctx context.Context, dataset string, from string, to string, cascade *bool) (*backends.RangeResult, error) {
+func (r *mutationResolver) ResubmitRange(ctx context.Context, dataset string, from string, to string, slice []graph.DimensionSliceInput, cascade *bool) (*backends.RangeResult, error) {
+	if slice != nil {
+		return rangeResult(r.store.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangeResubmit, Dataset: dataset, From: from, To: to, Slice: slicesOf(slice), Cascade: deref(cascade)}))
+	}
 	return rangeResult(r.store.ResubmitRange(ctx, dataset, from, to, deref(cascade)))
 }
 
 // HoldRange is the resolver for the holdRange field.
-func (r *mutationResolver) HoldRange(ctx context.Context, dataset string, from string, to string, reason *string) (*backends.RangeResult, error) {
+func (r *mutationResolver) HoldRange(ctx context.Context, dataset string, from string, to string, slice []graph.DimensionSliceInput, reason *string) (*backends.RangeResult, error) {
+	if slice != nil {
+		return rangeResult(r.store.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangeHold, Dataset: dataset, From: from, To: to, Slice: slicesOf(slice), Reason: deref(reason)}))
+	}
 	return rangeResult(r.store.HoldRange(ctx, dataset, from, to, deref(reason)))
 }
 

@@ -100,7 +100,7 @@ func complexity(max int) graph.ComplexityRoot {
 	}
 	q.Events = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }
 	q.CatalogChanges = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }
-	q.Partitions = func(child int, _ string, _, _ *string, status *backends.Status, late *bool, first *int, _ *string) int {
+	q.Partitions = func(child int, _ string, _, _ *string, status *backends.Status, late *bool, first *int, _ *string, _ []graph.DimensionSliceInput) int {
 		n := 1 + partitionRowFactor*child*pages(first)
 		if status != nil || late != nil {
 			n += partitionScanCost
@@ -159,9 +159,9 @@ func mutationCosts(c *graph.ComplexityRoot, max int) {
 	m.LockResource = func(child int, _, _ string, _ backends.LockMode, _ *int) int { return write(child) }
 	m.UnlockResource = func(child int, _, _ string) int { return write(child) }
 	m.RenewResource = func(child int, _, _ string, _ *int) int { return write(child) }
-	m.PublishRange = func(child int, _, _, _ string) int { return bulk(child) }
-	m.ResubmitRange = func(child int, _, _, _ string, _ *bool) int { return bulk(child) }
-	m.HoldRange = func(child int, _, _, _ string, _ *string) int { return bulk(child) }
+	m.PublishRange = func(child int, _, _, _ string, _ []graph.DimensionSliceInput) int { return bulk(child) }
+	m.ResubmitRange = func(child int, _, _, _ string, _ []graph.DimensionSliceInput, _ *bool) int { return bulk(child) }
+	m.HoldRange = func(child int, _, _, _ string, _ []graph.DimensionSliceInput, _ *string) int { return bulk(child) }
 	values := func(child, n int) int { return min(write(child)+(n+valuesPerUnit-1)/valuesPerUnit, bulk(child)) }
 	m.AddPartitions = func(child int, _ string, ids []string, _, _ *string) int { return values(child, len(ids)) }
 	m.RemovePartitions = func(child int, _ string, ids []string, _ *string) int { return values(child, len(ids)) }

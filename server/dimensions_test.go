@@ -70,6 +70,23 @@ func TestDimensionsOverGraphQL(t *testing.T) {
 		require.Equal(t, "feeds/eu/dt=2026-02-27/", c.Inputs[0].Location)
 		require.Equal(t, c.Output.Dimensions, c.Inputs[0].Dimensions)
 
+		// Slices: hold one region of a date range, list it.
+		var r struct{ Changed int }
+		s.ok(admin, `mutation { holdRange(dataset: "feeds", from: "2026-02-27", to: "2026-02-28", reason: "audit", slice: [{dimension: "region", values: ["us"]}]) { changed } }`, nil).
+			field(t, "holdRange", &r)
+		require.Equal(t, 2, r.Changed)
+		var page struct {
+			Edges []struct {
+				Node struct{ Dataid, Status string }
+			}
+		}
+		s.ok(reader, `{ partitions(dataset: "feeds", slice: [{dimension: "region", values: ["us"]}]) { edges { node { dataid status } } } }`, nil).
+			field(t, "partitions", &page)
+		require.Len(t, page.Edges, 1, "2026-02-28 is not due yet: partitions list the due tuples")
+		require.Equal(t, "2026-02-27|us", page.Edges[0].Node.Dataid)
+		require.Equal(t, "HOLD", page.Edges[0].Node.Status)
+		require.Equal(t, "INVALID_ARGUMENT", s.fails(reader, `{ partitions(dataset: "feeds", slice: [{dimension: "date", values: ["2026-02-27"]}]) { edges { cursor } } }`, nil))
+
 		// A location must locate a chunk: {dataid}, or every dimension.
 		code := s.fails(admin, upsertDatasetQ, vars("in", map[string]any{"id": "bad", "location": "x/{region}/", "partitions": def}))
 		require.Equal(t, "INVALID_ARGUMENT", code)

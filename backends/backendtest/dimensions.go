@@ -23,6 +23,7 @@ var dimensionTests = []testCase{
 	{"DimensionsPartitions", (*suite).testDimensionsPartitions},
 	{"DimensionsRefused", (*suite).testDimensionsRefused},
 	{"DimensionsCountsKept", (*suite).testDimensionsCountsKept},
+	{"DimensionsSlices", (*suite).testDimensionsSlices},
 }
 
 func dimensionsDef(lag time.Duration, deadline *time.Duration, dims ...partition.Dimension) partition.Def {
@@ -271,4 +272,69 @@ func (s *suite) testDimensionsCountsKept(t *testing.T) {
 	c = b.missingAsListed("feeds", "one of them published")
 	require.Equal(t, "2026-01-01|us", c.OldestMissing)
 	require.Equal(t, 5, c.Late)
+}
+
+// testDimensionsSlices: partitions and the range operations take a slice
+// (SPEC §10 "Slices"): the tuples whose values of the sliced dimensions
+// are listed, in tuple order, between first values or tuples.
+func (s *suite) testDimensionsSlices(t *testing.T) {
+	b := s.setup(t)
+	def := dimensionsDef(0, nil, dimension("date", partition.Def{Kind: partition.Daily, Start: "2025-12-28"}),
+		dimension("region", partition.Def{Kind: partition.Static, Values: []string{"us", "eu", "emea"}}))
+	b.definedDataset("feeds", def)
+	b.definedDataset("mart", def)
+	b.job("build", "mart", "feeds")
+	region := func(values ...string) []partition.Slice {
+		return []partition.Slice{{Dimension: "region", Values: values}}
+	}
+	ranged := func(op backends.RangeOpKind, from, to string, slice []partition.Slice) backends.RangeResult {
+		t.Helper()
+		res, err := b.s.SlicedRange(b.ctx, backends.RangeRequest{Op: op, Dataset: "feeds", From: from, To: to, Slice: slice, Cascade: true, Reason: "checking"})
+		require.NoError(t, err)
+		return res
+	}
+
+	res := ranged(backends.RangePublish, "2025-12-28", "2025-12-31", region("eu"))
+	require.Equal(t, 4, res.Changed)
+	require.Equal(t, []string{"2025-12-28|eu", "2025-12-29|eu", "2025-12-30|eu", "2025-12-31|eu"}, b.partitionIDs(backends.PartitionFilter{Dataset: "feeds", Slice: region("eu")}))
+	for _, p := range b.partitions(backends.PartitionFilter{Dataset: "feeds", Slice: region("eu")}) {
+		require.Equal(t, backends.StatusReady, p.Status, p.DataID)
+	}
+	for _, p := range b.partitions(backends.PartitionFilter{Dataset: "feeds", Slice: region("emea", "us", "fr")}) {
+		require.Equal(t, none, p.Status, p.DataID)
+	}
+	require.Equal(t, []string{"2025-12-29|us", "2025-12-29|emea", "2025-12-30|us", "2025-12-30|emea"},
+		b.partitionIDs(backends.PartitionFilter{Dataset: "feeds", Slice: region("emea", "us", "fr"), From: "2025-12-29", To: "2025-12-30", First: 3}),
+		"a slice of two values, between first values, page by page")
+	require.Empty(t, b.partitionIDs(backends.PartitionFilter{Dataset: "feeds", Slice: region("fr")}), "no listed value is expected")
+	require.Equal(t, []string{"2025-12-28|eu", "2025-12-28|us", "2025-12-28|emea"}, b.partitionIDs(backends.PartitionFilter{Dataset: "feeds", To: "2025-12-28"}))
+
+	require.Equal(t, []string{"2025-12-28|eu", "2025-12-29|eu", "2025-12-30|eu", "2025-12-31|eu"}, b.drain("build"))
+	res = ranged(backends.RangeResubmit, "2025-12-29", "2025-12-30", region("eu"))
+	require.Equal(t, 2, res.Changed)
+	require.Equal(t, backends.StatusResubmit, b.status("mart", "2025-12-29|eu"), "the cascade reaches the chunk computed from it")
+	require.Equal(t, backends.StatusReady, b.status("mart", "2025-12-31|eu"))
+	res = ranged(backends.RangeHold, "2025-12-31", "2025-12-31", region("us", "emea"))
+	require.Equal(t, 2, res.Changed)
+	require.Equal(t, backends.StatusHold, b.status("feeds", "2025-12-31|us"))
+	require.Equal(t, backends.StatusHold, b.status("feeds", "2025-12-31|emea"))
+	require.Equal(t, backends.StatusReady, b.status("feeds", "2025-12-31|eu"))
+	res = ranged(backends.RangePublish, "2025-12-28", "2025-12-28", region("fr"))
+	require.Zero(t, res.Changed, "a slice of no expected value is empty")
+
+	for _, bad := range [][]partition.Slice{
+		{{Dimension: "date", Values: []string{"2025-12-28"}}},
+		{{Dimension: "country", Values: []string{"eu"}}},
+		{{Dimension: "region", Values: []string{"eu"}}, {Dimension: "region", Values: []string{"us"}}},
+		{{Dimension: "region"}},
+		{{Dimension: "region", Values: []string{"a b"}}},
+	} {
+		_, err := b.s.Partitions(b.ctx, backends.PartitionFilter{Dataset: "feeds", Slice: bad})
+		requireCode(t, err, backends.CodeInvalidArgument, "partitions slice %v", bad)
+		_, err = b.s.SlicedRange(b.ctx, backends.RangeRequest{Op: backends.RangePublish, Dataset: "feeds", From: "2025-12-28", To: "2025-12-28", Slice: bad})
+		requireCode(t, err, backends.CodeInvalidArgument, "publish slice %v", bad)
+	}
+	b.definedDataset("days", partition.Def{Kind: partition.Daily, Start: "2025-12-28"})
+	_, err := b.s.Partitions(b.ctx, backends.PartitionFilter{Dataset: "days", Slice: region("eu")})
+	requireCode(t, err, backends.CodeInvalidArgument, "a slice of a one-dimensional dataset")
 }

@@ -22,6 +22,8 @@ import (
 //     completed, untimed), b.N claims each;
 //   - page-p50-us: the p50 of a partitions page of 100 tuples of sales
 //     from a date spread over the ten years;
+//   - slice-page-p50-us: the same, of one customer's tuples (a slice:
+//     100 dates, each a point read);
 //   - counts-ms: one PartitionCounts of sales (missing and late).
 func BenchDimensions(b *testing.B, newStore func(b *testing.B) backends.Store) {
 	ctx := context.Background()
@@ -77,6 +79,19 @@ func BenchDimensions(b *testing.B, newStore func(b *testing.B) backends.Store) {
 		}
 	}
 	slices.Sort(pages)
+	var slicePages []time.Duration
+	for k := range 100 {
+		date := from.AddDate(0, 0, (k*37)%3000).Format("2006-01-02")
+		one := []partition.Slice{{Dimension: "customer", Values: []string{customers[(k*7919)%len(customers)]}}}
+		t := time.Now()
+		page, err := s.Partitions(ctx, backends.PartitionFilter{Dataset: "sales", From: date, First: 100, Slice: one})
+		slicePages = append(slicePages, time.Since(t))
+		mustB(b, err)
+		if len(page.Partitions) != 100 {
+			b.Fatalf("a slice page of %d from %s", len(page.Partitions), date)
+		}
+	}
+	slices.Sort(slicePages)
 	t := time.Now()
 	n, err := s.PartitionCounts(ctx, "sales")
 	counts := time.Since(t)
@@ -84,6 +99,7 @@ func BenchDimensions(b *testing.B, newStore func(b *testing.B) backends.Store) {
 	b.Logf("sales: %d missing, %d late, truncated %v, counted in %s", n.Missing, n.Late, n.Truncated, counts)
 
 	b.ReportMetric(float64(pages[len(pages)/2].Microseconds()), "page-p50-us")
+	b.ReportMetric(float64(slicePages[len(slicePages)/2].Microseconds()), "slice-page-p50-us")
 	b.ReportMetric(float64(counts.Milliseconds()), "counts-ms")
 	for job, name := range map[string]string{"ingest": "findnext-dims-p50-us", "daily": "findnext-daily-p50-us"} {
 		l := lat[job]

@@ -86,9 +86,20 @@ func (e *engine) Partitions(ctx context.Context, f backends.PartitionFilter) (ba
 		return backends.PartitionPage{}, err
 	}
 	if def.Kind == partition.Dynamic {
+		if len(f.Slice) > 0 {
+			return backends.PartitionPage{}, backends.InvalidArgument("slice applies to a dataset with dimensions; %q has DYNAMIC partitions", f.Dataset)
+		}
 		l := partitionList{e: e, f: f, def: def, producer: producer, now: e.clock.Now(), first: backends.PageSize(f.First)}
 		return l.runDynamic(ctx)
 	}
+	sliced, some, err := def.Sliced(f.Slice)
+	if err != nil {
+		return backends.PartitionPage{}, backends.InvalidArgument("%v", err)
+	}
+	if !some {
+		return backends.PartitionPage{}, nil // no listed value is expected
+	}
+	def = sliced
 	if _, err := def.Range(f.From, f.To); err != nil { // from and to are of the kind's format
 		return backends.PartitionPage{}, backends.InvalidArgument("%v", err)
 	}
@@ -211,7 +222,7 @@ func (l *partitionList) runDynamic(ctx context.Context) (backends.PartitionPage,
 // ended at the highest INTEGER dataid seen.
 func (l *partitionList) take(ctx context.Context, batch []string) (done bool, err error) {
 	last := batch[len(batch)-1]
-	statuses, highest, err := l.outputStatuses(ctx, batch[0], last)
+	statuses, highest, err := l.outputStatuses(ctx, batch[0], last, batch)
 	if err != nil {
 		return false, err
 	}
@@ -283,7 +294,10 @@ func (l *partitionList) partition(id string, st backends.Status) (backends.Parti
 // outputStatuses reads the OUTPUT rows of the dataset's producer in [from,
 // to] and answers their statuses by dataid, and the highest expected
 // dataid among them.
-func (l *partitionList) outputStatuses(ctx context.Context, from, to string) (map[string]backends.Status, string, error) {
+func (l *partitionList) outputStatuses(ctx context.Context, from, to string, batch []string) (map[string]backends.Status, string, error) {
+	if len(l.f.Slice) > 0 {
+		return l.pointStatuses(ctx, batch)
+	}
 	out := map[string]backends.Status{}
 	highest := ""
 	f := backends.ChunkFilter{Dataset: l.f.Dataset, Role: backends.RoleOutput, From: from, To: to, First: backends.MaxPageSize}
@@ -303,6 +317,33 @@ func (l *partitionList) outputStatuses(ctx context.Context, from, to string) (ma
 		}
 		f.After = page.Cursors[len(page.Cursors)-1]
 	}
+}
+
+// pointStatuses reads the OUTPUT rows of a slice's batch one key each, in
+// one read: a slice's dataids lie apart among the dataset's rows (one
+// customer's every date), where a run would read every customer's.
+func (l *partitionList) pointStatuses(ctx context.Context, batch []string) (map[string]backends.Status, string, error) {
+	keys := make([]backends.RowKey, len(batch))
+	for i, id := range batch {
+		keys[i] = backends.RowKey{Dataset: l.f.Dataset, DataID: id, Job: l.producer, Role: backends.RoleOutput}
+	}
+	out := make(map[string]backends.Status, len(batch))
+	highest := ""
+	err := l.e.b.Update(ctx, func(tx backends.Tx) error {
+		clear(out)
+		rows, err := tx.PeekRows(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for i, r := range rows {
+			if r != nil {
+				out[batch[i]] = r.Status
+				highest = batch[i]
+			}
+		}
+		return nil
+	})
+	return out, highest, err
 }
 
 // expectedBeyond reports whether an OUTPUT row of an expected dataid after

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // The range operations apply publish, resubmit or hold to every dataid of
@@ -47,10 +48,34 @@ type rangeOp struct {
 	// windows of mapped consumers: each chunk then has a transaction of
 	// its own, which locks them (lockReady).
 	windows func(cat *backends.Catalog) bool
+	// slice keeps, of a dataset with dimensions, the tuples it selects.
+	slice []partition.Slice
 }
 
 func (e *engine) PublishRange(ctx context.Context, dataset, from, to string) (backends.RangeResult, error) {
-	op := rangeOp{name: "publishRange", dataset: dataset, needDef: true,
+	return e.runRange(ctx, publishRangeOp(dataset), from, to)
+}
+
+// SlicedRange is PublishRange, ResubmitRange or HoldRange over the tuples
+// of a slice (SPEC §10).
+func (e *engine) SlicedRange(ctx context.Context, r backends.RangeRequest) (backends.RangeResult, error) {
+	var op rangeOp
+	switch r.Op {
+	case backends.RangePublish:
+		op = publishRangeOp(r.Dataset)
+	case backends.RangeResubmit:
+		op = resubmitRangeOp(r.Dataset, r.Cascade)
+	case backends.RangeHold:
+		op = holdRangeOp(r.Dataset, backends.CutReason(r.Reason))
+	default:
+		return backends.RangeResult{}, backends.InvalidArgument("unknown range operation %q: want publish, resubmit or hold", r.Op)
+	}
+	op.slice = r.Slice
+	return e.runRange(ctx, op, r.From, r.To)
+}
+
+func publishRangeOp(dataset string) rangeOp {
+	return rangeOp{name: "publishRange", dataset: dataset, needDef: true,
 		locks: func(*backends.Catalog) []string { return []string{dataset} },
 		keys:  func(cat *backends.Catalog) int { return 4 + 2*len(cat.Consumers(dataset)) },
 		check: func(cat *backends.Catalog) error { return checkPublishable(cat, dataset, "") },
@@ -59,11 +84,14 @@ func (e *engine) PublishRange(ctx context.Context, dataset, from, to string) (ba
 			return err
 		},
 		windows: func(cat *backends.Catalog) bool { return windowConsumers(cat, dataset) }}
-	return e.runRange(ctx, op, from, to)
 }
 
 func (e *engine) ResubmitRange(ctx context.Context, dataset, from, to string, cascade bool) (backends.RangeResult, error) {
-	op := rangeOp{name: "resubmitRange", dataset: dataset,
+	return e.runRange(ctx, resubmitRangeOp(dataset, cascade), from, to)
+}
+
+func resubmitRangeOp(dataset string, cascade bool) rangeOp {
+	return rangeOp{name: "resubmitRange", dataset: dataset,
 		locks: func(cat *backends.Catalog) []string { return resubmitLocks(cat, dataset, cascade) },
 		keys: func(cat *backends.Catalog) int {
 			n := 4
@@ -79,19 +107,20 @@ func (e *engine) ResubmitRange(ctx context.Context, dataset, from, to string, ca
 			return err
 		},
 		cascades: func(cat *backends.Catalog) bool { return cascade && mappedDownstream(cat, dataset) }}
-	return e.runRange(ctx, op, from, to)
 }
 
 func (e *engine) HoldRange(ctx context.Context, dataset, from, to, reason string) (backends.RangeResult, error) {
-	reason = backends.CutReason(reason)
-	op := rangeOp{name: "holdRange", dataset: dataset,
+	return e.runRange(ctx, holdRangeOp(dataset, backends.CutReason(reason)), from, to)
+}
+
+func holdRangeOp(dataset, reason string) rangeOp {
+	return rangeOp{name: "holdRange", dataset: dataset,
 		locks: func(*backends.Catalog) []string { return []string{dataset} },
 		keys:  func(*backends.Catalog) int { return 4 },
 		apply: func(ctx context.Context, tx backends.Tx, cat *backends.Catalog, dataid string, now time.Time) error {
 			_, err := holdChunk(ctx, tx, cat, dataset, dataid, reason, true, now)
 			return err
 		}}
-	return e.runRange(ctx, op, from, to)
 }
 
 // runRange lists the range's dataids, then serves them a batch at a time.
@@ -168,6 +197,19 @@ func (e *engine) rangeDataIDs(ctx context.Context, op rangeOp, from, to string) 
 		if err := op.check(cat.Catalog); err != nil {
 			return nil, err
 		}
+	}
+	if len(op.slice) > 0 {
+		if ds.Partitions == nil {
+			return nil, backends.InvalidArgument("%s: slice applies to a dataset with dimensions; %q has no partition definition", op.name, op.dataset)
+		}
+		sliced, some, err := ds.Partitions.Sliced(op.slice)
+		if err != nil {
+			return nil, backends.InvalidArgument("%s: %v", op.name, err)
+		}
+		if !some {
+			return nil, nil
+		}
+		ds.Partitions = &sliced
 	}
 	if dynamicDef(ds.Partitions) {
 		return e.dynamicDataIDs(ctx, op, from, to)

@@ -629,3 +629,68 @@ func (d Def) tupleBack(id string, k int) (string, bool) {
 	}
 	return joinTuple(out), true
 }
+
+// Slice keeps the dataids of a multi-dimensional dataset whose value of
+// Dimension is one of Values (SPEC §10 "Slices").
+type Slice struct {
+	Dimension string   `json:"dimension"`
+	Values    []string `json:"values"`
+}
+
+// MaxSliceValues bounds the values of one slice, as a STATIC dimension's.
+const MaxSliceValues = MaxStaticValues
+
+// Sliced is d keeping only the tuples a slice selects: each sliced
+// dimension becomes STATIC, with the listed values it expects. The time
+// dimension is not sliced by values: from and to bound it. ok is false
+// when the slice selects nothing (no listed value is expected).
+func (d Def) Sliced(slices []Slice) (out Def, ok bool, err error) {
+	if len(slices) == 0 {
+		return d, true, nil
+	}
+	if d.Kind != Dimensional {
+		return d, false, invalid("slice applies to a dataset with dimensions; this one has %s partitions", kindOf(d))
+	}
+	out = d
+	out.Dimensions = append([]Dimension(nil), d.Dimensions...)
+	seen := map[string]bool{}
+	for _, s := range slices {
+		i := slicesIndex(d.Dimensions, s.Dimension)
+		switch {
+		case i < 0:
+			return d, false, invalid("slice: dataset has no dimension %q (its dimensions: %s)", s.Dimension, strings.Join(d.DimensionNames(), ", "))
+		case seen[s.Dimension]:
+			return d, false, invalid("slice: dimension %q is sliced twice: list its values in one slice", s.Dimension)
+		case d.Dimensions[i].Kind.IsTime():
+			return d, false, invalid("slice: %q is the time dimension: bound it with from and to", s.Dimension)
+		case len(s.Values) == 0 || len(s.Values) > MaxSliceValues:
+			return d, false, invalid("slice: dimension %q: give 1 to %d values, got %d", s.Dimension, MaxSliceValues, len(s.Values))
+		}
+		seen[s.Dimension] = true
+		var keep []string
+		kept := map[string]bool{}
+		for _, v := range s.Values {
+			if err := validDataID(v); err != nil {
+				return d, false, invalid("slice: dimension %q: %v", s.Dimension, err)
+			}
+			if !kept[v] && d.dimDef(i).Contains(v) {
+				keep = append(keep, v)
+				kept[v] = true
+			}
+		}
+		if len(keep) == 0 {
+			return d, false, nil
+		}
+		out.Dimensions[i] = Dimension{Name: s.Dimension, Def: Def{Kind: Static, Values: keep}}
+	}
+	return out, true, nil
+}
+
+func slicesIndex(dims []Dimension, name string) int {
+	for i, dim := range dims {
+		if dim.Name == name {
+			return i
+		}
+	}
+	return -1
+}

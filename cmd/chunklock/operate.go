@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/client"
 )
 
@@ -46,7 +47,10 @@ func publishCommand() *cli.Command {
 				return errors.New("--from/--to publish a range on the server: give no dataids, --range or --dry-run with them")
 			case isRange:
 				return runRange(ctx, cmd, c, ds, from, to, "published", "READY",
-					func(ctx context.Context, from, to string) (client.RangeResult, error) {
+					func(ctx context.Context, from, to string, slice []partition.Slice) (client.RangeResult, error) {
+						if slice != nil {
+							return c.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangePublish, Dataset: ds, From: from, To: to, Slice: slice})
+						}
 						return c.PublishRange(ctx, ds, from, to)
 					})
 			}
@@ -184,7 +188,10 @@ func resubmitCommand() *cli.Command {
 			}
 			if isRange {
 				return runRange(ctx, cmd, c, ds, from, to, "resubmitted", "RESUBMIT",
-					func(ctx context.Context, from, to string) (client.RangeResult, error) {
+					func(ctx context.Context, from, to string, slice []partition.Slice) (client.RangeResult, error) {
+						if slice != nil {
+							return c.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangeResubmit, Dataset: ds, From: from, To: to, Slice: slice, Cascade: cascade})
+						}
 						return c.ResubmitRange(ctx, ds, from, to, cascade)
 					})
 			}
@@ -221,7 +228,10 @@ func holdCommand() *cli.Command {
 			}
 			if isRange {
 				return runRange(ctx, cmd, c, ds, from, to, "held", "on HOLD",
-					func(ctx context.Context, from, to string) (client.RangeResult, error) {
+					func(ctx context.Context, from, to string, slice []partition.Slice) (client.RangeResult, error) {
+						if slice != nil {
+							return c.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangeHold, Dataset: ds, From: from, To: to, Slice: slice, Reason: reason})
+						}
 						return c.HoldRange(ctx, ds, from, to, reason)
 					})
 			}

@@ -39,7 +39,11 @@ func listPartitions(ctx context.Context, cmd *cli.Command, c *client.Client, v p
 	for _, d := range v.datasets {
 		defined[d.ID] = d.Partitions != nil
 	}
-	f := client.PartitionFilter{From: cmd.String("from"), To: cmd.String("to"), Limit: int(cmd.Int("limit"))}
+	slice, err := sliceArgs(cmd)
+	if err != nil {
+		return err
+	}
+	f := client.PartitionFilter{From: cmd.String("from"), To: cmd.String("to"), Limit: int(cmd.Int("limit")), Slice: slice}
 	what := "late"
 	if cmd.Bool("missing") {
 		f.Status, what = "NONE", "missing"

@@ -13,10 +13,20 @@ import (
 // partition definition its expected dataids, counted here with the same
 // arithmetic as the server's; without one, the chunks it has (listed
 // first when there may be more than one call's worth).
-func rangePages(ctx context.Context, c *client.Client, dataset, from, to string) ([][2]string, error) {
+func rangePages(ctx context.Context, c *client.Client, dataset, from, to string, slice []partition.Slice) ([][2]string, error) {
 	def, err := c.DatasetPartitions(ctx, dataset)
 	if err != nil {
 		return nil, err
+	}
+	if slice != nil && def != nil {
+		sliced, some, err := def.Sliced(slice)
+		switch {
+		case err != nil:
+			return nil, err
+		case !some:
+			return [][2]string{{from, to}}, nil // the server says what it makes of it
+		}
+		def = &sliced
 	}
 	var pages [][2]string
 	switch {

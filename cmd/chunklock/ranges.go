@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/client"
 )
 
@@ -36,7 +37,37 @@ func rangeFlagList(verb string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "from", Usage: verb + " every chunk from dataid `FROM` (with --to)"},
 		&cli.StringFlag{Name: "to", Usage: "... to dataid `TO`, included"},
+		sliceFlag(verb + " only the chunks"),
 	}
+}
+
+// sliceFlag is --slice DIMENSION=V1,V2 (SPEC §10 "Slices").
+func sliceFlag(what string) cli.Flag {
+	return &cli.StringSliceFlag{Name: "slice", Usage: what + " of a dataset with dimensions whose `DIMENSION=V1,V2` value is listed " +
+		"(repeat for several dimensions; --from/--to may then be values of the first dimension)"}
+}
+
+// sliceArgs reads --slice; nil when there is none.
+func sliceArgs(cmd *cli.Command) ([]partition.Slice, error) {
+	var out []partition.Slice
+	// The flag splits its values at commas: a part without = is one more
+	// value of the slice before it.
+	var parts []string
+	for _, s := range cmd.StringSlice("slice") {
+		if n := len(parts); n > 0 && !strings.Contains(s, "=") {
+			parts[n-1] += "," + s
+			continue
+		}
+		parts = append(parts, s)
+	}
+	for _, s := range parts {
+		dim, values, ok := strings.Cut(s, "=")
+		if !ok || dim == "" || values == "" {
+			return nil, fmt.Errorf("--slice %q: want DIMENSION=V1,V2, e.g. --slice region=eu,us", s)
+		}
+		out = append(out, partition.Slice{Dimension: dim, Values: strings.Split(values, ",")})
+	}
+	return out, nil
 }
 
 // rangeArgs reads --from/--to, or FROM..TO from --range when rangeFlag is
@@ -69,21 +100,26 @@ func rangeArgs(cmd *cli.Command, rangeFlag bool) (from, to string, ok bool, err 
 	return from, to, true, nil
 }
 
-// rangeCall is one range mutation over [from, to].
-type rangeCall func(ctx context.Context, from, to string) (client.RangeResult, error)
+// rangeCall is one range mutation over [from, to] (of a slice, when not
+// nil).
+type rangeCall func(ctx context.Context, from, to string, slice []partition.Slice) (client.RangeResult, error)
 
 // runRange applies call to [from, to] of dataset, a page of at most
 // client.MaxRangeDataIDs expected dataids at a time when the dataset has
 // a partition definition, and prints a summary; past means what a
 // changed chunk became ("published"), already what an unchanged one was.
 func runRange(ctx context.Context, cmd *cli.Command, c *client.Client, dataset, from, to, past, already string, call rangeCall) error {
-	pages, err := rangePages(ctx, c, dataset, from, to)
+	slice, err := sliceArgs(cmd)
+	if err != nil {
+		return err
+	}
+	pages, err := rangePages(ctx, c, dataset, from, to, slice)
 	if err != nil {
 		return err
 	}
 	var total client.RangeResult
 	for i, p := range pages {
-		r, err := call(ctx, p[0], p[1])
+		r, err := call(ctx, p[0], p[1], slice)
 		if err != nil {
 			if i > 0 {
 				printRangeSummary(stdout(cmd), dataset, past, already, total)

@@ -157,3 +157,36 @@ func TestRangeCommandsExistingPaged(t *testing.T) {
 		"in: 2 of 2 calls done, up to 99999: 10005 held, 0 unchanged, 0 skipped\n", errs)
 	require.Equal(t, "held 10005 chunk(s) of in; none skipped\n", out)
 }
+
+// TestSliceCommands: --slice on publish and chunks keeps the tuples of a
+// dataset with dimensions whose values are listed (values after a comma
+// included), between values of the first dimension.
+func TestSliceCommands(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	def := partition.Def{Kind: partition.Dimensional, Dimensions: []partition.Dimension{
+		{Name: "date", Def: partition.Def{Kind: partition.Daily, Start: "2020-01-01", End: "2020-01-03"}},
+		{Name: "region", Def: partition.Def{Kind: partition.Static, Values: []string{"us", "eu", "apac"}}},
+	}}
+	require.NoError(t, c.UpsertDataset(t.Context(), backends.Dataset{ID: "feeds", Location: "/feeds/{region}/{date}", Partitions: &def}))
+
+	code, out, errs := cliRun(t, "publish", "--url", url, "--dataset", "feeds", "--slice", "region=eu,us", "--from", "2020-01-02", "--to", "2020-01-03")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "published 4 chunk(s) of feeds; none skipped\n", out)
+	code, out, errs = cliRun(t, "chunks", "--url", url, "--dataset", "feeds", "--slice", "region=eu,apac", "--limit", "0")
+	require.Equal(t, 0, code, errs)
+	for _, line := range []string{"2020-01-01|eu    .", "2020-01-01|apac  .", "2020-01-02|eu    #", "2020-01-03|eu    #", "2020-01-03|apac  ."} {
+		require.Contains(t, out, line)
+	}
+	require.NotContains(t, out, "|us")
+	code, out, errs = cliRun(t, "chunks", "--url", url, "--dataset", "feeds", "--missing", "--slice", "region=us")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "2020-01-01|us")
+	require.NotContains(t, out, "2020-01-02|us")
+	code, _, errs = cliRun(t, "publish", "--url", url, "--dataset", "feeds", "--slice", "region", "--from", "2020-01-01", "--to", "2020-01-01")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, "want DIMENSION=V1,V2")
+	code, _, errs = cliRun(t, "chunks", "--url", url, "--dataset", "feeds", "--slice", "date=2020-01-01")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, "bound it with from and to")
+}

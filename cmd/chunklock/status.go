@@ -15,6 +15,7 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/envname"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/client"
 	"github.com/chunklock/chunklock/runner"
 )
@@ -280,15 +281,20 @@ func chunksCommand() *cli.Command {
 			"definition, the expected chunks that are missing (due, never produced or published)\n" +
 			"or late (not READY by their deadline), in dataid order (the first --limit per dataset);\n" +
 			"with both, the chunks that are both.\n\n" +
+			"With --slice (datasets with dimensions) it shows the expected tuples whose values of\n" +
+			"the sliced dimensions are listed, due ones not made yet included; --from/--to may then\n" +
+			"be values of the first dimension.\n\n" +
 			"Examples:\n" +
 			"   chunklock chunks --job report --from 2026-01-01 --to 2026-01-31\n" +
-			"   chunklock chunks --dataset sales --late" + connHelp,
+			"   chunklock chunks --dataset sales --late\n" +
+			"   chunklock chunks --dataset feeds --slice region=eu --from 2026-11-01 --to 2026-11-30" + connHelp,
 		Flags: append(append(connFlags(),
 			&cli.StringSliceFlag{Name: "dataset", Usage: "show this `dataset` (repeat for several; default all)"},
 			&cli.StringFlag{Name: "job", Usage: "show this `job`'s inputs and output"},
 			&cli.StringFlag{Name: "from", Usage: "first `dataid` (inclusive, shortlex order)"},
 			&cli.StringFlag{Name: "to", Usage: "last `dataid` (inclusive)"},
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show the last `N` dataids (0: all); with --missing/--late the first N per dataset"},
+			sliceFlag("show"),
 		), partitionFlags()...),
 		Action: action(chunks),
 	}
@@ -298,6 +304,20 @@ var (
 	cellMark  = map[string]string{"": ".", "NONE": ".", "RUNNING": "R", "READY": "#", "FAILED": "F", "RESUBMIT": "S", "HOLD": "H"}
 	cellColor = map[string]string{"RUNNING": "\x1b[36m", "READY": "\x1b[32m", "FAILED": "\x1b[31m", "RESUBMIT": "\x1b[33m", "HOLD": "\x1b[35m"}
 )
+
+// slicedRows reads a slice of a dataset with dimensions as its partitions
+// (missing ones included, as NONE) in the shape of status rows.
+func slicedRows(ctx context.Context, c *client.Client, dataset, from, to string, slice []partition.Slice) ([]client.StatusRow, error) {
+	ps, err := c.Partitions(ctx, client.PartitionFilter{Dataset: dataset, From: from, To: to, Slice: slice})
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", dataset, err)
+	}
+	rows := make([]client.StatusRow, len(ps))
+	for i, p := range ps {
+		rows[i] = client.StatusRow{Dataset: dataset, DataID: p.DataID, Status: p.Status}
+	}
+	return rows, nil
+}
 
 func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	v, err := loadPipeline(ctx, c)
@@ -316,9 +336,18 @@ func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if cmd.Bool("missing") || cmd.Bool("late") {
 		return listPartitions(ctx, cmd, c, v, ids)
 	}
+	slice, err := sliceArgs(cmd)
+	if err != nil {
+		return err
+	}
 	grid := map[string]map[string]string{} // dataid -> dataset -> status
 	for _, d := range ids {
-		rows, err := c.Chunks(ctx, client.ChunkFilter{Dataset: d, Role: "OUTPUT", From: cmd.String("from"), To: cmd.String("to")})
+		var rows []client.StatusRow
+		if slice != nil {
+			rows, err = slicedRows(ctx, c, d, cmd.String("from"), cmd.String("to"), slice)
+		} else {
+			rows, err = c.Chunks(ctx, client.ChunkFilter{Dataset: d, Role: "OUTPUT", From: cmd.String("from"), To: cmd.String("to")})
+		}
 		if err != nil {
 			return err
 		}
