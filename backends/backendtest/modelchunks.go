@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // The model's operations on chunks (publish, hold, resubmit and its
@@ -206,6 +209,12 @@ func (m *model) partitions(dataset string) []string {
 		if k := modelPartitions[dataset].Kind; k.IsTime() {
 			if _, last := windowDays(k, d); m.now.Before(last.AddDate(0, 0, 1)) {
 				continue
+			}
+		}
+		if modelPartitions[dataset].Kind == partition.Dimensional {
+			hour, _, _ := strings.Cut(d, "|")
+			if at, _ := time.Parse("2006-01-02T15", hour); m.now.Before(at.Add(time.Hour)) {
+				continue // its hour's window has not ended
 			}
 		}
 		out = append(out, d+"="+string(m.status(m.outKey(dataset, d))))

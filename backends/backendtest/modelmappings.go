@@ -44,8 +44,10 @@ var (
 	// modelTimeIDs are the dataids operations use on the datasets with
 	// a time definition, modelOutside one of the same kind that each does
 	// not expect (publish, claim, force and blockers are refused there).
-	modelTimeIDs = map[string][]string{"s": modelScheduleIDs, "d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks}
-	modelOutside = map[string]string{"s": modelOutsideID, "d": "2026-01-03", "dim": "2025-12-27", "r": "2026-01-02", "wk": "2026-W02"}
+	modelTimeIDs = map[string][]string{"s": modelScheduleIDs, "d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks,
+		"t": modelDimsIDs, "u": modelDimsIDs}
+	modelOutside = map[string]string{"s": modelOutsideID, "d": "2026-01-03", "dim": "2025-12-27", "r": "2026-01-02", "wk": "2026-W02",
+		"t": "2026-01-01T02|eu", "u": "2026-01-01T00|fr"}
 )
 
 // modelDay parses a daily dataid.

@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -51,7 +52,8 @@ func (m *model) due(j *mJob, dataid string) time.Time {
 	if j.def == nil || len(j.inputs) > 0 || j.dynamic {
 		return time.Time{}
 	}
-	t, err := time.Parse("2006-01-02T15", dataid)
+	hour, _, _ := strings.Cut(dataid, "|") // a tuple's window is its hour's
+	t, err := time.Parse("2006-01-02T15", hour)
 	if err != nil {
 		panic("model: " + err.Error())
 	}
@@ -100,4 +102,17 @@ var (
 	modelScheduleIDs = []string{"2025-12-31T22", "2025-12-31T23", "2026-01-01T00", "2026-01-01T01"}
 	// modelOutsideID is a dataid of the schedule's kind after its end.
 	modelOutsideID = "2026-01-01T02"
+)
+
+// The model's datasets with dimensions (SPEC §10): jt writes t, hour ×
+// region over the schedule's hours, scheduled as js is; ju reads t one to
+// one into u, of the same dimensions. Their tuples, in tuple order, are
+// written out here, not computed.
+var (
+	modelDimsDef = partition.Def{Kind: partition.Dimensional, Dimensions: []partition.Dimension{
+		{Name: "hour", Def: partition.Def{Kind: partition.Hourly, Start: "2025-12-31T22", End: "2026-01-01T01"}},
+		{Name: "region", Def: partition.Def{Kind: partition.Static, Values: []string{"us", "eu"}}},
+	}}
+	modelDimsIDs = []string{"2025-12-31T22|eu", "2025-12-31T22|us", "2025-12-31T23|eu", "2025-12-31T23|us",
+		"2026-01-01T00|eu", "2026-01-01T00|us", "2026-01-01T01|eu", "2026-01-01T01|us"}
 )

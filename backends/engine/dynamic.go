@@ -174,7 +174,15 @@ func (e *engine) changeValues(ctx context.Context, op, dataset string, values []
 							return err
 						}
 						if root != nil {
-							if err := tx.AddCandidate(ctx, backends.Candidate{Job: root.ID, DataID: v, NotBefore: now.Add(def.Lag)}); err != nil {
+							// A value added again whose chunk was resubmitted
+							// meanwhile is claimed among the RESUBMIT chunks,
+							// first (SPEC §3 findNext).
+							rows, err := tx.PeekRows(ctx, []backends.RowKey{{Dataset: dataset, DataID: v, Job: cat.RowJob(*root), Role: backends.RoleOutput}})
+							if err != nil {
+								return err
+							}
+							resubmit := rows[0] != nil && rows[0].Status == backends.StatusResubmit
+							if err := tx.AddCandidate(ctx, backends.Candidate{Job: root.ID, DataID: v, NotBefore: now.Add(def.Lag), Resubmit: resubmit}); err != nil {
 								return err
 							}
 						}
