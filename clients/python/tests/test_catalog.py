@@ -154,3 +154,29 @@ def test_dataset_retention(client: chunklock.Client, names: str) -> None:
     by_id = {d.id: d for d in client.datasets()}
     assert by_id[f"{names}-kept"].retention_events_seconds == 2592000
     assert by_id[f"{names}-server"].retention_events_seconds is None
+
+
+def test_dimensions(client: chunklock.Client, names: str) -> None:
+    """A date x region dataset: declared with dimensions, claimed tuple by tuple with each
+    dimension's value, listed and held by slices."""
+    dims = [chunklock.PartitionDimension("date", "DAILY", start="2020-01-01", end="2020-01-02"),
+            chunklock.PartitionDimension("region", "STATIC", values=["us", "eu"])]
+    ds = client.upsert_dataset(f"{names}-feeds", location="s3://lake/{region}/dt={date}/",
+                               partitions=chunklock.PartitionDefinition(None, dimensions=dims))
+    assert ds.partitions is not None and ds.partitions.kind is None
+    assert [d.name for d in ds.partitions.dimensions or []] == ["date", "region"]
+    assert (ds.partitions.dimensions or [])[0].timezone == "UTC"
+    client.upsert_job(f"{names}-ingest", output=ds.id)
+    c = client.find_next(f"{names}-ingest")
+    assert c is not None
+    assert c.dataid == "2020-01-01|eu"
+    assert c.output.dimensions == {"date": "2020-01-01", "region": "eu"}
+    assert c.output.location == "s3://lake/eu/dt=2020-01-01/"
+    c.complete()
+    eu = client.partitions(ds.id, slice={"region": ["eu"]})
+    assert [(p.dataid, p.status) for p in eu] == [("2020-01-01|eu", "READY"), ("2020-01-02|eu", "NONE")]
+    r = client.hold_range(ds.id, "2020-01-01", "2020-01-02", "audit", slice={"region": ["us"]})
+    assert r.changed == 2
+    assert [p.status for p in client.partitions(ds.id, slice={"region": ["us"]})] == ["HOLD", "HOLD"]
+    with pytest.raises(chunklock.InvalidArgument):
+        client.partitions(ds.id, slice={"date": ["2020-01-01"]})

@@ -22,7 +22,8 @@ from ._types import (
 from ._websocket import EventStream
 
 DATASET_FIELDS = (
-    "id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds } "
+    "id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds "
+    "dimensions { name kind start end timezone values } } "
     "pipeline "
     "retention { eventsSeconds }"
 )
@@ -39,10 +40,19 @@ LOCK_FIELDS = "id client resource mode createdAt expiresAt"
 def _partitions_input(p: Any) -> Any:
     """A partition definition as the GraphQL input takes it (a mapping is passed as is)."""
     if isinstance(p, PartitionDefinition):
-        d = {"kind": p.kind, "start": p.start, "end": p.end, "timezone": p.timezone, "values": p.values,
-             "lagSeconds": p.lag_seconds, "deadlineSeconds": p.deadline_seconds}
+        d: Dict[str, Any] = {"kind": p.kind, "start": p.start, "end": p.end, "timezone": p.timezone, "values": p.values,
+                             "lagSeconds": p.lag_seconds, "deadlineSeconds": p.deadline_seconds}
+        if p.dimensions is not None:
+            d["dimensions"] = [{k: v for k, v in x._asdict().items() if v is not None} for x in p.dimensions]
         return {k: v for k, v in d.items() if v is not None}
     return p
+
+
+def _slice_input(slice: Optional[Mapping[str, Sequence[str]]]) -> Optional[List[Dict[str, Any]]]:
+    """A slice (``{"region": ["eu"]}``) as the GraphQL input takes it."""
+    if slice is None:
+        return None
+    return [{"dimension": k, "values": list(v)} for k, v in slice.items()]
 
 
 class _Catalog(_Base):
@@ -216,13 +226,20 @@ class _Catalog(_Base):
         status: Optional[str] = None,
         late: Optional[bool] = None,
         limit: Optional[int] = None,
+        slice: Optional[Mapping[str, Sequence[str]]] = None,
     ) -> List[Partition]:
-        """The expected dataids of a dataset with a partition definition, with their status (``NONE``: missing)."""
+        """The expected dataids of a dataset with a partition definition, with their status (``NONE``: missing).
+
+        ``slice`` keeps, of a dataset with dimensions, the dataids whose value of each
+        named dimension is listed (``{"region": ["eu"]}``); ``from_`` and ``to`` may then
+        be values of the first dimension.
+        """
         q = ("query($dataset: String!, $from: String, $to: String, $status: Status, $late: Boolean, $first: Int, "
-             "$after: String) { page: partitions(dataset: $dataset, from: $from, to: $to, status: $status, late: $late, "
-             "first: $first, after: $after) { edges { node { dataset dataid status windowStart windowEnd dueAt late } } "
-             "pageInfo { hasNextPage endCursor } } }")
-        variables = {"dataset": dataset, "from": from_, "to": to, "status": status, "late": late}
+             "$after: String, $slice: [DimensionSliceInput!]) { page: partitions(dataset: $dataset, from: $from, to: $to, "
+             "status: $status, late: $late, first: $first, after: $after, slice: $slice) { edges { node { dataset dataid "
+             "status windowStart windowEnd dueAt late } } pageInfo { hasNextPage endCursor } } }")
+        variables = {"dataset": dataset, "from": from_, "to": to, "status": status, "late": late,
+                     "slice": _slice_input(slice)}
         return [Partition.from_json(n) for n in self._pages(q, variables, "partitions", limit)]
 
     def partition_summaries(self) -> Dict[str, PartitionSummary]:

@@ -6,7 +6,7 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._catalog import _Catalog
+from ._catalog import _Catalog, _slice_input
 from ._claim import Claim
 from ._errors import Error, StaleClaim
 from ._types import ChunkDetail, RangeResult, StatusRow, TokenResult, parse_time
@@ -14,7 +14,7 @@ from ._types import ChunkDetail, RangeResult, StatusRow, TokenResult, parse_time
 if TYPE_CHECKING:  # pragma: no cover
     from ._worker import Worker
 
-_ACCESS = "dataset dataid url connection location secret"
+_ACCESS = "dataset dataid url connection location dimensions { name value } secret"
 CLAIM_FIELDS = (
     f"token job dataid attempt executor fence leaseExpiresAt output {{ {_ACCESS} }} inputs {{ {_ACCESS} }} env {{ name value }}"
 )
@@ -188,8 +188,9 @@ class Client(_Catalog):
 
     def claims(self, job: Optional[str] = None) -> List[Claim]:
         """The live claims of job (of every job when None). ``token`` is empty unless the caller may see it."""
-        fields = "token job dataid attempt executor fence leaseExpiresAt output { dataset dataid url connection location } " \
-                 "inputs { dataset dataid url connection location } env { name value }"
+        fields = "token job dataid attempt executor fence leaseExpiresAt output { dataset dataid url connection location " \
+                 "dimensions { name value } } inputs { dataset dataid url connection location dimensions { name value } } " \
+                 "env { name value }"
         data = self._call(f"query($job: String) {{ claims(job: $job) {{ {fields} }} }}", {"job": job}, "claims", retry=True)
         return [Claim(self, dict(c, token=c.get("token") or "")) for c in data["claims"]]
 
@@ -222,10 +223,16 @@ class Client(_Catalog):
                           {"ds": dataset, "d": dataid}, "publish", retry=True)
         return StatusRow.from_json(data["publish"])
 
-    def publish_range(self, dataset: str, from_: str, to: str) -> RangeResult:
-        """Publishes every expected dataid of a source dataset in [from_, to] (at most 10,000)."""
-        q = f"mutation($ds: String!, $f: String!, $t: String!) {{ publishRange(dataset: $ds, from: $f, to: $t) {{ {RANGE_FIELDS} }} }}"
-        data = self._call(q, {"ds": dataset, "f": from_, "t": to}, "publishRange", retry=True)
+    def publish_range(self, dataset: str, from_: str, to: str, *,
+                      slice: Optional[Mapping[str, Sequence[str]]] = None) -> RangeResult:
+        """Publishes every expected dataid of a source dataset in [from_, to] (at most 10,000).
+
+        ``slice`` (``{"region": ["eu"]}``) keeps, of a dataset with dimensions, the
+        dataids whose values of those dimensions are listed; so for the other ranges.
+        """
+        q = ("mutation($ds: String!, $f: String!, $t: String!, $s: [DimensionSliceInput!]) "
+             f"{{ publishRange(dataset: $ds, from: $f, to: $t, slice: $s) {{ {RANGE_FIELDS} }} }}")
+        data = self._call(q, {"ds": dataset, "f": from_, "t": to, "s": _slice_input(slice)}, "publishRange", retry=True)
         return RangeResult.from_json(data["publishRange"])
 
     def resubmit(self, dataset: str, dataid: str, cascade: bool = False) -> List[StatusRow]:
@@ -237,11 +244,13 @@ class Client(_Catalog):
         data = self._call(q, {"ds": dataset, "d": dataid, "c": cascade}, "resubmit", retry=False)
         return [StatusRow.from_json(r) for r in data["resubmit"]]
 
-    def resubmit_range(self, dataset: str, from_: str, to: str, cascade: bool = False) -> RangeResult:
-        """Resubmits every chunk in [from_, to]."""
-        q = ("mutation($ds: String!, $f: String!, $t: String!, $c: Boolean) "
-             f"{{ resubmitRange(dataset: $ds, from: $f, to: $t, cascade: $c) {{ {RANGE_FIELDS} }} }}")
-        data = self._call(q, {"ds": dataset, "f": from_, "t": to, "c": cascade}, "resubmitRange", retry=False)
+    def resubmit_range(self, dataset: str, from_: str, to: str, cascade: bool = False, *,
+                       slice: Optional[Mapping[str, Sequence[str]]] = None) -> RangeResult:
+        """Resubmits every chunk in [from_, to] (of ``slice``, as publish_range)."""
+        q = ("mutation($ds: String!, $f: String!, $t: String!, $c: Boolean, $s: [DimensionSliceInput!]) "
+             f"{{ resubmitRange(dataset: $ds, from: $f, to: $t, cascade: $c, slice: $s) {{ {RANGE_FIELDS} }} }}")
+        data = self._call(q, {"ds": dataset, "f": from_, "t": to, "c": cascade, "s": _slice_input(slice)},
+                          "resubmitRange", retry=False)
         return RangeResult.from_json(data["resubmitRange"])
 
     def hold(self, dataset: str, dataid: str, reason: str = "") -> StatusRow:
@@ -250,11 +259,13 @@ class Client(_Catalog):
         data = self._call(q, {"ds": dataset, "d": dataid, "r": reason}, "hold", retry=False)
         return StatusRow.from_json(data["hold"])
 
-    def hold_range(self, dataset: str, from_: str, to: str, reason: str = "") -> RangeResult:
-        """Holds every chunk in [from_, to]."""
-        q = ("mutation($ds: String!, $f: String!, $t: String!, $r: String) "
-             f"{{ holdRange(dataset: $ds, from: $f, to: $t, reason: $r) {{ {RANGE_FIELDS} }} }}")
-        data = self._call(q, {"ds": dataset, "f": from_, "t": to, "r": reason}, "holdRange", retry=False)
+    def hold_range(self, dataset: str, from_: str, to: str, reason: str = "", *,
+                   slice: Optional[Mapping[str, Sequence[str]]] = None) -> RangeResult:
+        """Holds every chunk in [from_, to] (of ``slice``, as publish_range)."""
+        q = ("mutation($ds: String!, $f: String!, $t: String!, $r: String, $s: [DimensionSliceInput!]) "
+             f"{{ holdRange(dataset: $ds, from: $f, to: $t, reason: $r, slice: $s) {{ {RANGE_FIELDS} }} }}")
+        data = self._call(q, {"ds": dataset, "f": from_, "t": to, "r": reason, "s": _slice_input(slice)},
+                          "holdRange", retry=False)
         return RangeResult.from_json(data["holdRange"])
 
     def add_partitions(self, dataset: str, dataids: Sequence[str], dimension: Optional[str] = None) -> RangeResult:

@@ -46,7 +46,9 @@ class DatasetAccess(NamedTuple):
     ``location`` is the dataset's location with the dataid substituted (a path, a
     where-clause); ``url`` and ``connection`` form its connection string; ``secret``
     is the dataset's decrypted secret, present only when the client was given the
-    claim's job key (``job_key``), else ``None``.
+    claim's job key (``job_key``), else ``None``. ``dimensions`` holds the dataid's
+    value of each dimension of a dataset with dimensions, in declared order
+    (``{"date": "2026-11-22", "region": "eu"}``); empty otherwise.
     """
 
     dataset: str
@@ -55,6 +57,7 @@ class DatasetAccess(NamedTuple):
     connection: str
     location: str
     secret: Optional[str] = None
+    dimensions: Dict[str, str] = {}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> DatasetAccess:
@@ -65,30 +68,53 @@ class DatasetAccess(NamedTuple):
             connection=d.get("connection", ""),
             location=d.get("location", ""),
             secret=d.get("secret"),
+            dimensions={str(v["name"]): str(v["value"]) for v in d.get("dimensions") or []},
         )
 
 
-class PartitionDefinition(NamedTuple):
-    """A dataset's partition definition: the dataids it is expected to have."""
+class PartitionDimension(NamedTuple):
+    """One named dimension of a multi-dimensional partition definition."""
 
+    name: str
     kind: str
+    start: Optional[str] = None
+    end: Optional[str] = None
+    timezone: Optional[str] = None
+    values: Optional[List[str]] = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PartitionDimension:
+        return cls(d["name"], d["kind"], d.get("start"), d.get("end"), d.get("timezone"), d.get("values"))
+
+
+class PartitionDefinition(NamedTuple):
+    """A dataset's partition definition: the dataids it is expected to have.
+
+    A definition has either ``kind`` (one axis) or ``dimensions`` (2 to 4 named
+    dimensions; its dataids join one value of each with ``|``: ``2026-11-22|eu``).
+    """
+
+    kind: Optional[str]
     start: Optional[str] = None
     end: Optional[str] = None
     timezone: Optional[str] = None
     values: Optional[List[str]] = None
     lag_seconds: int = 0
     deadline_seconds: Optional[int] = None
+    dimensions: Optional[List[PartitionDimension]] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> PartitionDefinition:
+        dims = d.get("dimensions")
         return cls(
-            kind=d["kind"],
+            kind=d.get("kind"),
             start=d.get("start"),
             end=d.get("end"),
             timezone=d.get("timezone"),
             values=d.get("values"),
             lag_seconds=d.get("lagSeconds") or 0,
             deadline_seconds=d.get("deadlineSeconds"),
+            dimensions=None if dims is None else [PartitionDimension.from_json(x) for x in dims],
         )
 
 
