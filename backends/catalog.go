@@ -44,7 +44,30 @@ func (c *Catalog) WithEnvAllow(allow envname.Allow) *Catalog {
 func (c *Catalog) WithDataset(d Dataset) *Catalog {
 	n := *c
 	n.Datasets = c.Datasets.with(d.ID, d)
+	// The jobs writing and reading it read across dimensions or not
+	// according to its definition.
+	for _, jid := range append([]string{c.producer.Get(d.ID)}, c.consumers.Get(d.ID)...) {
+		if j, ok := n.Jobs.Lookup(jid); ok && jid != "" {
+			n.Jobs = n.Jobs.with(jid, n.withAcross(j))
+		}
+	}
 	return &n
+}
+
+// withAcross is j with the inputs it reads across dimensions (Job.Mapping)
+// worked out from the definitions of its datasets in c.
+func (c *Catalog) withAcross(j Job) Job {
+	j.acrossDims = nil
+	out := c.DefOf(j.Output)
+	for _, in := range j.Inputs {
+		if slices.ContainsFunc(j.InputMappings, func(m InputMapping) bool { return m.Dataset == in }) {
+			continue
+		}
+		if partition.DimensionsDiffer(out, c.DefOf(in)) {
+			j.acrossDims = append(j.acrossDims, in)
+		}
+	}
+	return j
 }
 
 // WithJob returns the catalog with j added or replaced, and the producer
@@ -70,7 +93,7 @@ func (c *Catalog) WithJob(j Job) *Catalog {
 			n.consumers = n.consumers.with(in, slices.Insert(slices.Clone(cs), i, j.ID))
 		}
 	}
-	n.Jobs = c.Jobs.with(j.ID, j)
+	n.Jobs = c.Jobs.with(j.ID, c.withAcross(j))
 	return &n
 }
 

@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"slices"
 	"time"
 
 	"github.com/chunklock/chunklock/backends/partition"
@@ -118,6 +119,18 @@ type Job struct {
 	Pipeline  string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// acrossDims lists the inputs read across dimensions (SPEC §10's
+	// default rules: partition.AcrossDimensions): those without a mapping
+	// whose dimensions differ from the output's. The Catalog derives it
+	// from the definitions; it is never stored.
+	acrossDims []string
+}
+
+// Declared is j without what the Catalog derives for it: the job as
+// declared and stored.
+func (j Job) Declared() Job {
+	j.acrossDims = nil
+	return j
 }
 
 // InputMapping maps the output dataids of a job to the dataids of one of
@@ -135,12 +148,18 @@ func (j Job) Mapping(in string) partition.Mapping {
 			return m.Mapping
 		}
 	}
+	if slices.Contains(j.acrossDims, in) {
+		return partition.Mapping{Kind: partition.AcrossDimensions}
+	}
 	return partition.Mapping{Kind: partition.Identity}
 }
 
 // Mapped tells whether some input of the job is read through a mapping
 // other than IDENTITY: only such jobs pay for mappings.
 func (j Job) Mapped() bool {
+	if len(j.acrossDims) > 0 {
+		return true
+	}
 	for _, m := range j.InputMappings {
 		if m.Kind != partition.Identity && m.Kind != "" {
 			return true

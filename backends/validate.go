@@ -148,7 +148,7 @@ func (c *Catalog) ValidateJob(j Job) (Job, error) {
 		return Job{}, err
 	}
 	j.InputMappings = ms
-	return j, nil
+	return c.withAcross(j), nil
 }
 
 // MaxRetryDelaySeconds bounds a job's retry delays (a year).
@@ -250,10 +250,11 @@ func (c *Catalog) validMappings(j Job) ([]InputMapping, error) {
 	return NormalizedMappings(j.Inputs, j.InputMappings), nil
 }
 
-// checkDimensionalInputs checks the inputs j reads without a mapping
-// (IDENTITY) where the output or the input has dimensions: the default
-// rules across dimensions (SPEC §10) are not built yet, so such an input
-// must have the output's dimensions, as an explicit IDENTITY must.
+// checkDimensionalInputs checks the inputs j reads without a mapping where
+// the output or the input has dimensions: one of the same dimensions is
+// read one to one (IDENTITY); others by SPEC §10's rules by name
+// (partition.AcrossDimensions: a roll-up, a fan-out), as far as they are
+// built.
 func (c *Catalog) checkDimensionalInputs(j Job) error {
 	outDims := c.DefOf(j.Output).Kind == partition.Dimensional
 	for _, in := range j.Inputs {
@@ -263,7 +264,11 @@ func (c *Catalog) checkDimensionalInputs(j Job) error {
 		if !outDims && c.DefOf(in).Kind != partition.Dimensional {
 			continue
 		}
-		if err := c.checkMapping(j.Output, InputMapping{Dataset: in, Mapping: partition.Mapping{Kind: partition.Identity}}); err != nil {
+		m := partition.Mapping{Kind: partition.Identity}
+		if partition.DimensionsDiffer(c.DefOf(j.Output), c.DefOf(in)) {
+			m.Kind = partition.AcrossDimensions // SPEC §10's rules by name
+		}
+		if err := c.checkMapping(j.Output, InputMapping{Dataset: in, Mapping: m}); err != nil {
 			return InvalidArgument("job %q: input %q: %s", j.ID, in, err.Error())
 		}
 	}

@@ -22,8 +22,11 @@ var dimensionTests = []testCase{
 	{"DimensionsRootAndIdentity", (*suite).testDimensionsRootAndIdentity},
 	{"DimensionsPartitions", (*suite).testDimensionsPartitions},
 	{"DimensionsRefused", (*suite).testDimensionsRefused},
+	{"DimensionsAcrossRefused", (*suite).testDimensionsAcrossRefused},
 	{"DimensionsCountsKept", (*suite).testDimensionsCountsKept},
 	{"DimensionsSlices", (*suite).testDimensionsSlices},
+	{"DimensionsRollUp", (*suite).testDimensionsRollUp},
+	{"DimensionsFanOut", (*suite).testDimensionsFanOut},
 }
 
 func dimensionsDef(lag time.Duration, deadline *time.Duration, dims ...partition.Dimension) partition.Def {
@@ -211,18 +214,19 @@ func (s *suite) testDimensionsRefused(t *testing.T) {
 		backends.CodeInvalidArgument, "DYNAMIC dimension")
 
 	for _, j := range []backends.Job{
-		{ID: "roll", Output: "daily", Inputs: []string{"feeds"}},
-		{ID: "fan", Output: "feeds", Inputs: []string{"daily"}},
-		{ID: "rename", Output: "other", Inputs: []string{"feeds"}},
+		{ID: "rename", Output: "other", Inputs: []string{"feeds"}}, // date read whole before region
+		{ID: "region-first", Output: "feeds", Inputs: []string{"regions-first"}},
 		{ID: "window", Output: "feeds", Inputs: []string{"feeds2"}},
 	} {
+		if j.ID == "region-first" {
+			b.definedDataset("regions-first", dimensionsDef(0, nil, dimension("region", regions), dimension("n", partition.Def{Kind: partition.Integer, End: "2"})))
+		}
 		if j.ID == "window" {
 			b.definedDataset("feeds2", dimensionsDef(0, nil, dimension("date", days), dimension("region", regions)))
 			j.InputMappings = []backends.InputMapping{{Dataset: "feeds2", Mapping: partition.Mapping{Kind: partition.TimeWindow}}}
 		}
 		_, err := b.s.UpsertJob(b.ctx, j)
 		requireCode(t, err, backends.CodeInvalidArgument, "job %s", j.ID)
-		require.Contains(t, err.Error(), "not supported yet", "job %s", j.ID)
 	}
 
 	// A definition change that would leave a job reading across
@@ -230,8 +234,9 @@ func (s *suite) testDimensionsRefused(t *testing.T) {
 	b.definedDataset("daily2", days)
 	b.job("copy", "daily", "daily2")
 	b.definedDataset("daily2", days) // unchanged: fine
-	_, err := b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "daily2", Partitions: ptr(dimensionsDef(0, nil, dimension("date", days), dimension("region", regions)))})
-	requireCode(t, err, backends.CodeInvalidArgument, "daily2 given dimensions under a one-dimensional reader")
+	hours := partition.Def{Kind: partition.Hourly, Start: "2026-01-01T00"}
+	_, err := b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "daily2", Partitions: ptr(dimensionsDef(0, nil, dimension("hour", hours), dimension("region", regions)))})
+	requireCode(t, err, backends.CodeInvalidArgument, "daily2 given hours and regions under a daily reader")
 }
 
 // testDimensionsCountsKept: the missing and late tuples of a date × region
@@ -337,4 +342,109 @@ func (s *suite) testDimensionsSlices(t *testing.T) {
 	b.definedDataset("days", partition.Def{Kind: partition.Daily, Start: "2025-12-28"})
 	_, err := b.s.Partitions(b.ctx, backends.PartitionFilter{Dataset: "days", Slice: region("eu")})
 	requireCode(t, err, backends.CodeInvalidArgument, "a slice of a one-dimensional dataset")
+}
+
+// testDimensionsRollUp: a job reading a date × region dataset into a
+// DAILY one (SPEC §10's rules: the date pairs with the time axis, the
+// region is read whole) claims a date once every region of it is READY,
+// reads them all, and is invalidated by a resubmit of one region; a live
+// claim of it locks every region of its date.
+func (s *suite) testDimensionsRollUp(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("feeds", dimensionsDef(0, nil, dimension("date", partition.Def{Kind: partition.Daily, Start: "2025-12-30"}),
+		dimension("region", partition.Def{Kind: partition.Static, Values: []string{"us", "eu", "emea"}})))
+	b.definedDataset("global", partition.Def{Kind: partition.Daily, Start: "2025-12-30"})
+	b.job("roll", "global", "feeds")
+
+	b.publish("feeds", "2025-12-30|us", "2025-12-30|eu", "2025-12-31|eu")
+	_, d := b.next("roll")
+	require.Empty(t, d, "2025-12-30|emea is not READY: the date waits for every region")
+	b.publish("feeds", "2025-12-30|emea")
+	c, d := b.next("roll")
+	require.Equal(t, "2025-12-30", d)
+	var reads []string
+	for _, r := range c.Reads {
+		reads = append(reads, r.DataID)
+	}
+	require.Equal(t, []string{"2025-12-30|eu", "2025-12-30|us", "2025-12-30|emea"}, reads, "the claim reads every region of its date")
+
+	_, err := b.s.Resubmit(b.ctx, "feeds", "2025-12-30|us", true)
+	requireCode(t, err, backends.CodeLocked, "a region read by a live claim")
+	require.Equal(t, backends.StatusReady, b.status("feeds", "2025-12-30|us"), "refused: nothing changed")
+	b.complete(c)
+	require.Equal(t, backends.StatusReady, b.status("global", "2025-12-30"))
+
+	_, err = b.s.Resubmit(b.ctx, "feeds", "2025-12-30|eu", true)
+	require.NoError(t, err)
+	require.Equal(t, backends.StatusResubmit, b.status("global", "2025-12-30"), "a resubmit of one region reaches the roll-up")
+	_, d = b.next("roll")
+	require.Empty(t, d, "2025-12-30|eu is RESUBMIT itself: the roll-up waits for it")
+	b.publish("feeds", "2025-12-30|eu")
+	require.Equal(t, []string{"2025-12-30"}, b.drain("roll"))
+
+	res, err := b.s.PublishRange(b.ctx, "feeds", "2025-12-31", "2025-12-31")
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Changed, "eu was READY already")
+	require.Equal(t, []string{"2025-12-31"}, b.drain("roll"))
+
+	// Three dimensions rolled up into two: every product of a date and region.
+	b.definedDataset("sales", threeDims())
+	b.definedDataset("by-region", dimensionsDef(0, nil,
+		dimension("date", partition.Def{Kind: partition.Daily, Start: "2026-01-01", End: "2026-01-03"}),
+		dimension("region", partition.Def{Kind: partition.Static, Values: []string{"us", "emea", "eu"}})))
+	b.job("sum", "by-region", "sales")
+	b.publish("sales", "2026-01-02|us|9", "2026-01-02|us|10", "2026-01-02|eu|9")
+	require.Equal(t, []string{"2026-01-02|us"}, b.drain("sum"))
+	b.publish("sales", "2026-01-02|eu|10")
+	require.Equal(t, []string{"2026-01-02|eu"}, b.drain("sum"))
+}
+
+// testDimensionsFanOut: a job reading a DAILY dataset into a date × region
+// one reads the same input chunk for every region: each of the date's
+// tuples is claimable once the date is READY, and a resubmit of the date
+// reaches them all.
+func (s *suite) testDimensionsFanOut(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("daily", partition.Def{Kind: partition.Daily, Start: "2025-12-30"})
+	b.definedDataset("by-region", dimensionsDef(0, nil, dimension("date", partition.Def{Kind: partition.Daily, Start: "2025-12-30"}),
+		dimension("region", partition.Def{Kind: partition.Static, Values: []string{"us", "eu"}})))
+	b.publish("daily", "2025-12-30")
+	b.job("split", "by-region", "daily") // declared after the input's chunk: its backfill finds it
+	c, d := b.next("split")
+	require.Equal(t, "2025-12-30|eu", d)
+	require.Len(t, c.Reads, 1)
+	require.Equal(t, "2025-12-30", c.Reads[0].DataID)
+	b.complete(c)
+	b.publish("daily", "2025-12-31")
+	require.Equal(t, []string{"2025-12-30|us", "2025-12-31|eu", "2025-12-31|us"}, b.drain("split"))
+	_, err := b.s.Resubmit(b.ctx, "daily", "2025-12-31", true)
+	require.NoError(t, err)
+	require.Equal(t, backends.StatusResubmit, b.status("by-region", "2025-12-31|eu"))
+	require.Equal(t, backends.StatusResubmit, b.status("by-region", "2025-12-31|us"))
+	require.Equal(t, backends.StatusReady, b.status("by-region", "2025-12-30|us"))
+	b.publish("daily", "2025-12-31")
+	require.Equal(t, []string{"2025-12-31|eu", "2025-12-31|us"}, b.drain("split"))
+}
+
+// testDimensionsAcrossRefused: what the rules across dimensions do not
+// build yet is refused, saying so.
+func (s *suite) testDimensionsAcrossRefused(t *testing.T) {
+	b := s.setup(t)
+	regions := partition.Def{Kind: partition.Static, Values: []string{"us", "eu"}}
+	b.definedDataset("hours", dimensionsDef(0, nil, dimension("hour", partition.Def{Kind: partition.Hourly, Start: "2026-01-01T00"}), dimension("region", regions)))
+	b.definedDataset("days", partition.Def{Kind: partition.Daily, Start: "2026-01-01"})
+	b.definedDataset("regions", dimensionsDef(0, nil, dimension("region", regions), dimension("n", partition.Def{Kind: partition.Integer, End: "3"})))
+	b.definedDataset("plain", partition.Def{Kind: partition.Integer})
+	for _, j := range []backends.Job{
+		{ID: "hourly-to-daily", Output: "days", Inputs: []string{"hours"}},
+		{ID: "nothing-pairs", Output: "days", Inputs: []string{"regions"}},
+		{ID: "no-definition", Output: "nodef", Inputs: []string{"hours"}},
+		{ID: "integer", Output: "plain", Inputs: []string{"regions"}},
+	} {
+		if j.ID == "no-definition" {
+			b.datasets("nodef")
+		}
+		_, err := b.s.UpsertJob(b.ctx, j)
+		requireCode(t, err, backends.CodeInvalidArgument, "job %s", j.ID)
+	}
 }

@@ -75,6 +75,11 @@ func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, e
 	// A job with mappings is backfilled after its catalog change commits:
 	// the backfill is marked pending first, so that a server stopping half
 	// way leaves it to be resumed (backfillmark.go).
+	if cat, err := e.loadCatalog(ctx, false); err == nil {
+		// Whether it reads across dimensions (Job.Mapping) depends on its
+		// datasets' definitions: such a job is backfilled as a mapped one.
+		j = cat.Catalog.WithJob(j).Jobs.Get(j.ID)
+	}
 	prev, mark, err := e.markMappedUpsert(ctx, j)
 	if err != nil {
 		return backends.Job{}, err
@@ -113,6 +118,7 @@ func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, e
 			return nil, 0, err
 		}
 		after = cat.WithJob(stored)
+		stored = after.Jobs.Get(stored.ID) // with what the catalog derives
 		return after, version, nil
 	})
 	if err != nil {

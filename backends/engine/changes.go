@@ -54,7 +54,7 @@ func withoutTimes(v any) any {
 		return x
 	case backends.Job:
 		x.CreatedAt, x.UpdatedAt = time.Time{}, time.Time{}
-		return x
+		return x.Declared()
 	case backends.Pool:
 		x.CreatedAt, x.UpdatedAt = time.Time{}, time.Time{}
 		return x

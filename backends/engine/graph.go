@@ -98,7 +98,7 @@ func catalogGraph(cat *backends.Catalog, jobIDs, dsIDs []string) backends.LockGr
 		j := cat.Jobs.Get(id)
 		for _, in := range j.Inputs {
 			e := backends.GraphEdge{From: "job:" + id, To: "dataset:" + in, Kind: backends.EdgeReads}
-			if m := j.Mapping(in); m.Kind != partition.Identity && m.Kind != "" {
+			if m := j.Mapping(in); m.Kind != partition.Identity && m.Kind != "" && m.Kind != partition.AcrossDimensions {
 				e.Mapping = &backends.InputMapping{Dataset: in, Mapping: m}
 			}
 			g.Edges = append(g.Edges, e)

@@ -22,7 +22,7 @@ func mappedOutputs(cat *backends.Catalog, job backends.Job, in, inID string) (pa
 	switch m.Kind {
 	case partition.Identity, "":
 		return partition.Span{From: inID, To: inID}, nil
-	case partition.TimeWindow:
+	case partition.TimeWindow, partition.AcrossDimensions:
 		span, err := m.OutputSpan(cat.DefOf(job.Output), cat.DefOf(in), inID)
 		if err != nil {
 			return span, mappingError(job, in, inID, err)
@@ -47,7 +47,7 @@ func (e *engine) backfillMapped(ctx context.Context, cat *backends.Catalog, job 
 	}
 	in := job.Inputs[0]
 	for _, i := range job.Inputs {
-		if k := job.Mapping(i).Kind; k == partition.Identity || k == partition.TimeWindow || k == "" {
+		if k := job.Mapping(i).Kind; k == partition.Identity || windowKind(k) || k == "" {
 			in = i
 			break
 		}

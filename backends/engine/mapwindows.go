@@ -68,12 +68,20 @@ func errWindowMoved() error {
 	return &errReplan{what: "the chunks next to a window kept becoming READY while this operation locked them"}
 }
 
+// windowKind tells whether a mapping maps each output to a run of input
+// dataids that moves forward with the outputs, as a window does:
+// TIME_WINDOW, and across dimensions (a roll-up reads each date's regions,
+// a fan-out each date's chunk for every region).
+func windowKind(k partition.MappingKind) bool {
+	return k == partition.TimeWindow || k == partition.AcrossDimensions
+}
+
 // windowConsumers tells whether a job reads dataset through TIME_WINDOW:
 // making one of its chunks READY then locks the chunks next to it
 // (windowLocks).
 func windowConsumers(cat *backends.Catalog, dataset string) bool {
 	for _, jid := range cat.Consumers(dataset) {
-		if cat.Jobs.Get(jid).Mapping(dataset).Kind == partition.TimeWindow {
+		if windowKind(cat.Jobs.Get(jid).Mapping(dataset).Kind) {
 			return true
 		}
 	}
@@ -107,7 +115,7 @@ func windowLocks(ctx context.Context, tx backends.Tx, cat *backends.Catalog, pla
 	runs := runsOf(ctx)
 	for _, jid := range cat.Consumers(dataset) {
 		job := cat.Jobs.Get(jid)
-		if job.Mapping(dataset).Kind != partition.TimeWindow {
+		if !windowKind(job.Mapping(dataset).Kind) {
 			continue
 		}
 		run, err := scanRun(ctx, tx, cat, job, dataset, dataid, plan.owns(dataset))

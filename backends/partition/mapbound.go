@@ -43,6 +43,12 @@ func (m Mapping) MaxInputs(out, in Def) int64 {
 		return clampSize(n, in)
 	case All:
 		return countExpected(in, MaxMapped+1)
+	case AcrossDimensions:
+		p, err := planDimensions(out, in)
+		if err != nil {
+			return MaxMapped + 1
+		}
+		return p.wholeIn()
 	}
 	return 1
 }
@@ -51,6 +57,13 @@ func (m Mapping) MaxInputs(out, in Def) int64 {
 // dataid of in through TIME_WINDOW. The other kinds queue one output per
 // input dataid, or one sweep: 1.
 func (m Mapping) MaxOutputs(out, in Def) int64 {
+	if m.kind() == AcrossDimensions {
+		p, err := planDimensions(out, in)
+		if err != nil {
+			return MaxMapped + 1
+		}
+		return p.wholeOut()
+	}
 	if m.kind() != TimeWindow || !out.Kind.IsTime() || !in.Kind.IsTime() {
 		return 1
 	}

@@ -70,6 +70,9 @@ func (m Mapping) Validate(out, in Def) error {
 		}
 	}
 	k := m.kind()
+	if k == AcrossDimensions {
+		return ValidateAcrossDimensions(out, in)
+	}
 	if out.Kind == Dimensional || in.Kind == Dimensional {
 		return validateAcrossDimensions(k, out, in)
 	}
@@ -262,6 +265,12 @@ func (m Mapping) InputSpan(out, in Def, outID string) (Span, error) {
 	switch m.kind() {
 	case Identity:
 		return clampSpan(in, single(outID))
+	case AcrossDimensions:
+		p, err := planDimensions(out, in)
+		if err != nil {
+			return Span{}, err
+		}
+		return p.inputs(in, outID)
 	case TimeWindow:
 		return m.timeInputs(out, in, outID)
 	case All:
@@ -283,6 +292,12 @@ func (m Mapping) OutputSpan(out, in Def, inID string) (Span, error) {
 	switch m.kind() {
 	case Identity:
 		return clampSpan(out, single(inID))
+	case AcrossDimensions:
+		p, err := planDimensions(out, in)
+		if err != nil {
+			return Span{}, err
+		}
+		return p.outputs(out, in, inID)
 	case TimeWindow:
 		return m.timeOutputs(out, in, inID)
 	case All:
