@@ -53,7 +53,7 @@ func copyExample(t *testing.T, dir, dataRoot string) {
 	require.NoError(t, err)
 	yaml := string(raw)
 	require.Contains(t, yaml, "/tmp/chunklock-daily")
-	require.Equal(t, 6, strings.Count(yaml, "leaseSeconds: 30"), "the test shortens every job's lease")
+	require.Equal(t, 7, strings.Count(yaml, "leaseSeconds: 30"), "the test shortens every job's lease")
 	yaml = strings.ReplaceAll(yaml, "/tmp/chunklock-daily", dataRoot)
 	yaml = strings.ReplaceAll(yaml, "leaseSeconds: 30", "leaseSeconds: 2")
 	require.NoError(t, os.WriteFile(path, []byte(yaml), 0o644))
@@ -69,6 +69,9 @@ var produced = map[string][]string{ // dataset -> its producer's inputs
 // allDatasets are the example's daily datasets, in the order `chunklock
 // status` and `chunklock chunks` show them.
 var allDatasets = []string{"payments", "orders", "orders-clean", "daily-report", "reconciliation", "revenue-7d"}
+
+// regions are the values of revenue-by-region's region dimension.
+var regions = []string{"emea", "americas", "apac"}
 
 // weeks are the ISO weeks of the example's weekly-report: 2026-01-01 is a
 // Thursday of 2026-W01, 2026-01-30 the Friday of 2026-W05.
@@ -123,15 +126,15 @@ func TestDailyPipeline(t *testing.T) {
 	// apply: a dry run changes nothing; the first apply creates everything
 	// and writes the keys; the second changes nothing.
 	r := inExample("apply", "-f", "pipeline.yaml", "--dry-run")
-	require.Contains(t, r.stdout, "dry run: 16 change(s) would be applied")
+	require.Contains(t, r.stdout, "dry run: 18 change(s) would be applied")
 	ds, err := s.api.Datasets(t.Context())
 	require.NoError(t, err)
 	require.Empty(t, ds, "a dry run creates nothing")
 
 	r = inExample("apply", "-f", "pipeline.yaml", "--keys-dir", keys)
-	require.Contains(t, r.stdout, "applied 16 change(s)")
+	require.Contains(t, r.stdout, "applied 18 change(s)")
 	require.NotContains(t, r.stdout, "AGE-SECRET-KEY", "with --keys-dir keys go to files, not to the output")
-	for _, job := range []string{"extract", "transform", "report", "reconcile", "rolling", "weekly"} {
+	for _, job := range []string{"extract", "transform", "report", "reconcile", "rolling", "weekly", "by-region"} {
 		st, err := os.Stat(filepath.Join(keys, job+".key"))
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
@@ -154,7 +157,7 @@ func TestDailyPipeline(t *testing.T) {
 	var runners []*proc
 	for range 4 {
 		runners = append(runners, start(t, append(append([]string{}, s.env...), env...), example,
-			"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly",
+			"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly", "--job", "by-region",
 			"--loop", "--idle-wait", "8s", "--kill-grace", "2s", "--", "sh", filepath.Join(mustAbs(t, "testdata"), "pause.sh")))
 	}
 
@@ -207,7 +210,7 @@ func TestDailyPipeline(t *testing.T) {
 	// The settlement arrives: one more runner finishes the day.
 	require.Contains(t, script("make-payments.sh", "2026-01-17..2026-01-17"), "published 1 chunk(s) of payments")
 	last := start(t, append(append([]string{}, s.env...), env...), example,
-		"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly",
+		"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly", "--job", "by-region",
 		"--loop", "--idle-wait", "2s", "--", "sh", filepath.Join(mustAbs(t, "testdata"), "pause.sh"))
 	require.Equal(t, 0, last.wait(t, 60*time.Second), "runner:\n%s", last.stderr)
 	require.Contains(t, last.stderr.String(), "nothing left to do: 1 completed")
@@ -233,7 +236,12 @@ func TestDailyPipeline(t *testing.T) {
 	for _, w := range weeks {
 		require.Contains(t, readyAt, "weekly-report/"+w, "week %s was never produced", w)
 	}
-	require.Len(t, readyAt, 6*30+5)
+	for _, d := range days {
+		for _, region := range regions {
+			require.Contains(t, readyAt, "revenue-by-region/"+d+"|"+region, "%s of %s was never produced", region, d)
+		}
+	}
+	require.Len(t, readyAt, 6*30+5+3*30)
 	claims := 0
 	for i, e := range evs {
 		if e.Role != "OUTPUT" || e.To != "RUNNING" {
@@ -313,20 +321,39 @@ func TestDailyPipeline(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("week %s (%s..%s): %d orders, revenue %d.%02d EUR\n", w, reads[0], reads[len(reads)-1], n, sum/100, sum%100), string(got))
 	}
 
+	// Each day's regions add up to the day (revenue-by-region: date ×
+	// region, each region's chunk reading the day of orders-clean).
+	for _, d := range days {
+		sum, _ := rawTotals(t, filepath.Join(data, "shop", "orders-"+d+".csv"))
+		total := 0
+		for _, region := range regions {
+			got, err := os.ReadFile(filepath.Join(data, "by-region", region, d+".txt"))
+			require.NoError(t, err)
+			var orders, units, cents int
+			_, err = fmt.Sscanf(strings.SplitN(string(got), ": ", 2)[1], "%d orders, revenue %d.%d EUR", &orders, &units, &cents)
+			require.NoError(t, err, "%s", got)
+			require.Contains(t, string(got), "day "+d+", region "+region+":")
+			total += units*100 + cents
+		}
+		require.Equal(t, sum, total, "the regions of %s add up to the day", d)
+	}
+
 	// The views agree.
 	r = s.ok(t, "status")
 	for _, ds := range allDatasets {
 		require.Regexp(t, `(?m)^`+ds+`\s+\S+\s+30\s+30\s+0\s+0\s+0\s+0\s+2026-01-30$`, r.stdout)
 	}
 	require.Regexp(t, `(?m)^payments\s+0\s+0\s+-\s+-$`, r.stdout)
+	require.Regexp(t, `(?m)^revenue-by-region\s+by-region\s+90\s+90\s+0\s+0\s+0\s+0\s+2026-01-30\|americas$`, r.stdout)
 	require.Contains(t, r.stdout, "no live claims")
 	r = s.ok(t, "status", "--dataset", "orders")
 	require.Regexp(t, `(?m)^orders\s+extract\s+30\s+30\s`, r.stdout)
 	require.NotContains(t, r.stdout, "orders-clean", "only the dataset asked for")
 	r = s.ok(t, "chunks", "--limit", "0")
 	require.Equal(t, 37, strings.Count(r.stdout, "\n"), "header, 5 weeks, 30 days, legend:\n%s", r.stdout)
-	require.Contains(t, r.stdout, "2026-01-15  #         #       #             #             #               #           .")
-	require.Contains(t, r.stdout, "2026-W03    .         .       .             .             .               .           #")
+	require.Contains(t, r.stdout, "2026-01-15  #         #       #             #             #               #           #                  .",
+		"revenue-by-region: one mark for the date's three regions")
+	require.Contains(t, r.stdout, "2026-W03    .         .       .             .             .               .           .                  #")
 	r = s.ok(t, "graph", "--dataid", "2026-01-15")
 	require.Contains(t, r.stdout, `"job:reconcile" -> "chunk:reconciliation/2026-01-15"`)
 	r = s.ok(t, "graph", "--job", "rolling")
@@ -347,9 +374,10 @@ func TestDailyPipeline(t *testing.T) {
 	before := len(s.events(t, client.EventFilter{}))
 	r = s.ok(t, "resubmit", "--dataset", "orders", "--dataid", "2026-01-15", "--cascade")
 	require.Regexp(t, `(?m)^weekly-report\s+2026-W03\s+weekly\s+RESUBMIT\s+upstream orders/2026-01-15 resubmitted$`, r.stdout)
-	require.Equal(t, 12, strings.Count(r.stdout, "RESUBMIT"), "orders, reconciliation, orders-clean, daily-report, 7 rolling days, 1 week:\n%s", r.stdout)
+	require.Equal(t, 15, strings.Count(r.stdout, "RESUBMIT"), "orders, reconciliation, orders-clean, daily-report, 7 rolling days, 1 week, 3 regions:\n%s", r.stdout)
+	require.Regexp(t, `(?m)^revenue-by-region\s+2026-01-15\|emea\s+by-region\s+RESUBMIT\s`, r.stdout)
 	rerun := start(t, append(append([]string{}, s.env...), env...), example,
-		"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly",
+		"run", "--keys-dir", keys, "--job", "extract", "--job", "transform", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly", "--job", "by-region",
 		"--loop", "--idle-wait", "2s", "--", "sh", filepath.Join(mustAbs(t, "testdata"), "pause.sh"))
 	require.Equal(t, 0, rerun.wait(t, 60*time.Second), "runner:\n%s", rerun.stderr)
 	var again []string
@@ -364,6 +392,9 @@ func TestDailyPipeline(t *testing.T) {
 		want = append(want, "revenue-7d/"+d)
 	}
 	want = append(want, "weekly-report/2026-W03")
+	for _, region := range regions {
+		want = append(want, "revenue-by-region/2026-01-15|"+region)
+	}
 	slices.Sort(want)
 	require.Equal(t, want, again)
 }

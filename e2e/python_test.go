@@ -71,7 +71,7 @@ func TestDailyPipelineFromPython(t *testing.T) {
 	var runners []*proc
 	for range 2 {
 		runners = append(runners, start(t, append(append([]string{}, s.env...), env...), example,
-			"run", "--keys-dir", keys, "--job", "extract", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly",
+			"run", "--keys-dir", keys, "--job", "extract", "--job", "report", "--job", "reconcile", "--job", "rolling", "--job", "weekly", "--job", "by-region",
 			"--loop", "--idle-wait", "6s", "--", "sh", "-c", `exec ./jobs/$CHUNKLOCK_JOB.sh`))
 	}
 	for _, p := range runners {
@@ -82,7 +82,7 @@ func TestDailyPipelineFromPython(t *testing.T) {
 	executor := regexp.MustCompile(`transform.py: executor (\S+)`).FindStringSubmatch(worker.stderr.String())
 	require.NotNil(t, executor, worker.stderr.String())
 
-	readyOnce(t, s, 6*30+5) // the six daily datasets (payments published) and five weeks
+	readyOnce(t, s, 6*30+5+3*30) // the six daily datasets (payments published), five weeks and 30 days of three regions
 	for _, e := range s.events(t, client.EventFilter{Dataset: "orders-clean"}) {
 		if e.Role == "OUTPUT" && e.To == "RUNNING" {
 			require.Equal(t, executor[1], e.Executor, "orders-clean %s was claimed by the Python worker", e.DataID)

@@ -102,7 +102,7 @@ func openOverview(t *testing.T, tb *tab, s *stack, role string) {
 }
 
 // TestQuickStartPipeline: the quick start after its runners finish. All
-// seven datasets are drawn, the pipeline with its mappings on the edges;
+// eight datasets are drawn, the pipeline with its mappings on the edges;
 // the grid opens on January 2026, where the data is (not the last 30
 // days); the weekly row spans its days; the late payments day is marked;
 // and reconcile's blocked day is two clicks away: the late cell, then what
@@ -113,13 +113,13 @@ func TestQuickStartPipeline(t *testing.T) {
 	tb := newTab(t)
 	openOverview(t, tb, s, "reader")
 
-	datasets := []string{"orders", "payments", "orders-clean", "daily-report", "reconciliation", "revenue-7d", "weekly-report"}
-	tb.poll(t, `document.querySelectorAll('#pipeline g.node.dataset').length === 7`)
+	datasets := []string{"orders", "payments", "orders-clean", "daily-report", "reconciliation", "revenue-7d", "weekly-report", "revenue-by-region"}
+	tb.poll(t, `document.querySelectorAll('#pipeline g.node.dataset').length === 8`)
 	for _, ds := range datasets {
 		require.Equal(t, 1, eval[int](t, tb, fmt.Sprintf(`document.querySelectorAll('#pipeline g.dataset[data-dataset=%q]').length`, ds)), ds)
 		require.Equal(t, 1, eval[int](t, tb, fmt.Sprintf(`document.querySelectorAll('.grow[data-ds=%q]').length`, ds)), "%s has a row", ds)
 	}
-	require.Equal(t, 6, eval[int](t, tb, `document.querySelectorAll('#pipeline g.node.job').length`))
+	require.Equal(t, 7, eval[int](t, tb, `document.querySelectorAll('#pipeline g.node.job').length`))
 	labels := eval[string](t, tb, `Array.from(document.querySelectorAll('#pipeline .edge-label')).map(e => e.dataset.from + '>' + e.dataset.to + ': ' + e.textContent).sort().join('; ')`)
 	require.Equal(t, "orders-clean>rolling: -6..0 days; orders-clean>weekly: week of days", labels)
 	require.LessOrEqual(t, eval[float64](t, tb, `document.getElementById('pipeline-svg').getBoundingClientRect().right`),

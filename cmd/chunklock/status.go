@@ -301,7 +301,7 @@ func chunksCommand() *cli.Command {
 }
 
 var (
-	cellMark  = map[string]string{"": ".", "NONE": ".", "RUNNING": "R", "READY": "#", "FAILED": "F", "RESUBMIT": "S", "HOLD": "H"}
+	cellMark  = map[string]string{"": ".", "NONE": ".", "RUNNING": "R", "READY": "#", "FAILED": "F", "RESUBMIT": "S", "HOLD": "H", "MIXED": "~"}
 	cellColor = map[string]string{"RUNNING": "\x1b[36m", "READY": "\x1b[32m", "FAILED": "\x1b[31m", "RESUBMIT": "\x1b[33m", "HOLD": "\x1b[35m"}
 )
 
@@ -341,6 +341,18 @@ func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		return err
 	}
 	grid := map[string]map[string]string{} // dataid -> dataset -> status
+	// Beside other datasets, a dataset with dimensions shows one mark per
+	// value of its first dimension (a date), not a row per tuple: its
+	// tuples' status when they all have the same, "~" when they differ.
+	grouped := map[string]partition.Def{}
+	if slice == nil && len(ids) > 1 {
+		for _, d := range v.datasets {
+			if def := d.Partitions.Def(); def != nil && def.Kind == partition.Dimensional && slices.Contains(ids, d.ID) {
+				grouped[d.ID] = *def
+			}
+		}
+	}
+	groups := map[[2]string][]string{} // (first value, dataset) -> statuses
 	for _, d := range ids {
 		var rows []client.StatusRow
 		if slice != nil {
@@ -352,10 +364,21 @@ func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 			return err
 		}
 		for _, r := range rows {
-			if grid[r.DataID] == nil {
-				grid[r.DataID] = map[string]string{}
+			id := r.DataID
+			if _, ok := grouped[d]; ok {
+				id, _, _ = strings.Cut(id, "|")
+				groups[[2]string{id, d}] = append(groups[[2]string{id, d}], r.Status)
 			}
-			grid[r.DataID][r.Dataset] = r.Status
+			if grid[id] == nil {
+				grid[id] = map[string]string{}
+			}
+			grid[id][r.Dataset] = r.Status
+		}
+	}
+	for k, sts := range groups {
+		n, err := grouped[k[1]].Count(k[0], k[0])
+		if err != nil || int64(len(sts)) != n || slices.ContainsFunc(sts, func(s string) bool { return s != sts[0] }) {
+			grid[k[0]][k[1]] = "MIXED"
 		}
 	}
 	dataids := make([]string, 0, len(grid))
@@ -397,7 +420,11 @@ func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if len(dataids) < total {
 		fmt.Fprintf(out, "(the last %d of %d dataids; see more with --limit, --from, --to)\n", len(dataids), total)
 	}
-	fmt.Fprintln(out, "legend: . none  R running  # ready  F failed  S resubmit  H hold")
+	legend := "legend: . none  R running  # ready  F failed  S resubmit  H hold"
+	if len(grouped) > 0 {
+		legend += "  ~ mixed (a dataset with dimensions: one mark per first value; --dataset D or --slice shows each)"
+	}
+	fmt.Fprintln(out, legend)
 	return nil
 }
 
