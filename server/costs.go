@@ -123,6 +123,10 @@ func complexity(max int) graph.ComplexityRoot {
 	c.PartitionDefinition.Values = func(child int) int { return thousand(child) }
 	c.PartitionDefinition.Dimensions = func(child int) int { return partition.MaxDimensions * child }
 	c.PartitionDimension.Values = func(child int) int { return thousand(child) }
+	// A claim's dimension values are its dataid split (at most four): no
+	// read, nothing that grows: one unit, whatever is selected of them (the
+	// least gqlgen takes).
+	c.DatasetAccess.Dimensions = func(int) int { return 1 }
 	c.Claim.Inputs = func(child int) int { return thousand(child) }
 	dashboardComplexity(&c)
 	return c
