@@ -145,3 +145,15 @@ func DataIDFromSortKey(key string) (string, error) {
 	}
 	return strings.Join(values, "|"), nil
 }
+
+// UpperBound is the bound that makes to, a value of the first dimension,
+// cover every tuple it begins (SPEC §10: from and to may be values of the
+// first dimension): to followed by the largest value there is. A
+// one-dimensional to is returned with it too; no one-dimensional dataid
+// lies between them.
+func UpperBound(to string) string {
+	if to == "" || strings.IndexByte(to, '|') >= 0 {
+		return to
+	}
+	return to + "|" + strings.Repeat("z", MaxDataIDLen)
+}

@@ -83,6 +83,13 @@ func (s *suite) testDimensionsTupleOrder(t *testing.T) {
 		got = append(got, r.DataID)
 	}
 	require.Equal(t, want[9:13], got, "a range of tuples")
+	page, err = b.s.Chunks(b.ctx, backends.ChunkFilter{Dataset: "sales", From: "2026-01-02", To: "2026-01-02"})
+	require.NoError(t, err)
+	got = nil
+	for _, r := range page.Rows {
+		got = append(got, r.DataID)
+	}
+	require.Equal(t, want[6:12], got, "first values as bounds cover every tuple they begin")
 
 	require.Equal(t, want, b.partitionIDs(backends.PartitionFilter{Dataset: "sales", First: 4}), "partitions page in tuple order")
 	require.Equal(t, want[6:12], b.partitionIDs(backends.PartitionFilter{Dataset: "sales", From: "2026-01-02", To: "2026-01-02"}),
@@ -91,6 +98,9 @@ func (s *suite) testDimensionsTupleOrder(t *testing.T) {
 	for _, p := range b.partitions(backends.PartitionFilter{Dataset: "sales"}) {
 		require.Equal(t, backends.StatusReady, p.Status, p.DataID)
 	}
+	res, err := b.s.HoldRange(b.ctx, "sales", "2026-01-03|us|10", "2026-01-03", "audit")
+	require.NoError(t, err, "from a tuple to its own first value is not reversed")
+	require.Equal(t, 3, res.Changed, "us|10, emea|9 and emea|10 of 2026-01-03")
 }
 
 // testDimensionsRootAndIdentity: a job without inputs producing a
@@ -440,7 +450,15 @@ func (s *suite) testDimensionsAcrossRefused(t *testing.T) {
 		{ID: "nothing-pairs", Output: "days", Inputs: []string{"regions"}},
 		{ID: "no-definition", Output: "nodef", Inputs: []string{"hours"}},
 		{ID: "integer", Output: "plain", Inputs: []string{"regions"}},
+		{ID: "permuted", Output: "by-customer", Inputs: []string{"by-region"}},
 	} {
+		if j.ID == "permuted" {
+			// The dimensions both read by value in another order: the outputs
+			// would not move forward with the input tuples.
+			days, custs := partition.Def{Kind: partition.Daily, Start: "2026-01-01"}, partition.Def{Kind: partition.Static, Values: []string{"a", "b"}}
+			b.definedDataset("by-region", dimensionsDef(0, nil, dimension("date", days), dimension("region", regions), dimension("cust", custs)))
+			b.definedDataset("by-customer", dimensionsDef(0, nil, dimension("date", days), dimension("cust", custs), dimension("region", regions)))
+		}
 		if j.ID == "no-definition" {
 			b.datasets("nodef")
 		}

@@ -73,11 +73,11 @@ func (e *engine) RemovePartitions(ctx context.Context, dataset string, values []
 
 // valueBatch is how many values one transaction of an add or a remove
 // serves: all of them, unless the backend bounds the keys of a
-// transaction (each value reads its key, writes it, and queues a
-// candidate).
+// transaction (each value reads its key, writes it, reads its chunk's
+// OUTPUT row, and queues a candidate).
 func (e *engine) valueBatch() int {
 	if k := e.b.Limits().MaxBatchKeys; k > 0 {
-		return max(1, k/3-1)
+		return max(1, k/4-1)
 	}
 	return backends.MaxPartitionValues
 }
@@ -156,6 +156,25 @@ func (e *engine) changeValues(ctx context.Context, op, dataset string, values []
 				if err != nil {
 					return err
 				}
+				// A value added again whose chunk was resubmitted meanwhile
+				// is claimed among the RESUBMIT chunks, first (SPEC §3
+				// findNext): the batch's chunks are read in one read, under
+				// their locks (and, on a store validating reads, checked at
+				// commit).
+				resubmitted := map[string]bool{}
+				if add && root != nil {
+					keys := make([]backends.RowKey, len(batch))
+					for i, v := range batch {
+						keys[i] = backends.RowKey{Dataset: dataset, DataID: v, Job: cat.RowJob(*root), Role: backends.RoleOutput}
+					}
+					rows, err := tx.GetRows(ctx, keys)
+					if err != nil {
+						return err
+					}
+					for i, r := range rows {
+						resubmitted[batch[i]] = r != nil && r.Status == backends.StatusResubmit
+					}
+				}
 				var done []string
 				for i, v := range batch {
 					if ours[v] && (have[i] != nil) == add {
@@ -174,15 +193,7 @@ func (e *engine) changeValues(ctx context.Context, op, dataset string, values []
 							return err
 						}
 						if root != nil {
-							// A value added again whose chunk was resubmitted
-							// meanwhile is claimed among the RESUBMIT chunks,
-							// first (SPEC §3 findNext).
-							rows, err := tx.PeekRows(ctx, []backends.RowKey{{Dataset: dataset, DataID: v, Job: cat.RowJob(*root), Role: backends.RoleOutput}})
-							if err != nil {
-								return err
-							}
-							resubmit := rows[0] != nil && rows[0].Status == backends.StatusResubmit
-							if err := tx.AddCandidate(ctx, backends.Candidate{Job: root.ID, DataID: v, NotBefore: now.Add(def.Lag), Resubmit: resubmit}); err != nil {
+							if err := tx.AddCandidate(ctx, backends.Candidate{Job: root.ID, DataID: v, NotBefore: now.Add(def.Lag), Resubmit: resubmitted[v]}); err != nil {
 								return err
 							}
 						}

@@ -182,7 +182,7 @@ func (e *engine) rangeDataIDs(ctx context.Context, op rangeOp, from, to string) 
 			return nil, err
 		}
 	}
-	if backends.CompareDataID(from, to) > 0 {
+	if backends.CompareDataID(from, backends.UpperBound(to)) > 0 {
 		return nil, backends.InvalidArgument("%s: from %q is after to %q (dataids order shortlex: shorter first)", op.name, from, to)
 	}
 	cat, err := e.loadCatalog(ctx, false)

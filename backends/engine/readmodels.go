@@ -35,6 +35,7 @@ func (e *engine) Chunks(ctx context.Context, f backends.ChunkFilter) (backends.C
 		return backends.ChunkPage{}, err
 	}
 	f.First = backends.PageSize(f.First)
+	f.To = backends.UpperBound(f.To) // a first value covers its tuples
 	return e.b.ListRows(ctx, f)
 }
 

@@ -101,6 +101,9 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 // dataIDOfSortKey is the dataid of a backends.SortKey: its length's three
 // digits dropped.
 func dataIDOfSortKey(sk string) string {
+	if id, err := backends.DataIDFromSortKey(sk); err == nil {
+		return id // a multi-dimensional dataid's key holds each value's length
+	}
 	if len(sk) < 3 {
 		return sk
 	}

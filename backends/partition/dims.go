@@ -98,6 +98,13 @@ func (d Def) validateDimensions() error {
 			return where("%v", err)
 		}
 	}
+	longest := len(d.Dimensions) - 1 // the separators
+	for _, dim := range d.Dimensions {
+		longest += longestValue(dim.Def)
+	}
+	if longest > MaxTupleLen {
+		return invalid("the longest dataid these dimensions expect is %d characters: at most %d (shorten the longest values)", longest, MaxTupleLen)
+	}
 	if (d.Lag != 0 || d.Deadline != nil) && !d.Dimensions[0].Kind.IsTime() {
 		return invalid("lag and deadline apply to a time dimension: these dimensions have none, so their chunks are due at once")
 	}
@@ -109,6 +116,26 @@ func (d Def) validateDimensions() error {
 // ends (+ lag), so every expected dataid up to DueBefore is due.
 func (d Def) Windowed() bool {
 	return d.Kind.IsTime() || d.Kind == Dimensional && len(d.Dimensions) > 0 && d.hasTime()
+}
+
+// longestValue is the length of the longest dataid a one-dimensional d
+// expects (time kinds: fixed; INTEGER: its end's, or a uint64's).
+func longestValue(d Def) int {
+	switch {
+	case d.Kind == Static:
+		n := 0
+		for _, v := range d.Values {
+			n = max(n, len(v))
+		}
+		return n
+	case d.Kind == Integer && d.End != "":
+		return len(d.End)
+	case d.Kind == Integer:
+		return len("18446744073709551615")
+	case d.Kind.IsTime():
+		return len(example[d.Kind])
+	}
+	return 128
 }
 
 // hasTime reports whether d's first dimension is of a time kind.

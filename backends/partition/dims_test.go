@@ -275,3 +275,15 @@ func TestDimensionsCountAndBack(t *testing.T) {
 		require.Equal(t, int64(len(walkTuples(t, d, "", head, false))), n)
 	}
 }
+
+// A definition whose longest tuple exceeds 255 characters is refused: such
+// dataids could never be published, and would stay missing.
+func TestDimensionsLongestTuple(t *testing.T) {
+	long := strings.Repeat("v", 128)
+	d := dims(0, nil, dim("a", Def{Kind: Static, Values: []string{"x", long}}), dim("b", Def{Kind: Static, Values: []string{long}}))
+	err := d.ValidateNew()
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Contains(t, err.Error(), "257 characters")
+	d = dims(0, nil, dim("a", Def{Kind: Static, Values: []string{strings.Repeat("v", 126)}}), dim("b", Def{Kind: Static, Values: []string{long}}))
+	require.NoError(t, d.ValidateNew(), "255 characters fit")
+}

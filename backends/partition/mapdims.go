@@ -86,6 +86,20 @@ func planDimensions(out, in Def) (dimsPlan, error) {
 			break
 		}
 	}
+	// The paired dimensions in the same order on both sides: the outputs
+	// then move forward as the input tuples do (a backfill, the window
+	// locks and the enqueue of the outputs a chunk completes count on it).
+	prev := -1
+	for i, j := range p.pair {
+		if j < 0 {
+			continue
+		}
+		if j < prev {
+			return p, invalid("%s comes after %s in the input but before it in the output: declare the dimensions both read by value in the same order (not supported yet otherwise)",
+				axisName(p.in[i], "input"), p.out[prev].name)
+		}
+		prev = j
+	}
 	// Runs of tuples: the dimensions read whole after the paired ones.
 	whole := int64(1)
 	for i, j := range p.pair {

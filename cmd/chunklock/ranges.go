@@ -94,7 +94,7 @@ func rangeArgs(cmd *cli.Command, rangeFlag bool) (from, to string, ok bool, err 
 			return "", "", false, err
 		}
 	}
-	if backends.CompareDataID(from, to) > 0 {
+	if backends.CompareDataID(from, backends.UpperBound(to)) > 0 {
 		return "", "", false, fmt.Errorf("--from %s is after --to %s (dataids order shortlex: shorter first, then byte-wise)", from, to)
 	}
 	return from, to, true, nil
