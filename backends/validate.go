@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -148,7 +149,45 @@ func (c *Catalog) ValidateJob(j Job) (Job, error) {
 		return Job{}, err
 	}
 	j.InputMappings = ms
+	if err := c.checkDimensionVars(j); err != nil {
+		return Job{}, err
+	}
 	return c.withAcross(j), nil
+}
+
+// checkDimensionVars refuses a job for which the runner would set one of
+// its variables twice because of a dimension's: the output's
+// CHUNKLOCK_OUTPUT_<DIMENSION>, each input's
+// CHUNKLOCK_INPUT_<DATASET>_<DIMENSION> and CHUNKLOCK_INPUT_<n>_<DIMENSION>,
+// beside the variables every dataset has (input sales-region's
+// CHUNKLOCK_INPUT_SALES_REGION_URL against input sales' dimension
+// region_url).
+func (c *Catalog) checkDimensionVars(j Job) error {
+	fields := []string{"DATASET", "URL", "CONNECTION", "LOCATION", "SECRET", "LOCATIONS", "DATAIDS"}
+	names := map[string]string{}
+	var dims [][2]string // variable, what
+	add := func(prefix, dataset string) {
+		for _, f := range fields {
+			names[prefix+"_"+f] = "the " + f + " of " + dataset
+		}
+		if def := c.DefOf(dataset); def.Kind == partition.Dimensional {
+			for _, d := range def.Dimensions {
+				dims = append(dims, [2]string{prefix + "_" + envname.Part(d.Name), "dimension " + d.Name + " of " + dataset})
+			}
+		}
+	}
+	add("CHUNKLOCK_OUTPUT", j.Output)
+	for i, in := range j.Inputs {
+		add("CHUNKLOCK_INPUT_"+strconv.Itoa(i), in)
+		add("CHUNKLOCK_INPUT_"+envname.Part(in), in)
+	}
+	for _, d := range dims {
+		if other, ok := names[d[0]]; ok && other != d[1] {
+			return InvalidArgument("job %q: the runner would set %s twice, as %s and as %s: rename the dimension", j.ID, d[0], d[1], other)
+		}
+		names[d[0]] = d[1]
+	}
+	return nil
 }
 
 // MaxRetryDelaySeconds bounds a job's retry delays (a year).

@@ -18,17 +18,7 @@ import (
 
 // EnvName turns a dataset id into the part of a variable name that stands
 // for it: upper case, anything but letters and digits becomes '_'.
-func EnvName(id string) string {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(id) {
-		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
+func EnvName(id string) string { return envname.Part(id) }
 
 // Environ returns the claim as environment variables for the job process:
 //

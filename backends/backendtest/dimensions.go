@@ -239,13 +239,23 @@ func (s *suite) testDimensionsRefused(t *testing.T) {
 		requireCode(t, err, backends.CodeInvalidArgument, "job %s", j.ID)
 	}
 
+	// A dimension whose runner variable another variable of the job has
+	// already: input sales-region's CHUNKLOCK_INPUT_SALES_REGION_URL and
+	// input sales' dimension region_url.
+	b.definedDataset("sales", dimensionsDef(0, nil, dimension("date", days), dimension("region_url", regions)))
+	b.definedDataset("sales-region", days)
+	b.definedDataset("sales-out", dimensionsDef(0, nil, dimension("date", days), dimension("region_url", regions)))
+	_, err := b.s.UpsertJob(b.ctx, backends.Job{ID: "clash", Output: "sales-out", Inputs: []string{"sales", "sales-region"}})
+	requireCode(t, err, backends.CodeInvalidArgument, "CHUNKLOCK_INPUT_SALES_REGION_URL twice")
+	require.Contains(t, err.Error(), "CHUNKLOCK_INPUT_SALES_REGION_URL")
+
 	// A definition change that would leave a job reading across
 	// dimensions is refused too.
 	b.definedDataset("daily2", days)
 	b.job("copy", "daily", "daily2")
 	b.definedDataset("daily2", days) // unchanged: fine
 	hours := partition.Def{Kind: partition.Hourly, Start: "2026-01-01T00"}
-	_, err := b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "daily2", Partitions: ptr(dimensionsDef(0, nil, dimension("hour", hours), dimension("region", regions)))})
+	_, err = b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "daily2", Partitions: ptr(dimensionsDef(0, nil, dimension("hour", hours), dimension("region", regions)))})
 	requireCode(t, err, backends.CodeInvalidArgument, "daily2 given hours and regions under a daily reader")
 }
 

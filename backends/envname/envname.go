@@ -324,3 +324,18 @@ func wellFormed(name string) bool {
 	}
 	return true
 }
+
+// Part is a dataset id or a dimension name as it appears in the runner's
+// variables (CHUNKLOCK_INPUT_<DATASET>_URL, CHUNKLOCK_OUTPUT_<DIMENSION>):
+// upper-cased, every character other than A-Z and 0-9 an underscore.
+func Part(id string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(id) {
+		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
