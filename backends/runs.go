@@ -40,6 +40,10 @@ type RunsFilter struct {
 	// Runs asks for Runs. A caller that wants only Columns leaves it false,
 	// so that MaxRuns does not cut its span short.
 	Runs bool
+	// Slice keeps, of a dataset with dimensions, the tuples whose values of
+	// the sliced dimensions are listed (one region's dates); From and To
+	// may then be values of the first dimension. Its rows are read by key.
+	Slice []partition.Slice
 }
 
 // PartitionRun is a run of consecutive dataids of one status and lateness.

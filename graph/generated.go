@@ -416,7 +416,7 @@ type ComplexityRoot struct {
 		Jobs           func(childComplexity int) int
 		LockGraph      func(childComplexity int, job *string, dataset *string, dataid *string) int
 		Locks          func(childComplexity int, dataset *string, job *string) int
-		PartitionRuns  func(childComplexity int, dataset string, from *string, to *string, zoom *partition.Kind, limit *int) int
+		PartitionRuns  func(childComplexity int, dataset string, from *string, to *string, zoom *partition.Kind, limit *int, slice []DimensionSliceInput) int
 		Partitions     func(childComplexity int, dataset string, from *string, to *string, status *backends.Status, late *bool, first *int, after *string, slice []DimensionSliceInput) int
 		Pool           func(childComplexity int, id string) int
 		Pools          func(childComplexity int) int
@@ -622,7 +622,7 @@ type QueryResolver interface {
 	Chunks(ctx context.Context, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string) (ChunkConnection, error)
 	Chunk(ctx context.Context, dataset string, dataid string) (backends.ChunkDetail, error)
 	Claims(ctx context.Context, job *string) ([]backends.Claim, error)
-	PartitionRuns(ctx context.Context, dataset string, from *string, to *string, zoom *partition.Kind, limit *int) (model.PartitionRuns, error)
+	PartitionRuns(ctx context.Context, dataset string, from *string, to *string, zoom *partition.Kind, limit *int, slice []DimensionSliceInput) (model.PartitionRuns, error)
 	Events(ctx context.Context, dataset *string, job *string, dataid *string, first *int, after *string) (EventConnection, error)
 	Locks(ctx context.Context, dataset *string, job *string) ([]backends.Lock, error)
 	Blockers(ctx context.Context, job string, dataid string) ([]backends.Blocker, error)
@@ -2427,7 +2427,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.PartitionRuns(childComplexity, args["dataset"].(string), args["from"].(*string), args["to"].(*string), args["zoom"].(*partition.Kind), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.PartitionRuns(childComplexity, args["dataset"].(string), args["from"].(*string), args["to"].(*string), args["zoom"].(*partition.Kind), args["limit"].(*int), args["slice"].([]DimensionSliceInput)), true
 	case "Query.partitions":
 		if e.ComplexityRoot.Query.Partitions == nil {
 			break
@@ -3731,7 +3731,7 @@ ten years of hours with a failure every few weeks in a few hundred.
 type PartitionRuns {
   "The dataset id."
   dataset: String!
-  "The kind of the dataset's partition definition; null for a dataset without one, whose span is its chunks (no missing, nothing late)."
+  "The kind of the dataset's partition definition; null for a dataset without one, whose span is its chunks (no missing, nothing late), and for one with dimensions."
   kind: PartitionKind
   "The first dataid of the span; null when it is empty."
   from: String
@@ -3839,6 +3839,13 @@ extend type Query {
     zoom: PartitionKind
     "How many dataids to look at, at most: 10,000 when omitted, 100,000 at most."
     limit: Int
+    """
+    Of a dataset with dimensions, only the tuples of this slice (see
+    ` + "`" + `partitions` + "`" + `): one region's dates, for a row per region. ` + "`" + `from` + "`" + ` and ` + "`" + `to` + "`" + `
+    may then be values of the first dimension; ` + "`" + `columns` + "`" + ` group a time first
+    dimension's values by ` + "`" + `zoom` + "`" + `.
+    """
+    slice: [DimensionSliceInput!]
   ): PartitionRuns!
 }
 
@@ -6513,6 +6520,14 @@ func (ec *executionContext) field_Query_partitionRuns_args(ctx context.Context, 
 		return nil, err
 	}
 	args["limit"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "slice",
+		func(ctx context.Context, v any) ([]DimensionSliceInput, error) {
+			return ec.unmarshalODimensionSliceInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐDimensionSliceInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slice"] = arg5
 	return args, nil
 }
 
@@ -13548,7 +13563,7 @@ func (ec *executionContext) _Query_partitionRuns(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().PartitionRuns(ctx, fc.Args["dataset"].(string), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["zoom"].(*partition.Kind), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().PartitionRuns(ctx, fc.Args["dataset"].(string), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["zoom"].(*partition.Kind), fc.Args["limit"].(*int), fc.Args["slice"].([]DimensionSliceInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v model.PartitionRuns) graphql.Marshaler {

@@ -7,6 +7,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/resolvers/model"
 )
 
@@ -14,7 +15,7 @@ import (
 func partitionRuns(s backends.PartitionSpan) model.PartitionRuns {
 	out := model.PartitionRuns{Dataset: s.Dataset, From: nullIfEmpty(s.From), To: nullIfEmpty(s.To), Count: s.Count,
 		Next: nullIfEmpty(s.Next), ChangesAt: timeOrNull(s.ChangesAt), Runs: s.Runs, Columns: s.Columns}
-	if s.Kind != "" {
+	if s.Kind != "" && s.Kind != partition.Dimensional {
 		out.Kind = &s.Kind
 	}
 	if out.Runs == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/chunklock/chunklock/graph"
 	"github.com/chunklock/chunklock/resolvers/model"
 )
 
@@ -20,9 +21,9 @@ func (r *datasetResolver) LatestReady(ctx context.Context, obj *backends.Dataset
 }
 
 // PartitionRuns is the resolver for the partitionRuns field.
-func (r *queryResolver) PartitionRuns(ctx context.Context, dataset string, from *string, to *string, zoom *partition.Kind, limit *int) (model.PartitionRuns, error) {
+func (r *queryResolver) PartitionRuns(ctx context.Context, dataset string, from *string, to *string, zoom *partition.Kind, limit *int, slice []graph.DimensionSliceInput) (model.PartitionRuns, error) {
 	f := backends.RunsFilter{Dataset: dataset, From: deref(from), To: deref(to), Zoom: deref(zoom), Limit: deref(limit),
-		Runs: selects(ctx, "runs")}
+		Runs: selects(ctx, "runs"), Slice: slicesOf(slice)}
 	if limit != nil && *limit <= 0 {
 		return model.PartitionRuns{}, backends.InvalidArgument("limit %d is not a count of dataids: give 1 to %d, or leave it out for %d", *limit, backends.MaxRunsLimit, backends.DefaultRunsLimit)
 	}

@@ -13,13 +13,21 @@ import (
 // request read about 20,000 dataids, in well under 100 ms.
 const runsPerPoint = 20
 
+// slicedRunsPerPoint is runsPerPoint for a slice, whose dataids are read
+// one key each rather than as a run of rows.
+const slicedRunsPerPoint = 5
+
 // dashboardComplexity adds the costs of the dashboard's reads.
 func dashboardComplexity(c *graph.ComplexityRoot) {
-	c.Query.PartitionRuns = func(child int, _ string, _, _ *string, _ *partition.Kind, limit *int) int {
+	c.Query.PartitionRuns = func(child int, _ string, _, _ *string, _ *partition.Kind, limit *int, slice []graph.DimensionSliceInput) int {
 		n := backends.DefaultRunsLimit
 		if limit != nil && *limit > 0 {
 			n = min(*limit, backends.MaxRunsLimit)
 		}
-		return 1 + child + (n+runsPerPoint-1)/runsPerPoint
+		per := runsPerPoint
+		if slice != nil {
+			per = slicedRunsPerPoint
+		}
+		return 1 + child + (n+per-1)/per
 	}
 }

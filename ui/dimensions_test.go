@@ -1,6 +1,8 @@
 package ui_test
 
 import (
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -37,4 +39,36 @@ func TestDimensionsDataset(t *testing.T) {
 	tb.do(t, chromedp.Navigate(s.url+"/ui#/"))
 	row := tb.poll(t, `(() => { const r = document.querySelector('.grow.other[data-ds="feeds"]'); return r && r.innerText.includes("chunks") && r.innerText })()`)
 	require.Contains(t, row, "4 chunks")
+}
+
+// TestDimensionsRowsPerValue: on the time axis, the quick start's
+// revenue-by-region (date × region) has a row per region, each cell a
+// tuple's status: a region's held days show on its row only, an event
+// redraws the cell of its own region, and a click opens the tuple's chunk.
+func TestDimensionsRowsPerValue(t *testing.T) {
+	s := newStack(t, false, "extract")
+	seedQuickStart(t, s)
+	ctx := t.Context()
+	res, err := s.store.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangeHold, Dataset: "revenue-by-region", From: "2026-01-20", To: "2026-01-21",
+		Slice: []partition.Slice{{Dimension: "region", Values: []string{"apac"}}}, Reason: "late feed"})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Changed)
+	tb := newTab(t)
+	openOverview(t, tb, s, "reader")
+	labels := eval[string](t, tb, `Array.from(document.querySelectorAll('.grow[data-dataset="revenue-by-region"] .glabel')).map(e => e.innerText.replace(/\s+/g, ' ').trim()).join('; ')`)
+	require.Equal(t, "revenue-by-region apac D; revenue-by-region emea D; revenue-by-region americas D", labels, "a row per region, in dataid order")
+	require.Equal(t, "HOLD", cellOf(t, tb, "revenue-by-region|apac", "2026-01-20").Status)
+	require.Equal(t, "READY", cellOf(t, tb, "revenue-by-region|emea", "2026-01-20").Status, "another region's row is not reached")
+	require.Equal(t, "READY", cellOf(t, tb, "revenue-by-region|apac", "2026-01-19").Status)
+
+	// An event redraws the cell of its region only.
+	_, err = s.store.Hold(ctx, "revenue-by-region", "2026-01-25|emea", "checking")
+	require.NoError(t, err)
+	tb.poll(t, `window.chunklock.cell('revenue-by-region|emea', '2026-01-25')?.status === 'HOLD'`)
+	require.Equal(t, "READY", cellOf(t, tb, "revenue-by-region|apac", "2026-01-25").Status)
+
+	// A click opens the tuple's chunk.
+	c := cellOf(t, tb, "revenue-by-region|apac", "2026-01-21")
+	tb.do(t, chromedp.MouseClickXY(c.X, c.Y))
+	tb.poll(t, `decodeURIComponent(location.hash) === '#/chunk/revenue-by-region/2026-01-21|apac'`)
 }

@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -332,6 +333,22 @@ func (s *suite) testDimensionsSlices(t *testing.T) {
 		b.partitionIDs(backends.PartitionFilter{Dataset: "feeds", Slice: region("emea", "us", "fr"), From: "2025-12-29", To: "2025-12-30", First: 3}),
 		"a slice of two values, between first values, page by page")
 	require.Empty(t, b.partitionIDs(backends.PartitionFilter{Dataset: "feeds", Slice: region("fr")}), "no listed value is expected")
+
+	// The dashboard's runs of one region: its dates, and per ISO week.
+	span, err := b.s.PartitionRuns(b.ctx, backends.RunsFilter{Dataset: "feeds", Runs: true, Slice: region("eu")})
+	require.NoError(t, err)
+	require.Equal(t, []backends.PartitionRun{{From: "2025-12-28|eu", To: "2025-12-31|eu", Count: 4, Status: backends.StatusReady}}, span.Runs)
+	span, err = b.s.PartitionRuns(b.ctx, backends.RunsFilter{Dataset: "feeds", Runs: true, Slice: region("us"), From: "2025-12-29", To: "2025-12-30"})
+	require.NoError(t, err)
+	require.Equal(t, []backends.PartitionRun{{From: "2025-12-29|us", To: "2025-12-30|us", Count: 2, Status: none}}, span.Runs)
+	span, err = b.s.PartitionRuns(b.ctx, backends.RunsFilter{Dataset: "feeds", Zoom: partition.Weekly, Slice: region("eu", "us")})
+	require.NoError(t, err)
+	var weeks []string
+	for _, c := range span.Columns {
+		weeks = append(weeks, fmt.Sprintf("%s..%s %d ready %d missing", c.From, c.To, c.Ready, c.Missing))
+	}
+	require.Equal(t, []string{"2025-W52..2025-W52 1 ready 1 missing", "2026-W01..2026-W01 3 ready 3 missing"}, weeks,
+		"2025-12-28 is a Sunday: one date of two regions in W52, three in W01")
 	require.Equal(t, []string{"2025-12-28|eu", "2025-12-28|us", "2025-12-28|emea"}, b.partitionIDs(backends.PartitionFilter{Dataset: "feeds", To: "2025-12-28"}))
 
 	require.Equal(t, []string{"2025-12-28|eu", "2025-12-29|eu", "2025-12-30|eu", "2025-12-31|eu"}, b.drain("build"))
@@ -360,7 +377,7 @@ func (s *suite) testDimensionsSlices(t *testing.T) {
 		requireCode(t, err, backends.CodeInvalidArgument, "publish slice %v", bad)
 	}
 	b.definedDataset("days", partition.Def{Kind: partition.Daily, Start: "2025-12-28"})
-	_, err := b.s.Partitions(b.ctx, backends.PartitionFilter{Dataset: "days", Slice: region("eu")})
+	_, err = b.s.Partitions(b.ctx, backends.PartitionFilter{Dataset: "days", Slice: region("eu")})
 	requireCode(t, err, backends.CodeInvalidArgument, "a slice of a one-dimensional dataset")
 }
 

@@ -49,12 +49,29 @@ func (e *engine) PartitionRuns(ctx context.Context, f backends.RunsFilter) (back
 	if sc.maxRuns == 0 {
 		sc.maxRuns = backends.MaxRuns
 	}
+	if len(f.Slice) > 0 {
+		if def == nil {
+			return sc.span, backends.InvalidArgument("slice applies to a dataset with dimensions; %q has none", f.Dataset)
+		}
+		sliced, some, err := def.Sliced(f.Slice)
+		if err != nil {
+			return sc.span, backends.InvalidArgument("%v", err)
+		}
+		if !some {
+			return sc.span, nil
+		}
+		def = &sliced
+	}
 	if def == nil {
 		return sc.span, sc.chunks(ctx, e, producer)
 	}
 	sc.span.Kind = def.Kind
-	if f.Zoom != "" && finer(def.Kind, f.Zoom) {
-		sc.cols = &columnOf{kind: def.Kind, zoom: f.Zoom}
+	kind, tuple := def.Kind, false
+	if def.Kind == partition.Dimensional && def.Windowed() {
+		kind, tuple = def.Dimensions[0].Kind, true // columns of its dates
+	}
+	if f.Zoom != "" && finer(kind, f.Zoom) {
+		sc.cols = &columnOf{kind: kind, zoom: f.Zoom, tuple: tuple}
 	}
 	return sc.span, sc.expected(ctx, e, *def, producer)
 }
@@ -288,7 +305,14 @@ type runWindowScan struct {
 // to the span; done when the span ended in it.
 func (w *runWindowScan) window(ctx context.Context, batch []string) (done bool, err error) {
 	last := batch[len(batch)-1]
-	ids, sts, err := w.e.windowStatuses(ctx, w.f.Dataset, w.producer, batch[0], last)
+	var ids []string
+	var sts []backends.Status
+	if len(w.f.Slice) > 0 {
+		// A slice's tuples lie apart among the dataset's rows: by key.
+		ids, sts, err = w.e.pointStatuses(ctx, w.f.Dataset, w.producer, batch)
+	} else {
+		ids, sts, err = w.e.windowStatuses(ctx, w.f.Dataset, w.producer, batch[0], last)
+	}
 	if err != nil {
 		return false, err
 	}

@@ -323,27 +323,40 @@ func (l *partitionList) outputStatuses(ctx context.Context, from, to string, bat
 // one read: a slice's dataids lie apart among the dataset's rows (one
 // customer's every date), where a run would read every customer's.
 func (l *partitionList) pointStatuses(ctx context.Context, batch []string) (map[string]backends.Status, string, error) {
+	ids, sts, err := l.e.pointStatuses(ctx, l.f.Dataset, l.producer, batch)
+	out := make(map[string]backends.Status, len(ids))
+	highest := ""
+	for i, id := range ids {
+		out[id] = sts[i]
+		highest = id
+	}
+	return out, highest, err
+}
+
+// pointStatuses reads the OUTPUT rows of producer at the dataids of batch,
+// one key each, in one read; it answers the dataids that have one, in
+// order, with their statuses.
+func (e *engine) pointStatuses(ctx context.Context, dataset, producer string, batch []string) ([]string, []backends.Status, error) {
 	keys := make([]backends.RowKey, len(batch))
 	for i, id := range batch {
-		keys[i] = backends.RowKey{Dataset: l.f.Dataset, DataID: id, Job: l.producer, Role: backends.RoleOutput}
+		keys[i] = backends.RowKey{Dataset: dataset, DataID: id, Job: producer, Role: backends.RoleOutput}
 	}
-	out := make(map[string]backends.Status, len(batch))
-	highest := ""
-	err := l.e.b.Update(ctx, func(tx backends.Tx) error {
-		clear(out)
+	var ids []string
+	var sts []backends.Status
+	err := e.b.Update(ctx, func(tx backends.Tx) error {
+		ids, sts = ids[:0], sts[:0]
 		rows, err := tx.PeekRows(ctx, keys)
 		if err != nil {
 			return err
 		}
 		for i, r := range rows {
 			if r != nil {
-				out[batch[i]] = r.Status
-				highest = batch[i]
+				ids, sts = append(ids, batch[i]), append(sts, r.Status)
 			}
 		}
 		return nil
 	})
-	return out, highest, err
+	return ids, sts, err
 }
 
 // expectedBeyond reports whether an OUTPUT row of an expected dataid after

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/chunklock/chunklock/backends"
+	"strings"
 
 	"fmt"
 	"time"
@@ -25,12 +26,17 @@ func finer(k, zoom partition.Kind) bool {
 // zoom. It remembers the last date it mapped: the hours of a day share it.
 type columnOf struct {
 	kind, zoom partition.Kind
-	lastDate   string
-	lastKey    string
+	// tuple: the dataids are multi-dimensional, their first value of kind.
+	tuple    bool
+	lastDate string
+	lastKey  string
 }
 
 // key is the column of id: a dataid of the zoom's kind.
 func (c *columnOf) key(id string) string {
+	if c.tuple {
+		id, _, _ = strings.Cut(id, "|")
+	}
 	date := id
 	switch c.kind {
 	case partition.Hourly:

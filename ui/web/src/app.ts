@@ -10,7 +10,7 @@ import { errorText } from "./ui";
 import { watch as chunkWatch, chunkPage } from "./views/chunk";
 import { rereadClaims, renderClaims, tick } from "./views/claims";
 import { datasetPage, datasetWatch } from "./views/dataset";
-import { cell, describe, grid, refresh, reload, renderGrid } from "./views/grid";
+import { cell, describe, grid, refresh, reload, renderGrid, rowFor } from "./views/grid";
 import { historyPage } from "./views/history";
 import { jobPage, jobWatch } from "./views/job";
 import { OtherRow } from "./views/other";
@@ -137,7 +137,7 @@ let rowTimer: ReturnType<typeof setTimeout> | undefined;
 /** onEvent brings every view on show up to date with one transition. */
 function onEvent(ev: LiveEvent) {
   if (ev.role === "OUTPUT") {
-    const r = grid.byId.get(ev.dataset);
+    const r = rowFor(ev.dataset, ev.dataid);
     if (r instanceof TimeRow && grid.view) {
       // Draw what the event says at once; read the row again for what it
       // does not say (a column's counts, lateness).

@@ -100,10 +100,24 @@ export function setup() {
   grid.byId = new Map();
   grid.rows = [];
   grid.others = [];
+  const anyTime = state.datasets.some((d) => isTime(d.partitions?.kind));
   for (const d of state.datasets) {
     const old = keep.get(d.id);
     const same = old && JSON.stringify(old.ds.partitions) === JSON.stringify(d.partitions);
-    if (isTime(d.partitions?.kind)) {
+    const values = anyTime ? sliceValues(d) : null;
+    if (values) {
+      // A date and a region: a row per region on the time axis.
+      const dim = d.partitions!.dimensions![1];
+      for (const value of values) {
+        const key = `${d.id}|${value}`;
+        const was = keep.get(key);
+        const r =
+          was instanceof TimeRow && JSON.stringify(was.ds.partitions) === JSON.stringify(d.partitions) ? was : new TimeRow(d, { dimension: dim.name, value });
+        r.ds = d;
+        grid.rows.push(r);
+        grid.byId.set(key, r);
+      }
+    } else if (isTime(d.partitions?.kind)) {
       const r = same && old instanceof TimeRow ? old : new TimeRow(d);
       r.ds = d;
       grid.rows.push(r);
@@ -115,6 +129,39 @@ export function setup() {
       grid.byId.set(d.id, r);
     }
   }
+}
+
+/** maxSliceRows bounds the rows one dataset with dimensions gets on the time axis. */
+const maxSliceRows = 24;
+
+/**
+ * sliceValues are the values of the second dimension a dataset with two
+ * dimensions, the first of a time kind and the second STATIC, is drawn by on
+ * the time axis (a row each, in dataid order); null for any other dataset,
+ * drawn as one row.
+ */
+function sliceValues(d: Dataset): string[] | null {
+  const dims = d.partitions?.dimensions;
+  if (!dims || dims.length !== 2 || !isTime(dims[0].kind) || dims[1].kind !== "STATIC") return null;
+  const vs = [...(dims[1].values || [])].sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
+  return vs.length && vs.length <= maxSliceRows ? vs : null;
+}
+
+/** rowFor is the row that draws a dataset's dataid, if any. */
+export function rowFor(ds: string, dataid: string): TimeRow | OtherRow | undefined {
+  return grid.byId.get(ds) ?? grid.byId.get(`${ds}|${dataid.split("|")[1]}`);
+}
+
+/** countsOf tallies what the grid loaded of a dataset, over its rows. */
+export function countsOf(ds: string): Record<string, number> {
+  const one = grid.byId.get(ds);
+  if (one) return one.counts();
+  const out: Record<string, number> = {};
+  for (const r of grid.rows) {
+    if (r.ds.id !== ds) continue;
+    for (const [k, n] of Object.entries(r.counts())) out[k] = (out[k] || 0) + n;
+  }
+  return out;
 }
 
 /** show points the grid at a view and loads what is in sight first. */
@@ -258,12 +305,14 @@ function axis(v: View) {
 const kindTag: Record<string, string> = { HOURLY: "H", DAILY: "D", WEEKLY: "W", MONTHLY: "M", INTEGER: "#", STATIC: "S", DYNAMIC: "+" };
 
 function rowView(r: TimeRow, v: View) {
-  return html`<div class="grow" data-ds=${r.ds.id}>
-    <div class="glabel"><a href=${datasetHref(r.ds.id)} title=${r.ds.description || r.ds.id}>${r.ds.id}</a>
+  return html`<div class="grow" data-ds=${r.key} data-dataset=${r.ds.id}>
+    <div class="glabel"><a href=${datasetHref(r.ds.id)} title=${r.ds.description || r.ds.id}>${r.ds.id}</a>${r.slice
+        ? html` <span class="slice" title="${r.slice.dimension} ${r.slice.value}">${r.slice.value}</span>`
+        : nothing}
       <span class="kind" title=${r.kind.toLowerCase()}>${kindTag[r.kind]}</span></div>
     <div class="track" @mousemove=${(e: MouseEvent) => hover(e, r)} @mouseleave=${unhover} @click=${(e: MouseEvent) => click(e, r)}>
       ${r.error ? html`<span class="error small">${r.error}</span>` : r.segments.map((s) => segView(s, v))}
-      ${grid.selected?.ds === r.ds.id ? selBox(r, v) : nothing}
+      ${grid.selected?.ds === r.ds.id && !r.slice ? selBox(r, v) : nothing}
       ${!r.loaded && !r.segments.length && !r.error ? html`<span class="loading-bar"></span>` : nothing}
     </div></div>`;
 }
@@ -354,8 +403,10 @@ function click(e: MouseEvent, r: TimeRow) {
     location.hash = viewHash({ zoom: r.kind, c0: lo, c1: hi });
     return;
   }
-  const id = s.id ?? format(r.kind, c);
-  if (e.shiftKey && isAdmin()) return selectRange(r.ds.id, id);
+  const id = s.id ?? r.dataid(format(r.kind, c));
+  // A range of a region's row would reach every region between its ends:
+  // shift-click selects on rows of one axis only.
+  if (e.shiftKey && isAdmin() && !r.slice) return selectRange(r.ds.id, id);
   location.hash = chunkHref(r.ds.id, id);
 }
 

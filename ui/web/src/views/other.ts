@@ -72,7 +72,7 @@ export class OtherRow {
   view(width: number) {
     const kind = this.ds.partitions ? kindLabel(this.ds.partitions) : "no definition";
     const mark = kind === "no definition" ? "—" : kind === "integer" ? "#" : this.ds.partitions?.dimensions ? "×" : "S";
-    return html`<div class="grow other" data-ds=${this.ds.id}>
+    return html`<div class="grow other" data-ds=${this.ds.id} data-dataset=${this.ds.id}>
       <div class="glabel"><a href=${datasetHref(this.ds.id)}>${this.ds.id}</a> <span class="kind" title=${kind}>${mark}</span></div>
       <div class="track" style="width: ${width}px">${this.bar(width)}</div>
       <span class="muted small count">${this.loaded ? plural(this.total, "chunk") + (this.more ? "+" : "") : ""}</span>

@@ -7,7 +7,7 @@ import { html, nothing, render, svg } from "lit-html";
 import { mappingLabel } from "../mapping";
 import { datasetHref, jobHref, kindLabel, state } from "../state";
 import { plural, statusName } from "../util";
-import { grid } from "./grid";
+import { countsOf, grid } from "./grid";
 import type { LayoutIn, LayoutOut } from "./graphtypes";
 import { layout, path } from "./layout";
 
@@ -159,8 +159,7 @@ function centerOnMatch() {
 function shows(id: string): boolean {
   if (pipe.search && !id.toLowerCase().includes(pipe.search.toLowerCase())) return false;
   if (pipe.filter === "all") return true;
-  const r = grid.byId.get(id);
-  const n: Record<string, number> = r ? r.counts() : {};
+  const n: Record<string, number> = countsOf(id);
   switch (pipe.filter) {
     case "failing":
       return !!(n.FAILED || n.HOLD);
@@ -187,8 +186,7 @@ const barOrder = ["READY", "RUNNING", "FAILED", "RESUBMIT", "HOLD", "NONE"];
 
 function datasetNode(id: string, p: { x: number; y: number }) {
   const d = state.byId.get(id);
-  const r = grid.byId.get(id);
-  const n: Record<string, number> = r ? r.counts() : {};
+  const n: Record<string, number> = countsOf(id);
   const total = barOrder.reduce((s, k) => s + (n[k] || 0), 0);
   let x = p.x + 8;
   const bars = barOrder

@@ -67,8 +67,34 @@ export class TimeRow {
   changesAt = Infinity;
   segments: Segment[] = [];
 
-  constructor(public ds: Dataset) {
-    this.kind = ds.partitions!.kind as Zoom;
+  /**
+   * slice, for a dataset with dimensions (a date and a region), is the
+   * value of its second dimension this row draws: its dataids are tuples
+   * whose first value is of kind, one per column.
+   */
+  slice: { dimension: string; value: string } | null = null;
+
+  constructor(
+    public ds: Dataset,
+    slice?: { dimension: string; value: string },
+  ) {
+    this.kind = (slice ? ds.partitions!.dimensions![0].kind : ds.partitions!.kind) as Zoom;
+    if (slice) this.slice = slice;
+  }
+
+  /** key names the row: its dataset, and the value it draws of a dataset with dimensions. */
+  get key(): string {
+    return this.slice ? `${this.ds.id}|${this.slice.value}` : this.ds.id;
+  }
+
+  /** head is a dataid's value of the row's kind (a tuple's first). */
+  head(id: string): string {
+    return this.slice ? id.split("|")[0] : id;
+  }
+
+  /** dataid is the row's dataid at a value of its kind (a tuple for a slice row). */
+  dataid(v: string): string {
+    return this.slice ? `${v}|${this.slice.value}` : v;
   }
 
   /** setView points the row at columns [c0, c1] of zoom; true when it must load again. */
@@ -98,10 +124,11 @@ export class TimeRow {
   /** parts splits the view into column ranges of at most partLimit dataids. */
   parts(): { c0: number; c1: number; lo: number; hi: number }[] {
     const out = [];
+    const limit = this.slice ? partLimit / 4 : partLimit; // read by key: four times the cost
     for (let c = this.c0; c <= this.c1; ) {
       let e = this.c1;
       let [lo, hi] = periodsIn(this.kind, this.zoom, c, e);
-      while (count(lo, hi) > partLimit && e > c) {
+      while (count(lo, hi) > limit && e > c) {
         e = c + Math.floor((e - c) / 2);
         [lo, hi] = periodsIn(this.kind, this.zoom, c, e);
       }
@@ -130,15 +157,15 @@ export class TimeRow {
   private runSegments(): Segment[] {
     const out: Segment[] = [];
     for (const r of this.runs) {
-      const lo = ordinal(this.kind, r.from);
-      const hi = ordinal(this.kind, r.to);
+      const lo = ordinal(this.kind, this.head(r.from));
+      const hi = ordinal(this.kind, this.head(r.to));
       if (this.mode === "cells") {
         out.push({ a: lo, b: hi, status: r.status, late: r.late, cells: true });
         continue;
       }
       for (let p = lo; p <= hi; p++) {
         const [a, b] = columns(this.kind, p, this.zoom);
-        out.push({ a, b, status: r.status, late: r.late, cells: false, id: format(this.kind, p) });
+        out.push({ a, b, status: r.status, late: r.late, cells: false, id: this.dataid(format(this.kind, p)) });
       }
     }
     return out;
@@ -162,9 +189,9 @@ export class TimeRow {
 
   /** statusOf is the status and lateness of a dataid of the row's kind, as loaded. */
   statusOf(id: string): { status: string; late: boolean } | null {
-    const n = ordinal(this.kind, id);
+    const n = ordinal(this.kind, this.head(id));
     for (const r of this.runs) {
-      if (ordinal(this.kind, r.from) <= n && n <= ordinal(this.kind, r.to)) return { status: r.status, late: r.late };
+      if (ordinal(this.kind, this.head(r.from)) <= n && n <= ordinal(this.kind, this.head(r.to))) return { status: r.status, late: r.late };
     }
     return null;
   }
@@ -176,17 +203,18 @@ export class TimeRow {
    */
   apply(id: string, to: string): boolean {
     if (this.mode === "summary") return false;
-    const n = ordinal(this.kind, id);
-    const i = this.runs.findIndex((r) => ordinal(this.kind, r.from) <= n && n <= ordinal(this.kind, r.to));
+    if (this.slice && id.split("|")[1] !== this.slice.value) return false;
+    const n = ordinal(this.kind, this.head(id));
+    const i = this.runs.findIndex((r) => ordinal(this.kind, this.head(r.from)) <= n && n <= ordinal(this.kind, this.head(r.to)));
     if (i < 0) return false;
     const r = this.runs[i];
-    const lo = ordinal(this.kind, r.from);
-    const hi = ordinal(this.kind, r.to);
+    const lo = ordinal(this.kind, this.head(r.from));
+    const hi = ordinal(this.kind, this.head(r.to));
     const late = to === "READY" ? false : r.late;
     const parts: Run[] = [];
-    if (n > lo) parts.push({ ...r, to: format(this.kind, n - 1), count: n - lo });
+    if (n > lo) parts.push({ ...r, to: this.dataid(format(this.kind, n - 1)), count: n - lo });
     parts.push({ from: id, to: id, count: 1, status: to, late });
-    if (n < hi) parts.push({ ...r, from: format(this.kind, n + 1), count: hi - n });
+    if (n < hi) parts.push({ ...r, from: this.dataid(format(this.kind, n + 1)), count: hi - n });
     this.runs.splice(i, 1, ...parts);
     this.draw();
     return true;
@@ -234,8 +262,8 @@ export function mix(c: ColRun): [string, number][] {
   ).filter(([, n]) => n > 0);
 }
 
-/** fieldCost is what a field asking n dataids costs the server (see the schema). */
-const fieldCost = (n: number) => Math.ceil(n / 20) + 16;
+/** fieldCost is what a field asking n dataids costs the server (see the schema; a slice's read by key cost four times). */
+const fieldCost = (n: number, sliced = false) => Math.ceil(n / (sliced ? 5 : 20)) + 16;
 const requestBudget = 900;
 const maxFields = 24;
 
@@ -268,7 +296,7 @@ export async function loadRows(rows: TimeRow[], done: (rows: TimeRow[]) => void)
   let cur: Field[] = [];
   let cost = 0;
   for (const f of fields) {
-    const c = fieldCost(count(f.part.lo, f.part.hi) + 1);
+    const c = fieldCost(count(f.part.lo, f.part.hi) + 1, !!f.row.slice);
     if (cur.length && (cost + c > requestBudget || cur.length >= maxFields)) {
       batches.push(cur);
       cur = [];
@@ -292,10 +320,12 @@ async function readBatch(batch: Field[]): Promise<TimeRow[]> {
   const vars: Record<string, unknown> = {};
   batch.forEach((f, i) => {
     const { row, part } = f;
-    decl.push(`$d${i}: String!, $f${i}: String, $t${i}: String, $l${i}: Int`);
+    decl.push(`$d${i}: String!, $f${i}: String, $t${i}: String, $l${i}: Int` + (row.slice ? `, $s${i}: [DimensionSliceInput!]` : ""));
     const zoom = row.mode === "summary" ? `, zoom: ${row.zoom}` : "";
-    sel.push(`r${i}: partitionRuns(dataset: $d${i}, from: $f${i}, to: $t${i}, limit: $l${i}${zoom}) { ${row.selection()} }`);
+    const slice = row.slice ? `, slice: $s${i}` : "";
+    sel.push(`r${i}: partitionRuns(dataset: $d${i}, from: $f${i}, to: $t${i}, limit: $l${i}${zoom}${slice}) { ${row.selection()} }`);
     Object.assign(vars, { [`d${i}`]: row.ds.id, [`f${i}`]: format(row.kind, part.lo), [`t${i}`]: format(row.kind, part.hi), [`l${i}`]: count(part.lo, part.hi) + 1 });
+    if (row.slice) vars[`s${i}`] = [{ dimension: row.slice.dimension, values: [row.slice.value] }];
   });
   try {
     const d: any = await gql(`query(${decl.join(", ")}) { ${sel.join("\n")} }`, vars);
