@@ -27,6 +27,7 @@ var dimensionTests = []testCase{
 	{"DimensionsCountsKept", (*suite).testDimensionsCountsKept},
 	{"DimensionsSlices", (*suite).testDimensionsSlices},
 	{"DimensionsRollUp", (*suite).testDimensionsRollUp},
+	{"DimensionsRace", (*suite).testDimensionsRace},
 	{"DimensionsFanOut", (*suite).testDimensionsFanOut},
 }
 
@@ -492,4 +493,83 @@ func (s *suite) testDimensionsAcrossRefused(t *testing.T) {
 		_, err := b.s.UpsertJob(b.ctx, j)
 		requireCode(t, err, backends.CodeInvalidArgument, "job %s", j.ID)
 	}
+}
+
+// testDimensionsRace: 32 runners race findNext over a date × region root
+// job and the roll-up reading it, taking whichever job has a chunk: every
+// tuple is claimed exactly once, every date of the roll-up exactly once,
+// and each roll-up claim reads its date's five regions.
+func (s *suite) testDimensionsRace(t *testing.T) {
+	b := s.setup(t)
+	regions := []string{"r1", "r2", "r3", "r4", "r5"}
+	b.definedDataset("feeds", dimensionsDef(0, nil, dimension("date", partition.Def{Kind: partition.Daily, Start: "2025-12-01", End: "2025-12-31"}),
+		dimension("region", partition.Def{Kind: partition.Static, Values: regions})))
+	b.definedDataset("global", partition.Def{Kind: partition.Daily, Start: "2025-12-01", End: "2025-12-31"})
+	b.job("ingest", "feeds")
+	b.job("roll", "global", "feeds")
+	var wantTuples, wantDates []string
+	for d := 1; d <= 31; d++ {
+		date := fmt.Sprintf("2025-12-%02d", d)
+		wantDates = append(wantDates, date)
+		for _, r := range regions {
+			wantTuples = append(wantTuples, date+"|"+r)
+		}
+	}
+	type claim struct {
+		job, dataid string
+		reads       int
+	}
+	claims := make(chan claim, 2*(len(wantTuples)+len(wantDates)))
+	errs := make(chan error, s.cfg.workers)
+	workers := make(chan struct{}, s.cfg.workers)
+	for w := range s.cfg.workers {
+		go func() {
+			defer func() { workers <- struct{}{} }()
+			jobs := []string{"ingest", "roll"}
+			for idle := 0; idle < 4; {
+				c, err := b.s.FindNext(b.ctx, jobs[(w+idle)%2], executor)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if c == nil {
+					idle++
+					continue
+				}
+				idle = 0
+				claims <- claim{c.Job, c.DataID, len(c.Reads)}
+				if err := b.s.Complete(b.ctx, c.Token); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range s.cfg.workers {
+		<-workers
+	}
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	// Some may stop before the last roll-up became claimable: finish.
+	for c, _ := b.next("roll"); c != nil; c, _ = b.next("roll") {
+		claims <- claim{"roll", c.DataID, len(c.Reads)}
+		b.complete(c)
+	}
+	require.Empty(t, b.drain("ingest"))
+	close(claims)
+	var tuples, dates []string
+	for c := range claims {
+		if c.job == "ingest" {
+			tuples = append(tuples, c.dataid)
+			continue
+		}
+		dates = append(dates, c.dataid)
+		require.Equal(t, 5, c.reads, "roll-up of %s reads its five regions", c.dataid)
+	}
+	slices.SortFunc(tuples, backends.CompareDataID)
+	slices.Sort(dates)
+	require.Equal(t, wantTuples, tuples, "every tuple claimed exactly once")
+	require.Equal(t, wantDates, dates, "every date rolled up exactly once")
 }
