@@ -1,18 +1,21 @@
 package ui_test
 
 import (
-	"github.com/chunklock/chunklock/backends"
-	"github.com/chunklock/chunklock/backends/partition"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // TestDimensionsDataset: a dataset with dimensions shows them on its page
 // (the chip names them, the definition spells each), lists its missing
-// tuples, and sits among the other axes of the overview; no page fails on
-// its definition's null kind.
+// tuples, and sits among the other axes of the overview (a row per region
+// on the time axis once a one-axis time dataset is beside it); a roll-up
+// reading it says "all regions" on its edge; no page fails on its
+// definition's null kind.
 func TestDimensionsDataset(t *testing.T) {
 	s := newStack(t, false, "ingest")
 	s.must(t, "admin", `mutation { upsertDataset(input: {id: "feeds", location: "/in/{region}/{date}", partitions: {dimensions: [
@@ -39,6 +42,18 @@ func TestDimensionsDataset(t *testing.T) {
 	tb.do(t, chromedp.Navigate(s.url+"/ui#/"))
 	row := tb.poll(t, `(() => { const r = document.querySelector('.grow.other[data-ds="feeds"]'); return r && r.innerText.includes("chunks") && r.innerText })()`)
 	require.Contains(t, row, "4 chunks")
+
+	// A roll-up reads every region of a date: its edge says so.
+	s.must(t, "admin", `mutation { upsertDataset(input: {id: "global", location: "/g/{dataid}", partitions: {kind: DAILY, start: "2020-01-01", end: "2020-01-02"}}) { id } }`, nil)
+	s.must(t, "admin", `mutation { upsertJob(input: {id: "roll", inputs: ["feeds"], output: "global"}) { job { id } } }`, nil)
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/dataset/global"), chromedp.Reload())
+	produced := tb.poll(t, `(() => { const p = document.querySelector('section.dataset[data-dataset="global"]'); return p && p.innerText.includes('produced by') && p.innerText })()`)
+	require.Contains(t, produced, "feeds all regions")
+
+	// With a one-axis time dataset beside it, the overview draws it a row
+	// per region on the time axis.
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/"), chromedp.Reload())
+	tb.poll(t, `document.querySelectorAll('.grow[data-dataset="feeds"]').length === 2 && !document.querySelector('.grow.other[data-ds="feeds"]')`)
 }
 
 // TestDimensionsRowsPerValue: on the time axis, the quick start's

@@ -125,7 +125,7 @@ func TestQuickStartPipeline(t *testing.T) {
 	}
 	require.Equal(t, 7, eval[int](t, tb, `document.querySelectorAll('#pipeline g.node.job').length`))
 	labels := eval[string](t, tb, `Array.from(document.querySelectorAll('#pipeline .edge-label')).map(e => e.dataset.from + '>' + e.dataset.to + ': ' + e.textContent).sort().join('; ')`)
-	require.Equal(t, "orders-clean>rolling: -6..0 days; orders-clean>weekly: week of days", labels)
+	require.Equal(t, "orders-clean>by-region: each region; orders-clean>rolling: -6..0 days; orders-clean>weekly: week of days", labels)
 	require.LessOrEqual(t, eval[float64](t, tb, `document.getElementById('pipeline-svg').getBoundingClientRect().right`),
 		eval[float64](t, tb, `document.documentElement.clientWidth`), "the graph fits the page")
 

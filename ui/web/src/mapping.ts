@@ -6,7 +6,8 @@ import { mappingOf, state, type Job } from "./state";
 /** mappingLabel names the mapping of input of job j; "" for IDENTITY. */
 export function mappingLabel(j: Job, input: string): string {
   const m = mappingOf(j, input);
-  if (!m || m.kind === "IDENTITY") return "";
+  if (!m) return acrossDimensions(j, input);
+  if (m.kind === "IDENTITY") return "";
   if (m.kind !== "TIME_WINDOW") return m.kind;
   const out = state.byId.get(j.output)?.partitions?.kind;
   const inp = state.byId.get(input)?.partitions?.kind;
@@ -16,4 +17,29 @@ export function mappingLabel(j: Job, input: string): string {
   if (finer(inp, out)) return `${unit[out][0]} of ${many}` + (offsets ? `, ${offsets}` : "");
   if (finer(out, inp)) return `${unit[inp][0]} of the ${unit[out][0]}` + (offsets ? `, ${offsets}` : "");
   return offsets || `same ${unit[inp][0]}`;
+}
+
+/**
+ * acrossDimensions names how a job reads an input without a mapping when
+ * either has dimensions (SPEC §10's rules by name): the input's dimensions
+ * the output lacks are read whole ("all regions"), the output's the input
+ * lacks read the same chunk for each value ("each region"); "" when they
+ * are the same dimensions.
+ */
+function acrossDimensions(j: Job, input: string): string {
+  const dims = (id: string) => state.byId.get(id)?.partitions?.dimensions || [];
+  const out = dims(j.output);
+  const inp = dims(input);
+  if (!out.length && !inp.length) return "";
+  // A one-dimensional side's axis pairs with the other's time dimension.
+  const oneAxisTime = (id: string) => !dims(id).length && isTime(state.byId.get(id)?.partitions?.kind);
+  const pairs = (d: { name: string; kind: string }, other: { name: string }[], otherId: string) =>
+    other.some((o) => o.name === d.name) || (oneAxisTime(otherId) && isTime(d.kind));
+  const whole = inp.filter((d) => !pairs(d, out, j.output)).map((d) => `all ${plural(d.name)}`);
+  const each = out.filter((d) => !pairs(d, inp, input)).map((d) => `each ${d.name}`);
+  return [...whole, ...each].join(", ");
+}
+
+function plural(n: string): string {
+  return n.endsWith("y") ? n.slice(0, -1) + "ies" : n.endsWith("s") ? n : n + "s";
 }
