@@ -21,32 +21,15 @@ func TestValidateDataID(t *testing.T) {
 }
 
 func TestCompareDataIDShortlex(t *testing.T) {
-	ordered := []string{"0", "1", "2", "9", "A", "Z", "a", "z", "00", "09", "10", "11", "99", "100",
-		"2026-02-28", "2026-11-02", "2026-11-10", "2026-11-22T01", "2026-11-22T10"}
-	shuffled := slices.Clone(ordered)
-	slices.Reverse(shuffled)
-	slices.SortFunc(shuffled, CompareDataID)
-	require.Equal(t, ordered, shuffled)
-	for i := range ordered {
-		for j := range ordered {
-			want := 0
-			if i < j {
-				want = -1
-			} else if i > j {
-				want = 1
-			}
-			require.Equal(t, want, CompareDataID(ordered[i], ordered[j]), "%q vs %q", ordered[i], ordered[j])
-			// SortKey orders byte-wise exactly like CompareDataID.
-			require.Equal(t, want, strings.Compare(SortKey(ordered[i]), SortKey(ordered[j])))
-		}
-	}
+	requireOrdered(t, []string{"0", "1", "2", "9", "A", "Z", "a", "z", "00", "09", "10", "11", "99", "100",
+		"2026-02-28", "2026-11-02", "2026-11-10", "2026-11-22T01", "2026-11-22T10"})
 }
 
-// Multi-dimensional dataids order as tuples (SPEC §10): value by value,
-// each shortlex, whatever their lengths in all; their sort keys agree.
-func TestCompareDataIDTuples(t *testing.T) {
-	ordered := []string{"9", "9|b", "9|b|1", "9|b|10", "9|aa", "10|a", "10|b", "2026-11-22|eu", "2026-11-22|us",
-		"2026-11-22|emea", "2026-11-23|eu", "2026-11-23|eu|0|0", "2026-11-23|eu|0|1"}
+// requireOrdered checks that CompareDataID sorts ordered as listed, that
+// it compares every pair of it so, and that SortKey orders byte-wise
+// exactly like it.
+func requireOrdered(t *testing.T, ordered []string) {
+	t.Helper()
 	shuffled := slices.Clone(ordered)
 	slices.Reverse(shuffled)
 	slices.SortFunc(shuffled, CompareDataID)
@@ -63,6 +46,13 @@ func TestCompareDataIDTuples(t *testing.T) {
 			require.Equal(t, want, strings.Compare(SortKey(ordered[i]), SortKey(ordered[j])), "%q vs %q", ordered[i], ordered[j])
 		}
 	}
+}
+
+// Multi-dimensional dataids order as tuples (SPEC §10): value by value,
+// each shortlex, whatever their lengths in all; their sort keys agree.
+func TestCompareDataIDTuples(t *testing.T) {
+	requireOrdered(t, []string{"9", "9|b", "9|b|1", "9|b|10", "9|aa", "10|a", "10|b", "2026-11-22|eu", "2026-11-22|us",
+		"2026-11-22|emea", "2026-11-23|eu", "2026-11-23|eu|0|0", "2026-11-23|eu|0|1"})
 	require.Equal(t, "0102026-11-22002eu", SortKey("2026-11-22|eu"))
 	got, err := DataIDFromSortKey("0102026-11-22002eu0011")
 	require.NoError(t, err)
