@@ -17,7 +17,10 @@ import (
 const (
 	DefaultRunsLimit = 10000
 	MaxRunsLimit     = 100000
-	MaxRuns          = 2000
+	// DefaultSlicedRunsLimit is DefaultRunsLimit for a slice, whose
+	// dataids are read one key each.
+	DefaultSlicedRunsLimit = 1000
+	MaxRuns                = 2000
 )
 
 // RunsFilter selects a span of one dataset's partitions.

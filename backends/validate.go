@@ -166,8 +166,11 @@ func (c *Catalog) checkDimensionVars(j Job) error {
 	fields := []string{"DATASET", "URL", "CONNECTION", "LOCATION", "SECRET", "LOCATIONS", "DATAIDS"}
 	names := map[string]string{}
 	var dims [][2]string // variable, what
-	add := func(prefix, dataset string) {
+	add := func(prefix, dataset string, withDataset bool) {
 		for _, f := range fields {
+			if f == "DATASET" && !withDataset {
+				continue // set under the output's and the numbered prefixes only
+			}
 			names[prefix+"_"+f] = "the " + f + " of " + dataset
 		}
 		if def := c.DefOf(dataset); def.Kind == partition.Dimensional {
@@ -176,10 +179,10 @@ func (c *Catalog) checkDimensionVars(j Job) error {
 			}
 		}
 	}
-	add("CHUNKLOCK_OUTPUT", j.Output)
+	add("CHUNKLOCK_OUTPUT", j.Output, true)
 	for i, in := range j.Inputs {
-		add("CHUNKLOCK_INPUT_"+strconv.Itoa(i), in)
-		add("CHUNKLOCK_INPUT_"+envname.Part(in), in)
+		add("CHUNKLOCK_INPUT_"+strconv.Itoa(i), in, true)
+		add("CHUNKLOCK_INPUT_"+envname.Part(in), in, false)
 	}
 	for _, d := range dims {
 		if other, ok := names[d[0]]; ok && other != d[1] {
@@ -340,6 +343,9 @@ func (c *Catalog) CheckMappingsOf(d Dataset) error {
 			return nil
 		}
 		if err := next.checkDimensionalInputs(j); err != nil {
+			return InvalidArgument("dataset %q: this definition breaks job %q: %s", d.ID, jid, err.Error())
+		}
+		if err := next.checkDimensionVars(j); err != nil {
 			return InvalidArgument("dataset %q: this definition breaks job %q: %s", d.ID, jid, err.Error())
 		}
 		for _, m := range j.InputMappings {

@@ -20,13 +20,12 @@ const slicedRunsPerPoint = 5
 // dashboardComplexity adds the costs of the dashboard's reads.
 func dashboardComplexity(c *graph.ComplexityRoot) {
 	c.Query.PartitionRuns = func(child int, _ string, _, _ *string, _ *partition.Kind, limit *int, slice []graph.DimensionSliceInput) int {
-		n := backends.DefaultRunsLimit
+		n, per := backends.DefaultRunsLimit, runsPerPoint
+		if slice != nil {
+			n, per = backends.DefaultSlicedRunsLimit, slicedRunsPerPoint
+		}
 		if limit != nil && *limit > 0 {
 			n = min(*limit, backends.MaxRunsLimit)
-		}
-		per := runsPerPoint
-		if slice != nil {
-			per = slicedRunsPerPoint
 		}
 		return 1 + child + (n+per-1)/per
 	}

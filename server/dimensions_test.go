@@ -86,6 +86,14 @@ func TestDimensionsOverGraphQL(t *testing.T) {
 		require.Equal(t, "2026-02-27|us", page.Edges[0].Node.Dataid)
 		require.Equal(t, "HOLD", page.Edges[0].Node.Status)
 		require.Equal(t, "INVALID_ARGUMENT", s.fails(reader, `{ partitions(dataset: "feeds", slice: [{dimension: "date", values: ["2026-02-27"]}]) { edges { cursor } } }`, nil))
+		// A sliced partitionRuns without a limit fits the default cost.
+		var runs struct {
+			Count int
+			Runs  []struct{ From, To, Status string }
+		}
+		s.ok(reader, `{ partitionRuns(dataset: "feeds", slice: [{dimension: "region", values: ["us"]}]) { count runs { from to status } } }`, nil).field(t, "partitionRuns", &runs)
+		require.Equal(t, 1, runs.Count)
+		require.Equal(t, "HOLD", runs.Runs[0].Status)
 
 		// A location must locate a chunk: {dataid}, or every dimension.
 		code := s.fails(admin, upsertDatasetQ, vars("in", map[string]any{"id": "bad", "location": "x/{region}/", "partitions": def}))

@@ -250,6 +250,18 @@ func (s *suite) testDimensionsRefused(t *testing.T) {
 	_, err := b.s.UpsertJob(b.ctx, backends.Job{ID: "clash", Output: "sales-out", Inputs: []string{"sales", "sales-region"}})
 	requireCode(t, err, backends.CodeInvalidArgument, "CHUNKLOCK_INPUT_SALES_REGION_URL twice")
 	require.Contains(t, err.Error(), "CHUNKLOCK_INPUT_SALES_REGION_URL")
+	// ... and a definition that would bring such a clash to a job is refused.
+	b.definedDataset("sales2", dimensionsDef(0, nil, dimension("date", days), dimension("region", regions)))
+	b.definedDataset("sales2-region", days)
+	b.job("clash2", "sales-out", "sales2", "sales2-region")
+	_, err = b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "sales2", Partitions: ptr(dimensionsDef(0, nil, dimension("date", days), dimension("region_url", regions)))})
+	requireCode(t, err, backends.CodeInvalidArgument, "sales2's dimension becomes region_url under clash2")
+	// A variable the runner sets under the numbered prefix only is no clash:
+	// input "a" with dimension b_dataset beside input "a-b".
+	b.definedDataset("a", dimensionsDef(0, nil, dimension("date", days), dimension("b_dataset", regions)))
+	b.definedDataset("a-b", days)
+	b.definedDataset("ab-out", dimensionsDef(0, nil, dimension("date", days), dimension("b_dataset", regions)))
+	b.job("no-clash", "ab-out", "a", "a-b")
 
 	// A definition change that would leave a job reading across
 	// dimensions is refused too.
@@ -342,6 +354,10 @@ func (s *suite) testDimensionsSlices(t *testing.T) {
 	span, err = b.s.PartitionRuns(b.ctx, backends.RunsFilter{Dataset: "feeds", Runs: true, Slice: region("us"), From: "2025-12-29", To: "2025-12-30"})
 	require.NoError(t, err)
 	require.Equal(t, []backends.PartitionRun{{From: "2025-12-29|us", To: "2025-12-30|us", Count: 2, Status: none}}, span.Runs)
+	// Up to the date due next: the answer says when it becomes due.
+	span, err = b.s.PartitionRuns(b.ctx, backends.RunsFilter{Dataset: "feeds", Runs: true, Slice: region("eu"), From: "2025-12-31", To: "2026-01-01"})
+	require.NoError(t, err)
+	require.Equal(t, epoch.Add(24*time.Hour).Unix(), span.ChangesAt.Unix(), "2026-01-01 is due when its day ends")
 	span, err = b.s.PartitionRuns(b.ctx, backends.RunsFilter{Dataset: "feeds", Zoom: partition.Weekly, Slice: region("eu", "us")})
 	require.NoError(t, err)
 	var weeks []string

@@ -45,6 +45,9 @@ func (e *engine) PartitionRuns(ctx context.Context, f backends.RunsFilter) (back
 	sc := runScan{f: f, limit: f.Limit, maxRuns: f.MaxRuns, span: backends.PartitionSpan{Dataset: f.Dataset}}
 	if sc.limit == 0 {
 		sc.limit = backends.DefaultRunsLimit
+		if len(f.Slice) > 0 {
+			sc.limit = backends.DefaultSlicedRunsLimit
+		}
 	}
 	if sc.maxRuns == 0 {
 		sc.maxRuns = backends.MaxRuns
@@ -234,7 +237,7 @@ func spanBounds(def partition.Def, f backends.RunsFilter, now time.Time) (runBou
 		if ok {
 			next, more = def.Next(last)
 		}
-		if more && (f.To == "" || backends.CompareDataID(f.To, next) >= 0) {
+		if more && (f.To == "" || backends.CompareDataID(backends.UpperBound(f.To), next) >= 0) {
 			b.dueAt, _ = def.Due(next)
 		}
 		b.empty = !ok

@@ -92,6 +92,8 @@ func (d Def) validateDimensions() error {
 			return where("the time dimension must come first (lowest first is then oldest first)")
 		case i > 0 && !dim.Bounded():
 			return where("%s: every dimension after the first needs an end (or STATIC values), so that each value of the first is reached", kindName(dim.Def))
+		case i == 0 && dim.Kind == Integer && dim.End == "":
+			return where("INTEGER without end: a first dimension of integers needs an end for now (the highest seen is not worked out across dimensions yet)")
 		}
 		seen[dim.Name] = true
 		if err := dim.Def.Validate(); err != nil {

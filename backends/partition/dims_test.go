@@ -194,6 +194,7 @@ func TestDimensionsValidate(t *testing.T) {
 		{dims(0, nil, dim("region", region), dim("date", day)), "time dimension must come first"},
 		{dims(0, nil, dim("date", day), dim("hour", Def{Kind: Hourly, Start: "2026-01-01T00", End: "2026-01-02T00"})), "time dimension must come first"},
 		{dims(0, nil, dim("date", day), dim("n", Def{Kind: Integer})), "needs an end"},
+		{dims(0, nil, dim("n", Def{Kind: Integer}), dim("region", region)), "INTEGER without end"},
 		{dims(0, nil, dim("date", day), dim("c", Def{Kind: Dynamic})), "DYNAMIC dimensions"},
 		{dims(0, nil, dim("date", Def{Kind: Daily, Start: "2026-01-01", Lag: hour}), dim("region", region)), "belong to the whole definition"},
 		{dims(hour, nil, dim("region", region), dim("n", Def{Kind: Integer, End: "3"})), "apply to a time dimension"},
@@ -233,7 +234,7 @@ func TestDimensionsCountAndBack(t *testing.T) {
 		dims(0, nil, dim("date", Def{Kind: Daily, Start: "2026-11-08", End: "2026-11-12"}), dim("region", regions), dim("shard", shards)),
 		dims(0, nil, dim("date", Def{Kind: Daily, Start: "2026-11-08"}), dim("region", regions)),
 		dims(0, nil, dim("region", regions), dim("shard", shards)),
-		dims(0, nil, dim("n", Def{Kind: Integer, Start: "5"}), dim("region", regions)),
+		dims(0, nil, dim("n", Def{Kind: Integer, Start: "5", End: "100"}), dim("region", regions)),
 		dims(0, nil, dim("hour", Def{Kind: Hourly, Start: "2026-03-29T00", End: "2026-03-29T05", Timezone: "Europe/Paris"}), dim("region", regions)),
 	} {
 		require.NoError(t, d.ValidateNew())

@@ -371,9 +371,10 @@ export function describe(r: TimeRow, c: number): { text: string; status: string;
   if (s.counts) {
     const parts = mix(s.counts).map(([st, n]) => `${n} ${statusName(st)}`);
     const late = s.counts.late ? `, ${s.counts.late} late` : "";
-    return { text: `${r.ds.id} ${col}: ${plural(s.counts.count, unit[r.kind][0], unit[r.kind][1])}: ${parts.join(", ")}${late}`, status: s.status, late: s.late };
+    const of = r.slice ? ` (${r.slice.dimension} ${r.slice.value})` : "";
+    return { text: `${r.ds.id} ${col}${of}: ${plural(s.counts.count, unit[r.kind][0], unit[r.kind][1])}: ${parts.join(", ")}${late}`, status: s.status, late: s.late };
   }
-  const id = s.id ?? format(r.kind, c);
+  const id = s.id ?? r.dataid(format(r.kind, c));
   return { text: `${r.ds.id} ${id}: ${statusName(s.status)}${s.late ? " (late)" : ""}`, status: s.status, late: s.late, id };
 }
 
