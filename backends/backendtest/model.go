@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -91,6 +92,14 @@ func (m *model) reads(j *mJob, dataid string) []mRead {
 			out = append(out, m.windowReads(j, in, dataid)...)
 		case mp.Kind == partition.Latest:
 			out = append(out, m.latestReads(j, in, dataid)...)
+		case mp.Kind == partition.AcrossDimensions:
+			// A roll-up across a dimension the output lacks: every tuple
+			// of the input whose first value is the output's dataid.
+			for _, x := range m.expected[in] {
+				if head, _, _ := strings.Cut(x, "|"); head == dataid {
+					out = append(out, mRead{in, x})
+				}
+			}
 		default:
 			panic("model: mapping " + string(mp.Kind))
 		}

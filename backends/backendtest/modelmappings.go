@@ -45,9 +45,9 @@ var (
 	// a time definition, modelOutside one of the same kind that each does
 	// not expect (publish, claim, force and blockers are refused there).
 	modelTimeIDs = map[string][]string{"s": modelScheduleIDs, "d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks,
-		"t": modelDimsIDs, "u": modelDimsIDs}
+		"t": modelDimsIDs, "u": modelDimsIDs, "v": modelScheduleIDs}
 	modelOutside = map[string]string{"s": modelOutsideID, "d": "2026-01-03", "dim": "2025-12-27", "r": "2026-01-02", "wk": "2026-W02",
-		"t": "2026-01-01T02|eu", "u": "2026-01-01T00|fr"}
+		"t": "2026-01-01T02|eu", "u": "2026-01-01T00|fr", "v": modelOutsideID}
 )
 
 // modelDay parses a daily dataid.
@@ -140,7 +140,7 @@ func mappedJobs() []*mJob {
 func storeMappings(j *mJob) []backends.InputMapping {
 	var out []backends.InputMapping
 	for _, in := range j.inputs {
-		if mp, ok := j.mapped[in]; ok {
+		if mp, ok := j.mapped[in]; ok && mp.Kind != partition.AcrossDimensions { // that one no job names: the store derives it
 			out = append(out, backends.InputMapping{Dataset: in, Mapping: mp})
 		}
 	}

@@ -40,7 +40,7 @@ const (
 // rolling the days of d up into ISO weeks. ja, jm, js and jk back off
 // after a failure.
 var (
-	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w", "d", "dim", "r", "wk", modelDynamic, "t", "u"}
+	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w", "d", "dim", "r", "wk", modelDynamic, "t", "u", "v"}
 	modelSources  = []string{"src", "src2", "d", "dim"}
 	modelDataIDs  = []string{"1", "2", "10"}
 	// modelPartitions: src2 expects dataids 1 and 2 only (SPEC §8), so
@@ -51,10 +51,10 @@ var (
 		"src2": {Kind: partition.Integer, Start: "1", End: "2"},
 		"w":    {Kind: partition.Static, Values: []string{"1", "2", "10"}},
 		"d":    modelDailyD, "dim": modelDailyDim, "r": modelDailyR, "wk": modelWeeklyWk,
-		modelDynamic: modelDynamicDef, "t": modelDimsDef, "u": modelDimsDef,
+		modelDynamic: modelDynamicDef, "t": modelDimsDef, "u": modelDimsDef, "v": modelScheduleDef,
 	}
 	modelExpected = map[string][]string{"src2": {"1", "2"}, "w": {"1", "2", "10"},
-		"d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks, "t": modelDimsIDs, "u": modelDimsIDs}
+		"d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks, "t": modelDimsIDs, "u": modelDimsIDs, "v": modelScheduleIDs}
 )
 
 // modelPool is the pool ja and jm share; it starts with 2 slots.
@@ -74,6 +74,10 @@ func modelJobs() []*mJob {
 			mapped: map[string]partition.Mapping{"src2": {Kind: partition.All}}},
 		{id: "jt", output: "t", maxAttempts: 2, lease: 30 * time.Second, def: &modelDimsDef, ids: modelDimsIDs},
 		{id: "ju", inputs: []string{"t"}, output: "u", maxAttempts: 2, lease: 45 * time.Second, def: &modelDimsDef, ids: modelDimsIDs},
+		// jv rolls t's regions up into v, hourly: each hour reads its two
+		// regions (SPEC §10's rules; no mapping is declared).
+		{id: "jv", inputs: []string{"t"}, output: "v", maxAttempts: 2, lease: 30 * time.Second, def: &modelScheduleDef, ids: modelScheduleIDs,
+			mapped: map[string]partition.Mapping{"t": {Kind: partition.AcrossDimensions}}},
 	}, append(mappedJobs(), dynamicJob())...)
 }
 
