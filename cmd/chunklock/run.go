@@ -33,8 +33,10 @@ func runCommand() *cli.Command {
 			"   characters as _), CHUNKLOCK_INPUT_<n>_{DATASET,...} (n from 0, in input order),\n" +
 			"   CHUNKLOCK_INPUT_<DATASET>_{LOCATIONS,DATAIDS} (every chunk read of the input, one per\n" +
 			"   line: several for an input read through a mapping, such as a 7-day lookback; LOCATION\n" +
-			"   is then the newest), and the job's env. SECRET variables need the job key\n" +
-			"   (CHUNKLOCK_JOB_KEY or --job-key-file).\n\n" +
+			"   is then the newest), for a dataset with dimensions each dimension's value\n" +
+			"   (CHUNKLOCK_OUTPUT_<DIMENSION>, CHUNKLOCK_INPUT_<DATASET>_<DIMENSION>: CHUNKLOCK_DATAID is\n" +
+			"   then 2026-11-22|eu, CHUNKLOCK_OUTPUT_REGION eu), and the job's env. SECRET variables need\n" +
+			"   the job key (CHUNKLOCK_JOB_KEY or --job-key-file).\n\n" +
 			"While CMD runs the claim is heartbeaten every third of the job's leaseSeconds. Exit 0\n" +
 			"completes the claim (the output chunk becomes READY); any other exit fails it with the\n" +
 			"tail of CMD's stderr as the reason (it is retried, up to the job's maxAttempts). If the\n" +
