@@ -3,6 +3,8 @@ package backends
 import (
 	"fmt"
 	"strings"
+
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // MaxDataIDLen is the longest dataid accepted, and the longest value of a
@@ -62,38 +64,8 @@ func dataIDByte(c byte) bool {
 // CompareDataID orders dataids shortlex: shorter first, then byte-wise. Plain
 // non-negative integers and fixed-width ids sort naturally this way.
 // Multi-dimensional dataids compare as tuples: value by value, each
-// shortlex, a tuple after its own prefix.
-func CompareDataID(a, b string) int {
-	if strings.IndexByte(a, '|') < 0 && strings.IndexByte(b, '|') < 0 {
-		return shortlex(a, b)
-	}
-	for {
-		av, arest, amore := strings.Cut(a, "|")
-		bv, brest, bmore := strings.Cut(b, "|")
-		if c := shortlex(av, bv); c != 0 {
-			return c
-		}
-		switch {
-		case !amore && !bmore:
-			return 0
-		case !amore:
-			return -1
-		case !bmore:
-			return 1
-		}
-		a, b = arest, brest
-	}
-}
-
-func shortlex(a, b string) int {
-	if len(a) != len(b) {
-		if len(a) < len(b) {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(a, b)
-}
+// shortlex, a tuple after its own prefix (partition.CompareDataID).
+func CompareDataID(a, b string) int { return partition.CompareDataID(a, b) }
 
 // SortKey encodes a dataid so that byte order of keys is CompareDataID's
 // order of dataids: a three-digit length, then the dataid; a

@@ -299,6 +299,7 @@ func (c *Catalog) validMappings(j Job) ([]InputMapping, error) {
 // built.
 func (c *Catalog) checkDimensionalInputs(j Job) error {
 	outDims := c.DefOf(j.Output).Kind == partition.Dimensional
+	derived := c.withAcross(j) // IDENTITY, or SPEC §10's rules by name
 	for _, in := range j.Inputs {
 		if slices.ContainsFunc(j.InputMappings, func(m InputMapping) bool { return m.Dataset == in }) {
 			continue
@@ -306,11 +307,7 @@ func (c *Catalog) checkDimensionalInputs(j Job) error {
 		if !outDims && c.DefOf(in).Kind != partition.Dimensional {
 			continue
 		}
-		m := partition.Mapping{Kind: partition.Identity}
-		if partition.DimensionsDiffer(c.DefOf(j.Output), c.DefOf(in)) {
-			m.Kind = partition.AcrossDimensions // SPEC §10's rules by name
-		}
-		if err := c.checkMapping(j.Output, InputMapping{Dataset: in, Mapping: m}); err != nil {
+		if err := c.checkMapping(j.Output, InputMapping{Dataset: in, Mapping: derived.Mapping(in)}); err != nil {
 			return InvalidArgument("job %q: input %q: %s", j.ID, in, err.Error())
 		}
 	}

@@ -52,18 +52,9 @@ func (e *engine) PartitionRuns(ctx context.Context, f backends.RunsFilter) (back
 	if sc.maxRuns == 0 {
 		sc.maxRuns = backends.MaxRuns
 	}
-	if len(f.Slice) > 0 {
-		if def == nil {
-			return sc.span, backends.InvalidArgument("slice applies to a dataset with dimensions; %q has none", f.Dataset)
-		}
-		sliced, some, err := def.Sliced(f.Slice)
-		if err != nil {
-			return sc.span, backends.InvalidArgument("%v", err)
-		}
-		if !some {
-			return sc.span, nil
-		}
-		def = &sliced
+	def, some, err := sliceDef(def, f.Dataset, f.Slice)
+	if err != nil || !some {
+		return sc.span, err
 	}
 	if def == nil {
 		return sc.span, sc.chunks(ctx, e, producer)

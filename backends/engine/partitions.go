@@ -85,26 +85,37 @@ func (e *engine) Partitions(ctx context.Context, f backends.PartitionFilter) (ba
 	if err != nil {
 		return backends.PartitionPage{}, err
 	}
+	sliced, some, err := sliceDef(&def, f.Dataset, f.Slice)
+	if err != nil || !some {
+		return backends.PartitionPage{}, err // no listed value is expected
+	}
+	def = *sliced
 	if def.Kind == partition.Dynamic {
-		if len(f.Slice) > 0 {
-			return backends.PartitionPage{}, backends.InvalidArgument("slice applies to a dataset with dimensions; %q has DYNAMIC partitions", f.Dataset)
-		}
 		l := partitionList{e: e, f: f, def: def, producer: producer, now: e.clock.Now(), first: backends.PageSize(f.First)}
 		return l.runDynamic(ctx)
 	}
-	sliced, some, err := def.Sliced(f.Slice)
-	if err != nil {
-		return backends.PartitionPage{}, backends.InvalidArgument("%v", err)
-	}
-	if !some {
-		return backends.PartitionPage{}, nil // no listed value is expected
-	}
-	def = sliced
 	if _, err := def.Range(f.From, f.To); err != nil { // from and to are of the kind's format
 		return backends.PartitionPage{}, backends.InvalidArgument("%v", err)
 	}
 	l := partitionList{e: e, f: f, def: def, producer: producer, now: e.clock.Now(), first: backends.PageSize(f.First)}
 	return l.run(ctx)
+}
+
+// sliceDef is def keeping only the tuples of slice (def itself without
+// one); some is false when the slice selects nothing. INVALID_ARGUMENT for
+// a bad slice, or one of a dataset without dimensions.
+func sliceDef(def *partition.Def, dataset string, slice []partition.Slice) (sliced *partition.Def, some bool, err error) {
+	switch {
+	case len(slice) == 0:
+		return def, true, nil
+	case def == nil:
+		return nil, false, backends.InvalidArgument("slice applies to a dataset with dimensions; %q has no partition definition", dataset)
+	}
+	d, some, err := def.Sliced(slice)
+	if err != nil {
+		return nil, false, backends.InvalidArgument("%v", err)
+	}
+	return &d, some, nil
 }
 
 // partitionList is one Partitions call in progress.

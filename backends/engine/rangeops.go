@@ -198,19 +198,11 @@ func (e *engine) rangeDataIDs(ctx context.Context, op rangeOp, from, to string) 
 			return nil, err
 		}
 	}
-	if len(op.slice) > 0 {
-		if ds.Partitions == nil {
-			return nil, backends.InvalidArgument("%s: slice applies to a dataset with dimensions; %q has no partition definition", op.name, op.dataset)
-		}
-		sliced, some, err := ds.Partitions.Sliced(op.slice)
-		if err != nil {
-			return nil, backends.InvalidArgument("%s: %v", op.name, err)
-		}
-		if !some {
-			return nil, nil
-		}
-		ds.Partitions = &sliced
+	sliced, some, err := sliceDef(ds.Partitions, op.dataset, op.slice)
+	if err != nil || !some {
+		return nil, err
 	}
+	ds.Partitions = sliced
 	if dynamicDef(ds.Partitions) {
 		return e.dynamicDataIDs(ctx, op, from, to)
 	}

@@ -153,7 +153,7 @@ func FuzzBack(f *testing.F) {
 			}
 			return
 		}
-		if !ok || !def.Contains(back) || compareDataID(back, id) > 0 {
+		if !ok || !def.Contains(back) || CompareDataID(back, id) > 0 {
 			t.Fatalf("%s: Back(%q, %d) = %q, %v", def.Timezone, id, k, back, ok)
 		}
 		if def.Timezone == "" && k < 200_000 {

@@ -267,25 +267,34 @@ func validDataID(id string) error {
 	return nil
 }
 
-// compareDataID orders dataids shortlex, as the storage layer does: shorter
-// first, then byte-wise; multi-dimensional dataids as tuples of such.
-func compareDataID(a, b string) int {
-	if strings.IndexByte(a, '|') >= 0 || strings.IndexByte(b, '|') >= 0 {
-		for {
-			av, arest, amore := strings.Cut(a, "|")
-			bv, brest, bmore := strings.Cut(b, "|")
-			if c := compareDataID(av, bv); c != 0 || !amore || !bmore {
-				if c == 0 && amore != bmore {
-					if amore {
-						return 1
-					}
-					return -1
-				}
-				return c
-			}
-			a, b = arest, brest
-		}
+// CompareDataID orders dataids shortlex: shorter first, then byte-wise.
+// Plain non-negative integers and fixed-width ids sort naturally this way.
+// Multi-dimensional dataids compare as tuples: value by value, each
+// shortlex, a tuple after its own prefix. It is the order of the whole
+// project (backends.CompareDataID, and the stores' sort keys).
+func CompareDataID(a, b string) int {
+	if strings.IndexByte(a, '|') < 0 && strings.IndexByte(b, '|') < 0 {
+		return shortlex(a, b)
 	}
+	for {
+		av, arest, amore := strings.Cut(a, "|")
+		bv, brest, bmore := strings.Cut(b, "|")
+		if c := shortlex(av, bv); c != 0 {
+			return c
+		}
+		switch {
+		case !amore && !bmore:
+			return 0
+		case !amore:
+			return -1
+		case !bmore:
+			return 1
+		}
+		a, b = arest, brest
+	}
+}
+
+func shortlex(a, b string) int {
 	if len(a) != len(b) {
 		if len(a) < len(b) {
 			return -1

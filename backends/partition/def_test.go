@@ -256,7 +256,7 @@ func TestShortlexIsTimeOrder(t *testing.T) {
 		for i, id := range ids {
 			require.True(t, d.Contains(id), id)
 			if i > 0 {
-				require.Equal(t, -1, compareDataID(ids[i-1], id), "%s then %s", ids[i-1], id)
+				require.Equal(t, -1, CompareDataID(ids[i-1], id), "%s then %s", ids[i-1], id)
 			}
 			if d.Kind.IsTime() {
 				s, e, err := d.Window(id)
@@ -270,7 +270,7 @@ func TestShortlexIsTimeOrder(t *testing.T) {
 		}
 		shuffled := slices.Clone(ids)
 		rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		slices.SortFunc(shuffled, compareDataID)
+		slices.SortFunc(shuffled, CompareDataID)
 		require.Equal(t, ids, shuffled, fmt.Sprint(d.Kind))
 	}
 }

@@ -190,23 +190,16 @@ func (d Def) tupleContains(id string) bool {
 
 // firstFrom is the smallest expected tuple of dimensions i.. (values for
 // i..), or false when a dimension expects nothing.
-func (d Def) firstFrom(i int) ([]string, bool) {
-	var values []string
-	for ; i < len(d.Dimensions); i++ {
-		v, ok := first(d.dimDef(i))
-		if !ok {
-			return nil, false
-		}
-		values = append(values, v)
-	}
-	return values, true
-}
+func (d Def) firstFrom(i int) ([]string, bool) { return d.endsFrom(i, first) }
 
 // lastFrom is firstFrom's largest.
-func (d Def) lastFrom(i int) ([]string, bool) {
+func (d Def) lastFrom(i int) ([]string, bool) { return d.endsFrom(i, last) }
+
+// endsFrom is end's value of each dimension from i on.
+func (d Def) endsFrom(i int, end func(Def) (string, bool)) ([]string, bool) {
 	var values []string
 	for ; i < len(d.Dimensions); i++ {
-		v, ok := last(d.dimDef(i))
+		v, ok := end(d.dimDef(i))
 		if !ok {
 			return nil, false
 		}
@@ -358,10 +351,10 @@ func staticSeqDown(values []string, from, to string) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for i := len(sorted) - 1; i >= 0; i-- {
 			v := sorted[i]
-			if to != "" && compareDataID(v, to) > 0 {
+			if to != "" && CompareDataID(v, to) > 0 {
 				continue
 			}
-			if from != "" && compareDataID(v, from) < 0 || !yield(v) {
+			if from != "" && CompareDataID(v, from) < 0 || !yield(v) {
 				return
 			}
 		}
@@ -444,7 +437,7 @@ func dimSize(d Def) (int64, error) {
 // dimIndex is the place of the expected value v among dimension d's.
 func dimIndex(d Def, v string) (int64, error) {
 	if d.Kind == Static {
-		i, found := slices.BinarySearchFunc(staticSorted(d.Values), v, compareDataID)
+		i, found := slices.BinarySearchFunc(staticSorted(d.Values), v, CompareDataID)
 		if !found {
 			return 0, invalid("%q is not a value of the dimension", v)
 		}
@@ -550,7 +543,7 @@ func (d Def) tupleCount(from, to string) (int64, error) {
 		return 0, nil
 	}
 	hi, ok := d.atOrBefore(to)
-	if !ok || compareDataID(lo, hi) > 0 {
+	if !ok || CompareDataID(lo, hi) > 0 {
 		return 0, nil
 	}
 	a, err := d.rank(lo)

@@ -34,7 +34,7 @@ func product(t *testing.T, d Def, lists ...[]string) []string {
 		}
 		out = next
 	}
-	slices.SortFunc(out, compareDataID)
+	slices.SortFunc(out, CompareDataID)
 	return out
 }
 
@@ -81,7 +81,7 @@ func TestDimensionsAgreeWithTheProduct(t *testing.T) {
 	probes = append(probes, "2026-11-07|eu|8", "2026-11-09|zz|8", "2026-11-09|eu|12", "2026-11-09|a|8",
 		"2026-11-12|eu|8", "2026-11-09|eu|7", "2026-11-09|fr|9", "2026-11-09|eu|99")
 	for _, p := range probes {
-		i, found := slices.BinarySearchFunc(all, p, compareDataID)
+		i, found := slices.BinarySearchFunc(all, p, CompareDataID)
 		require.Equal(t, found, d.Contains(p), "Contains(%q)", p)
 		j := i
 		if found {
@@ -126,10 +126,10 @@ func TestDimensionsAgreeWithTheProduct(t *testing.T) {
 // the tuples it begins (all of them, at either end).
 func cmpBound(id, bound string, upper bool) int {
 	if strings.Contains(bound, "|") {
-		return compareDataID(id, bound)
+		return CompareDataID(id, bound)
 	}
 	head, _, _ := strings.Cut(id, "|")
-	return compareDataID(head, bound)
+	return CompareDataID(head, bound)
 }
 
 // The time dimension gives a tuple its window, due time and lateness; the

@@ -60,7 +60,7 @@ func checkExpected(t *testing.T, def Def, id string) {
 		t.Fatalf("%s: Back(%q, 1) = %q, %v", def.Timezone, id, back, ok)
 	}
 	if next, ok := def.Next(id); ok {
-		if compareDataID(next, id) <= 0 {
+		if CompareDataID(next, id) <= 0 {
 			t.Fatalf("Next(%q) = %q is not after it", id, next)
 		}
 		if back, _ := def.Prev(next); back != id {
@@ -84,7 +84,7 @@ func FuzzInteger(f *testing.F) {
 		if errA != nil || errB != nil {
 			return
 		}
-		if va < vb != (compareDataID(a, b) < 0) || (va == vb) != (a == b) {
+		if va < vb != (CompareDataID(a, b) < 0) || (va == vb) != (a == b) {
 			t.Fatalf("%q vs %q: numeric and shortlex order differ", a, b)
 		}
 	})

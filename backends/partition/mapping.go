@@ -327,7 +327,7 @@ func clampSpan(d Def, span Span) (Span, error) {
 		}
 		span.To = prev
 	}
-	if span.From != "" && span.To != "" && compareDataID(span.From, span.To) > 0 {
+	if span.From != "" && span.To != "" && CompareDataID(span.From, span.To) > 0 {
 		return Span{Empty: true}, nil
 	}
 	return span, nil

@@ -52,7 +52,7 @@ func indexStatic(values []string) *staticIndex {
 	for _, v := range values {
 		ix.set[v] = struct{}{}
 	}
-	slices.SortFunc(ix.sorted, compareDataID)
+	slices.SortFunc(ix.sorted, CompareDataID)
 	if staticIndexesSize.Add(1) > maxStaticIndexes {
 		pruneStaticIndexes()
 	}
@@ -96,7 +96,7 @@ func staticContains(values []string, id string) bool {
 func staticSorted(values []string) []string {
 	if len(values) <= smallStatic {
 		sorted := slices.Clone(values)
-		slices.SortFunc(sorted, compareDataID)
+		slices.SortFunc(sorted, CompareDataID)
 		return sorted
 	}
 	return indexStatic(values).sorted
@@ -106,7 +106,7 @@ func staticSorted(values []string) []string {
 // largest before it.
 func staticNext(values []string, id string) (string, bool) {
 	sorted := staticSorted(values)
-	i, found := slices.BinarySearchFunc(sorted, id, compareDataID)
+	i, found := slices.BinarySearchFunc(sorted, id, CompareDataID)
 	if found {
 		i++
 	}
@@ -118,7 +118,7 @@ func staticNext(values []string, id string) (string, bool) {
 
 func staticPrev(values []string, id string) (string, bool) {
 	sorted := staticSorted(values)
-	i, _ := slices.BinarySearchFunc(sorted, id, compareDataID)
+	i, _ := slices.BinarySearchFunc(sorted, id, CompareDataID)
 	if i == 0 {
 		return "", false
 	}
@@ -137,11 +137,11 @@ func staticSeq(values []string, from, to string) iter.Seq[string] {
 	sorted := staticSorted(values)
 	start := 0
 	if from != "" {
-		start, _ = slices.BinarySearchFunc(sorted, from, compareDataID)
+		start, _ = slices.BinarySearchFunc(sorted, from, CompareDataID)
 	}
 	return func(yield func(string) bool) {
 		for _, v := range sorted[start:] {
-			if to != "" && compareDataID(v, to) > 0 {
+			if to != "" && CompareDataID(v, to) > 0 {
 				return
 			}
 			if !yield(v) {

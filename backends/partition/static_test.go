@@ -17,7 +17,7 @@ type scanned []string
 func (s scanned) next(id string) (string, bool) {
 	best := ""
 	for _, v := range s {
-		if compareDataID(v, id) > 0 && (best == "" || compareDataID(v, best) < 0) {
+		if CompareDataID(v, id) > 0 && (best == "" || CompareDataID(v, best) < 0) {
 			best = v
 		}
 	}
@@ -27,7 +27,7 @@ func (s scanned) next(id string) (string, bool) {
 func (s scanned) prev(id string) (string, bool) {
 	best := ""
 	for _, v := range s {
-		if compareDataID(v, id) < 0 && (best == "" || compareDataID(v, best) > 0) {
+		if CompareDataID(v, id) < 0 && (best == "" || CompareDataID(v, best) > 0) {
 			best = v
 		}
 	}
@@ -37,11 +37,11 @@ func (s scanned) prev(id string) (string, bool) {
 func (s scanned) between(from, to string) []string {
 	var out []string
 	for _, v := range s {
-		if (from == "" || compareDataID(v, from) >= 0) && (to == "" || compareDataID(v, to) <= 0) {
+		if (from == "" || CompareDataID(v, from) >= 0) && (to == "" || CompareDataID(v, to) <= 0) {
 			out = append(out, v)
 		}
 	}
-	slices.SortFunc(out, compareDataID)
+	slices.SortFunc(out, CompareDataID)
 	return out
 }
 
