@@ -32,10 +32,11 @@ type Backend interface {
 	// PutDataset creates or updates a dataset, keeping CreatedAt of an
 	// existing one, if the catalog version is still version, and returns
 	// what was stored and the new catalog version; ErrCatalogChanged, and
-	// nothing stored, when the version is another. A frontier, when not
-	// nil, is added as a candidate in the same transaction (the producer's
-	// frontier after a change of definition).
-	PutDataset(ctx context.Context, d Dataset, frontier *Candidate, version int64) (Dataset, int64, error)
+	// nothing stored, when the version is another. The frontiers are
+	// added as candidates in the same transaction (the producer's frontier
+	// after a change of definition, the sweeps a change of a DYNAMIC
+	// dimension's values starts), each with its Resubmit.
+	PutDataset(ctx context.Context, d Dataset, frontiers []Candidate, version int64) (Dataset, int64, error)
 	// PutJob creates or updates a job (already validated against the
 	// catalog at version), keeping CreatedAt, if the catalog version is
 	// still version (ErrCatalogChanged otherwise), and returns what was
@@ -424,6 +425,16 @@ type HoldsMarker interface {
 // reading one window of rows instead of every row before it.
 type OutputCounter interface {
 	CountOutputs(ctx context.Context, dataset, job, from, to string) (n int64, ok bool, err error)
+}
+
+// ValueCounter is implemented by backends that count one job's OUTPUT
+// rows on a dataset with dimensions by the value of dimension i (1 to 3:
+// after the first, whose values are runs of sort keys) and by status, as
+// committed, without reading the rows (the counts kept with them, as
+// StatusCounter's). The missing and late counts by value of a STATIC or
+// DYNAMIC dimension (SPEC §10) count so; without, the rows are read.
+type ValueCounter interface {
+	CountValueStatuses(ctx context.Context, dataset, job string, i int) (map[string]map[Status]int, error)
 }
 
 // StatusCounter is implemented by backends that count one job's OUTPUT

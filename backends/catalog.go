@@ -57,14 +57,22 @@ func (c *Catalog) WithDataset(d Dataset) *Catalog {
 // withAcross is j with the inputs it reads across dimensions (Job.Mapping)
 // worked out from the definitions of its datasets in c.
 func (c *Catalog) withAcross(j Job) Job {
-	j.acrossDims = nil
+	j.acrossDims, j.byDims = nil, nil
 	out := c.DefOf(j.Output)
 	for _, in := range j.Inputs {
 		if slices.ContainsFunc(j.InputMappings, func(m InputMapping) bool { return m.Dataset == in }) {
 			continue
 		}
-		if partition.DimensionsDiffer(out, c.DefOf(in)) {
-			j.acrossDims = append(j.acrossDims, in)
+		inDef := c.DefOf(in)
+		if !partition.DimensionsDiffer(out, inDef) {
+			continue
+		}
+		j.acrossDims = append(j.acrossDims, in)
+		// The runs of tuples AcrossDimensions reads when they are runs;
+		// else the same rules as a mapping by dimension (whose errors then
+		// say what is wrong).
+		if partition.ValidateAcrossDimensions(out, inDef) != nil {
+			j.byDims = append(j.byDims, in)
 		}
 	}
 	return j

@@ -95,6 +95,54 @@ type PartitionCount struct {
 	Truncated bool
 }
 
+// ValueCountFilter asks for the missing and late counts of a dataset with
+// dimensions by value of one of them (STATIC or DYNAMIC).
+type ValueCountFilter struct {
+	Dataset   string
+	Dimension string
+	// Behind keeps only the values with missing or late dataids.
+	Behind bool
+	// WithoutOldest leaves OldestMissing and OldestLate out: the counts
+	// alone, which the kept counts answer without reading a value's
+	// dataids (the /metrics gauges).
+	WithoutOldest bool
+	// First is the page size (DefaultPageSize when 0, at most
+	// MaxValueCountPage); After a value of the dimension: the page starts
+	// after it.
+	First int
+	After string
+}
+
+// MaxValueCountPage bounds a page of counts by value: a page reads each
+// value's dataids that its counts do not answer (the oldest missing and
+// late ones) by key.
+const MaxValueCountPage = 100
+
+// ValueCount is the missing and late dataids of one value of a dimension:
+// PartitionCount's figures over the dataids with that value.
+type ValueCount struct {
+	Value string
+	// ExpectedFrom is, for a DYNAMIC dimension beside a time dimension,
+	// the first dataid of the time dimension the value is expected at.
+	ExpectedFrom  string
+	Missing, Late int
+	OldestMissing string
+	OldestLate    string
+}
+
+// ValueCountPage is a page of ValueCount, and the whole dimension's
+// figures.
+type ValueCountPage struct {
+	Dataset, Dimension string
+	At                 time.Time
+	// Values is how many values the dimension has; Behind how many of
+	// them have missing or late dataids, -1 when that was not counted
+	// (the rows were read, for the values of the page only).
+	Values, Behind int
+	Counts         []ValueCount
+	HasNextPage    bool
+}
+
 // ChunkCount is how many chunks of a dataset are in each status: the
 // OUTPUT rows of its producer (its source rows, job "", for a source).
 type ChunkCount struct {

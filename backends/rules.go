@@ -115,6 +115,10 @@ type ClaimState struct {
 	// when DataID is not in the set: a value is due from when it was
 	// added + lag, and one not in the set is not due.
 	Value *PartitionValue
+	// Unexpected names an input read across dimensions that expects no
+	// tuple for DataID (a DYNAMIC dimension read whole that has no value
+	// expected at its window yet): the output is not due until one is.
+	Unexpected string
 }
 
 // StatusOf is the status of an OUTPUT or INPUT row; StatusNone for no
@@ -183,6 +187,11 @@ func (s ClaimState) timeBlockers(mode ClaimMode) []Blocker {
 		if due, err := s.Def.Due(s.DataID); err == nil && s.Now.Before(due) {
 			bs = append(bs, blocker(BlockerNotDue, due))
 		}
+	}
+	if s.Unexpected != "" {
+		// Nothing to read in its window yet: not due, with no time it
+		// lifts at (a value's add does).
+		bs = append(bs, blocker(BlockerNotDue, time.Time{}))
 	}
 	if out == StatusFailed && s.Now.Before(s.Output.RetryAt) {
 		bs = append(bs, blocker(BlockerBackoff, s.Output.RetryAt))
@@ -255,8 +264,8 @@ func (s ClaimState) Apply(executor, token string, fence int64, now time.Time) Cl
 // ClaimOf builds the claim an OUTPUT row in RUNNING stands for.
 func ClaimOf(job Job, out StatusRow) Claim {
 	reads := out.Reads
-	if reads == nil {
-		reads = IdentityReads(job, out.DataID)
+	if reads == nil && !job.Mapped() {
+		reads = IdentityReads(job, out.DataID) // kept without them
 	}
 	return Claim{
 		Token:          out.Token,

@@ -180,6 +180,11 @@ type Store interface {
 	// PartitionCounts counts a dataset's missing and late chunks; see
 	// PartitionCount for the bounds of the count.
 	PartitionCounts(ctx context.Context, dataset string) (PartitionCount, error)
+	// ValueCounts counts the missing and late dataids of a dataset with
+	// dimensions by value of one STATIC or DYNAMIC dimension (SPEC §10):
+	// a page of values in shortlex order, each with its counts and oldest
+	// missing and late dataids.
+	ValueCounts(ctx context.Context, f ValueCountFilter) (ValueCountPage, error)
 	// ChunkCounts counts a dataset's chunks by status (its producer's
 	// OUTPUT rows), without reading them through the caller: NOT_FOUND for
 	// an unknown dataset.

@@ -124,12 +124,18 @@ type Job struct {
 	// whose dimensions differ from the output's. The Catalog derives it
 	// from the definitions; it is never stored.
 	acrossDims []string
+	// byDims lists those of them the default rules read as a mapping by
+	// dimension with no entry (partition.ByDimensions): the tuples an
+	// output reads are no run of the input's (a dimension read whole
+	// before one read by value, dimensions read by value in another order,
+	// hours read into days), which AcrossDimensions needs.
+	byDims []string
 }
 
 // Declared is j without what the Catalog derives for it: the job as
 // declared and stored.
 func (j Job) Declared() Job {
-	j.acrossDims = nil
+	j.acrossDims, j.byDims = nil, nil
 	return j
 }
 
@@ -142,11 +148,27 @@ type InputMapping struct {
 
 // Mapping is the mapping of input dataset in: IDENTITY unless the job
 // names another.
+//
+// An input whose entries name dimensions (SPEC §10: one entry per mapped
+// dimension) is mapped by dimension (partition.ByDimensions).
 func (j Job) Mapping(in string) partition.Mapping {
+	var entries []partition.Mapping
 	for _, m := range j.InputMappings {
 		if m.Dataset == in {
-			return m.Mapping
+			entries = append(entries, m.Mapping)
 		}
+	}
+	if len(entries) == 1 && (!entries[0].Named() || entries[0].Kind == partition.Latest && entries[0].Dimension == "") {
+		// One entry of section 9's: a LATEST one naming the output's
+		// dimension it pairs with reads a one-dimensional input as
+		// section 9's LATEST does (partition.validateLatestIntoDimensions).
+		return entries[0]
+	}
+	if len(entries) > 0 {
+		return partition.ByDimensions(entries)
+	}
+	if slices.Contains(j.byDims, in) {
+		return partition.ByDimensions(nil)
 	}
 	if slices.Contains(j.acrossDims, in) {
 		return partition.Mapping{Kind: partition.AcrossDimensions}
@@ -161,7 +183,7 @@ func (j Job) Mapped() bool {
 		return true
 	}
 	for _, m := range j.InputMappings {
-		if m.Kind != partition.Identity && m.Kind != "" {
+		if m.Kind != partition.Identity && m.Kind != "" || m.Named() {
 			return true
 		}
 	}

@@ -273,13 +273,23 @@ func (c *Catalog) validMappings(j Job) ([]InputMapping, error) {
 	if len(j.InputMappings) == 0 {
 		return []InputMapping{}, nil
 	}
-	byInput := map[string]InputMapping{}
+	byInput := map[string][]InputMapping{}
 	for _, m := range j.InputMappings {
 		if !containsString(j.Inputs, m.Dataset) {
 			return nil, InvalidArgument("job %q: inputMappings names dataset %q, which is not one of its inputs", j.ID, m.Dataset)
 		}
-		if _, dup := byInput[m.Dataset]; dup {
-			return nil, InvalidArgument("job %q: inputMappings names input %q twice", j.ID, m.Dataset)
+		prev := byInput[m.Dataset]
+		if len(prev) > 0 && !(m.Named() && prev[0].Named()) {
+			return nil, InvalidArgument("job %q: inputMappings names input %q twice (several entries for one input each name its dimension: dimension, outputDimension)", j.ID, m.Dataset)
+		}
+		byInput[m.Dataset] = append(prev, m)
+	}
+	for in, ms := range byInput {
+		m := ms[0]
+		if len(ms) > 1 || m.Named() {
+			// A mapping by dimension: its entries together (or a LATEST
+			// entry pairing with the output's time dimension: Job.Mapping).
+			m = InputMapping{Dataset: in, Mapping: j.Mapping(in)}
 		}
 		if m.Kind == "" {
 			m.Kind = partition.Identity
@@ -287,7 +297,6 @@ func (c *Catalog) validMappings(j Job) ([]InputMapping, error) {
 		if err := c.checkMapping(j.Output, m); err != nil {
 			return nil, InvalidArgument("job %q: input %q: %s", j.ID, m.Dataset, err.Error())
 		}
-		byInput[m.Dataset] = m
 	}
 	return NormalizedMappings(j.Inputs, j.InputMappings), nil
 }
@@ -345,11 +354,14 @@ func (c *Catalog) CheckMappingsOf(d Dataset) error {
 		if err := next.checkDimensionVars(j); err != nil {
 			return InvalidArgument("dataset %q: this definition breaks job %q: %s", d.ID, jid, err.Error())
 		}
+		checked := map[string]bool{}
 		for _, m := range j.InputMappings {
-			if m.Dataset != d.ID && j.Output != d.ID {
+			if m.Dataset != d.ID && j.Output != d.ID || checked[m.Dataset] {
 				continue
 			}
-			if err := next.checkMapping(j.Output, m); err != nil {
+			checked[m.Dataset] = true
+			whole := InputMapping{Dataset: m.Dataset, Mapping: j.Mapping(m.Dataset)} // the entries of a mapping by dimension together
+			if err := next.checkMapping(j.Output, whole); err != nil {
 				return InvalidArgument("dataset %q: this definition breaks the mapping of job %q on input %q: %s", d.ID, jid, m.Dataset, err.Error())
 			}
 		}

@@ -32,10 +32,16 @@ type Retention struct {
 	EventsSeconds int `json:"eventsSeconds"`
 }
 
-// Backend converts d to the core type.
+// Backend converts d to the core type. The values of a DYNAMIC dimension
+// become its members (partition.Def.ValuesAsMembers), which UpsertDataset
+// never sends: the server keeps a dimension's values, added at run time.
 func (d Dataset) Backend() backends.Dataset {
 	out := backends.Dataset{ID: d.ID, Description: d.Description, URL: d.URL, Connection: d.Connection, Location: d.Location,
 		Partitions: d.Partitions.Def(), Pipeline: deref(d.Pipeline)}
+	if out.Partitions != nil {
+		def := out.Partitions.ValuesAsMembers()
+		out.Partitions = &def
+	}
 	if d.Retention != nil {
 		out.Retention = &backends.Retention{EventsSeconds: d.Retention.EventsSeconds}
 	}
@@ -218,7 +224,7 @@ const (
 	datasetFields   = `id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds dimensions { name kind start end timezone values } }` + pipelineField + retentionFields
 	pipelineField   = ` pipeline`
 	retentionFields = ` retention { eventsSeconds }`
-	jobFields       = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset }` + pipelineField
+	jobFields       = `id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset dimension outputDimension } credentials { dataset }` + pipelineField
 	accessFields    = `dataset dataid url connection location dimensions { name value } secret`
 	// ClaimFields selects every field of a Claim.
 	ClaimFields = `token job dataid attempt executor fence leaseExpiresAt
@@ -326,6 +332,14 @@ func (c *Client) UpsertJob(ctx context.Context, j backends.Job) (jobKey string, 
 				kind = partition.Identity
 			}
 			ms[i] = map[string]any{"dataset": m.Dataset, "kind": kind, "startOffset": m.StartOffset, "endOffset": m.EndOffset}
+			// An entry of a mapping by dimension names its dimensions
+			// (sent only then: a server older than them takes the rest).
+			if m.Dimension != "" {
+				ms[i]["dimension"] = m.Dimension
+			}
+			if m.OutputDimension != "" {
+				ms[i]["outputDimension"] = m.OutputDimension
+			}
 		}
 		in["inputMappings"] = ms
 	}

@@ -15,9 +15,16 @@ const MaxPartitionValues = backends.MaxPartitionValues
 // the set (or listed twice) is skipped with code ALREADY_EXISTS. dimension
 // is "" for a one-dimensional dataset.
 func (c *Client) AddPartitions(ctx context.Context, dataset string, dataids []string, dimension string) (RangeResult, error) {
+	return c.AddPartitionsFrom(ctx, dataset, dataids, dimension, "")
+}
+
+// AddPartitionsFrom is AddPartitions to a DYNAMIC dimension beside a time
+// dimension whose values are expected from from, a dataid of the time
+// dimension (a backfill; "" from now).
+func (c *Client) AddPartitionsFrom(ctx context.Context, dataset string, dataids []string, dimension, from string) (RangeResult, error) {
 	var out struct{ AddPartitions RangeResult }
-	err := c.Do(ctx, `mutation($ds: String!, $ids: [String!]!, $dim: String) { addPartitions(dataset: $ds, dataids: $ids, dimension: $dim) { `+rangeFields+` } }`,
-		map[string]any{"ds": dataset, "ids": dataids, "dim": optional(dimension)}, &out)
+	err := c.Do(ctx, `mutation($ds: String!, $ids: [String!]!, $dim: String, $from: String) { addPartitions(dataset: $ds, dataids: $ids, dimension: $dim, from: $from) { `+rangeFields+` } }`,
+		map[string]any{"ds": dataset, "ids": dataids, "dim": optional(dimension), "from": optional(from)}, &out)
 	return out.AddPartitions, err
 }
 

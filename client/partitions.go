@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/partition"
 )
 
@@ -129,4 +131,48 @@ func (c *Client) partitionSummariesOf(ctx context.Context, ids []string) (map[st
 		}
 	}
 	return m, nil
+}
+
+// ValueSummary is the missing and late chunks of one value of a dimension
+// (ValueSummary in the API).
+type ValueSummary struct {
+	Value         string  `json:"value"`
+	ExpectedFrom  *string `json:"expectedFrom"`
+	Missing       int     `json:"missing"`
+	Late          int     `json:"late"`
+	OldestMissing *string `json:"oldestMissing"`
+	OldestLate    *string `json:"oldestLate"`
+}
+
+// ValueSummaryPage is a page of ValueSummary (ValueSummaryPage in the
+// API): Behind is nil when the server did not count it.
+type ValueSummaryPage struct {
+	At          time.Time      `json:"at"`
+	Dimension   string         `json:"dimension"`
+	Values      int            `json:"values"`
+	Behind      *int           `json:"behind"`
+	Summaries   []ValueSummary `json:"summaries"`
+	HasNextPage bool           `json:"hasNextPage"`
+}
+
+// ValueSummaries reads a page of the missing and late chunks of a dataset
+// with dimensions by value of one STATIC or DYNAMIC dimension (SPEC §10),
+// the values after after (""), first of them (1 to 100), only those behind
+// when behind is true.
+func (c *Client) ValueSummaries(ctx context.Context, dataset, dimension string, behind bool, first int, after string) (ValueSummaryPage, error) {
+	const q = `query($id: String!, $dim: String!, $behind: Boolean, $first: Int, $after: String) { dataset(id: $id) {
+		valueSummaries(dimension: $dim, behind: $behind, first: $first, after: $after) {
+			at dimension values behind hasNextPage summaries { value expectedFrom missing late oldestMissing oldestLate } } } }`
+	var out struct {
+		Dataset *struct {
+			Page ValueSummaryPage `json:"valueSummaries"`
+		} `json:"dataset"`
+	}
+	if err := c.Do(ctx, q, map[string]any{"id": dataset, "dim": dimension, "behind": behind, "first": first, "after": optional(after)}, &out); err != nil {
+		return ValueSummaryPage{}, err
+	}
+	if out.Dataset == nil {
+		return ValueSummaryPage{}, &Error{Code: backends.CodeNotFound, Message: fmt.Sprintf("dataset %q not found", dataset)}
+	}
+	return out.Dataset.Page, nil
 }

@@ -88,5 +88,5 @@ func (c *Client) DatasetPartitions(ctx context.Context, dataset string) (*partit
 	if out.Dataset == nil {
 		return nil, &Error{Code: backends.CodeNotFound, Message: fmt.Sprintf("dataset %q not found", dataset)}
 	}
-	return out.Dataset.Partitions.Def(), nil
+	return out.Dataset.Backend().Partitions, nil
 }

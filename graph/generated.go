@@ -40,6 +40,7 @@ type ResolverRoot interface {
 	Event() EventResolver
 	GraphEdge() GraphEdgeResolver
 	GraphNode() GraphNodeResolver
+	InputMapping() InputMappingResolver
 	Job() JobResolver
 	Lock() LockResolver
 	Mutation() MutationResolver
@@ -50,6 +51,8 @@ type ResolverRoot interface {
 	RangeSkip() RangeSkipResolver
 	StatusRow() StatusRowResolver
 	Subscription() SubscriptionResolver
+	ValueSummary() ValueSummaryResolver
+	ValueSummaryPage() ValueSummaryPageResolver
 }
 
 type DirectiveRoot struct {
@@ -153,6 +156,7 @@ type ComplexityRoot struct {
 		Retention        func(childComplexity int) int
 		URL              func(childComplexity int) int
 		UpdatedAt        func(childComplexity int) int
+		ValueSummaries   func(childComplexity int, dimension string, behind *bool, first *int, after *string) int
 	}
 
 	DatasetAccess struct {
@@ -220,10 +224,12 @@ type ComplexityRoot struct {
 	}
 
 	InputMapping struct {
-		Dataset     func(childComplexity int) int
-		EndOffset   func(childComplexity int) int
-		Kind        func(childComplexity int) int
-		StartOffset func(childComplexity int) int
+		Dataset         func(childComplexity int) int
+		Dimension       func(childComplexity int) int
+		EndOffset       func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		OutputDimension func(childComplexity int) int
+		StartOffset     func(childComplexity int) int
 	}
 
 	Job struct {
@@ -352,6 +358,7 @@ type ComplexityRoot struct {
 	PartitionDimension struct {
 		End      func(childComplexity int) int
 		Kind     func(childComplexity int) int
+		Members  func(childComplexity int) int
 		Name     func(childComplexity int) int
 		Start    func(childComplexity int) int
 		Timezone func(childComplexity int) int
@@ -361,6 +368,12 @@ type ComplexityRoot struct {
 	PartitionEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	PartitionMember struct {
+		AddedAt      func(childComplexity int) int
+		ExpectedFrom func(childComplexity int) int
+		Value        func(childComplexity int) int
 	}
 
 	PartitionRun struct {
@@ -484,6 +497,24 @@ type ComplexityRoot struct {
 		JobKey func(childComplexity int) int
 	}
 
+	ValueSummary struct {
+		ExpectedFrom  func(childComplexity int) int
+		Late          func(childComplexity int) int
+		Missing       func(childComplexity int) int
+		OldestLate    func(childComplexity int) int
+		OldestMissing func(childComplexity int) int
+		Value         func(childComplexity int) int
+	}
+
+	ValueSummaryPage struct {
+		At          func(childComplexity int) int
+		Behind      func(childComplexity int) int
+		Counts      func(childComplexity int) int
+		Dimension   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Values      func(childComplexity int) int
+	}
+
 	Viewer struct {
 		Jobs func(childComplexity int) int
 		Name func(childComplexity int) int
@@ -529,6 +560,7 @@ type DatasetResolver interface {
 	LatestReady(ctx context.Context, obj *backends.Dataset) (*string, error)
 
 	PartitionSummary(ctx context.Context, obj *backends.Dataset) (*backends.PartitionCount, error)
+	ValueSummaries(ctx context.Context, obj *backends.Dataset, dimension string, behind *bool, first *int, after *string) (backends.ValueCountPage, error)
 	ChunkCounts(ctx context.Context, obj *backends.Dataset) (backends.ChunkCount, error)
 }
 type DatasetAccessResolver interface {
@@ -549,6 +581,10 @@ type GraphNodeResolver interface {
 	Dataset(ctx context.Context, obj *backends.GraphNode) (*string, error)
 	Dataid(ctx context.Context, obj *backends.GraphNode) (*string, error)
 	Status(ctx context.Context, obj *backends.GraphNode) (*backends.Status, error)
+}
+type InputMappingResolver interface {
+	Dimension(ctx context.Context, obj *backends.InputMapping) (*string, error)
+	OutputDimension(ctx context.Context, obj *backends.InputMapping) (*string, error)
 }
 type JobResolver interface {
 	InputDatasets(ctx context.Context, obj *backends.Job) ([]backends.Dataset, error)
@@ -649,6 +685,15 @@ type StatusRowResolver interface {
 }
 type SubscriptionResolver interface {
 	Events(ctx context.Context, dataset *string, job *string, after *string) (<-chan backends.Event, error)
+}
+type ValueSummaryResolver interface {
+	ExpectedFrom(ctx context.Context, obj *backends.ValueCount) (*string, error)
+
+	OldestMissing(ctx context.Context, obj *backends.ValueCount) (*string, error)
+	OldestLate(ctx context.Context, obj *backends.ValueCount) (*string, error)
+}
+type ValueSummaryPageResolver interface {
+	Behind(ctx context.Context, obj *backends.ValueCountPage) (*int, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1075,6 +1120,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Dataset.UpdatedAt(childComplexity), true
+	case "Dataset.valueSummaries":
+		if e.ComplexityRoot.Dataset.ValueSummaries == nil {
+			break
+		}
+
+		args, err := ec.field_Dataset_valueSummaries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Dataset.ValueSummaries(childComplexity, args["dimension"].(string), args["behind"].(*bool), args["first"].(*int), args["after"].(*string)), true
 
 	case "DatasetAccess.connection":
 		if e.ComplexityRoot.DatasetAccess.Connection == nil {
@@ -1330,6 +1386,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.InputMapping.Dataset(childComplexity), true
+	case "InputMapping.dimension":
+		if e.ComplexityRoot.InputMapping.Dimension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InputMapping.Dimension(childComplexity), true
 	case "InputMapping.endOffset":
 		if e.ComplexityRoot.InputMapping.EndOffset == nil {
 			break
@@ -1342,6 +1404,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.InputMapping.Kind(childComplexity), true
+	case "InputMapping.outputDimension":
+		if e.ComplexityRoot.InputMapping.OutputDimension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InputMapping.OutputDimension(childComplexity), true
 	case "InputMapping.startOffset":
 		if e.ComplexityRoot.InputMapping.StartOffset == nil {
 			break
@@ -2084,6 +2152,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PartitionDimension.Kind(childComplexity), true
+	case "PartitionDimension.members":
+		if e.ComplexityRoot.PartitionDimension.Members == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionDimension.Members(childComplexity), true
 	case "PartitionDimension.name":
 		if e.ComplexityRoot.PartitionDimension.Name == nil {
 			break
@@ -2121,6 +2195,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PartitionEdge.Node(childComplexity), true
+
+	case "PartitionMember.addedAt":
+		if e.ComplexityRoot.PartitionMember.AddedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionMember.AddedAt(childComplexity), true
+	case "PartitionMember.expectedFrom":
+		if e.ComplexityRoot.PartitionMember.ExpectedFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionMember.ExpectedFrom(childComplexity), true
+	case "PartitionMember.value":
+		if e.ComplexityRoot.PartitionMember.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PartitionMember.Value(childComplexity), true
 
 	case "PartitionRun.count":
 		if e.ComplexityRoot.PartitionRun.Count == nil {
@@ -2703,6 +2796,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpsertJobPayload.JobKey(childComplexity), true
 
+	case "ValueSummary.expectedFrom":
+		if e.ComplexityRoot.ValueSummary.ExpectedFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummary.ExpectedFrom(childComplexity), true
+	case "ValueSummary.late":
+		if e.ComplexityRoot.ValueSummary.Late == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummary.Late(childComplexity), true
+	case "ValueSummary.missing":
+		if e.ComplexityRoot.ValueSummary.Missing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummary.Missing(childComplexity), true
+	case "ValueSummary.oldestLate":
+		if e.ComplexityRoot.ValueSummary.OldestLate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummary.OldestLate(childComplexity), true
+	case "ValueSummary.oldestMissing":
+		if e.ComplexityRoot.ValueSummary.OldestMissing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummary.OldestMissing(childComplexity), true
+	case "ValueSummary.value":
+		if e.ComplexityRoot.ValueSummary.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummary.Value(childComplexity), true
+
+	case "ValueSummaryPage.at":
+		if e.ComplexityRoot.ValueSummaryPage.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummaryPage.At(childComplexity), true
+	case "ValueSummaryPage.behind":
+		if e.ComplexityRoot.ValueSummaryPage.Behind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummaryPage.Behind(childComplexity), true
+	case "ValueSummaryPage.summaries":
+		if e.ComplexityRoot.ValueSummaryPage.Counts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummaryPage.Counts(childComplexity), true
+	case "ValueSummaryPage.dimension":
+		if e.ComplexityRoot.ValueSummaryPage.Dimension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummaryPage.Dimension(childComplexity), true
+	case "ValueSummaryPage.hasNextPage":
+		if e.ComplexityRoot.ValueSummaryPage.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummaryPage.HasNextPage(childComplexity), true
+	case "ValueSummaryPage.values":
+		if e.ComplexityRoot.ValueSummaryPage.Values == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueSummaryPage.Values(childComplexity), true
+
 	case "Viewer.jobs":
 		if e.ComplexityRoot.Viewer.Jobs == nil {
 			break
@@ -2952,7 +3119,7 @@ enum BlockerKind {
   PAUSED
   "The job has no inputs: it claims new chunks by dataid with ` + "`" + `claim` + "`" + `, not with ` + "`" + `findNext` + "`" + `."
   NO_INPUTS
-  "The output chunk's window is not due yet (see ` + "`" + `until` + "`" + `): a scheduled job claims it once it is."
+  "The output chunk's window is not due yet (see ` + "`" + `until` + "`" + `): a scheduled job claims it once it is. With no ` + "`" + `until` + "`" + `, the chunk is not expected yet: its value of a DYNAMIC set is not there, or a DYNAMIC dimension it reads whole holds no value at its window."
   NOT_DUE
   "The output chunk failed and backs off until ` + "`" + `until` + "`" + ` before it is retried."
   BACKOFF
@@ -3193,14 +3360,33 @@ type PartitionDimension {
   end: String
   "The IANA time zone of the windows (a time kind)."
   timezone: String
-  "The values of a STATIC dimension."
+  "The values of a STATIC dimension, or the values a DYNAMIC one holds now (shortlex order)."
   values: [String!]
+  "The values of a DYNAMIC dimension, each with when it was added and from which dataid of the time dimension it is expected (shortlex order); null for the other kinds."
+  members: [PartitionMember!]
+}
+
+"""
+One value of a DYNAMIC dimension (SPEC §10). Added with ` + "`" + `addPartitions` + "`" + `
+(` + "`" + `dimension` + "`" + ` set) and removed with ` + "`" + `removePartitions` + "`" + `; beside a time
+dimension it is expected from the window in which it was added, or from the
+add's ` + "`" + `from` + "`" + ` (a backfill).
+"""
+type PartitionMember {
+  "The value: a dataid, part of the tuples of the dimension."
+  value: String!
+  "When it was added."
+  addedAt: Time!
+  "The first dataid of the time dimension the value is expected at; null without a time dimension (expected at once), or when that lies past the time dimension's end."
+  expectedFrom: String
 }
 
 """
 One dimension of a definition to set; see ` + "`" + `PartitionDimension` + "`" + `. Today the
-time dimension, if any, comes first, every dimension after the first is
-bounded (STATIC, or with an end), and none is DYNAMIC.
+time dimension, if any, comes first, and every dimension after the first is
+bounded (STATIC, DYNAMIC, or with an end). A DYNAMIC dimension takes no
+values here: they are added with ` + "`" + `addPartitions` + "`" + ` (at most 10,000), and an
+upsert keeps them.
 """
 input PartitionDimensionInput {
   "1-32 characters of a-z 0-9 _, starting with a letter; not ` + "`" + `dataid` + "`" + `, ` + "`" + `dataset` + "`" + ` or ` + "`" + `job` + "`" + `."
@@ -3263,7 +3449,7 @@ input JobInput {
   maxConcurrent: Int
   "The pool whose slots the job's live claims share (it must exist); omit or null for none."
   pool: String
-  "Which input dataids each output dataid reads, for inputs not read one to one (at most one per input); an input not listed is IDENTITY."
+  "Which input dataids each output dataid reads, for inputs not read one to one (one per input, or one per mapped dimension, each naming its ` + "`" + `dimension` + "`" + `); an input not listed is IDENTITY, or read across dimensions by the default rules."
   inputMappings: [InputMappingInput!] = []
   "The pipeline applying this definition (` + "`" + `chunklock apply` + "`" + ` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none."
   pipeline: String
@@ -3291,6 +3477,10 @@ type InputMapping {
   startOffset: Int!
   "TIME_WINDOW only: input windows to move the last overlapping window by."
   endOffset: Int!
+  "Of an entry of a mapping by dimension: the input's dimension it maps; null for a one-dimensional input, or a mapping of the whole input."
+  dimension: String
+  "Of an entry of a mapping by dimension: the output's dimension it maps from; null for a one-dimensional output, or an ALL entry."
+  outputDimension: String
 }
 
 "The mapping of one input of a job."
@@ -3303,6 +3493,17 @@ input InputMappingInput {
   startOffset: Int = 0
   "TIME_WINDOW only: input windows to move the last overlapping window by; default 0, not below startOffset."
   endOffset: Int = 0
+  """
+  The input's dimension this entry maps, for a mapping by dimension (SPEC
+  §10): an input may have one entry per dimension (a 7-day lookback on
+  ` + "`" + `date` + "`" + ` with each ` + "`" + `region` + "`" + ` read by value: ` + "`" + `{dataset: "sales", dimension:
+  "date", outputDimension: "date", kind: TIME_WINDOW, startOffset: -6}` + "`" + `).
+  Omit it for a one-dimensional input. The dimensions no entry names
+  follow the default rules: same name by value, one read whole, a fan-out.
+  """
+  dimension: String
+  "The output's dimension this entry maps from (omit for a one-dimensional output, and for ALL: every value of ` + "`" + `dimension` + "`" + ` is read)."
+  outputDimension: String
 }
 
 "One environment variable of a job."
@@ -3862,28 +4063,35 @@ extend type Dataset {
 extend type Mutation {
   """
   Adds values to the set of a dataset with DYNAMIC partitions (a sensor
-  that found a new file or customer). Each value is a dataid; one already
+  that found a new file or customer), or to a DYNAMIC dimension of a
+  dataset with dimensions (` + "`" + `dimension` + "`" + `). Each value is a dataid; one already
   in the set is skipped (ALREADY_EXISTS), as is one listed twice; the
   others are expected from now, due at now + the definition's lagSeconds,
-  and the job without inputs producing the dataset claims each once. At
-  most 10,000 values a call (INVALID_ARGUMENT beyond, and for a dataset
-  whose definition is not DYNAMIC). ` + "`" + `changed` + "`" + ` counts the values added.
-  Recorded in catalogChanges. Admin only.
+  and the job without inputs producing the dataset claims each once.
+  Beside a time dimension a value is expected from the window of now, or
+  of ` + "`" + `from` + "`" + ` (a backfill), in every tuple it is part of. A dimension's values
+  flow downstream: the outputs of jobs reading the dataset whose DYNAMIC
+  dimension has the same name get them too, in the same call. At most
+  10,000 values a call, and 10,000 in a dimension (INVALID_ARGUMENT beyond,
+  and for a dataset whose definition is not DYNAMIC nor has a DYNAMIC
+  dimension). ` + "`" + `changed` + "`" + ` counts the values added. Recorded in
+  catalogChanges. Admin only.
   """
   addPartitions(
     "The dataset id."
     dataset: String!
     "The values to add (1 to 10,000 dataids)."
     dataids: [String!]!
-    "The DYNAMIC dimension of a multi-dimensional dataset; omit for a one-dimensional one (the only kind today)."
+    "The DYNAMIC dimension of a multi-dimensional dataset; omit for a one-dimensional one."
     dimension: String
-    "For a DYNAMIC dimension beside a time dimension, the first window the values are expected from (a backfill); INVALID_ARGUMENT for a one-dimensional dataset."
+    "For a DYNAMIC dimension beside a time dimension, a dataid of the time dimension whose window the values are expected from (a backfill; default: the window of now); INVALID_ARGUMENT otherwise."
     from: String
   ): RangeResult
   """
-  Removes values from the set of a dataset with DYNAMIC partitions: they
-  are no longer expected nor claimed by its job without inputs. Their
-  chunks stay, listed by ` + "`" + `chunks` + "`" + `. A value not in the set is skipped
+  Removes values from the set of a dataset with DYNAMIC partitions, or from
+  a DYNAMIC dimension (` + "`" + `dimension` + "`" + `, and from the outputs that take its
+  values): they are no longer expected nor claimed. Their chunks stay,
+  listed by ` + "`" + `chunks` + "`" + `. A value not in the set is skipped
   (NOT_FOUND). At most 10,000 values a call. Recorded in catalogChanges.
   Admin only.
   """
@@ -4279,9 +4487,64 @@ type ChunkCounts {
   hold: Int!
 }
 
+"""
+The missing and late chunks of one value of a dimension (SPEC §10): the
+partition summary of the dataids with that value.
+"""
+type ValueSummary {
+  "The value."
+  value: String!
+  "For a value of a DYNAMIC dimension beside a time dimension: the first dataid of the time dimension it is expected at."
+  expectedFrom: String
+  "Its due expected dataids with no OUTPUT row."
+  missing: Int!
+  "Its expected dataids not READY at or past their window's end + deadline."
+  late: Int!
+  "Its first missing dataid (a whole tuple); null when none is missing."
+  oldestMissing: String
+  "Its first late dataid; null when none is late."
+  oldestLate: String
+}
+
+"A page of value summaries of one dimension of a dataset, and the dimension's figures."
+type ValueSummaryPage {
+  "When it was counted."
+  at: Time!
+  "The dimension counted."
+  dimension: String!
+  "How many values the dimension has."
+  values: Int!
+  "How many of them have missing or late chunks; null when that was not counted (the dataset's definition once lost dataids, or its counts are not kept by value: the values of the page were counted by reading their chunks)."
+  behind: Int
+  "The values of the page, in shortlex order."
+  summaries: [ValueSummary!]!
+  "Whether values follow: ask again with ` + "`" + `after` + "`" + ` the last one's value."
+  hasNextPage: Boolean!
+}
+
 extend type Dataset {
   "Missing and late chunks of a dataset with a partition definition; null without one. Costs 50 (see the server's --max-complexity)."
   partitionSummary: PartitionSummary
+  """
+  Missing and late chunks by value of a STATIC or DYNAMIC dimension of a
+  dataset with dimensions (SPEC §10): a customer whose feed stopped is one
+  line. Counted from the counts every store keeps by value (exact, however
+  long the history), then each value listed that is behind has its oldest
+  missing and late dataids read by key from either end of its history.
+  ` + "`" + `behind` + "`" + ` lists only the values with missing or late chunks. At most 100
+  values a page (` + "`" + `first` + "`" + `, default 20), after the value ` + "`" + `after` + "`" + `. INVALID_ARGUMENT
+  for another kind of dimension. Costs 100, plus 5 per value asked, plus its selections once per 100 values.
+  """
+  valueSummaries(
+    "The STATIC or DYNAMIC dimension counted, by name."
+    dimension: String!
+    "Only the values with missing or late chunks."
+    behind: Boolean = false
+    "The page size: 20 when omitted, at most 100."
+    first: Int = 20
+    "The value the page starts after, in shortlex order (the last value of the page before)."
+    after: String
+  ): ValueSummaryPage!
   "The dataset's chunks by status, without reading them (what ` + "`" + `chunklock status` + "`" + ` prints). Costs 10 (see the server's --max-complexity)."
   chunkCounts: ChunkCounts!
 }
@@ -4751,6 +5014,8 @@ func (ec *executionContext) childFields_Dataset(ctx context.Context, field graph
 		return ec.fieldContext_Dataset_outputKey(ctx, field)
 	case "partitionSummary":
 		return ec.fieldContext_Dataset_partitionSummary(ctx, field)
+	case "valueSummaries":
+		return ec.fieldContext_Dataset_valueSummaries(ctx, field)
 	case "chunkCounts":
 		return ec.fieldContext_Dataset_chunkCounts(ctx, field)
 	}
@@ -4895,6 +5160,10 @@ func (ec *executionContext) childFields_InputMapping(ctx context.Context, field 
 		return ec.fieldContext_InputMapping_startOffset(ctx, field)
 	case "endOffset":
 		return ec.fieldContext_InputMapping_endOffset(ctx, field)
+	case "dimension":
+		return ec.fieldContext_InputMapping_dimension(ctx, field)
+	case "outputDimension":
+		return ec.fieldContext_InputMapping_outputDimension(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type InputMapping", field.Name)
 }
@@ -5091,6 +5360,8 @@ func (ec *executionContext) childFields_PartitionDimension(ctx context.Context, 
 		return ec.fieldContext_PartitionDimension_timezone(ctx, field)
 	case "values":
 		return ec.fieldContext_PartitionDimension_values(ctx, field)
+	case "members":
+		return ec.fieldContext_PartitionDimension_members(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PartitionDimension", field.Name)
 }
@@ -5103,6 +5374,18 @@ func (ec *executionContext) childFields_PartitionEdge(ctx context.Context, field
 		return ec.fieldContext_PartitionEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PartitionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PartitionMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_PartitionMember_value(ctx, field)
+	case "addedAt":
+		return ec.fieldContext_PartitionMember_addedAt(ctx, field)
+	case "expectedFrom":
+		return ec.fieldContext_PartitionMember_expectedFrom(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PartitionMember", field.Name)
 }
 
 func (ec *executionContext) childFields_PartitionRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5297,6 +5580,42 @@ func (ec *executionContext) childFields_UpsertJobPayload(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type UpsertJobPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_ValueSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_ValueSummary_value(ctx, field)
+	case "expectedFrom":
+		return ec.fieldContext_ValueSummary_expectedFrom(ctx, field)
+	case "missing":
+		return ec.fieldContext_ValueSummary_missing(ctx, field)
+	case "late":
+		return ec.fieldContext_ValueSummary_late(ctx, field)
+	case "oldestMissing":
+		return ec.fieldContext_ValueSummary_oldestMissing(ctx, field)
+	case "oldestLate":
+		return ec.fieldContext_ValueSummary_oldestLate(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ValueSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_ValueSummaryPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "at":
+		return ec.fieldContext_ValueSummaryPage_at(ctx, field)
+	case "dimension":
+		return ec.fieldContext_ValueSummaryPage_dimension(ctx, field)
+	case "values":
+		return ec.fieldContext_ValueSummaryPage_values(ctx, field)
+	case "behind":
+		return ec.fieldContext_ValueSummaryPage_behind(ctx, field)
+	case "summaries":
+		return ec.fieldContext_ValueSummaryPage_summaries(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_ValueSummaryPage_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ValueSummaryPage", field.Name)
+}
+
 func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -5424,6 +5743,44 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Dataset_valueSummaries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "dimension",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dimension"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "behind",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["behind"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	return args, nil
+}
 
 func (ec *executionContext) field_Mutation_addPartitions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -8383,6 +8740,50 @@ func (ec *executionContext) fieldContext_Dataset_partitionSummary(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Dataset_valueSummaries(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Dataset_valueSummaries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Dataset().ValueSummaries(ctx, obj, fc.Args["dimension"].(string), fc.Args["behind"].(*bool), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v backends.ValueCountPage) graphql.Marshaler {
+			return ec.marshalNValueSummaryPage2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐValueCountPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Dataset_valueSummaries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Dataset",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValueSummaryPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Dataset_valueSummaries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Dataset_chunkCounts(ctx context.Context, field graphql.CollectedField, obj *backends.Dataset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9470,6 +9871,52 @@ func (ec *executionContext) _InputMapping_endOffset(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_InputMapping_endOffset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("InputMapping", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _InputMapping_dimension(ctx context.Context, field graphql.CollectedField, obj *backends.InputMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InputMapping_dimension(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.InputMapping().Dimension(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InputMapping_dimension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InputMapping", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _InputMapping_outputDimension(ctx context.Context, field graphql.CollectedField, obj *backends.InputMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InputMapping_outputDimension(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.InputMapping().OutputDimension(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InputMapping_outputDimension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InputMapping", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Job_id(ctx context.Context, field graphql.CollectedField, obj *backends.Job) (ret graphql.Marshaler) {
@@ -12499,6 +12946,38 @@ func (ec *executionContext) fieldContext_PartitionDimension_values(_ context.Con
 	return graphql.NewScalarFieldContext("PartitionDimension", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _PartitionDimension_members(ctx context.Context, field graphql.CollectedField, obj *PartitionDimension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionDimension_members(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Members, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []PartitionMember) graphql.Marshaler {
+			return ec.marshalOPartitionMember2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionMemberᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionDimension_members(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PartitionDimension",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PartitionMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PartitionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *PartitionEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12552,6 +13031,75 @@ func (ec *executionContext) fieldContext_PartitionEdge_node(_ context.Context, f
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PartitionMember_value(ctx context.Context, field graphql.CollectedField, obj *PartitionMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionMember_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionMember_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionMember", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionMember_addedAt(ctx context.Context, field graphql.CollectedField, obj *PartitionMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionMember_addedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AddedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionMember_addedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionMember", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PartitionMember_expectedFrom(ctx context.Context, field graphql.CollectedField, obj *PartitionMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PartitionMember_expectedFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpectedFrom, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PartitionMember_expectedFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PartitionMember", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PartitionRun_from(ctx context.Context, field graphql.CollectedField, obj *backends.PartitionRun) (ret graphql.Marshaler) {
@@ -14912,6 +15460,291 @@ func (ec *executionContext) fieldContext_UpsertJobPayload_jobKey(_ context.Conte
 	return graphql.NewScalarFieldContext("UpsertJobPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ValueSummary_value(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummary_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummary_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValueSummary_expectedFrom(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummary_expectedFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ValueSummary().ExpectedFrom(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummary_expectedFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummary", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValueSummary_missing(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummary_missing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Missing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummary_missing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ValueSummary_late(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummary_late(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Late, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummary_late(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ValueSummary_oldestMissing(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummary_oldestMissing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ValueSummary().OldestMissing(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummary_oldestMissing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummary", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValueSummary_oldestLate(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummary_oldestLate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ValueSummary().OldestLate(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummary_oldestLate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummary", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValueSummaryPage_at(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCountPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummaryPage_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummaryPage_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummaryPage", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ValueSummaryPage_dimension(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCountPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummaryPage_dimension(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dimension, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummaryPage_dimension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummaryPage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValueSummaryPage_values(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCountPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummaryPage_values(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Values, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummaryPage_values(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummaryPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ValueSummaryPage_behind(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCountPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummaryPage_behind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ValueSummaryPage().Behind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummaryPage_behind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummaryPage", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ValueSummaryPage_summaries(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCountPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummaryPage_summaries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Counts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []backends.ValueCount) graphql.Marshaler {
+			return ec.marshalNValueSummary2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐValueCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummaryPage_summaries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValueSummaryPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValueSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValueSummaryPage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *backends.ValueCountPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueSummaryPage_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueSummaryPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValueSummaryPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Viewer_name(ctx context.Context, field graphql.CollectedField, obj *Viewer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16265,7 +17098,7 @@ func (ec *executionContext) unmarshalInputInputMappingInput(ctx context.Context,
 		asMap["endOffset"] = 0
 	}
 
-	fieldsInOrder := [...]string{"dataset", "kind", "startOffset", "endOffset"}
+	fieldsInOrder := [...]string{"dataset", "kind", "startOffset", "endOffset", "dimension", "outputDimension"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16300,6 +17133,20 @@ func (ec *executionContext) unmarshalInputInputMappingInput(ctx context.Context,
 				return it, err
 			}
 			it.EndOffset = data
+		case "dimension":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dimension"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dimension = data
+		case "outputDimension":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("outputDimension"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OutputDimension = data
 		}
 	}
 	return it, nil
@@ -17977,6 +18824,44 @@ func (ec *executionContext) _Dataset(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "valueSummaries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Dataset_valueSummaries(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "chunkCounts":
 			field := field
 
@@ -18812,23 +19697,99 @@ func (ec *executionContext) _InputMapping(ctx context.Context, sel ast.Selection
 		case "dataset":
 			out.Values[i] = ec._InputMapping_dataset(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "kind":
 			out.Values[i] = ec._InputMapping_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "startOffset":
 			out.Values[i] = ec._InputMapping_startOffset(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "endOffset":
 			out.Values[i] = ec._InputMapping_endOffset(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "dimension":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._InputMapping_dimension(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "outputDimension":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._InputMapping_outputDimension(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20153,6 +21114,11 @@ func (ec *executionContext) _PartitionDimension(ctx context.Context, sel ast.Sel
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "members":
+			out.Values[i] = ec._PartitionDimension_members(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20194,6 +21160,54 @@ func (ec *executionContext) _PartitionEdge(ctx context.Context, sel ast.Selectio
 		case "node":
 			out.Values[i] = ec._PartitionEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var partitionMemberImplementors = []string{"PartitionMember"}
+
+func (ec *executionContext) _PartitionMember(ctx context.Context, sel ast.SelectionSet, obj *PartitionMember) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, partitionMemberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PartitionMember")
+		case "value":
+			out.Values[i] = ec._PartitionMember_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addedAt":
+			out.Values[i] = ec._PartitionMember_addedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expectedFrom":
+			out.Values[i] = ec._PartitionMember_expectedFrom(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -21795,6 +22809,264 @@ func (ec *executionContext) _UpsertJobPayload(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var valueSummaryImplementors = []string{"ValueSummary"}
+
+func (ec *executionContext) _ValueSummary(ctx context.Context, sel ast.SelectionSet, obj *backends.ValueCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, valueSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValueSummary")
+		case "value":
+			out.Values[i] = ec._ValueSummary_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expectedFrom":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ValueSummary_expectedFrom(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "missing":
+			out.Values[i] = ec._ValueSummary_missing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "late":
+			out.Values[i] = ec._ValueSummary_late(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "oldestMissing":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ValueSummary_oldestMissing(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "oldestLate":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ValueSummary_oldestLate(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var valueSummaryPageImplementors = []string{"ValueSummaryPage"}
+
+func (ec *executionContext) _ValueSummaryPage(ctx context.Context, sel ast.SelectionSet, obj *backends.ValueCountPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, valueSummaryPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValueSummaryPage")
+		case "at":
+			out.Values[i] = ec._ValueSummaryPage_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dimension":
+			out.Values[i] = ec._ValueSummaryPage_dimension(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "values":
+			out.Values[i] = ec._ValueSummaryPage_values(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "behind":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ValueSummaryPage_behind(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "summaries":
+			out.Values[i] = ec._ValueSummaryPage_summaries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._ValueSummaryPage_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var viewerImplementors = []string{"Viewer"}
 
 func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *Viewer) graphql.Marshaler {
@@ -22992,6 +24264,10 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNPartitionMember2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionMember(ctx context.Context, sel ast.SelectionSet, v PartitionMember) graphql.Marshaler {
+	return ec._PartitionMember(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNPartitionRun2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionRun(ctx context.Context, sel ast.SelectionSet, v backends.PartitionRun) graphql.Marshaler {
 	return ec._PartitionRun(ctx, sel, &v)
 }
@@ -23252,6 +24528,30 @@ func (ec *executionContext) marshalNTokenResult2ᚕgithubᚗcomᚋchunklockᚋch
 
 func (ec *executionContext) marshalNUpsertJobPayload2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐUpsertJobPayload(ctx context.Context, sel ast.SelectionSet, v UpsertJobPayload) graphql.Marshaler {
 	return ec._UpsertJobPayload(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNValueSummary2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐValueCount(ctx context.Context, sel ast.SelectionSet, v backends.ValueCount) graphql.Marshaler {
+	return ec._ValueSummary(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNValueSummary2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐValueCountᚄ(ctx context.Context, sel ast.SelectionSet, v []backends.ValueCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNValueSummary2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐValueCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNValueSummaryPage2githubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐValueCountPage(ctx context.Context, sel ast.SelectionSet, v backends.ValueCountPage) graphql.Marshaler {
+	return ec._ValueSummaryPage(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalNViewer2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐViewer(ctx context.Context, sel ast.SelectionSet, v Viewer) graphql.Marshaler {
@@ -23652,6 +24952,25 @@ var (
 		partition.Dynamic: "DYNAMIC",
 	}
 )
+
+func (ec *executionContext) marshalOPartitionMember2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []PartitionMember) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPartitionMember2githubᚗcomᚋchunklockᚋchunklockᚋgraphᚐPartitionMember(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
 
 func (ec *executionContext) marshalOPartitionSummary2ᚖgithubᚗcomᚋchunklockᚋchunklockᚋbackendsᚐPartitionCount(ctx context.Context, sel ast.SelectionSet, v *backends.PartitionCount) graphql.Marshaler {
 	if v == nil {

@@ -3,6 +3,8 @@
 package graph
 
 import (
+	"time"
+
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/partition"
 )
@@ -101,6 +103,15 @@ type InputMappingInput struct {
 	StartOffset *int `json:"startOffset,omitempty"`
 	// TIME_WINDOW only: input windows to move the last overlapping window by; default 0, not below startOffset.
 	EndOffset *int `json:"endOffset,omitempty"`
+	// The input's dimension this entry maps, for a mapping by dimension (SPEC
+	// §10): an input may have one entry per dimension (a 7-day lookback on
+	// `date` with each `region` read by value: `{dataset: "sales", dimension:
+	// "date", outputDimension: "date", kind: TIME_WINDOW, startOffset: -6}`).
+	// Omit it for a one-dimensional input. The dimensions no entry names
+	// follow the default rules: same name by value, one read whole, a fan-out.
+	Dimension *string `json:"dimension,omitempty"`
+	// The output's dimension this entry maps from (omit for a one-dimensional output, and for ALL: every value of `dimension` is read).
+	OutputDimension *string `json:"outputDimension,omitempty"`
 }
 
 // A job definition to create or replace.
@@ -129,7 +140,7 @@ type JobInput struct {
 	MaxConcurrent *int `json:"maxConcurrent,omitempty"`
 	// The pool whose slots the job's live claims share (it must exist); omit or null for none.
 	Pool *string `json:"pool,omitempty"`
-	// Which input dataids each output dataid reads, for inputs not read one to one (at most one per input); an input not listed is IDENTITY.
+	// Which input dataids each output dataid reads, for inputs not read one to one (one per input, or one per mapped dimension, each naming its `dimension`); an input not listed is IDENTITY, or read across dimensions by the default rules.
 	InputMappings []InputMappingInput `json:"inputMappings,omitempty"`
 	// The pipeline applying this definition (`chunklock apply` sends the file's name): recorded as the owner when this upsert creates the object; an existing object keeps its owner (one created otherwise stays without), and naming a pipeline other than its owner is INVALID_ARGUMENT. Omit or null for none.
 	Pipeline *string `json:"pipeline,omitempty"`
@@ -217,13 +228,17 @@ type PartitionDimension struct {
 	End *string `json:"end,omitempty"`
 	// The IANA time zone of the windows (a time kind).
 	Timezone *string `json:"timezone,omitempty"`
-	// The values of a STATIC dimension.
+	// The values of a STATIC dimension, or the values a DYNAMIC one holds now (shortlex order).
 	Values []string `json:"values,omitempty"`
+	// The values of a DYNAMIC dimension, each with when it was added and from which dataid of the time dimension it is expected (shortlex order); null for the other kinds.
+	Members []PartitionMember `json:"members,omitempty"`
 }
 
 // One dimension of a definition to set; see `PartitionDimension`. Today the
-// time dimension, if any, comes first, every dimension after the first is
-// bounded (STATIC, or with an end), and none is DYNAMIC.
+// time dimension, if any, comes first, and every dimension after the first is
+// bounded (STATIC, DYNAMIC, or with an end). A DYNAMIC dimension takes no
+// values here: they are added with `addPartitions` (at most 10,000), and an
+// upsert keeps them.
 type PartitionDimensionInput struct {
 	// 1-32 characters of a-z 0-9 _, starting with a letter; not `dataid`, `dataset` or `job`.
 	Name string `json:"name"`
@@ -245,6 +260,19 @@ type PartitionEdge struct {
 	Cursor string `json:"cursor"`
 	// The partition.
 	Node backends.Partition `json:"node"`
+}
+
+// One value of a DYNAMIC dimension (SPEC §10). Added with `addPartitions`
+// (`dimension` set) and removed with `removePartitions`; beside a time
+// dimension it is expected from the window in which it was added, or from the
+// add's `from` (a backfill).
+type PartitionMember struct {
+	// The value: a dataid, part of the tuples of the dimension.
+	Value string `json:"value"`
+	// When it was added.
+	AddedAt time.Time `json:"addedAt"`
+	// The first dataid of the time dimension the value is expected at; null without a time dimension (expected at once), or when that lies past the time dimension's end.
+	ExpectedFrom *string `json:"expectedFrom,omitempty"`
 }
 
 // A pool to create or replace.

@@ -88,3 +88,36 @@ func TestExamplePipelineMappings(t *testing.T) {
 	require.Equal(t, []backends.InputMapping{{Dataset: "orders-clean", Mapping: partition.Mapping{Kind: partition.TimeWindow}}}, got["weekly"])
 	require.Empty(t, got["report"])
 }
+
+// TestInputMappingsByDimension: entries naming dimensions parse into one
+// mapping by dimension, checked against the file's definitions.
+func TestInputMappingsByDimension(t *testing.T) {
+	src := `datasets:
+  - id: sales
+    partitions:
+      dimensions:
+        - {name: date, kind: DAILY, start: 2026-01-01}
+        - {name: region, kind: STATIC, values: [us, eu]}
+  - id: rolling
+    partitions:
+      dimensions:
+        - {name: date, kind: DAILY, start: 2026-01-01}
+        - {name: region, kind: STATIC, values: [us, eu]}
+jobs:
+  - id: roll
+    inputs: [sales]
+    output: rolling
+    inputMappings:
+      - {dataset: sales, dimension: date, outputDimension: date, kind: TIME_WINDOW, startOffset: -6}
+`
+	p, err := Parse(strings.NewReader(src), "p.yaml")
+	require.NoError(t, err)
+	roll, err := p.Jobs[0].Backend()
+	require.NoError(t, err)
+	require.Equal(t, []backends.InputMapping{{Dataset: "sales", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -6,
+		Dimension: "date", OutputDimension: "date"}}}, roll.InputMappings)
+	require.Equal(t, partition.ByDimension, roll.Mapping("sales").Kind)
+
+	_, err = Parse(strings.NewReader(strings.Replace(src, "dimension: date, outputDimension", "dimension: day, outputDimension", 1)), "bad.yaml")
+	require.ErrorContains(t, err, `no dimension "day"`)
+}

@@ -573,10 +573,11 @@ func (p *Pipeline) OrderedJobs() []Job {
 }
 
 // samePartitions tells whether two definitions are the same once the
-// server's defaults are applied (partition.Def.Normalized).
+// server's defaults are applied (partition.Def.Normalized), whatever
+// values their DYNAMIC dimensions hold (data, not declaration).
 func samePartitions(a, b *partition.Def) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return reflect.DeepEqual(a.Normalized(), b.Normalized())
+	return reflect.DeepEqual(a.WithoutMembers().Normalized(), b.WithoutMembers().Normalized())
 }

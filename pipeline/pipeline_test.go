@@ -395,3 +395,40 @@ jobs:
 }
 
 func ptrDef(d partition.Def) *partition.Def { return &d }
+
+// TestParseDynamicDimension: a DYNAMIC dimension is declared without
+// values; the server's values (added at run time) make no change in the
+// plan, and values declared for it are refused.
+func TestParseDynamicDimension(t *testing.T) {
+	t.Parallel()
+	src := `
+datasets:
+  - id: orders
+    location: "s3://lake/{customer}/dt={date}/"
+    partitions:
+      dimensions:
+        - {name: date, kind: DAILY, start: "2026-11-01"}
+        - {name: customer, kind: DYNAMIC}
+`
+	p, err := Parse(strings.NewReader(src), "p.yaml")
+	require.NoError(t, err)
+	d := p.Datasets[0].Backend()
+	require.NoError(t, d.Partitions.ValidateNew())
+	stored := d
+	def := d.Partitions.Normalized()
+	def.Dimensions[1].Members = []partition.Member{{Value: "acme", Since: 1, Added: 1}}
+	def.Dimensions[1].Removed = []string{"old"}
+	stored.Partitions = &def
+	plan, err := p.Plan([]backends.Dataset{stored}, nil, nil)
+	require.NoError(t, err)
+	require.Len(t, plan, 1)
+	require.Equal(t, Unchanged, plan[0].Action, plan[0].String())
+
+	// Values declared for it: the file parses, the definition is refused
+	// (as the server refuses it), saying how values come.
+	bad, err := Parse(strings.NewReader(strings.Replace(src, "kind: DYNAMIC}", "kind: DYNAMIC, values: [acme]}", 1)), "p.yaml")
+	if err == nil {
+		err = bad.Datasets[0].Backend().Partitions.ValidateNew()
+	}
+	require.ErrorContains(t, err, "values are added at run time")
+}

@@ -71,9 +71,19 @@ func partitionsOf(d *partition.Def) *graph.PartitionDefinition {
 	if d.Kind != partition.Dimensional {
 		out.Kind = &d.Kind
 	}
-	for _, dim := range d.Dimensions {
-		out.Dimensions = append(out.Dimensions, graph.PartitionDimension{Name: dim.Name, Kind: dim.Kind,
-			Start: nonEmpty(dim.Start), End: nonEmpty(dim.End), Timezone: nonEmpty(dim.Timezone), Values: dim.Values})
+	for i, dim := range d.Dimensions {
+		pd := graph.PartitionDimension{Name: dim.Name, Kind: dim.Kind,
+			Start: nonEmpty(dim.Start), End: nonEmpty(dim.End), Timezone: nonEmpty(dim.Timezone), Values: dim.Values}
+		if dim.Kind == partition.Dynamic {
+			pd.Values = []string{}
+			pd.Members = []graph.PartitionMember{}
+			for _, m := range d.DimensionMembers(i) {
+				pd.Values = append(pd.Values, m.Value)
+				pd.Members = append(pd.Members, graph.PartitionMember{Value: m.Value, AddedAt: time.Unix(m.Added, 0).UTC(),
+					ExpectedFrom: nonEmpty(m.ExpectedFrom)})
+			}
+		}
+		out.Dimensions = append(out.Dimensions, pd)
 	}
 	if d.Deadline != nil {
 		s := int(*d.Deadline / time.Second)
@@ -120,7 +130,8 @@ func mappingsFromInput(in []graph.InputMappingInput) []backends.InputMapping {
 	ms := make([]backends.InputMapping, len(in))
 	for i, m := range in {
 		ms[i] = backends.InputMapping{Dataset: m.Dataset, Mapping: partition.Mapping{
-			Kind: m.Kind, StartOffset: deref(m.StartOffset), EndOffset: deref(m.EndOffset)}}
+			Kind: m.Kind, StartOffset: deref(m.StartOffset), EndOffset: deref(m.EndOffset),
+			Dimension: deref(m.Dimension), OutputDimension: deref(m.OutputDimension)}}
 	}
 	return ms
 }

@@ -49,6 +49,16 @@ func (r *datasetResolver) Pipeline(ctx context.Context, obj *backends.Dataset) (
 	return nonEmpty(obj.Pipeline), nil
 }
 
+// Dimension is the resolver for the dimension field.
+func (r *inputMappingResolver) Dimension(ctx context.Context, obj *backends.InputMapping) (*string, error) {
+	return nullIfEmpty(obj.Dimension), nil
+}
+
+// OutputDimension is the resolver for the outputDimension field.
+func (r *inputMappingResolver) OutputDimension(ctx context.Context, obj *backends.InputMapping) (*string, error) {
+	return nullIfEmpty(obj.OutputDimension), nil
+}
+
 // InputDatasets is the resolver for the inputDatasets field.
 func (r *jobResolver) InputDatasets(ctx context.Context, obj *backends.Job) ([]backends.Dataset, error) {
 	return r.datasets(ctx, obj.Inputs)
@@ -142,10 +152,14 @@ func (r *queryResolver) Job(ctx context.Context, id string) (*backends.Job, erro
 // Dataset returns graph.DatasetResolver implementation.
 func (r *Resolver) Dataset() graph.DatasetResolver { return &datasetResolver{r} }
 
+// InputMapping returns graph.InputMappingResolver implementation.
+func (r *Resolver) InputMapping() graph.InputMappingResolver { return &inputMappingResolver{r} }
+
 // Job returns graph.JobResolver implementation.
 func (r *Resolver) Job() graph.JobResolver { return &jobResolver{r} }
 
 type (
-	datasetResolver struct{ *Resolver }
-	jobResolver     struct{ *Resolver }
+	datasetResolver      struct{ *Resolver }
+	inputMappingResolver struct{ *Resolver }
+	jobResolver          struct{ *Resolver }
 )

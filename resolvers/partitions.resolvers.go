@@ -25,6 +25,18 @@ func (r *datasetResolver) PartitionSummary(ctx context.Context, obj *backends.Da
 	return &c, nil
 }
 
+// ValueSummaries is the resolver for the valueSummaries field.
+func (r *datasetResolver) ValueSummaries(ctx context.Context, obj *backends.Dataset, dimension string, behind *bool, first *int, after *string) (backends.ValueCountPage, error) {
+	f := backends.ValueCountFilter{Dataset: obj.ID, Dimension: dimension, Behind: behind != nil && *behind, After: deref(after), First: 20}
+	if first != nil {
+		f.First = *first
+		if f.First < 1 {
+			return backends.ValueCountPage{}, backends.InvalidArgument("first must be 1 to %d, got %d", backends.MaxValueCountPage, f.First)
+		}
+	}
+	return r.store.ValueCounts(ctx, f)
+}
+
 // ChunkCounts is the resolver for the chunkCounts field.
 func (r *datasetResolver) ChunkCounts(ctx context.Context, obj *backends.Dataset) (backends.ChunkCount, error) {
 	return r.store.ChunkCounts(ctx, obj.ID)
@@ -74,6 +86,29 @@ func (r *queryResolver) Partitions(ctx context.Context, dataset string, from *st
 	return partitionConnection(page), nil
 }
 
+// ExpectedFrom is the resolver for the expectedFrom field.
+func (r *valueSummaryResolver) ExpectedFrom(ctx context.Context, obj *backends.ValueCount) (*string, error) {
+	return nullIfEmpty(obj.ExpectedFrom), nil
+}
+
+// OldestMissing is the resolver for the oldestMissing field.
+func (r *valueSummaryResolver) OldestMissing(ctx context.Context, obj *backends.ValueCount) (*string, error) {
+	return nullIfEmpty(obj.OldestMissing), nil
+}
+
+// OldestLate is the resolver for the oldestLate field.
+func (r *valueSummaryResolver) OldestLate(ctx context.Context, obj *backends.ValueCount) (*string, error) {
+	return nullIfEmpty(obj.OldestLate), nil
+}
+
+// Behind is the resolver for the behind field.
+func (r *valueSummaryPageResolver) Behind(ctx context.Context, obj *backends.ValueCountPage) (*int, error) {
+	if obj.Behind < 0 {
+		return nil, nil
+	}
+	return &obj.Behind, nil
+}
+
 // Partition returns graph.PartitionResolver implementation.
 func (r *Resolver) Partition() graph.PartitionResolver { return &partitionResolver{r} }
 
@@ -82,7 +117,17 @@ func (r *Resolver) PartitionSummary() graph.PartitionSummaryResolver {
 	return &partitionSummaryResolver{r}
 }
 
+// ValueSummary returns graph.ValueSummaryResolver implementation.
+func (r *Resolver) ValueSummary() graph.ValueSummaryResolver { return &valueSummaryResolver{r} }
+
+// ValueSummaryPage returns graph.ValueSummaryPageResolver implementation.
+func (r *Resolver) ValueSummaryPage() graph.ValueSummaryPageResolver {
+	return &valueSummaryPageResolver{r}
+}
+
 type (
 	partitionResolver        struct{ *Resolver }
 	partitionSummaryResolver struct{ *Resolver }
+	valueSummaryResolver     struct{ *Resolver }
+	valueSummaryPageResolver struct{ *Resolver }
 )

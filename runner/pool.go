@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -16,7 +17,10 @@ import (
 // call, heartbeats all its live claims in one heartbeatMany call per
 // interval (a third of the shortest lease of its jobs), and ends the
 // claims of the processes that exited together in one completeMany and one
-// failMany call. A process whose claim is lost (STALE_CLAIM, or its lease
+// failMany call. The endings go in the background: a slot whose process
+// exited is claimed for again while its ending is on its way, and the
+// processes of a claimNext start at once, not one after the other. A
+// process whose claim is lost (STALE_CLAIM, or its lease
 // passed without a successful heartbeat) is stopped and nothing is written
 // for it. On a stop signal it claims nothing more, releases what it has
 // claimed and not started, and waits for the running processes, which it
@@ -34,16 +38,29 @@ type poolRun struct {
 type pool struct {
 	r        *loop
 	opt      Options
-	live     map[string]*poolRun // by token
+	live     map[string]*poolRun // by token: running processes
 	exits    chan string         // tokens of processes that exited
 	started  int
 	draining bool  // claims nothing more
 	err      error // what stopped the claiming, returned once the pool is empty
+
+	// exited are the runs whose process exited and whose claim is to be
+	// ended, in the order they exited; ending is set while a batch of
+	// endings is on its way, and its outcome comes back on endedC.
+	exited []*poolRun
+	ending bool
+	endedC chan []endOutcome
+}
+
+// endOutcome is how one claim of a batch of endings ended.
+type endOutcome struct {
+	run     *poolRun
+	outcome Outcome
 }
 
 // servePool is serve for a pool.
 func (r *loop) servePool(ctx context.Context) error {
-	pl := &pool{r: r, live: map[string]*poolRun{}, exits: make(chan string, r.cfg.Parallel)}
+	pl := &pool{r: r, live: map[string]*poolRun{}, exits: make(chan string, r.cfg.Parallel), endedC: make(chan []endOutcome, 1)}
 	pl.opt = Options{Command: r.cfg.Command, Dir: r.cfg.Dir, Env: []string{"CHUNKLOCK_URL=" + r.cfg.URL},
 		Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr, KillGrace: r.cfg.KillGrace, Logf: r.logf, EnvAllow: r.cfg.EnvAllow}
 	now := time.Now()
@@ -59,7 +76,7 @@ func (r *loop) servePool(ctx context.Context) error {
 		if !pl.draining && ctx.Err() == nil {
 			claimed = pl.fill(ctx)
 		}
-		if len(pl.live) == 0 {
+		if len(pl.live) == 0 && !pl.ending {
 			switch {
 			case pl.draining || ctx.Err() != nil:
 				return pl.finish(ctx)
@@ -74,7 +91,15 @@ func (r *loop) servePool(ctx context.Context) error {
 		w.busy()
 		select {
 		case tok := <-pl.exits:
-			pl.ended(bg, tok)
+			pl.exit(tok)
+			pl.end(bg)
+		case outcomes := <-pl.endedC:
+			pl.ending = false
+			for _, o := range outcomes {
+				pl.r.stats[o.outcome]++
+				pl.r.report(o.outcome, o.run.claim, time.Since(o.run.since))
+			}
+			pl.end(bg)
 		case <-ticker.C:
 			pl.heartbeat(bg)
 		case <-stop:
@@ -138,8 +163,8 @@ func (pl *pool) fill(ctx context.Context) int {
 			}
 			return claimed
 		}
-		for _, c := range cs {
-			pl.start(ctx, *c)
+		for i, st := range startAll(ctx, cs, pl.opt) {
+			pl.start(ctx, *cs[i], st)
 		}
 		free -= len(cs)
 		claimed += len(cs)
@@ -150,12 +175,43 @@ func (pl *pool) fill(ctx context.Context) int {
 	return claimed
 }
 
-// start starts the process of claim c, or gives c back: released when the
-// runner is stopping, failed when its env is refused or it cannot start.
-func (pl *pool) start(ctx context.Context, c client.Claim) {
+// started is what startAll did for one claim: its process, or why it did
+// not start (both nil: the runner is stopping, it was not tried).
+type started struct {
+	p   *proc
+	err error
+}
+
+// startAll starts the processes of claims cs at once (each start is a
+// fork and exec: one after the other they would keep a whole pool's slots
+// waiting), unless the runner is stopping.
+func startAll(ctx context.Context, cs []*client.Claim, opt Options) []started {
+	out := make([]started, len(cs))
+	if ctx.Err() != nil {
+		return out
+	}
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() {
+			err := CheckEnv(*c, opt.EnvAllow)
+			var p *proc
+			if err == nil {
+				p, err = startProc(*c, opt)
+			}
+			out[i] = started{p, err}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// start takes on claim c and what startAll did for it: a process started
+// is run; a claim not tried (the runner is stopping) is released; one
+// whose env is refused or whose process could not start is failed.
+func (pl *pool) start(ctx context.Context, c client.Claim, st started) {
 	r := pl.r
 	pl.started++
-	if ctx.Err() != nil {
+	if st.p == nil && st.err == nil {
 		bg := context.WithoutCancel(ctx)
 		if err := (retrying{r}).Release(bg, c.Token); err != nil && client.CodeOf(err) != backends.CodeStaleClaim {
 			r.logf("releasing %s %s, not started: %v", c.Job, c.DataID, err)
@@ -165,12 +221,7 @@ func (pl *pool) start(ctx context.Context, c client.Claim) {
 		return
 	}
 	r.logf("claimed %s %s (attempt %d, executor %s)", c.Job, c.DataID, c.Attempt, c.Executor)
-	err := CheckEnv(c, pl.opt.EnvAllow)
-	var p *proc
-	if err == nil {
-		p, err = startProc(c, pl.opt)
-	}
-	if err != nil {
+	if err := st.err; err != nil {
 		outcome, ferr := failUnstarted(ctx, retrying{r}, c, pl.opt, err)
 		r.stats[outcome]++
 		r.report(outcome, c, 0)
@@ -180,6 +231,7 @@ func (pl *pool) start(ctx context.Context, c client.Claim) {
 		}
 		return
 	}
+	p := st.p
 	pl.live[c.Token] = &poolRun{claim: c, p: p, lease: c.LeaseExpiresAt, since: time.Now()}
 	go func() {
 		<-p.done
@@ -187,51 +239,67 @@ func (pl *pool) start(ctx context.Context, c client.Claim) {
 	}()
 }
 
-// ended ends the claims of tok's process and of every other process that
-// has exited by now: completions in one call, failures in another.
-func (pl *pool) ended(ctx context.Context, tok string) {
-	tokens := []string{tok}
+// exit moves the run of tok, and of every other process that has exited
+// by now, from the live runs to those to end: its slot is free.
+func (pl *pool) exit(tok string) {
 	for more := true; more; {
+		run := pl.live[tok]
+		delete(pl.live, tok)
+		pl.exited = append(pl.exited, run)
 		select {
-		case t := <-pl.exits:
-			tokens = append(tokens, t)
+		case tok = <-pl.exits:
 		default:
 			more = false
 		}
 	}
+}
+
+// end sends the endings of the runs that exited, unless a batch is on its
+// way (they go with the next): completions in one call, failures in
+// another, in the background; the outcomes come back on pl.endedC.
+func (pl *pool) end(ctx context.Context) {
+	if pl.ending || len(pl.exited) == 0 {
+		return
+	}
+	runs := map[string]*poolRun{}
+	var outcomes []endOutcome
 	var done []string
 	var failed []client.FailItem
-	runs := map[string]*poolRun{}
-	for _, t := range tokens {
-		run := pl.live[t]
-		delete(pl.live, t)
+	for _, run := range pl.exited {
+		t := run.claim.Token
 		runs[t] = run
 		switch {
 		case run.lost:
-			pl.r.stats[Stale]++
-			pl.r.report(Stale, run.claim, time.Since(run.since))
+			outcomes = append(outcomes, endOutcome{run, Stale})
 		case run.p.err == nil:
 			done = append(done, t)
 		default:
 			failed = append(failed, client.FailItem{Token: t, Reason: cutReason(run.p.reason())})
 		}
 	}
-	pl.endBatch(ctx, "completing", Completed, runs, done, func(ctx context.Context) ([]client.TokenResult, error) {
-		return pl.r.cfg.Client.CompleteMany(ctx, done)
-	})
-	pl.endBatch(ctx, "failing", Failed, runs, tokensOf(failed), func(ctx context.Context) ([]client.TokenResult, error) {
-		return pl.r.cfg.Client.FailMany(ctx, failed)
-	})
+	pl.exited = nil
+	pl.ending = true
+	go func() {
+		outcomes = append(outcomes, pl.endBatch(ctx, "completing", Completed, runs, done, func(ctx context.Context) ([]client.TokenResult, error) {
+			return pl.r.cfg.Client.CompleteMany(ctx, done)
+		})...)
+		outcomes = append(outcomes, pl.endBatch(ctx, "failing", Failed, runs, tokensOf(failed), func(ctx context.Context) ([]client.TokenResult, error) {
+			return pl.r.cfg.Client.FailMany(ctx, failed)
+		})...)
+		pl.endedC <- outcomes
+	}()
 }
 
 // endBatch sends one batch of endings (none when tokens is empty), retried
-// while the server cannot be reached, and counts each token's outcome.
-func (pl *pool) endBatch(ctx context.Context, what string, outcome Outcome, runs map[string]*poolRun, tokens []string, call func(context.Context) ([]client.TokenResult, error)) {
+// while the server cannot be reached, and says how each token ended. It
+// runs beside the pool's loop: it only logs, the loop counts.
+func (pl *pool) endBatch(ctx context.Context, what string, outcome Outcome, runs map[string]*poolRun, tokens []string, call func(context.Context) ([]client.TokenResult, error)) []endOutcome {
 	if len(tokens) == 0 {
-		return
+		return nil
 	}
 	r := pl.r
 	res, err := retry(ctx, r.cfg.RetryFor, r.logf, what+" claims", call)
+	out := make([]endOutcome, 0, len(tokens))
 	for i, t := range tokens {
 		run := runs[t]
 		got := outcome
@@ -243,9 +311,9 @@ func (pl *pool) endBatch(ctx context.Context, what string, outcome Outcome, runs
 		case i < len(res) && !res[i].OK:
 			r.logf("%s %s %s: %s", what, run.claim.Job, run.claim.DataID, res[i].Code)
 		}
-		r.stats[got]++
-		r.report(got, run.claim, time.Since(run.since))
+		out = append(out, endOutcome{run, got})
 	}
+	return out
 }
 
 // heartbeat extends the leases of every live claim in one call; a claim

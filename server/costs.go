@@ -66,7 +66,11 @@ import (
 //   - lockGraph: graphCost, and chunkGraphCost with a dataid (every job in
 //     the graph reads its rows there, mapped inputs included);
 //   - blockers: blockersCost (a mapped job's blockers read every chunk of
-//     its mapped sets); chunk: chunkCost.
+//     its mapped sets); chunk: chunkCost;
+//   - Dataset.valueSummaries: valueSummariesCost (the kept counts by value,
+//     the rows after the last due dataid), valueSummaryCost per value asked
+//     (a value behind reads its oldest dataids by key, a window of 1,000 or
+//     more), and its selections once per 100 values.
 const (
 	claimCost          = 50
 	writeCost          = 10
@@ -82,6 +86,8 @@ const (
 	claimEachCost      = 2
 	manyTokensPerUnit  = 2
 	valuesPerUnit      = 20
+	valueSummariesCost = 100
+	valueSummaryCost   = 5
 )
 
 // rangeCost is the cost of a range operation under a limit of max: more
@@ -120,9 +126,22 @@ func complexity(max int) graph.ComplexityRoot {
 	q.Chunk = func(child int, _, _ string) int { return chunkCost + child }
 	c.Dataset.PartitionSummary = func(child int) int { return summaryCost + child }
 	c.Dataset.ChunkCounts = func(child int) int { return countCost + child }
+	// A page of counts by value reads the kept counts by value and, for
+	// each value listed that is behind, its oldest dataids by key.
+	c.Dataset.ValueSummaries = func(child int, _ string, _ *bool, first *int, _ *string) int {
+		n := 20
+		if first != nil {
+			n = *first
+			if n < 0 || n > backends.MaxValueCountPage {
+				n = backends.MaxValueCountPage // refused by the resolver, priced as the most it could be
+			}
+		}
+		return valueSummariesCost + n*valueSummaryCost + child*pages(&n)
+	}
 	c.PartitionDefinition.Values = func(child int) int { return thousand(child) }
 	c.PartitionDefinition.Dimensions = func(child int) int { return partition.MaxDimensions * child }
 	c.PartitionDimension.Values = func(child int) int { return thousand(child) }
+	c.PartitionDimension.Members = func(child int) int { return thousand(child) }
 	// A claim's dimension values are its dataid split (at most four): no
 	// read, nothing that grows: one unit, whatever is selected of them (the
 	// least gqlgen takes).
@@ -217,9 +236,9 @@ func (c *costLimit) MutateOperationContext(ctx context.Context, op *graphql.Oper
 	}
 	err := gqlerror.Errorf("the request costs %d, more than the server's limit of %d (--max-complexity): "+
 		"a range operation costs more than half of the limit (one per request), a partitions page with a status or late filter %d, "+
-		"a partition summary %d, a lockGraph at a dataid %d, a claim %d, any other mutation %d, "+
+		"a partition summary %d, value summaries %d plus %d a value, a lockGraph at a dataid %d, a claim %d, any other mutation %d, "+
 		"and a page of rows its selections once per 100 rows (partitions: twice); split it into several requests",
-		n, c.max, partitionScanCost, summaryCost, chunkGraphCost, claimCost, writeCost)
+		n, c.max, partitionScanCost, summaryCost, valueSummariesCost, valueSummaryCost, chunkGraphCost, claimCost, writeCost)
 	errcode.Set(err, complexityLimitCode)
 	return err
 }

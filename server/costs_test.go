@@ -41,6 +41,19 @@ func costStore(t *testing.T) backends.Store {
 	}
 	_, err := store.Publish(ctx, "feed", "2026-01-02")
 	require.NoError(t, err)
+	// orders: date × customer (DYNAMIC, 150 customers), none published.
+	dims := partition.Def{Kind: partition.Dimensional, Deadline: &deadline, Dimensions: []partition.Dimension{
+		{Name: "date", Def: partition.Def{Kind: partition.Daily, Start: "2026-01-01"}},
+		{Name: "customer", Def: partition.Def{Kind: partition.Dynamic}},
+	}}
+	_, err = store.UpsertDataset(ctx, backends.Dataset{ID: "orders", Location: "/o/{dataid}", Partitions: &dims})
+	require.NoError(t, err)
+	customers := make([]string, 150)
+	for i := range customers {
+		customers[i] = fmt.Sprintf("c%03d", i)
+	}
+	_, err = store.AddPartitions(ctx, "orders", customers, "customer", "2026-01-01")
+	require.NoError(t, err)
 	return store
 }
 
@@ -62,6 +75,7 @@ func TestCostlyFieldsBounded(t *testing.T) {
 		name, who, query string
 	}{
 		{"100 aliased summaries", reader, aliases("", 100, same(summary))},
+		{"10 aliased pages of 100 value summaries", reader, aliases("", 10, same(`dataset(id: "orders") { valueSummaries(dimension: "customer", first: 100) { summaries { value missing late oldestMissing oldestLate } } }`))},
 		{"100 aliased summaries of every dataset", reader, aliases("", 100, same(`datasets { partitionSummary { missing } }`))},
 		{"100 aliased filtered partitions", reader, aliases("", 100, same(filtered))},
 		{"2 aliased filtered partitions", reader, aliases("", 2, same(filtered))},
@@ -132,20 +146,20 @@ func TestSummariesShared(t *testing.T) {
 		wg.Go(func() { s.ok(reader, q, nil) })
 	}
 	wg.Wait()
-	require.EqualValues(t, 2, store.counts.Load(), "feed and regions counted once each, for 8 requests of 11 summaries")
+	require.EqualValues(t, 3, store.counts.Load(), "feed, regions and orders counted once each, for 8 requests of 11 summaries")
 	require.EqualValues(t, 1, store.most.Load(), "one count at a time")
 	first, second := store.spans[0], store.spans[1]
 	require.GreaterOrEqual(t, second[0].Sub(first[1]), first[1].Sub(first[0]), "a rest as long as the count before the next")
 	var a struct{ PartitionSummary struct{ Missing int } }
 	s.ok(reader, q, nil).field(t, "a3", &a)
 	require.Equal(t, 3, a.PartitionSummary.Missing)
-	require.EqualValues(t, 2, store.counts.Load(), "still shared")
+	require.EqualValues(t, 3, store.counts.Load(), "still shared")
 
 	// A mutation through the server ends the sharing at once.
 	s.ok(admin, `mutation { publish(dataset: "feed", dataid: "2026-01-03") { status } }`, nil)
 	s.ok(reader, q, nil).field(t, "a3", &a)
 	require.Equal(t, 2, a.PartitionSummary.Missing)
-	require.EqualValues(t, 4, store.counts.Load(), "both datasets counted again, once")
+	require.EqualValues(t, 6, store.counts.Load(), "every dataset counted again, once")
 
 	// A change through another server shows once --summary-max-age has
 	// passed.
@@ -218,6 +232,16 @@ func TestClientQueriesWithinCosts(t *testing.T) {
 	res, err := c.HoldRange(ctx, "regions", "r00000", "r09999", "x")
 	require.NoError(t, err)
 	require.Equal(t, partition.MaxStaticValues, res.Changed)
+	// `chunklock status --by customer`: pages of 100 values.
+	vs, err := c.ValueSummaries(ctx, "orders", "customer", false, 100, "")
+	require.NoError(t, err)
+	require.Len(t, vs.Summaries, 100)
+	require.True(t, vs.HasNextPage)
+	require.Equal(t, 4, vs.Summaries[0].Missing, "2026-01-01 to 2026-01-04 are due")
+	vs, err = c.ValueSummaries(ctx, "orders", "customer", true, 100, vs.Summaries[99].Value)
+	require.NoError(t, err)
+	require.Len(t, vs.Summaries, 50)
+	require.Equal(t, 150, *vs.Behind)
 
 	// The dashboard: the overview, the grid (ten datasets a request, as
 	// ui/web/src/views/rows.ts asks), the summaries, a chunk's page and a

@@ -2,6 +2,7 @@ package server
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,4 +64,51 @@ func TestPartitionGauges(t *testing.T) {
 	g.refresh = 0
 	want["chunklock_missing_chunks/feed"], want["chunklock_late_chunks/feed"] = 2, 2
 	require.Equal(t, want, gauges())
+}
+
+// TestValueGauges: a dataset with a DYNAMIC dimension gets how many of its
+// values are behind, and the missing and late chunks of the most behind
+// ones, at most valueGauges of them, labelled by value.
+func TestValueGauges(t *testing.T) {
+	clock := backends.NewFakeClock(time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC))
+	store := teststores.Memory(clock)
+	ctx := t.Context()
+	deadline := 6 * time.Hour
+	def := partition.Def{Kind: partition.Dimensional, Deadline: &deadline, Dimensions: []partition.Dimension{
+		{Name: "date", Def: partition.Def{Kind: partition.Daily, Start: "2026-01-01"}},
+		{Name: "customer", Def: partition.Def{Kind: partition.Dynamic}},
+	}}
+	_, err := store.UpsertDataset(ctx, backends.Dataset{ID: "orders", Location: "/x/{dataid}", Partitions: &def})
+	require.NoError(t, err)
+	customers := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"}
+	_, err = store.AddPartitions(ctx, "orders", customers, "customer", "2026-01-01")
+	require.NoError(t, err)
+	for _, c := range customers[1:] {
+		// Every customer but a has 01-01 READY.
+		_, err := store.Publish(ctx, "orders", "2026-01-01|"+c)
+		require.NoError(t, err)
+	}
+	g := newPartitionGauges(store, resolvers.NewSummaries(store, time.Nanosecond, nil), slog.New(slog.DiscardHandler))
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(g)
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]float64{}
+	values := 0
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetValue())
+			}
+			got[mf.GetName()+"/"+strings.Join(labels, "/")] = m.GetGauge().GetValue()
+			if mf.GetName() == "chunklock_missing_chunks_by_value" {
+				values++
+			}
+		}
+	}
+	require.Equal(t, float64(12), got["chunklock_values_behind/orders/customer"])
+	require.Equal(t, float64(4), got["chunklock_missing_chunks_by_value/orders/customer/a"], "a: 01 to 04, the most behind")
+	require.Equal(t, float64(4), got["chunklock_late_chunks_by_value/orders/customer/a"])
+	require.Equal(t, valueGauges, values, "the label set is bounded")
 }

@@ -12,8 +12,8 @@ import (
 
 // TestDimensionsDataset: a dataset with dimensions shows them on its page
 // (the chip names them, the definition spells each), lists its missing
-// tuples, and sits among the other axes of the overview (a row per region
-// on the time axis once a one-axis time dataset is beside it); a roll-up
+// tuples, and has a row per region on the overview's time axis, alone or
+// beside a one-axis time dataset; a roll-up
 // reading it says "all regions" on its edge; no page fails on its
 // definition's null kind.
 func TestDimensionsDataset(t *testing.T) {
@@ -39,9 +39,14 @@ func TestDimensionsDataset(t *testing.T) {
 	missing := tb.poll(t, `(() => { const m = document.querySelector('#missing'); return m && m.innerText })()`)
 	require.Contains(t, missing, "2020-01-01|us … 2020-01-02|us (3)")
 
+	// On the overview, a row per region on the time axis (a date first, a
+	// STATIC dimension after it), under the dataset's picker, even with no
+	// one-axis time dataset beside it.
 	tb.do(t, chromedp.Navigate(s.url+"/ui#/"))
-	row := tb.poll(t, `(() => { const r = document.querySelector('.grow.other[data-ds="feeds"]'); return r && r.innerText.includes("chunks") && r.innerText })()`)
-	require.Contains(t, row, "4 chunks")
+	tb.poll(t, `document.querySelectorAll('.grow[data-dataset="feeds"]').length === 2 && !document.querySelector('.grow.other[data-ds="feeds"]')`)
+	waitCell(t, tb, "feeds|eu", "2020-01-01", "READY")
+	waitCell(t, tb, "feeds|us", "2020-01-01", "NONE")
+	require.Contains(t, eval[string](t, tb, `document.querySelector('.gpick[data-pick="feeds"]').innerText`), "per region")
 
 	// A roll-up reads every region of a date: its edge says so.
 	s.must(t, "admin", `mutation { upsertDataset(input: {id: "global", location: "/g/{dataid}", partitions: {kind: DAILY, start: "2020-01-01", end: "2020-01-02"}}) { id } }`, nil)
@@ -86,4 +91,27 @@ func TestDimensionsRowsPerValue(t *testing.T) {
 	c := cellOf(t, tb, "revenue-by-region|apac", "2026-01-21")
 	tb.do(t, chromedp.MouseClickXY(c.X, c.Y))
 	tb.poll(t, `decodeURIComponent(location.hash) === '#/chunk/revenue-by-region/2026-01-21|apac'`)
+}
+
+// TestMappingByDimensionLabel: an input mapped by dimension is labelled
+// with its entry, after the dimension's name, on the output's page and on
+// the pipeline's edge.
+func TestMappingByDimensionLabel(t *testing.T) {
+	s := newStack(t, false, "roll3")
+	dims := `dimensions: [{name: "date", kind: DAILY, start: "2020-01-01", end: "2020-01-10"}, {name: "region", kind: STATIC, values: ["us", "eu"]}]`
+	s.must(t, "admin", `mutation { a: upsertDataset(input: {id: "sales", location: "/s/{dataid}", partitions: {`+dims+`}}) { id }
+		b: upsertDataset(input: {id: "sales-3d", location: "/r/{dataid}", partitions: {`+dims+`}}) { id } }`, nil)
+	s.must(t, "admin", `mutation { upsertJob(input: {id: "roll3", inputs: ["sales"], output: "sales-3d",
+		inputMappings: [{dataset: "sales", kind: TIME_WINDOW, startOffset: -2, dimension: "date", outputDimension: "date"}]}) { job { id } } }`, nil)
+	tb := newTab(t)
+	tb.do(t,
+		chromedp.Navigate(s.url+"/ui#/dataset/sales-3d"),
+		chromedp.WaitVisible(chromedp.CSS(`#token-input`)),
+		chromedp.SendKeys(chromedp.CSS(`#token-input`), s.tokens["reader"]),
+		chromedp.Click(chromedp.CSS(`#token-form button[type=submit]`)),
+	)
+	produced := tb.poll(t, `(() => { const p = document.querySelector('section.dataset[data-dataset="sales-3d"]'); return p && p.innerText.includes('produced by') && p.innerText })()`)
+	require.Contains(t, produced, "sales date: -2..0 days")
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/"))
+	tb.poll(t, `[...document.querySelectorAll('text.edge-label')].some((e) => e.textContent.includes('date: -2..0 days'))`)
 }

@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,6 +53,11 @@ func TestPauseResumeFromJobPage(t *testing.T) {
 	tb.do(t, chromedp.Navigate(s.url+"/ui#/job/clean"))
 	tb.poll(t, `document.querySelector('#job-actions [data-action="pause"]') && document.querySelector('#job-history table.history') && true`)
 	require.Equal(t, 0, eval[int](t, tb, `document.querySelectorAll('#job-paused, .status.paused').length`))
+	// The live claim's lease counts down once a second: let it tick
+	// before the page is drawn again (the tick once broke the template's
+	// lease cell, and the page re-rendered after the pause threw half way).
+	lease := eval[string](t, tb, `document.querySelector('#job-claims td.lease, td.lease').textContent`)
+	tb.poll(t, `document.querySelector('#job-claims td.lease, td.lease').textContent !== `+strconv.Quote(lease))
 
 	confirm(t, tb, `#job-actions [data-action="pause"]`)
 	tb.poll(t, `document.getElementById('job-paused') && document.querySelector('#job-actions [data-action="resume"]') && true`)

@@ -24,6 +24,7 @@ var dimensionTests = []testCase{
 	{"DimensionsPartitions", (*suite).testDimensionsPartitions},
 	{"DimensionsRefused", (*suite).testDimensionsRefused},
 	{"DimensionsAcrossRefused", (*suite).testDimensionsAcrossRefused},
+	{"DimensionsAcrossByProduct", (*suite).testDimensionsAcrossByProduct},
 	{"DimensionsCountsKept", (*suite).testDimensionsCountsKept},
 	{"DimensionsSlices", (*suite).testDimensionsSlices},
 	{"DimensionsRollUp", (*suite).testDimensionsRollUp},
@@ -222,8 +223,6 @@ func (s *suite) testDimensionsRefused(t *testing.T) {
 	requireCode(t, upsert(dimensionsDef(0, nil, dimension("region", regions), dimension("date", days))), backends.CodeInvalidArgument, "time second")
 	requireCode(t, upsert(dimensionsDef(0, nil, dimension("date", days))), backends.CodeInvalidArgument, "one dimension")
 	requireCode(t, upsert(dimensionsDef(0, nil, dimension("date", days), dimension("date", regions))), backends.CodeInvalidArgument, "a name twice")
-	requireCode(t, upsert(dimensionsDef(0, nil, dimension("date", days), dimension("file", partition.Def{Kind: partition.Dynamic}))),
-		backends.CodeInvalidArgument, "DYNAMIC dimension")
 
 	for _, j := range []backends.Job{
 		{ID: "rename", Output: "other", Inputs: []string{"feeds"}}, // date read whole before region
@@ -268,9 +267,9 @@ func (s *suite) testDimensionsRefused(t *testing.T) {
 	b.definedDataset("daily2", days)
 	b.job("copy", "daily", "daily2")
 	b.definedDataset("daily2", days) // unchanged: fine
-	hours := partition.Def{Kind: partition.Hourly, Start: "2026-01-01T00"}
-	_, err = b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "daily2", Partitions: ptr(dimensionsDef(0, nil, dimension("hour", hours), dimension("region", regions)))})
-	requireCode(t, err, backends.CodeInvalidArgument, "daily2 given hours and regions under a daily reader")
+	_, err = b.s.UpsertDataset(b.ctx, backends.Dataset{ID: "daily2", Partitions: ptr(dimensionsDef(0, nil, dimension("region", regions),
+		dimension("n", partition.Def{Kind: partition.Integer, End: "3"})))})
+	requireCode(t, err, backends.CodeInvalidArgument, "daily2 given regions and numbers under a daily reader: every date would read all of it")
 }
 
 // testDimensionsCountsKept: the missing and late tuples of a date × region
@@ -490,19 +489,10 @@ func (s *suite) testDimensionsAcrossRefused(t *testing.T) {
 	b.definedDataset("regions", dimensionsDef(0, nil, dimension("region", regions), dimension("n", partition.Def{Kind: partition.Integer, End: "3"})))
 	b.definedDataset("plain", partition.Def{Kind: partition.Integer})
 	for _, j := range []backends.Job{
-		{ID: "hourly-to-daily", Output: "days", Inputs: []string{"hours"}},
 		{ID: "nothing-pairs", Output: "days", Inputs: []string{"regions"}},
 		{ID: "no-definition", Output: "nodef", Inputs: []string{"hours"}},
 		{ID: "integer", Output: "plain", Inputs: []string{"regions"}},
-		{ID: "permuted", Output: "by-customer", Inputs: []string{"by-region"}},
 	} {
-		if j.ID == "permuted" {
-			// The dimensions both read by value in another order: the outputs
-			// would not move forward with the input tuples.
-			days, custs := partition.Def{Kind: partition.Daily, Start: "2026-01-01"}, partition.Def{Kind: partition.Static, Values: []string{"a", "b"}}
-			b.definedDataset("by-region", dimensionsDef(0, nil, dimension("date", days), dimension("region", regions), dimension("cust", custs)))
-			b.definedDataset("by-customer", dimensionsDef(0, nil, dimension("date", days), dimension("cust", custs), dimension("region", regions)))
-		}
 		if j.ID == "no-definition" {
 			b.datasets("nodef")
 		}
@@ -591,4 +581,45 @@ func (s *suite) testDimensionsRace(t *testing.T) {
 	slices.Sort(dates)
 	require.Equal(t, wantTuples, tuples, "every tuple claimed exactly once")
 	require.Equal(t, wantDates, dates, "every date rolled up exactly once")
+}
+
+// testDimensionsAcrossByProduct: by the default rules, shapes whose tuples
+// read are no run of the input's: hour × region read into days (each day
+// reads its 24 hours of every region, and waits for them all), and the
+// dimensions read by value in another order on the two sides (each tuple
+// reads its own).
+func (s *suite) testDimensionsAcrossByProduct(t *testing.T) {
+	b := s.setup(t)
+	regions := partition.Def{Kind: partition.Static, Values: []string{"us", "eu"}}
+	b.definedDataset("hours", dimensionsDef(0, nil, dimension("hour", partition.Def{Kind: partition.Hourly, Start: "2026-01-01T00", End: "2026-01-02T23"}),
+		dimension("region", regions)))
+	b.definedDataset("days", partition.Def{Kind: partition.Daily, Start: "2026-01-01", End: "2026-01-02"})
+	b.job("hourly-to-daily", "days", "hours")
+	var day []string
+	for h := range 24 {
+		for _, r := range []string{"eu", "us"} {
+			day = append(day, "2026-01-01T"+twoDigits(h)+"|"+r)
+		}
+	}
+	b.publish("hours", day[:47]...)
+	_, d := b.next("hourly-to-daily")
+	require.Empty(t, d, "2026-01-01T23|us is not READY")
+	b.publish("hours", day[47])
+	c, d := b.next("hourly-to-daily")
+	require.Equal(t, "2026-01-01", d)
+	require.Equal(t, day, claimReadIDs(c), "every hour of every region")
+	b.complete(c)
+
+	days, custs := partition.Def{Kind: partition.Daily, Start: "2026-01-01", End: "2026-01-02"}, partition.Def{Kind: partition.Static, Values: []string{"a", "b"}}
+	b.definedDataset("by-region", dimensionsDef(0, nil, dimension("date", days), dimension("region", regions), dimension("cust", custs)))
+	b.definedDataset("by-customer", dimensionsDef(0, nil, dimension("date", days), dimension("cust", custs), dimension("region", regions)))
+	b.job("permuted", "by-customer", "by-region")
+	b.publish("by-region", "2026-01-01|us|b", "2026-01-01|eu|a")
+	require.Equal(t, []string{"2026-01-01|a|eu", "2026-01-01|b|us"}, b.drain("permuted"))
+	_, err := b.s.Claim(b.ctx, "permuted", "2026-01-02|a|us", executor)
+	requireCode(t, err, backends.CodeLocked, "2026-01-02|us|a is not READY")
+	_, err = b.s.Resubmit(b.ctx, "by-region", "2026-01-01|us|b", true)
+	require.NoError(t, err)
+	require.Equal(t, backends.StatusResubmit, b.status("by-customer", "2026-01-01|b|us"), "the cascade reaches the tuple that read it")
+	require.Equal(t, backends.StatusReady, b.status("by-customer", "2026-01-01|a|eu"))
 }

@@ -40,7 +40,7 @@ func FrontierStoredWithCatalog(t *testing.T, b backends.Backend) {
 	// Refused changes store no frontier.
 	_, _, err = b.PutJob(ctx, backends.Job{ID: "gen", Output: "h", MaxAttempts: 3}, true, frontier("2026-01-01T00"), v0)
 	require.ErrorIs(t, err, backends.ErrCatalogChanged)
-	_, _, err = b.PutDataset(ctx, backends.Dataset{ID: "h", Description: "x"}, frontier("2026-01-01T00"), v0)
+	_, _, err = b.PutDataset(ctx, backends.Dataset{ID: "h", Description: "x"}, []backends.Candidate{*frontier("2026-01-01T00")}, v0)
 	require.ErrorIs(t, err, backends.ErrCatalogChanged)
 	require.Zero(t, count(), "a refused catalog change left a frontier")
 
@@ -48,9 +48,9 @@ func FrontierStoredWithCatalog(t *testing.T, b backends.Backend) {
 	_, v2, err := b.PutJob(ctx, backends.Job{ID: "gen", Output: "h", MaxAttempts: 3}, true, frontier("2026-01-01T00"), v1)
 	require.NoError(t, err)
 	require.Equal(t, 1, count())
-	_, _, err = b.PutDataset(ctx, backends.Dataset{ID: "h", Description: "x"}, frontier("2026-01-01T00"), v2)
+	_, _, err = b.PutDataset(ctx, backends.Dataset{ID: "h", Description: "x"}, []backends.Candidate{*frontier("2026-01-01T00")}, v2)
 	require.NoError(t, err)
-	_, _, err = b.PutDataset(ctx, backends.Dataset{ID: "h", Description: "y"}, frontier("2026-01-01T03"), version())
+	_, _, err = b.PutDataset(ctx, backends.Dataset{ID: "h", Description: "y"}, []backends.Candidate{*frontier("2026-01-01T03")}, version())
 	require.NoError(t, err)
 
 	// Hidden until due; then the first taken merges its twin at that dataid.
@@ -88,7 +88,7 @@ func frontierTwinReserved(t *testing.T, b backends.Backend, frontier func(string
 	ctx := context.Background()
 	due := frontier("").NotBefore
 	for _, desc := range []string{"a", "b"} {
-		_, _, err := b.PutDataset(ctx, backends.Dataset{ID: "h", Description: desc}, frontier("2026-01-01T05"), version())
+		_, _, err := b.PutDataset(ctx, backends.Dataset{ID: "h", Description: desc}, []backends.Candidate{*frontier("2026-01-01T05")}, version())
 		require.NoError(t, err)
 	}
 	reservedBoth := false

@@ -84,6 +84,10 @@ func (m *model) reads(j *mJob, dataid string) []mRead {
 		switch {
 		case !ok:
 			out = append(out, mRead{in, dataid})
+		case mp.Kind == partition.Latest: // named or not (jp pairs with the hour)
+			out = append(out, m.latestReads(j, in, dataid)...)
+		case mp.Named():
+			out = append(out, m.hourWindowByRegion(mp, in, dataid)...)
 		case mp.Kind == partition.All:
 			for _, x := range m.expected[in] {
 				out = append(out, mRead{in, x})
@@ -163,11 +167,14 @@ type model struct {
 	// values is the dynamic set of y, with the time each value was added
 	// (modeldynamic.go).
 	values map[string]time.Time
+	// members are the customers of x (and z), each with the first hour it
+	// is expected at (modeldims.go).
+	members map[string]string
 }
 
 func newModel(datasets []string, jobs []*mJob, dataids []string, now time.Time) *model {
 	m := &model{datasets: datasets, jobs: jobs, dataids: slices.Clone(dataids), rows: map[mKey]*mRow{}, now: now, pools: map[string]int{},
-		values: map[string]time.Time{}}
+		values: map[string]time.Time{}, members: map[string]string{}}
 	slices.SortFunc(m.dataids, backends.CompareDataID)
 	slices.SortFunc(m.jobs, func(a, b *mJob) int { return cmp.Compare(a.id, b.id) })
 	return m
@@ -279,7 +286,24 @@ func (m *model) blockers(j *mJob, dataid string) []bk {
 func (m *model) readBlockers(j *mJob, dataid string) []backends.Blocker {
 	var bs []backends.Blocker
 	out := m.status(m.outKey(j.output, dataid))
-	for _, r := range m.reads(j, dataid) {
+	reads := m.reads(j, dataid)
+	for _, in := range j.inputs {
+		// Read across dimensions, or by dimension with a DYNAMIC one, an
+		// input expecting no tuple for the output (no customer yet at its
+		// hour): not due until one is. Read by value (the output has the
+		// customer too), a customer the input has reads nothing there
+		// (je at a customer's first hour): that is no blocker.
+		across := j.mapped[in].Kind == partition.AcrossDimensions || j.mapped[in].Named() && modelHasDynamic(in)
+		if _, c, byValue := strings.Cut(dataid, "|"); byValue && j.mapped[in].Named() {
+			if _, member := m.members[c]; member {
+				across = false
+			}
+		}
+		if across && !slices.ContainsFunc(reads, func(r mRead) bool { return r.dataset == in }) {
+			bs = append(bs, backends.Blocker{Dataset: j.output, DataID: dataid, Job: j.id, Kind: backends.BlockerNotDue, Status: out})
+		}
+	}
+	for _, r := range reads {
 		if _, ok := j.mapped[r.dataset]; !ok {
 			continue
 		}

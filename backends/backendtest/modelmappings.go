@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -23,7 +24,11 @@ import (
 //     snapshot of dim not after its day (LATEST);
 //   - jk writes wk, weekly 2025-W52 and 2026-W01, reading every day of d
 //     in its ISO week (TIME_WINDOW): 2026-W01 rolls up days of 2025 and
-//     2026.
+//     2026;
+//   - jp writes p, hour × region over three hours to the epoch (SPEC §10),
+//     reading the newest READY snapshot of dim whose day begins before
+//     the tuple's hour ends (LATEST paired with the hour dimension): every
+//     region of an hour reads the same snapshot.
 //
 // Each mapped set holds only the dataids the input expects: r's first day
 // reads one day of d, its second two; 2025-W52 reads 2025-12-27 and 28,
@@ -45,9 +50,11 @@ var (
 	// a time definition, modelOutside one of the same kind that each does
 	// not expect (publish, claim, force and blockers are refused there).
 	modelTimeIDs = map[string][]string{"s": modelScheduleIDs, "d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks,
-		"t": modelDimsIDs, "u": modelDimsIDs, "v": modelScheduleIDs}
+		"t": modelDimsIDs, "u": modelDimsIDs, "v": modelScheduleIDs, modelX: modelXIDs, modelZ: modelXIDs, modelQ: modelScheduleIDs, "l": modelDimsIDs,
+		modelF: modelXIDs, modelG: modelScheduleIDs, modelE: modelXIDs, modelP: modelPIDs}
 	modelOutside = map[string]string{"s": modelOutsideID, "d": "2026-01-03", "dim": "2025-12-27", "r": "2026-01-02", "wk": "2026-W02",
-		"t": "2026-01-01T02|eu", "u": "2026-01-01T00|fr", "v": modelOutsideID}
+		"t": "2026-01-01T02|eu", "u": "2026-01-01T00|fr", "v": modelOutsideID, modelX: "2026-01-01T02|c1", modelZ: "2026-01-01T02|k", modelQ: modelOutsideID, "l": "2026-01-01T02|us",
+		modelF: "2026-01-01T02|c2", modelG: modelOutsideID, modelE: "2026-01-01T02|k", modelP: "2026-01-01T01|eu"}
 )
 
 // modelDay parses a daily dataid.
@@ -100,10 +107,21 @@ func (m *model) windowReads(j *mJob, in, dataid string) []mRead {
 // window ends; without a READY one the newest such day (a blocker names
 // it); nothing when the input expects no such day.
 func (m *model) latestReads(j *mJob, in, dataid string) []mRead {
-	_, last := windowDays(j.def.Kind, dataid)
+	var end time.Time // the output window's end
+	if j.def.Kind == partition.Dimensional {
+		hour, _, _ := strings.Cut(dataid, "|") // a tuple's window is its hour's
+		at, err := time.Parse("2006-01-02T15", hour)
+		if err != nil {
+			panic("model: " + err.Error())
+		}
+		end = at.Add(time.Hour)
+	} else {
+		_, last := windowDays(j.def.Kind, dataid)
+		end = last.AddDate(0, 0, 1)
+	}
 	var newest, newestReady string
 	for _, x := range m.expected[in] { // in order: the last one wins
-		if modelDay(x).After(last) {
+		if !modelDay(x).Before(end) {
 			break
 		}
 		newest = x
@@ -133,8 +151,24 @@ func mappedJobs() []*mJob {
 			def: &modelWeeklyWk, ids: modelWeeks, mapped: map[string]partition.Mapping{
 				"d": {Kind: partition.TimeWindow},
 			}},
+		{id: "jp", inputs: []string{"dim"}, output: modelP, maxAttempts: 2, lease: 30 * time.Second,
+			def: &modelPDef, ids: modelPIDs, mapped: map[string]partition.Mapping{
+				"dim": {Kind: partition.Latest, OutputDimension: "hour"},
+			}},
 	}
 }
+
+// modelP is jp's output: the schedule's hours up to the epoch's × region,
+// so that, as r's, every window of it has started at the epoch.
+const modelP = "p"
+
+var (
+	modelPDef = partition.Def{Kind: partition.Dimensional, Dimensions: []partition.Dimension{
+		{Name: "hour", Def: partition.Def{Kind: partition.Hourly, Start: "2025-12-31T22", End: "2026-01-01T00"}},
+		{Name: "region", Def: partition.Def{Kind: partition.Static, Values: []string{"us", "eu"}}},
+	}}
+	modelPIDs = []string{"2025-12-31T22|eu", "2025-12-31T22|us", "2025-12-31T23|eu", "2025-12-31T23|us", "2026-01-01T00|eu", "2026-01-01T00|us"}
+)
 
 // storeMappings are the store's InputMappings of j, in input order.
 func storeMappings(j *mJob) []backends.InputMapping {
@@ -142,6 +176,32 @@ func storeMappings(j *mJob) []backends.InputMapping {
 	for _, in := range j.inputs {
 		if mp, ok := j.mapped[in]; ok && mp.Kind != partition.AcrossDimensions { // that one no job names: the store derives it
 			out = append(out, backends.InputMapping{Dataset: in, Mapping: mp})
+		}
+	}
+	return out
+}
+
+// hourWindowByRegion is what an output tuple (hour|region) reads of input
+// in through an entry mapping the hour dimensions by a window (jl, jf):
+// the input's expected tuples of the same region (or customer) whose hour
+// lies between the output's hour moved by the entry's offsets, in order;
+// for an output of hours alone (jg), those of every region.
+func (m *model) hourWindowByRegion(mp partition.Mapping, in, dataid string) []mRead {
+	hour, region, byValue := strings.Cut(dataid, "|")
+	at, err := time.Parse("2006-01-02T15", hour)
+	if err != nil {
+		panic("model: " + err.Error())
+	}
+	from, to := at.Add(time.Duration(mp.StartOffset)*time.Hour), at.Add(time.Duration(mp.EndOffset)*time.Hour)
+	var out []mRead
+	for _, x := range m.expected[in] {
+		h, r, _ := strings.Cut(x, "|")
+		t, err := time.Parse("2006-01-02T15", h)
+		if err != nil {
+			panic("model: " + err.Error())
+		}
+		if (!byValue || r == region) && !t.Before(from) && !t.After(to) {
+			out = append(out, mRead{in, x})
 		}
 	}
 	return out

@@ -95,6 +95,10 @@ func (o op) String() string {
 		return pruneString(o)
 	case "addPartitions", "removePartitions":
 		return fmt.Sprintf("%s(%s, %v)", o.kind, modelDynamic, o.values)
+	case "addDimension":
+		return fmt.Sprintf("addPartitions(%s, customer, %v, from=%q)", modelX, o.values, o.from)
+	case "removeDimension":
+		return fmt.Sprintf("removePartitions(%s, customer, %v)", modelX, o.values)
 	}
 	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
 }
@@ -104,7 +108,7 @@ func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 // randomOp draws the next operation; weights favour the claim lifecycle.
 func (h *harness) randomOp() op {
 	r := h.rng
-	jobs := []string{"ja", "jb", "jm", "jn", "js", "jw", "jr", "jk", "jy", "jt", "ju", "jv"}
+	jobs := []string{"ja", "jb", "jm", "jn", "js", "jw", "jr", "jk", "jy", "jt", "ju", "jv", "jx", "jz", "jq", "jl", "jf", "jg", "je", "jp"}
 	o := op{job: pick(r, jobs), dataset: pick(r, modelDatasets), dataid: pick(r, modelDataIDs), tok: -1}
 	// Locality: operations often go on with the job and dataid of the one
 	// before, so that sequences reach deep states of a few chunks.
@@ -127,7 +131,7 @@ func (h *harness) randomOp() op {
 		{"deleteDataset", 1}, {"redeclare", 3}, {"own", 3},
 		{"claimNext", 8}, {"completeMany", 6}, {"failMany", 2}, {"heartbeatMany", 2},
 		{"prune", 3},
-		{"addPartitions", 3}, {"removePartitions", 1},
+		{"addPartitions", 3}, {"removePartitions", 1}, {"addDimension", 3}, {"removeDimension", 1},
 	}
 	total := 0
 	for _, w := range weights {
@@ -203,13 +207,21 @@ func (h *harness) randomOp() op {
 	case "slots":
 		o.limit = 1 + r.IntN(3)
 	case "partitions":
-		o.dataset = pick(r, []string{"src2", "d", "dim", "r", "wk"})
+		o.dataset = pick(r, []string{"src2", "d", "dim", "r", "wk", modelX, modelZ})
 	case "env":
 		o.env = pick(r, modelEnvNames).name
 	case "addPartitions", "removePartitions":
 		o.dataset = modelDynamic
 		for range 1 + r.IntN(3) {
 			o.values = append(o.values, pick(r, modelDataIDs))
+		}
+	case "addDimension", "removeDimension":
+		o.dataset = modelX
+		for range 1 + r.IntN(2) {
+			o.values = append(o.values, pick(r, modelCustomers))
+		}
+		if o.kind == "addDimension" {
+			o.from = pick(r, modelFroms)
 		}
 	case "garbage":
 		o.kind = pick(r, []string{"heartbeat", "complete", "fail", "release"})

@@ -40,7 +40,7 @@ const (
 // rolling the days of d up into ISO weeks. ja, jm, js and jk back off
 // after a failure.
 var (
-	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w", "d", "dim", "r", "wk", modelDynamic, "t", "u", "v"}
+	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w", "d", "dim", "r", "wk", modelDynamic, "t", "u", "v", modelX, modelZ, modelQ, "l", modelF, modelG, modelE, modelP}
 	modelSources  = []string{"src", "src2", "d", "dim"}
 	modelDataIDs  = []string{"1", "2", "10"}
 	// modelPartitions: src2 expects dataids 1 and 2 only (SPEC §8), so
@@ -52,9 +52,12 @@ var (
 		"w":    {Kind: partition.Static, Values: []string{"1", "2", "10"}},
 		"d":    modelDailyD, "dim": modelDailyDim, "r": modelDailyR, "wk": modelWeeklyWk,
 		modelDynamic: modelDynamicDef, "t": modelDimsDef, "u": modelDimsDef, "v": modelScheduleDef,
+		modelX: modelXDef, modelZ: modelXDef, modelQ: modelScheduleDef, "l": modelDimsDef,
+		modelF: modelXDef, modelG: modelScheduleDef, modelE: modelXDef, modelP: modelPDef,
 	}
 	modelExpected = map[string][]string{"src2": {"1", "2"}, "w": {"1", "2", "10"},
-		"d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks, "t": modelDimsIDs, "u": modelDimsIDs, "v": modelScheduleIDs}
+		"d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks, "t": modelDimsIDs, "u": modelDimsIDs, "v": modelScheduleIDs,
+		modelX: {}, modelZ: {}, modelQ: modelScheduleIDs, "l": modelDimsIDs, modelF: {}, modelG: modelScheduleIDs, modelE: {}, modelP: modelPIDs}
 )
 
 // modelPool is the pool ja and jm share; it starts with 2 slots.
@@ -78,7 +81,12 @@ func modelJobs() []*mJob {
 		// regions (SPEC §10's rules; no mapping is declared).
 		{id: "jv", inputs: []string{"t"}, output: "v", maxAttempts: 2, lease: 30 * time.Second, def: &modelScheduleDef, ids: modelScheduleIDs,
 			mapped: map[string]partition.Mapping{"t": {Kind: partition.AcrossDimensions}}},
-	}, append(mappedJobs(), dynamicJob())...)
+		// jl reads t into l by dimension: each hour and region reads its
+		// region's hour and the hour before (SPEC §10, an entry naming
+		// the hour dimensions; the region read by value).
+		{id: "jl", inputs: []string{"t"}, output: "l", maxAttempts: 2, lease: 30 * time.Second, def: &modelDimsDef, ids: modelDimsIDs,
+			mapped: map[string]partition.Mapping{"t": {Kind: partition.TimeWindow, StartOffset: -1, Dimension: "hour", OutputDimension: "hour"}}},
+	}, append(append(mappedJobs(), dynamicJob()), dimsDynamicJobs()...)...)
 }
 
 // storeJob is the job the store is given for the model's job j.
@@ -275,6 +283,8 @@ func (h *harness) apply(o op) {
 		h.applyPrune(o)
 	case "addPartitions", "removePartitions":
 		h.applyValues(o)
+	case "addDimension", "removeDimension":
+		h.applyMembers(o)
 	case "slots":
 		_, err := b.s.UpsertPool(ctx, backends.Pool{ID: modelPool, Slots: o.limit})
 		h.code("upsertPool", "", err)

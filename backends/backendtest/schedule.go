@@ -174,7 +174,9 @@ func (s *suite) testScheduleLagAndEnd(t *testing.T) {
 
 // testScheduleTenYears: an hourly root job that started ten years ago
 // claims its first hour at once, one hour per findNext, and its queue
-// holds one candidate throughout.
+// holds one candidate until a claim, then the frontier and at most 15
+// hours due ahead of it (queued together, so that one round serves a
+// claimNext of several), not the 87,672 due.
 func (s *suite) testScheduleTenYears(t *testing.T) {
 	b := s.setup(t)
 	b.partitioned("h", hourly("2016-01-01T00"))
@@ -189,7 +191,7 @@ func (s *suite) testScheduleTenYears(t *testing.T) {
 		b.complete(c)
 		n, err := b.s.QueueLength(b.ctx, "gen")
 		require.NoError(t, err)
-		require.Equal(t, 1, n)
+		require.LessOrEqual(t, n, 16)
 	}
 	// The latest due hour is claimable by dataid, and the frontier steps
 	// over it when it gets there.

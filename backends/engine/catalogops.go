@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // The catalog operations: datasets, jobs and their credentials.
@@ -28,6 +30,9 @@ func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backend
 		// The key of the chunks of a deleted producer is the store's, not
 		// the caller's (lifecycle.go).
 		d.OutputKey = old.OutputKey
+		// So are the values of its DYNAMIC dimensions, which are data:
+		// a definition upserted (apply) keeps them (dynamicdims.go).
+		d = keepMembers(old, d)
 		// So is the pipeline that created it (backends/pipelineowner.go).
 		var err error
 		if d.Pipeline, err = backends.PipelineOf("dataset", d.ID, d.Pipeline, existed, old.Pipeline); err != nil {
@@ -46,13 +51,38 @@ func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backend
 			}
 		}
 		cctx := e.withChange(ctx, "upsertDataset", backends.ChangeDataset, d.ID, old, d, existed)
-		stored, version, err = e.b.PutDataset(cctx, d, frontier, version)
+		var frontiers []backends.Candidate
+		if frontier != nil {
+			frontiers = append(frontiers, *frontier)
+		}
+		stored, version, err = e.b.PutDataset(cctx, d, frontiers, version)
 		if err != nil {
 			return nil, 0, err
 		}
 		return cat.WithDataset(stored), version, nil
 	})
 	return stored, err
+}
+
+// keepMembers is d with the values of each DYNAMIC dimension old has of
+// the same name: an upsert declares a dimension, never its values.
+func keepMembers(old, d backends.Dataset) backends.Dataset {
+	if old.Partitions == nil || d.Partitions == nil || d.Partitions.Kind != partition.Dimensional {
+		return d
+	}
+	def := *d.Partitions
+	def.Dimensions = slices.Clone(def.Dimensions)
+	for i, dim := range def.Dimensions {
+		if dim.Kind != partition.Dynamic {
+			continue
+		}
+		if k := dynamicDim(*old.Partitions, dim.Name); k >= 0 {
+			dim.Members, dim.Removed = old.Partitions.Dimensions[k].Members, old.Partitions.Dimensions[k].Removed
+			def.Dimensions[i] = dim
+		}
+	}
+	d.Partitions = &def
+	return d
 }
 
 func (e *engine) Dataset(ctx context.Context, id string) (backends.Dataset, error) {
@@ -71,6 +101,7 @@ func (e *engine) Datasets(ctx context.Context) ([]backends.Dataset, error) {
 func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, error) {
 	var valid, stored backends.Job
 	var enqueue, reschedule, created bool
+	var seeds []seedChange // the values the job's output and theirs take (dynamicdims.go)
 	var after *backends.Catalog
 	// A job with mappings is backfilled after its catalog change commits:
 	// the backfill is marked pending first, so that a server stopping half
@@ -96,16 +127,49 @@ func (e *engine) UpsertJob(ctx context.Context, j backends.Job) (backends.Job, e
 		old, existed := cat.Jobs.Lookup(j.ID)
 		reschedule = enqueue || !existed || old.Output != valid.Output
 		created = !existed
+		if err != nil {
+			return err
+		}
+		// Values are given when the job is declared or what it reads or
+		// writes changes, not at every upsert: an unchanged job applied
+		// again leaves a value removed since removed.
+		seeds = nil
+		if !existed || !sameReads(old, valid) {
+			seeds, err = e.fedSeeds(ctx, cat.WithJob(valid), valid)
+		}
 		return err
 	}
 	err = e.changeCatalog(ctx, check, func(cat *backends.Catalog, version int64) (*backends.Catalog, int64, error) {
 		now := e.clock.Now()
 		valid.CreatedAt, valid.UpdatedAt = now, now
+		// The output takes the values of the DYNAMIC dimensions the job
+		// reads by value, before the job is stored: its backfill's outputs
+		// are then expected (dynamicdims.go).
+		for _, c := range seeds {
+			for i, rec := range c.recs {
+				before, _ := json.Marshal(rec)
+				cctx := backends.WithChange(ctx, &backends.CatalogChange{Actor: backends.ActorFrom(ctx), Time: now, Kind: backends.ChangeDataset,
+					ID: c.ds.ID, Dataset: c.ds.ID, Op: "addPartitions", Before: before})
+				c.ds.UpdatedAt = now
+				var cands []backends.Candidate
+				if i == len(c.recs)-1 {
+					cands = c.cands
+				}
+				stored, v, err := e.b.PutDataset(cctx, c.ds, cands, version)
+				if err != nil {
+					return nil, 0, err
+				}
+				cat, version = cat.WithDataset(stored), v
+			}
+		}
 		var frontier *backends.Candidate
 		if reschedule {
 			var err error
 			if frontier, err = e.frontierSeed(ctx, cat.WithJob(valid), valid); err != nil {
 				return nil, 0, err
+			}
+			if frontier != nil && slices.ContainsFunc(seeds, func(c seedChange) bool { return slices.Contains(c.cands, *frontier) }) {
+				frontier = nil // the values given start it (a chain: chainMaybeEmpty)
 			}
 		}
 		var err error
@@ -208,4 +272,10 @@ func (e *engine) ReplaceCredential(ctx context.Context, c backends.Credential, o
 	}
 	c.UpdatedAt = e.clock.Now()
 	return e.b.SwapCredential(e.credentialChange(ctx, "setCredential", c.Job, c.Dataset), c, old)
+}
+
+// sameReads reports whether two versions of a job read the same inputs
+// through the same mappings into the same output.
+func sameReads(a, b backends.Job) bool {
+	return a.Output == b.Output && slices.Equal(a.Inputs, b.Inputs) && slices.Equal(a.InputMappings, b.InputMappings)
 }

@@ -29,7 +29,7 @@ func (e *engine) withChange(ctx context.Context, op, kind, id string, before, af
 		if after != nil && sameDefinition(before, after) {
 			c.Op = ""
 		}
-		c.Before, _ = json.Marshal(before)
+		c.Before, _ = json.Marshal(withoutMembers(before))
 	}
 	return backends.WithChange(ctx, c)
 }
@@ -39,6 +39,19 @@ func (e *engine) withChange(ctx context.Context, op, kind, id string, before, af
 func (e *engine) credentialChange(ctx context.Context, op, job, dataset string) context.Context {
 	return backends.WithChange(ctx, &backends.CatalogChange{Actor: backends.ActorFrom(ctx), Time: e.clock.Now(),
 		Kind: backends.ChangeCredential, ID: job + "/" + dataset, Op: op, Job: job, Dataset: dataset})
+}
+
+// withoutMembers is v without the values of its DYNAMIC dimensions, when
+// it is a dataset: a change records the values an add or a remove changed
+// (valuesChange), not the whole set with each change of the dataset.
+func withoutMembers(v any) any {
+	ds, ok := v.(backends.Dataset)
+	if !ok || ds.Partitions == nil || len(ds.Partitions.Dimensions) == 0 {
+		return v
+	}
+	def := ds.Partitions.WithoutMembers()
+	ds.Partitions = &def
+	return ds
 }
 
 // sameDefinition tells whether two datasets, jobs or pools are equal but

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // Claims: findNext, claim and force make them; heartbeat, complete, fail
@@ -27,7 +29,62 @@ func claimKeys(cat *backends.Catalog, job backends.Job, dataid string, reads []b
 // claimStateOf builds the claim state from the rows of claimKeys.
 func claimStateOf(cat *backends.Catalog, job backends.Job, dataid string, reads []backends.Read, rows []*backends.StatusRow) backends.ClaimState {
 	n := len(reads)
-	return backends.ClaimState{Job: job, RowJob: cat.RowJob(job), DataID: dataid, Output: rows[0], Reads: reads, Upstream: rows[1 : 1+n], Local: rows[1+n:]}
+	return backends.ClaimState{Job: job, RowJob: cat.RowJob(job), DataID: dataid, Output: rows[0], Reads: reads, Upstream: rows[1 : 1+n], Local: rows[1+n:],
+		Unexpected: unexpectedInput(cat, job, dataid, reads)}
+}
+
+// unexpectedInput is the first input job reads across dimensions, or by
+// dimension with a DYNAMIC dimension, without a read among reads: none of
+// its tuples is expected for the output at dataid (a DYNAMIC dimension
+// read whole holds no value yet at its window, or the value read by value
+// is not the input's), so the output is not due until one is. An input
+// whose DYNAMIC dimensions are all read by value, each value the input's,
+// that the window maps before the values are expected (a lookback of the
+// day before at a customer's first day) is read as nothing, as an input of
+// STATIC and time dimensions is before its start (section 9).
+func unexpectedInput(cat *backends.Catalog, job backends.Job, dataid string, reads []backends.Read) string {
+	if !job.Mapped() {
+		return ""
+	}
+	for _, in := range job.Inputs {
+		m := job.Mapping(in)
+		switch m.Kind {
+		case partition.AcrossDimensions:
+		case partition.ByDimension:
+			if len(dynamicDimNames(cat.DefOf(in))) == 0 {
+				continue
+			}
+		default:
+			continue
+		}
+		if slices.ContainsFunc(reads, func(r backends.Read) bool { return r.Dataset == in }) {
+			continue
+		}
+		if m.Kind == partition.ByDimension && valuesReadByValue(cat.DefOf(job.Output), cat.DefOf(in), m, dataid) {
+			continue
+		}
+		return in
+	}
+	return ""
+}
+
+// valuesReadByValue reports whether m reads every DYNAMIC dimension of in
+// by value and the output dataid's value of each is one of in's.
+func valuesReadByValue(out, in partition.Def, m partition.Mapping, dataid string) bool {
+	values, ok := out.SplitDataID(dataid)
+	if !ok {
+		return false
+	}
+	for _, name := range dynamicDimNames(in) {
+		if !m.ReadsByValue(out, in, name) {
+			return false
+		}
+		i := slices.IndexFunc(out.Dimensions, func(d partition.Dimension) bool { return d.Name == name })
+		if i < 0 || !in.HasMember(name, values[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // loadClaimState reads what the rules need about job at dataid reading

@@ -61,6 +61,9 @@ type valuesChange struct {
 const maxChangeValues = 20
 
 func (e *engine) AddPartitions(ctx context.Context, dataset string, values []string, dimension, from string) (backends.RangeResult, error) {
+	if e.dimensional(ctx, dataset) {
+		return e.changeDimensionValues(ctx, "addPartitions", dataset, values, dimension, from, true)
+	}
 	if from != "" {
 		return backends.RangeResult{}, backends.InvalidArgument("from applies to a DYNAMIC dimension beside a time dimension; dataset %q is one-dimensional: its values are due when added", dataset)
 	}
@@ -68,7 +71,17 @@ func (e *engine) AddPartitions(ctx context.Context, dataset string, values []str
 }
 
 func (e *engine) RemovePartitions(ctx context.Context, dataset string, values []string, dimension string) (backends.RangeResult, error) {
+	if e.dimensional(ctx, dataset) {
+		return e.changeDimensionValues(ctx, "removePartitions", dataset, values, dimension, "", false)
+	}
 	return e.changeValues(ctx, "removePartitions", dataset, values, dimension, false)
+}
+
+// dimensional tells whether dataset has dimensions in the cached catalog:
+// its values are then those of a DYNAMIC dimension (dynamicdims.go).
+func (e *engine) dimensional(ctx context.Context, dataset string) bool {
+	ds, err := e.Dataset(ctx, dataset)
+	return err == nil && ds.Partitions != nil && ds.Partitions.Kind == partition.Dimensional
 }
 
 // valueBatch is how many values one transaction of an add or a remove
@@ -124,6 +137,9 @@ func (e *engine) changeValues(ctx context.Context, op, dataset string, values []
 		ds, err := cat.Dataset(dataset)
 		if err != nil {
 			return err
+		}
+		if ds.Partitions != nil && ds.Partitions.Kind == partition.Dimensional {
+			return backends.InvalidArgument("dataset %q has dimensions now: name the DYNAMIC dimension the values are of", dataset)
 		}
 		if !dynamicDef(ds.Partitions) {
 			kind := "no partition definition"

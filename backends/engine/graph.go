@@ -98,7 +98,15 @@ func catalogGraph(cat *backends.Catalog, jobIDs, dsIDs []string) backends.LockGr
 		j := cat.Jobs.Get(id)
 		for _, in := range j.Inputs {
 			e := backends.GraphEdge{From: "job:" + id, To: "dataset:" + in, Kind: backends.EdgeReads}
-			if m := j.Mapping(in); m.Kind != partition.Identity && m.Kind != "" && m.Kind != partition.AcrossDimensions {
+			if m := j.Mapping(in); m.Kind == partition.ByDimension {
+				// Its first entry that is not IDENTITY names the edge.
+				for _, x := range m.Entries() {
+					if x.Kind != partition.Identity {
+						e.Mapping = &backends.InputMapping{Dataset: in, Mapping: x}
+						break
+					}
+				}
+			} else if m.Kind != partition.Identity && m.Kind != "" && m.Kind != partition.AcrossDimensions {
 				e.Mapping = &backends.InputMapping{Dataset: in, Mapping: m}
 			}
 			g.Edges = append(g.Edges, e)

@@ -47,7 +47,7 @@ func (e *engine) backfillMapped(ctx context.Context, cat *backends.Catalog, job 
 	}
 	in := job.Inputs[0]
 	for _, i := range job.Inputs {
-		if k := job.Mapping(i).Kind; k == partition.Identity || windowKind(k) || k == "" {
+		if k := job.Mapping(i).Kind; k == partition.Identity || windowKind(k) || k == partition.ByDimension || k == "" {
 			in = i
 			break
 		}
@@ -68,6 +68,18 @@ func (e *engine) backfillMapped(ctx context.Context, cat *backends.Catalog, job 
 		}
 		for _, r := range page.Rows {
 			if r.Job != producer {
+				continue
+			}
+			if m := job.Mapping(in); m.Kind == partition.ByDimension {
+				// Its reverse is no run of outputs (a lookback of one
+				// region): each output, once.
+				outs, err := m.Outputs(cat.DefOf(job.Output), cat.DefOf(in), r.DataID)
+				if err != nil {
+					return mappingError(job, in, r.DataID, err)
+				}
+				if err := q.addEach(ctx, outs); err != nil {
+					return err
+				}
 				continue
 			}
 			span, err := mappedOutputs(cat, job, in, r.DataID)
@@ -98,6 +110,7 @@ type backfillQueue struct {
 	size    int
 	last    string
 	pending []string
+	seen    map[string]bool // addEach's
 }
 
 // add queues the outputs of span after the last one queued.
@@ -123,6 +136,31 @@ func (q *backfillQueue) add(ctx context.Context, span partition.Span) error {
 	for id := range ids {
 		if err := q.push(ctx, id); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// maxBackfillSeen bounds the outputs addEach remembers to queue each once:
+// past it, it forgets them (an output queued twice is checked twice).
+const maxBackfillSeen = 100000
+
+// addEach queues each of outs not queued yet: outputs that do not come in
+// order (a mapping by dimension's).
+func (q *backfillQueue) addEach(ctx context.Context, outs []string) error {
+	if q.seen == nil || len(q.seen) > maxBackfillSeen {
+		q.seen = map[string]bool{}
+	}
+	for _, id := range outs {
+		if q.seen[id] {
+			continue
+		}
+		q.seen[id] = true
+		q.pending = append(q.pending, id)
+		if len(q.pending) >= q.size {
+			if err := q.flush(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

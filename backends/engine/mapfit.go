@@ -41,7 +41,7 @@ func readyKeys(cat *backends.Catalog, dataset string) int {
 	var n int64
 	for _, jid := range cat.Consumers(dataset) {
 		j := cat.Jobs.Get(jid)
-		if m := j.Mapping(dataset); windowKind(m.Kind) {
+		if m := j.Mapping(dataset); windowKind(m.Kind) || m.Kind == partition.ByDimension {
 			n += m.MaxOutputs(cat.DefOf(j.Output), cat.DefOf(dataset)) + 2
 		} else {
 			n += 2
@@ -183,7 +183,7 @@ func readyBytes(commit commitBytes, cat *backends.Catalog, dataset string) int64
 		cand := backends.Candidate{Job: jid, DataID: longestID(cat.DefOf(j.Output)), Resubmit: true, NotBefore: sampleTime, Frontier: true}
 		per := int64(commit([]backends.RowKey{outputKey(cat, j, cand.DataID)}, nil, []backends.Candidate{cand}, nil))
 		n := int64(2)
-		if m := j.Mapping(dataset); windowKind(m.Kind) {
+		if m := j.Mapping(dataset); windowKind(m.Kind) || m.Kind == partition.ByDimension {
 			n = m.MaxOutputs(cat.DefOf(j.Output), cat.DefOf(dataset)) + 2
 		}
 		total += n * per

@@ -183,10 +183,46 @@ func scanRun(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job bac
 // may read the chunk (sweepStart, advanceSweep): the transaction writes
 // one candidate however long the history.
 func enqueueMapped(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job backends.Job, dataset, dataid string, now time.Time) error {
-	if sweptKind(job.Mapping(dataset).Kind) {
+	switch k := job.Mapping(dataset).Kind; {
+	case sweptKind(k):
 		return addSweep(ctx, tx, cat, job, dataset, dataid, now)
+	case k == partition.ByDimension:
+		return enqueueEach(ctx, tx, cat, job, dataset, dataid)
 	}
 	return enqueueWindow(ctx, tx, cat, job, dataset, dataid)
+}
+
+// enqueueEach queues every output of job that reads chunk (dataset,
+// dataid), just made READY, through a mapping by dimension, and is free
+// for producers: its reverse is not one run of outputs (a lookback of one
+// region), so each output is a candidate, checked when it is taken, at
+// most partition.MaxByDimensionOutputs of them. Two chunks of one output's
+// set becoming READY at once both queue it: whichever is taken after both
+// commit sees the set READY.
+func enqueueEach(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job backends.Job, dataset, dataid string) error {
+	outs, err := job.Mapping(dataset).Outputs(cat.DefOf(job.Output), cat.DefOf(dataset), dataid)
+	if err != nil {
+		return mappingError(job, dataset, dataid, err)
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	keys := make([]backends.RowKey, len(outs))
+	for i, id := range outs {
+		keys[i] = outputKey(cat, job, id)
+	}
+	rows, err := tx.PeekRows(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for i, id := range outs {
+		if st := backends.StatusOf(rows[i]); backends.FreeForProducers(st) {
+			if err := tx.AddCandidate(ctx, backends.Candidate{Job: job.ID, DataID: id, Resubmit: st == backends.StatusResubmit}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // enqueueWindow queues the outputs of job whose TIME_WINDOW over dataset

@@ -57,20 +57,39 @@ type conformKey struct {
 	start, end, zone string
 	dims             string // a multi-dimensional definition's dimensions (JSON)
 	updated          int64
+	version          int64 // rowsConform's: the catalog version (0 elsewhere)
 }
 
 func conformKeyOf(def partition.Def, updated time.Time) conformKey {
 	var dims string
 	if len(def.Dimensions) > 0 {
-		b, _ := json.Marshal(def.Dimensions)
+		// The values of DYNAMIC dimensions by their number and the
+		// number removed (an add or a remove changes one or the other,
+		// within one tick of the clock too), not whole.
+		d := withoutMembers(backends.Dataset{Partitions: &def}).(backends.Dataset)
+		b, _ := json.Marshal(d.Partitions.Dimensions)
 		dims = string(b)
+		for _, dim := range def.Dimensions {
+			if dim.Kind == partition.Dynamic {
+				dims += "|" + strconv.Itoa(len(dim.Members)) + "/" + strconv.Itoa(len(dim.Removed))
+			}
+		}
 	}
-	return conformKey{def.Kind, def.Start, def.End, def.Timezone, dims, updated.UnixNano()}
+	return conformKey{kind: def.Kind, start: def.Start, end: def.End, zone: def.Timezone, dims: dims, updated: updated.UnixNano()}
 }
 
 type conformAnswer struct {
 	key conformKey
 	ok  bool
+	// newest is the cursor of the newest change the answer read: a later
+	// answer reads only the changes after it (definitionsWithin), when
+	// def, the definition the answer is for, expects a subset of its
+	// definition's dataids (a change may have committed between the
+	// catalog read and the changes': newest is then that change's, and
+	// the definitions before it were checked against def, not the later
+	// one).
+	newest string
+	def    partition.Def
 }
 
 // keptSource is the dataset counted and the catalog version it was read
@@ -99,7 +118,7 @@ func (e *engine) countKept(ctx context.Context, def partition.Def, producer stri
 	if !ok || !counted(def) {
 		return c, false, nil
 	}
-	if ok, err := e.rowsConform(ctx, c.Dataset, def, ds.UpdatedAt); err != nil || !ok {
+	if ok, err := e.rowsConform(ctx, c.Dataset, def, ds.UpdatedAt, src.version); err != nil || !ok {
 		return c, false, err
 	}
 	if def.Kind == partition.Integer && def.End == "" {
@@ -223,14 +242,27 @@ func (e *engine) boundedStatuses(ctx context.Context, dataset, producer, from, t
 // expects: whether every definition the dataset had since its creation
 // expected a subset of what def does (same kind and zone, a start no
 // earlier, an end no later). The answer is kept until the dataset changes.
-func (e *engine) rowsConform(ctx context.Context, dataset string, def partition.Def, updated time.Time) (bool, error) {
+//
+// The answer is kept by the catalog version too: the values of a DYNAMIC
+// dimension may go and come back within one tick of the clock, leaving
+// the definition as it was; asked again, it reads only the changes since
+// (definitionsWithin).
+func (e *engine) rowsConform(ctx context.Context, dataset string, def partition.Def, updated time.Time, version int64) (bool, error) {
 	key := conformKeyOf(def, updated)
-	if v, ok := e.conform.Load(dataset); ok && v.(conformAnswer).key == key {
-		return v.(conformAnswer).ok, nil
+	key.version = version
+	var prev *conformAnswer
+	if v, ok := e.conform.Load(dataset); ok {
+		a := v.(conformAnswer)
+		if a.key == key {
+			return a.ok, nil
+		}
+		if a.ok && a.newest != "" && within(a.def, def) {
+			prev = &a
+		}
 	}
-	ok, err := e.definitionsWithin(ctx, dataset, def)
+	ok, newest, err := e.definitionsWithin(ctx, dataset, def, prev)
 	if err == nil {
-		e.conform.Store(dataset, conformAnswer{key, ok})
+		e.conform.Store(dataset, conformAnswer{key, ok, newest, def})
 	}
 	return ok, err
 }
@@ -238,33 +270,51 @@ func (e *engine) rowsConform(ctx context.Context, dataset string, def partition.
 // definitionsWithin reads dataset's catalog changes, newest first, back to
 // its creation: true when every definition before a change expected a
 // subset of def's dataids; false when one did not, or when the creation is
-// not among the first maxConformChanges changes.
-func (e *engine) definitionsWithin(ctx context.Context, dataset string, def partition.Def) (bool, error) {
+// not among the first maxConformChanges changes. With prev, an answer
+// true for an earlier definition within def, it reads only the changes after the
+// newest prev read: the definitions before those expected a subset of
+// that earlier one, which each later change's Before was, so a subset of
+// def's when those are. newest is the cursor of the newest change read.
+func (e *engine) definitionsWithin(ctx context.Context, dataset string, def partition.Def, prev *conformAnswer) (ok bool, newest string, err error) {
 	f := backends.ChangeFilter{Dataset: dataset, First: backends.MaxChangesPage}
 	for looked := 0; looked < maxConformChanges; {
 		page, err := e.b.ListChanges(ctx, f)
 		if err != nil {
-			return false, err
+			return false, "", err
 		}
 		for _, ch := range page.Changes {
+			if newest == "" {
+				newest = ch.Cursor
+			}
+			if prev != nil && ch.Cursor == prev.newest {
+				return true, newest, nil
+			}
 			looked++
 			if ch.Kind != backends.ChangeDataset || ch.ID != dataset {
 				continue
 			}
+			switch ch.Op {
+			case "addPartitions":
+				if def.Kind == partition.Dimensional {
+					continue // values of a DYNAMIC dimension added: the set grew
+				}
+			case "removePartitions":
+				return false, newest, nil // the rows of the values removed stay
+			}
 			if len(ch.Before) == 0 || string(ch.Before) == "null" {
-				return true, nil // its creation: nothing before
+				return true, newest, nil // its creation: nothing before
 			}
 			var before backends.Dataset
 			if err := json.Unmarshal(ch.Before, &before); err != nil || before.Partitions == nil || !within(*before.Partitions, def) {
-				return false, nil
+				return false, newest, nil
 			}
 		}
 		if !page.HasNextPage || len(page.Changes) == 0 {
-			return false, nil // made before changes were recorded
+			return false, newest, nil // made before changes were recorded
 		}
 		f.After = page.Changes[len(page.Changes)-1].Cursor
 	}
-	return false, nil
+	return false, newest, nil
 }
 
 // within tells whether every dataid a expects, b expects too (time kinds
@@ -280,6 +330,12 @@ func within(a, b partition.Def) bool {
 		}
 		for i := range a.Dimensions {
 			x, y := a.Dimensions[i], b.Dimensions[i]
+			if x.Kind == partition.Dynamic && y.Kind == partition.Dynamic && x.Name == y.Name {
+				// A change records the set without its values; the adds
+				// and removes between are changes of their own, which
+				// definitionsWithin reads (a remove: not within).
+				continue
+			}
 			if x.Name != y.Name || (i > 0 && !reflect.DeepEqual(x.Def.Normalized(), y.Def.Normalized())) {
 				return false
 			}

@@ -62,7 +62,11 @@ func (e *engine) claimRound(ctx context.Context, tx backends.Tx, cat *backends.C
 			if err := e.advanceFrontiers(ctx, tx, cat, c, twins[c.DataID], passed, false, &resubmitsAhead); err != nil {
 				return err
 			}
-			short = short && !queueMoved(c, twins[c.DataID], false)
+			chained, err := chainMaybeEmpty(ctx, tx, cat, job, c, twins[c.DataID])
+			if err != nil {
+				return err
+			}
+			short = short && !chained && !queueMoved(c, twins[c.DataID], false)
 			if reordered(ops, next, c, twins[c.DataID], false) {
 				break
 			}
@@ -83,11 +87,18 @@ func (e *engine) claimRound(ctx context.Context, tx backends.Tx, cat *backends.C
 		if claimed {
 			next++
 		}
-		if err := e.advanceFrontiers(ctx, tx, cat, c, twins[c.DataID], st, claimed, &resubmitsAhead); err != nil {
+		// A chunk put back in its place (back: c's Resubmit flag was
+		// stale) is the candidate's now: a frontier twin passes it as a
+		// claimed one, rather than waiting at it.
+		if err := e.advanceFrontiers(ctx, tx, cat, c, twins[c.DataID], st, claimed || back, &resubmitsAhead); err != nil {
 			return err
 		}
-		short = short && !queueMoved(c, twins[c.DataID], back)
-		if reordered(ops, next, c, twins[c.DataID], back) {
+		chained, err := chainMaybeEmpty(ctx, tx, cat, job, c, twins[c.DataID])
+		if err != nil {
+			return err
+		}
+		short = short && !chained && !queueMoved(c, twins[c.DataID], back)
+		if reordered(ops, next, c, twins[c.DataID], back || chained) {
 			break
 		}
 	}
@@ -160,8 +171,7 @@ func (e *engine) takeCandidate(ctx context.Context, tx backends.Tx, cat *backend
 			op.claims = append(op.claims, claim)
 			op.pending = op.seatsLeft() > 0
 			claimed = true
-		} else if until, ok := liftsAt(err); ok && !c.Frontier {
-			// Only time stands in the way: the chunk comes back then.
+		} else if until, ok := e.comesBack(cat, c, st, err); ok {
 			later := c
 			later.NotBefore, later.Handle = until, nil
 			if err := tx.AddCandidate(ctx, later); err != nil {
@@ -170,6 +180,25 @@ func (e *engine) takeCandidate(ctx context.Context, tx backends.Tx, cat *backend
 		}
 	}
 	return claimed, false, tx.DropCandidate(ctx, c)
+}
+
+// comesBack tells when candidate c, refused by err (its chunk in st),
+// goes back in the queue, if it does: when only time stands in the way,
+// then; a dataid a scheduled job's frontier queued ahead of it, refused
+// for a passing reason, shortly, as the frontier would be (nothing else
+// would queue it again: the frontier has passed it). A frontier moves on
+// itself (advanceFrontier).
+func (e *engine) comesBack(cat *backends.Catalog, c backends.Candidate, st backends.ClaimState, err error) (time.Time, bool) {
+	if c.Frontier {
+		return time.Time{}, false
+	}
+	if until, ok := liftsAt(err); ok {
+		return until, true
+	}
+	if !c.Resubmit && st.Output == nil && len(st.Job.Inputs) == 0 && scheduleDef(cat, st.Job) != nil {
+		return e.clock.Now().Add(frontierRetry), true
+	}
+	return time.Time{}, false
 }
 
 func dropCandidates(ctx context.Context, tx backends.Tx, cands []backends.Candidate) error {

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"iter"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -22,9 +24,12 @@ import (
 // definition) keeps one frontier candidate: the lowest expected dataid it
 // has not claimed yet, hidden until that dataid is due. Taking the
 // frontier, whether the claim is made or the chunk already has a row,
-// moves it to the next expected dataid, due at its own time; so the queue
-// holds one entry however many windows the definition spans, and a
-// definition that started ten years ago costs one candidate per claim.
+// moves it to the next expected dataid, due at its own time; a claim made
+// at it also queues the dataids after it that are due already, up to
+// scheduleAhead, the frontier at the last (one round then serves several
+// claims). So the queue holds at most scheduleAhead entries however many
+// windows the definition spans, and a definition that started ten years
+// ago costs one candidate per claim.
 // The frontier is placed at the first expected dataid without a row when
 // the job is created, becomes scheduled, or its output's definition
 // changes, in the transaction storing that change (frontierSeed); a
@@ -126,7 +131,7 @@ func withSchedule(st backends.ClaimState, cat *backends.Catalog, now time.Time) 
 // outputs its inputs queue are those whose windows have started).
 func frontierAt(job backends.Job, def *partition.Def, id string) backends.Candidate {
 	due, _ := def.Due(id) // id comes from def: it has a window
-	if len(job.Inputs) > 0 && def.Kind.IsTime() {
+	if len(job.Inputs) > 0 && def.Windowed() {
 		due, _, _ = def.Window(id)
 	}
 	return backends.Candidate{Job: job.ID, DataID: id, Frontier: true, NotBefore: due}
@@ -159,7 +164,44 @@ func (e *engine) advanceFrontier(ctx context.Context, tx backends.Tx, cat *backe
 	if err != nil || len(next) == 0 {
 		return err
 	}
-	return tx.AddCandidate(ctx, frontierAt(st.Job, def, next[0]))
+	if claimed && len(st.Job.Inputs) == 0 {
+		next = dueAhead(*def, next[0], e.clock.Now())
+		for _, ahead := range next[:len(next)-1] {
+			if err := tx.AddCandidate(ctx, backends.Candidate{Job: st.Job.ID, DataID: ahead}); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.AddCandidate(ctx, frontierAt(st.Job, def, next[len(next)-1]))
+}
+
+// scheduleAhead is how many dataids a scheduled job's frontier queues
+// when its claim is made, at most: the dataids from the next one on that
+// are due already, the frontier at the last of them (dueAhead). A
+// claimNext, or findNext calls arriving together, are then served by one
+// round for several claims, not a round a claim (the frontier moving on
+// ends a round that serves a claimNext: reordered).
+const scheduleAhead = 16
+
+// dueAhead is from and the dataids after it in def that are due at now,
+// scheduleAhead at most, up to def's end; from alone when it is not due.
+func dueAhead(def partition.Def, from string, now time.Time) []string {
+	out := []string{from}
+	if due, _ := def.Due(from); due.After(now) {
+		return out
+	}
+	for id := from; len(out) < scheduleAhead; {
+		next, ok := def.Next(id)
+		if !ok {
+			break
+		}
+		if due, _ := def.Due(next); due.After(now) {
+			break
+		}
+		out = append(out, next)
+		id = next
+	}
+	return out
 }
 
 // advanceSweep moves a sweep, the frontier candidate c of a job that is not
@@ -174,10 +216,13 @@ func (e *engine) advanceFrontier(ctx context.Context, tx backends.Tx, cat *backe
 // READY (nextOpen).
 func (e *engine) advanceSweep(ctx context.Context, tx backends.Tx, cat *backends.Catalog, c backends.Candidate, st backends.ClaimState) error {
 	def := outputDef(cat, st.Job)
-	if def == nil || !sweeps(st.Job) {
-		return nil // the job no longer reads anything through LATEST or ALL
+	if def == nil || !sweeps(st.Job) && !dimensional(cat, st.Job) {
+		// The job no longer reads anything through LATEST or ALL (a
+		// change of a DYNAMIC dimension's values sweeps a job writing or
+		// reading dimensions too: dynamicdims.go).
+		return nil
 	}
-	last, ok := lastStarted(*def, e.clock.Now())
+	last, ok := lastStarted(*def, sweepHorizon(cat, st.Job, *def, e.clock.Now()))
 	if !ok {
 		return nil
 	}
@@ -215,7 +260,275 @@ func (e *engine) advanceSweep(ctx context.Context, tx backends.Tx, cat *backends
 	}
 	f := frontierAt(st.Job, def, next[len(next)-1])
 	f.Resubmit = c.Resubmit
+	if mayReadNothing(st.Job) {
+		f.NotBefore = time.Time{} // it walks windows not started (sweepHorizon)
+	}
 	return tx.AddCandidate(ctx, f)
+}
+
+// sweepHorizon is the instant up to whose window a sweep of job over def
+// walks: now, or, for a job whose first tuples of a value may read
+// nothing (mayReadNothing), as far as the latest value's such tuples may
+// lie (its since, moved on by the lookback's reach): those are claimable
+// at once, whether their window has started or not, as any output whose
+// reads are READY is, and nothing else queues them.
+func sweepHorizon(cat *backends.Catalog, job backends.Job, def partition.Def, now time.Time) time.Time {
+	if !mayReadNothing(job) || def.Kind != partition.Dimensional {
+		return now
+	}
+	reach := emptyReach(cat, job)
+	horizon := now
+	for _, d := range def.Dimensions {
+		for _, m := range d.Members {
+			if t := time.Unix(m.Since, 0).Add(reach); t.After(horizon) {
+				horizon = t
+			}
+		}
+	}
+	return horizon
+}
+
+// emptyReach is how long after a value's since job's tuples of it may
+// read nothing, at most: the longest lookback ending before its output
+// (mayReadNothing), in the input's longest windows, and one more.
+func emptyReach(cat *backends.Catalog, job backends.Job) time.Duration {
+	var reach time.Duration
+	for _, in := range job.Inputs {
+		idef := cat.DefOf(in)
+		for _, x := range job.Mapping(in).Entries() {
+			if x.Kind != partition.TimeWindow || x.EndOffset >= 0 {
+				continue
+			}
+			i := slices.IndexFunc(idef.Dimensions, func(d partition.Dimension) bool { return d.Name == x.Dimension })
+			if i < 0 {
+				continue
+			}
+			reach = max(reach, time.Duration(1-x.EndOffset)*longestWindow(idef.Dimensions[i].Kind))
+		}
+	}
+	return reach
+}
+
+// emptyStop is one window entry of a job whose tuples may read nothing:
+// the input's time dimension and how many of its windows the entry's
+// lookback ends before its output (-EndOffset).
+type emptyStop struct {
+	def partition.Def
+	k   int
+}
+
+// emptyStops are job's emptyStop, one per entry ending before its output.
+func emptyStops(cat *backends.Catalog, job backends.Job) []emptyStop {
+	var out []emptyStop
+	for _, in := range job.Inputs {
+		idef := cat.DefOf(in)
+		for _, x := range job.Mapping(in).Entries() {
+			if x.Kind != partition.TimeWindow || x.EndOffset >= 0 {
+				continue
+			}
+			if i := slices.IndexFunc(idef.Dimensions, func(d partition.Dimension) bool { return d.Name == x.Dimension }); i >= 0 {
+				out = append(out, emptyStop{idef.Dimensions[i].Def, -x.EndOffset})
+			}
+		}
+	}
+	return out
+}
+
+// stopAt is the instant from which a value expected from since is read by
+// every output window of the entries in stops: the start of the input
+// window k windows after the one holding since (the latest over the
+// entries). An output window ending by then reads nothing of the value.
+func stopAt(stops []emptyStop, since time.Time) time.Time {
+	var stop time.Time
+	for _, st := range stops {
+		id, ok := lastStarted(st.def, since)
+		if !ok {
+			if id, ok = st.def.First(); !ok {
+				continue
+			}
+		}
+		for range st.k {
+			if id, ok = st.def.Next(id); !ok {
+				break
+			}
+		}
+		t := since.Add(time.Duration(st.k) * longestWindow(st.def.Kind)) // past the input's end: at most this
+		if ok {
+			if begins, _, err := st.def.Window(id); err == nil {
+				t = begins
+			}
+		}
+		if t.After(stop) {
+			stop = t
+		}
+	}
+	return stop
+}
+
+// memberSpan is a value's windows whose tuples may read nothing, first to
+// last (nextMaybeEmpty).
+type memberSpan struct{ value, first, last string }
+
+// spansKey names the spans of one dimension's members (the catalog's
+// slice, which a change replaces, never edits) under one job's stops.
+type spansKey struct {
+	members          *partition.Member
+	n                int
+	stops            string // the emptyStops, written out
+	kind             partition.Kind
+	start, end, zone string
+}
+
+// spansCache keeps the spans last worked out for each members slice, a
+// handful: a sweep steps once per claim, and working them out again for
+// a thousand values each step would cost more than the step.
+var spansCache struct {
+	sync.Mutex
+	m map[spansKey][]memberSpan
+}
+
+// memberSpans are the spans of members over the time dimension tdef.
+func memberSpans(tdef partition.Def, members []partition.Member, stops []emptyStop) []memberSpan {
+	if len(members) == 0 {
+		return nil
+	}
+	key := spansKey{&members[0], len(members), fmt.Sprint(stops), tdef.Kind, tdef.Start, tdef.End, tdef.Timezone}
+	spansCache.Lock()
+	spans, ok := spansCache.m[key]
+	spansCache.Unlock()
+	if ok {
+		return spans
+	}
+	start, ok := tdef.First()
+	if !ok {
+		return nil
+	}
+	begins, _, err := tdef.Window(start)
+	if err != nil {
+		return nil
+	}
+	for _, m := range members {
+		since := time.Unix(m.Since, 0)
+		if since.Before(begins) {
+			since = begins // 0, or before the start: from the start
+		}
+		first, ok := lastStarted(tdef, since)
+		if !ok {
+			continue
+		}
+		last, ok := lastStarted(tdef, stopAt(stops, since).Add(-time.Nanosecond))
+		if !ok || backends.CompareDataID(last, first) < 0 {
+			continue // no window of it reads nothing
+		}
+		spans = append(spans, memberSpan{m.Value, first, last})
+	}
+	spansCache.Lock()
+	if spansCache.m == nil || len(spansCache.m) >= 64 {
+		spansCache.m = map[spansKey][]memberSpan{}
+	}
+	spansCache.m[key] = spans
+	spansCache.Unlock()
+	return spans
+}
+
+// nextMaybeEmpty is, for a job whose tuples may read nothing
+// (mayReadNothing) writing def, a date (or another time kind) × one
+// DYNAMIC dimension, the first tuple after id ("": from the start) that
+// may: a value's, from the window holding its since to the last that
+// ends by stopAt. A sweep of such a job steps through those
+// alone (chainMaybeEmpty), not every tuple between (a value added with a
+// backfill of years, or such a job declared on years of history, would
+// walk them all). ok is
+// false when none is left; shaped tells whether def has that shape (other
+// shapes walk every tuple).
+func nextMaybeEmpty(cat *backends.Catalog, job backends.Job, def partition.Def, id string) (next string, ok, shaped bool) {
+	if def.Kind != partition.Dimensional || len(def.Dimensions) != 2 || !def.Dimensions[0].Kind.IsTime() || def.Dimensions[1].Kind != partition.Dynamic {
+		return "", false, false
+	}
+	tdef := def.Dimensions[0].Def
+	stops := emptyStops(cat, job)
+	at, after := "", ""
+	if id != "" {
+		values, ok := def.SplitDataID(id)
+		if !ok {
+			return "", false, true
+		}
+		at, after = values[0], values[1]
+	}
+	nextAt, hasNext := "", false
+	if at != "" {
+		nextAt, hasNext = tdef.Next(at)
+	}
+	for _, m := range memberSpans(tdef, def.Dimensions[1].Members, stops) {
+		t := m.first
+		if at != "" && backends.CompareDataID(t, at) <= 0 {
+			// At id's window, a value after id's; after it, the next window.
+			t = at
+			if backends.CompareDataID(m.value, after) <= 0 {
+				if t = nextAt; !hasNext {
+					continue
+				}
+			}
+		}
+		if backends.CompareDataID(t, m.last) > 0 {
+			continue
+		}
+		if tuple := t + "|" + m.value; next == "" || backends.CompareDataID(tuple, next) < 0 {
+			next = tuple
+		}
+	}
+	return next, next != "", true
+}
+
+// chainMaybeEmpty queues, after candidate c of a job whose tuples may read
+// nothing was taken (claimed or not), the next tuple that may (a plain
+// candidate): the tuples reading nothing are queued one after another, a
+// chain started by an add of values or the job's declaration
+// (valueCandidates, frontierSeed), so that each is looked at once however
+// many tuples lie between them. It tells whether it queued one. Only a
+// chain's candidate goes on (chainMark), or one taken with such a twin.
+func chainMaybeEmpty(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job backends.Job, c backends.Candidate, twins []backends.Candidate) (bool, error) {
+	link := func(c backends.Candidate) bool { return !c.Frontier && !c.Resubmit && c.NotBefore.Equal(chainMark) }
+	if !link(c) && !slices.ContainsFunc(twins, link) || !mayReadNothing(job) {
+		return false, nil // a twin taken in its place goes on for it
+	}
+	def := outputDef(cat, job)
+	if def == nil {
+		return false, nil
+	}
+	next, ok, _ := nextMaybeEmpty(cat, job, *def, c.DataID)
+	if !ok {
+		return false, nil
+	}
+	return true, tx.AddCandidate(ctx, chainLink(job.ID, next))
+}
+
+// chainMark is the NotBefore of a chain's candidates (chainMaybeEmpty): an
+// instant long past, so that they are due at once as any other, which
+// tells them from the candidates other changes queue at the same tuples
+// (those start no chain: two chains over the same tuples would each go
+// on, a candidate each per tuple).
+var chainMark = time.UnixMicro(1).UTC()
+
+// chainLink is a chain's candidate at id.
+func chainLink(job, id string) backends.Candidate {
+	return backends.Candidate{Job: job, DataID: id, NotBefore: chainMark}
+}
+
+// longestWindow is the longest window of a time kind (a day of 25 hours,
+// a month of 31 days, across a change of clocks).
+func longestWindow(k partition.Kind) time.Duration {
+	switch k {
+	case partition.Hourly:
+		return time.Hour
+	case partition.Daily:
+		return 25 * time.Hour
+	case partition.Weekly:
+		return 7*24*time.Hour + time.Hour
+	case partition.Monthly:
+		return 31*24*time.Hour + time.Hour
+	}
+	return 0
 }
 
 // sweepPage and sweepPages bound what one step of a frontier reads ahead
@@ -327,6 +640,22 @@ func (e *engine) nextOpen(ctx context.Context, tx backends.Tx, cat *backends.Cat
 func (e *engine) frontierSeed(ctx context.Context, cat *backends.Catalog, job backends.Job) (*backends.Candidate, error) {
 	def := scheduleDef(cat, job)
 	if def == nil {
+		// A job whose first tuples of a value may read nothing, declared
+		// on an output that has values already: a sweep looks for them
+		// (sweepHorizon), as an add of values starts one.
+		if out := outputDef(cat, job); out != nil && mayReadNothing(job) && out.Kind == partition.Dimensional {
+			if id, ok, shaped := nextMaybeEmpty(cat, job, *out, ""); shaped {
+				if !ok {
+					return nil, nil
+				}
+				// The first of a chain (chainMaybeEmpty).
+				c := chainLink(job.ID, id)
+				return &c, nil
+			}
+			if id, ok := out.First(); ok {
+				return &backends.Candidate{Job: job.ID, DataID: id, Frontier: true}, nil
+			}
+		}
 		return nil, nil
 	}
 	id, ok, err := e.firstGap(ctx, cat, job, def)
@@ -401,6 +730,18 @@ func sweeps(job backends.Job) bool {
 	return false
 }
 
+// dimensional tells whether job writes a dataset with dimensions or reads
+// one across dimensions.
+func dimensional(cat *backends.Catalog, job backends.Job) bool {
+	if cat.DefOf(job.Output).Kind == partition.Dimensional {
+		return true
+	}
+	return slices.ContainsFunc(job.Inputs, func(in string) bool {
+		k := job.Mapping(in).Kind
+		return k == partition.AcrossDimensions || k == partition.ByDimension
+	})
+}
+
 // sweepStart is where the sweep over job's outputs starts when chunk inID
 // of input in, read through LATEST or ALL, becomes READY: the first output
 // dataid of the mapping's reverse span (the outputs after the chunk for
@@ -440,6 +781,21 @@ func sweepStart(cat *backends.Catalog, job backends.Job, in, inID string, now ti
 // lastStarted is the last dataid d expects whose window has started at now
 // (every expected dataid of a definition without windows).
 func lastStarted(d partition.Def, now time.Time) (string, bool) {
+	if d.Kind == partition.Dimensional && d.Windowed() {
+		// The last tuple of the time dimension's last window started.
+		head, ok := lastStarted(d.Dimensions[0].Def, now)
+		if !ok {
+			return "", false
+		}
+		seq, err := d.RangeDown("", head)
+		if err != nil {
+			return "", false
+		}
+		for id := range seq {
+			return id, true
+		}
+		return "", false
+	}
 	if !d.Kind.IsTime() {
 		return d.DueBefore(now)
 	}

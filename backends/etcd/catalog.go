@@ -108,7 +108,11 @@ func (b *Backend) putKeepingCreated(ctx context.Context, key string, v any, vers
 	return val, tr.Header.Revision, nil
 }
 
-func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *backends.Candidate, version int64) (backends.Dataset, int64, error) {
+func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontiers []backends.Candidate, version int64) (backends.Dataset, int64, error) {
+	var ops []clientv3.Op
+	for i := range frontiers {
+		ops = append(ops, b.frontierOps(&frontiers[i])...)
+	}
 	val, version, err := b.putKeepingCreated(ctx, b.key("datasets", d.ID), &d, version, func(old []byte) error {
 		var o backends.Dataset
 		if err := json.Unmarshal(old, &o); err != nil {
@@ -116,7 +120,7 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *
 		}
 		d.CreatedAt = o.CreatedAt
 		return nil
-	}, b.frontierOps(frontier)...)
+	}, ops...)
 	if err != nil {
 		return backends.Dataset{}, 0, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/engine"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // TestCountsFoldAndRecount: the mover folds each transaction's count
@@ -58,7 +59,7 @@ func TestCountsFoldAndRecount(t *testing.T) {
 
 	_, err = b.cli.Delete(ctx, b.key("cnt")+"/", clientv3.WithPrefix())
 	require.NoError(t, err)
-	b.countsRev.Store(0)
+	b.counts.Store(nil)
 	counts("a store made before counts: its rows counted", want)
 	publish(30, 40)
 	moveAll(t, b)
@@ -130,7 +131,7 @@ func TestCountsBaseCountedBeforeADeletion(t *testing.T) {
 	// dropped it): a mover reads the rows at rev, then loose is deleted.
 	_, err := b.cli.Delete(ctx, b.key("cnt")+"/", clientv3.WithPrefix())
 	require.NoError(t, err)
-	b.countsRev.Store(0)
+	b.counts.Store(nil)
 	resp, err := b.get(ctx, b.key("cnt", "at"))
 	require.NoError(t, err)
 	rev := resp.Header.Revision
@@ -164,4 +165,73 @@ func moveAll(t *testing.T, b *Backend) {
 		require.ErrorIs(t, err, errFoldConflict)
 	}
 	t.Fatal("the event mover conflicted 10 rounds in a row")
+}
+
+// TestValueCountsFoldAndRebase: counts by value are folded beside the
+// totals and read the same pending or folded; a base written by an
+// earlier version (no counts by value) is dropped at the next mover round
+// and counted again, with the values.
+func TestValueCountsFoldAndRebase(t *testing.T) {
+	ctx := context.Background()
+	b := factory(t).(*Backend)
+	s := engine.New(b)
+	t.Cleanup(func() { _ = s.Close() })
+	def := partition.Def{Kind: partition.Dimensional, Dimensions: []partition.Dimension{
+		{Name: "n", Def: partition.Def{Kind: partition.Integer, Start: "1", End: "20"}},
+		{Name: "region", Def: partition.Def{Kind: partition.Static, Values: []string{"eu", "us"}}},
+	}}
+	_, err := s.UpsertDataset(ctx, backends.Dataset{ID: "src", Location: "/src/{dataid}", Partitions: &def})
+	require.NoError(t, err)
+	_, err = b.ensureCounts(ctx)
+	require.NoError(t, err)
+	for i := 1; i <= 10; i++ {
+		_, err := s.Publish(ctx, "src", fmt.Sprintf("%d|eu", i))
+		require.NoError(t, err)
+	}
+	for i := 1; i <= 3; i++ {
+		_, err := s.Hold(ctx, "src", fmt.Sprintf("%d|us", i), "frozen")
+		require.NoError(t, err)
+	}
+	want := map[string]map[backends.Status]int{"eu": {backends.StatusReady: 10}, "us": {backends.StatusHold: 3}}
+	counts := func(what string) {
+		t.Helper()
+		got, err := b.CountValueStatuses(ctx, "src", "", 1)
+		require.NoError(t, err)
+		require.Equal(t, want, got, what)
+	}
+	counts("pending")
+	moveAll(t, b)
+	counts("folded")
+	resp, err := b.get(ctx, b.valuesPrefix("src"), clientv3.WithPrefix())
+	require.NoError(t, err)
+	require.Len(t, resp.Kvs, len(byBucket(jobCounts{valueKey("", 1, "eu"): nil, valueKey("", 1, "us"): nil})),
+		"the changes by value folded into cnt/v/src/, a key for each bucket of eu and us")
+
+	// An earlier version's base: no V, no counts by value.
+	resp, err = b.get(ctx, b.key("cnt", "at"))
+	require.NoError(t, err)
+	var base countBase
+	require.NoError(t, json.Unmarshal(resp.Kvs[0].Value, &base))
+	base.V = 0
+	old, _ := json.Marshal(base)
+	_, err = b.cli.Delete(ctx, b.key("cnt")+"/", clientv3.WithPrefix())
+	require.NoError(t, err)
+	_, err = b.cli.Put(ctx, b.key("cnt", "at"), string(old))
+	require.NoError(t, err)
+	b.counts.Store(nil)
+	counts("the rows read while the base is an earlier version's")
+	_, err = s.Publish(ctx, "src", "11|eu")
+	require.NoError(t, err)
+	want["eu"][backends.StatusReady]++
+	moveAll(t, b) // drops the old base, then counts again
+	moveAll(t, b)
+	resp, err = b.get(ctx, b.key("cnt", "at"))
+	require.NoError(t, err)
+	require.Len(t, resp.Kvs, 1)
+	require.NoError(t, json.Unmarshal(resp.Kvs[0].Value, &base))
+	require.Equal(t, valuesBase, base.V, "counted again, with the values")
+	counts("after the recount")
+	tot, err := s.ChunkCounts(ctx, "src")
+	require.NoError(t, err)
+	require.Equal(t, backends.ChunkCount{Dataset: "src", Total: 14, Ready: 11, Hold: 3}, tot)
 }

@@ -14,3 +14,20 @@ import (
 func BenchmarkDimensions(b *testing.B) {
 	backendtest.BenchDimensions(b, func(b *testing.B) backends.Store { return newStore(b, nil) })
 }
+
+// BenchmarkDynamicDimensions measures ten years of dates × 1,000 customers
+// of a DYNAMIC dimension, added by backfills (see
+// backendtest.BenchDynamicDimensions):
+//
+//	go test ./backends/etcd/ -run '^$' -bench DynamicDimensions -benchtime 1000x
+func BenchmarkDynamicDimensions(b *testing.B) {
+	backendtest.BenchDynamicDimensions(b, func(b *testing.B) backends.Store { return newStore(b, nil) })
+}
+
+// BenchmarkFirstDays measures the chunks reading nothing at 1,000
+// customers' first days over ten years (see backendtest.BenchFirstDays):
+//
+//	go test ./backends/etcd/ -run '^$' -bench FirstDays -benchtime 1x
+func BenchmarkFirstDays(b *testing.B) {
+	backendtest.BenchFirstDays(b, func(b *testing.B) backends.Store { return newStore(b, nil) })
+}

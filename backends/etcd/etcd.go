@@ -38,11 +38,12 @@ type Backend struct {
 	// backfilled candidates; an error fails the batch.
 	hookBackfillFlush func() error
 
-	commits, conflicts        atomic.Int64 // Update outcomes, for tests and diagnostics
-	requests                  atomic.Int64 // reads and Txns sent (get, txn), for tests and diagnostics
-	resolved, resolvedApplied atomic.Int64 // commits whose answer was lost, and of those the ones that happened
-	watches                   atomic.Int64 // etcd watches open for WatchEvents subscribers
-	countsRev, countsAt       atomic.Int64 // revision the chunk counts' base counts, and its key's ModRevision, once known (counts.go)
+	commits, conflicts        atomic.Int64              // Update outcomes, for tests and diagnostics
+	requests                  atomic.Int64              // reads and Txns sent (get, txn) for callers, for tests and diagnostics
+	bgRequests                atomic.Int64              // those the backend's own background work sent (under b.bg)
+	resolved, resolvedApplied atomic.Int64              // commits whose answer was lost, and of those the ones that happened
+	watches                   atomic.Int64              // etcd watches open for WatchEvents subscribers
+	counts                    atomic.Pointer[knownBase] // the chunk counts' base, once known (counts.go)
 	// fenceFloor is the fence every chunk without a counter of its own
 	// starts above (fencefloor/global): a store loaded from one that
 	// numbers all chunks from one counter (PostgreSQL) may not know every
@@ -123,7 +124,7 @@ func OpenClient(ctx context.Context, cli *clientv3.Client, cfg Config) (*Backend
 func (b *Backend) Clock() backends.Clock { return backends.SystemClock{} }
 
 func newBackend(ctx context.Context, cli *clientv3.Client, own bool, cfg Config) (*Backend, error) {
-	bg, stop := context.WithCancel(context.Background())
+	bg, stop := context.WithCancel(context.WithValue(context.Background(), backgroundKey{}, true))
 	b := &Backend{cli: cli, ownCli: own, cfg: cfg, p: cfg.Prefix, bg: bg, stop: stop, kick: make(chan struct{}, 1)}
 	if err := b.Ping(ctx); err != nil {
 		stop()
@@ -171,8 +172,21 @@ func (b *Backend) rctx(ctx context.Context) (context.Context, context.CancelFunc
 	return context.WithTimeout(ctx, b.cfg.RequestTimeout)
 }
 
+// backgroundKey marks b.bg, the context of the backend's own background
+// work (the event mover and its count folds, the sweepers): its requests
+// are counted apart from the callers'.
+type backgroundKey struct{}
+
+func (b *Backend) countRequest(ctx context.Context) {
+	if ctx.Value(backgroundKey{}) != nil {
+		b.bgRequests.Add(1)
+	} else {
+		b.requests.Add(1)
+	}
+}
+
 func (b *Backend) get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	b.requests.Add(1)
+	b.countRequest(ctx)
 	if b.closed.Load() {
 		return nil, backends.Unavailable(nil, "etcd store is closed")
 	}
@@ -186,7 +200,7 @@ func (b *Backend) get(ctx context.Context, key string, opts ...clientv3.OpOption
 }
 
 func (b *Backend) txn(ctx context.Context, cmps []clientv3.Cmp, then []clientv3.Op, els []clientv3.Op) (*clientv3.TxnResponse, error) {
-	b.requests.Add(1)
+	b.countRequest(ctx)
 	if b.closed.Load() {
 		return nil, backends.Unavailable(nil, "etcd store is closed")
 	}

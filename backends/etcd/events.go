@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/chunklock/chunklock/backends"
@@ -97,7 +98,7 @@ func (b *Backend) mover() {
 // and the chunk counts a transaction changed are folded with the delete of
 // its evq/ key, guarded (foldAndDrop).
 func (b *Backend) moveEvents(ctx context.Context) error {
-	baseRev, err := b.ensureCounts(ctx)
+	kb, err := b.ensureCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -107,14 +108,31 @@ func (b *Backend) moveEvents(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// The events are written only while their evq/ entries are there:
+		// a mover that read an entry another mover has since moved (and a
+		// sweep may have pruned) must not write its events back.
 		var ops []clientv3.Op
+		var cmps []clientv3.Cmp
+		var last *mvccpb.KeyValue // the entry cmps compared last
+		guard := func(kv *mvccpb.KeyValue) {
+			if kv != last {
+				last = kv
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(string(kv.Key)), "=", kv.ModRevision))
+			}
+		}
 		flush := func() error {
 			if len(ops) == 0 {
 				return nil
 			}
-			_, err := b.txn(ctx, nil, ops, nil)
-			ops = ops[:0]
-			return mapErr(err, "sequence events")
+			resp, err := b.txn(ctx, cmps, ops, nil)
+			ops, cmps, last = ops[:0], cmps[:0], nil
+			if err != nil {
+				return mapErr(err, "sequence events")
+			}
+			if !resp.Succeeded {
+				return errFoldConflict // another mover moved them: read again
+			}
+			return nil
 		}
 		changes := make([]map[string]jobCounts, len(resp.Kvs))
 		for i, kv := range resp.Kvs {
@@ -122,15 +140,16 @@ func (b *Backend) moveEvents(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if changes[i] = map[string]jobCounts{}; kv.ModRevision > baseRev {
+			if changes[i] = map[string]jobCounts{}; kv.ModRevision > kb.rev {
 				addEvents(changes[i], evs)
 			}
 			for _, e := range evs {
-				if len(ops)+2 > b.cfg.MaxTxnOps {
+				if len(ops)+len(cmps)+3 > b.cfg.MaxTxnOps {
 					if err := flush(); err != nil {
 						return err
 					}
 				}
+				guard(kv)
 				v, _ := json.Marshal(toEventVal(e))
 				seq := seqHex(e.Seq)
 				ops = append(ops,
@@ -141,7 +160,7 @@ func (b *Backend) moveEvents(ctx context.Context) error {
 		if err := flush(); err != nil {
 			return err
 		}
-		if err := b.foldAndDrop(ctx, resp.Kvs, changes); err != nil {
+		if err := b.foldAndDrop(ctx, kb, resp.Kvs, changes); err != nil {
 			return err
 		}
 		if !resp.More {

@@ -12,7 +12,7 @@ import (
 // The catalog (datasets, jobs, and the catalog version their changes
 // move) and the credentials, guarded by the backend's mutex.
 
-func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *backends.Candidate, version int64) (backends.Dataset, int64, error) {
+func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontiers []backends.Candidate, version int64) (backends.Dataset, int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if version != b.version {
@@ -23,7 +23,9 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *
 	}
 	b.datasets[d.ID] = d
 	b.version++
-	b.addFrontier(frontier)
+	for i := range frontiers {
+		b.addFrontier(&frontiers[i])
+	}
 	b.recordChange(ctx, nil)
 	return d, b.version, nil
 }

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"maps"
+	"strings"
 
 	"github.com/chunklock/chunklock/backends"
 )
@@ -80,4 +81,36 @@ func (b *Backend) CountOutputs(ctx context.Context, dataset, job, from, to strin
 		}
 	}
 	return n, true, nil
+}
+
+var _ backends.ValueCounter = (*Backend)(nil)
+
+// CountValueStatuses counts job's OUTPUT rows on dataset by the value at
+// place i (1 to 3) of their dataids and by status, by a scan of the rows
+// (backends.ValueCounter), as CountOutputs does.
+func (b *Backend) CountValueStatuses(ctx context.Context, dataset, job string, i int) (map[string]map[backends.Status]int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, backends.Unavailable(err, "request cancelled")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, backends.Unavailable(nil, "store is closed")
+	}
+	out := map[string]map[backends.Status]int{}
+	for k, r := range b.rows {
+		if k.Dataset != dataset || k.Job != job || k.Role != backends.RoleOutput {
+			continue
+		}
+		values := strings.Split(k.DataID, "|")
+		if i < 1 || i >= len(values) {
+			continue
+		}
+		v := values[i]
+		if out[v] == nil {
+			out[v] = map[backends.Status]int{}
+		}
+		out[v][r.Status]++
+	}
+	return out, nil
 }

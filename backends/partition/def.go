@@ -61,6 +61,14 @@ type Def struct {
 	// Dimensions are the named dimensions of a Dimensional definition
 	// (dims.go), which has none of the fields above but Lag and Deadline.
 	Dimensions []Dimension `json:"dimensions,omitempty"`
+	// Members are the values of a DYNAMIC dimension (ragged.go), added and
+	// removed at run time; a one-dimensional DYNAMIC definition keeps its
+	// values in the store instead.
+	Members []Member `json:"members,omitempty"`
+	// Removed are values once removed from a DYNAMIC dimension and not
+	// added again (their chunks stay): adding one again looks for its
+	// chunks (the most recent MaxDynamicDimensionValues of them).
+	Removed []string `json:"removed,omitempty"`
 }
 
 // ErrInvalid matches (with errors.Is) every error of this package about a
@@ -80,14 +88,14 @@ func invalid(format string, args ...any) error {
 // IsZero reports whether d is the zero Def: no definition.
 func (d Def) IsZero() bool {
 	return d.Kind == "" && d.Start == "" && d.End == "" && d.Timezone == "" && d.Values == nil &&
-		d.Lag == 0 && d.Deadline == nil && d.Dimensions == nil
+		d.Lag == 0 && d.Deadline == nil && d.Dimensions == nil && d.Members == nil && d.Removed == nil
 }
 
 // Bounded reports whether d expects a finite set of dataids known from the
 // definition alone (a DYNAMIC set is not: it changes at run time).
 func (d Def) Bounded() bool {
 	if d.Kind == Dimensional {
-		return d.Dimensions[0].Bounded() // the others are (Validate)
+		return d.dimDef(0).Bounded() // the others are (Validate)
 	}
 	return d.Kind == Static || d.End != ""
 }
@@ -146,6 +154,8 @@ func (d Def) ValidateNew() error {
 func (d Def) validateFields() error {
 	kinds := fmt.Sprint(Kinds)
 	switch {
+	case len(d.Members) > 0 || len(d.Removed) > 0:
+		return invalid("members belong to a DYNAMIC dimension of a definition with dimensions; a one-dimensional DYNAMIC definition keeps its values in the store (addPartitions)")
 	case d.Kind == "":
 		return invalid("partition kind is required: one of %s", kinds[1:len(kinds)-1])
 	case !d.Kind.IsTime() && d.Kind != Integer && d.Kind != Static && d.Kind != Dynamic:

@@ -84,25 +84,32 @@ func (d Def) validateDimensions() error {
 			return where("the name is used twice")
 		case dim.Kind == Dimensional || len(dim.Dimensions) > 0:
 			return where("a dimension is one axis: give it a kind, not dimensions")
-		case dim.Kind == Dynamic:
-			return where("DYNAMIC dimensions are not supported yet: use STATIC values (apply adds new ones), or a one-dimensional DYNAMIC dataset")
+		case dim.Kind != Dynamic && (len(dim.Members) > 0 || len(dim.Removed) > 0):
+			return where("members belong to a DYNAMIC dimension only")
 		case dim.Lag != 0 || dim.Deadline != nil:
 			return where("lag and deadline belong to the whole definition (lagSeconds, deadlineSeconds beside dimensions), not to a dimension")
 		case dim.Kind.IsTime() && i > 0:
 			return where("the time dimension must come first (lowest first is then oldest first)")
-		case i > 0 && !dim.Bounded():
+		case i > 0 && dim.Kind != Dynamic && !dim.Bounded():
 			return where("%s: every dimension after the first needs an end (or STATIC values), so that each value of the first is reached", kindName(dim.Def))
 		case i == 0 && dim.Kind == Integer && dim.End == "":
 			return where("INTEGER without end: a first dimension of integers needs an end for now (the highest seen is not worked out across dimensions yet)")
 		}
 		seen[dim.Name] = true
-		if err := dim.Def.Validate(); err != nil {
+		one := dim.Def
+		one.Members, one.Removed = nil, nil // checked below
+		if err := one.Validate(); err != nil {
 			return where("%v", err)
+		}
+		if dim.Kind == Dynamic {
+			if err := validateMembers(dim.Members, d.Dimensions[0].Kind.IsTime()); err != nil {
+				return where("%v", err)
+			}
 		}
 	}
 	longest := len(d.Dimensions) - 1 // the separators
-	for _, dim := range d.Dimensions {
-		longest += longestValue(dim.Def)
+	for i := range d.Dimensions {
+		longest += longestValue(d.dimDef(i))
 	}
 	if longest > MaxTupleLen {
 		return invalid("the longest dataid these dimensions expect is %d characters: at most %d (shorten the longest values)", longest, MaxTupleLen)
@@ -124,6 +131,8 @@ func (d Def) Windowed() bool {
 // expects (time kinds: fixed; INTEGER: its end's, or a uint64's).
 func longestValue(d Def) int {
 	switch {
+	case d.Kind == Static && len(d.Values) == 0:
+		return 0
 	case d.Kind == Static:
 		n := 0
 		for _, v := range d.Values {
@@ -145,8 +154,13 @@ func (d Def) hasTime() bool { return d.Dimensions[0].Kind.IsTime() }
 
 // dimDef is dimension i's definition; the time dimension carries the
 // whole definition's lag and deadline.
+// A DYNAMIC dimension is a STATIC one of its values (every value, whatever
+// its since: ragged.go bounds them by the time dimension).
 func (d Def) dimDef(i int) Def {
 	def := d.Dimensions[i].Def
+	if def.Kind == Dynamic {
+		return Def{Kind: Static, Values: d.dynamicValues(i)}
+	}
 	if i == 0 && def.Kind.IsTime() {
 		def.Lag, def.Deadline = d.Lag, d.Deadline
 	}
@@ -176,10 +190,19 @@ func (d Def) SplitDataID(id string) (values []string, ok bool) {
 func joinTuple(values []string) string { return strings.Join(values, "|") }
 
 func (d Def) tupleContains(id string) bool {
+	if r := d.raggedOf(); r != nil {
+		return r.contains(id)
+	}
 	values, ok := d.SplitDataID(id)
 	if !ok || len(id) > MaxTupleLen {
 		return false
 	}
+	return d.plainContains(values)
+}
+
+// plainContains tells whether a product without DYNAMIC dimensions beside
+// its time one expects the tuple of values (one per dimension).
+func (d Def) plainContains(values []string) bool {
 	for i, v := range values {
 		if !d.dimDef(i).Contains(v) {
 			return false
@@ -238,17 +261,30 @@ func last(d Def) (string, bool) {
 // expect are kept; the last of them that can step does, and the
 // dimensions after it start over.
 func (d Def) tupleStep(id string, up bool) (string, bool) {
+	if r := d.raggedOf(); r != nil {
+		return r.step(id, up)
+	}
 	values, ok := d.SplitDataID(id)
 	if !ok {
 		return "", false
 	}
+	return d.stepDims(values, up, 0)
+}
+
+// innerStep is the next (previous) tuple of a plain product after values
+// with the same first value, if any.
+func (d Def) innerStep(values []string, up bool) (string, bool) { return d.stepDims(values, up, 1) }
+
+// stepDims steps the dimensions from lowest on (see tupleStep).
+func (d Def) stepDims(values []string, up bool, lowest int) (string, bool) {
 	k := 0
 	for k < len(values) && d.dimDef(k).Contains(values[k]) {
 		k++
 	}
-	for i := min(k, len(values)-1); i >= 0; i-- {
+	for i := min(k, len(values)-1); i >= lowest; i-- {
 		var v string
 		var rest []string
+		var ok bool
 		if up {
 			v, ok = d.dimDef(i).Next(values[i])
 			if ok {
@@ -304,34 +340,49 @@ func (d Def) tupleRange(from, to string, down bool) (iter.Seq[string], error) {
 			return nil, err
 		}
 	}
+	if r := d.raggedOf(); r != nil {
+		return r.walk(lo, hi, down), nil
+	}
 	return func(yield func(string) bool) {
-		values := make([]string, len(d.Dimensions))
-		var walk func(i int, atLo, atHi bool) bool
-		walk = func(i int, atLo, atHi bool) bool {
-			if i == len(d.Dimensions) {
-				return yield(joinTuple(values))
-			}
-			var l, h string
-			if atLo {
-				l = lo[i]
-			}
-			if atHi {
-				h = hi[i]
-			}
-			seq, err := d.dimRange(i, l, h, down)
-			if err != nil {
-				return true
-			}
-			for v := range seq {
-				values[i] = v
-				if !walk(i+1, atLo && l != "" && v == l, atHi && h != "" && v == h) {
-					return false
-				}
-			}
+		d.walkFrom(0, nil, lo, hi, true, true, down, yield)
+	}, nil
+}
+
+// walkFrom yields the tuples of a plain product that begin with prefix
+// (the values of the dimensions before i), in order, bounded by lo and hi
+// while the prefix equals theirs (atLo, atHi); false when yield stopped.
+func (d Def) walkFrom(i int, prefix, lo, hi []string, atLo, atHi, down bool, yield func(string) bool) bool {
+	values := make([]string, len(d.Dimensions))
+	copy(values, prefix)
+	var walk func(i int, atLo, atHi bool) bool
+	walk = func(i int, atLo, atHi bool) bool {
+		if i == len(d.Dimensions) {
+			return yield(joinTuple(values))
+		}
+		var l, h string
+		if atLo {
+			l = lo[i]
+		}
+		if atHi {
+			h = hi[i]
+		}
+		seq, err := d.dimRange(i, l, h, down)
+		if err != nil {
 			return true
 		}
-		walk(0, true, true)
-	}, nil
+		for v := range seq {
+			values[i] = v
+			if !walk(i+1, atLo && l != "" && v == l, atHi && h != "" && v == h) {
+				return false
+			}
+		}
+		return true
+	}
+	if i > 0 {
+		atLo = atLo && lo[i-1] != ""
+		atHi = atHi && hi[i-1] != ""
+	}
+	return walk(i, atLo, atHi)
 }
 
 func (d Def) dimRange(i int, from, to string, down bool) (iter.Seq[string], error) {
@@ -364,6 +415,9 @@ func staticSeqDown(values []string, from, to string) iter.Seq[string] {
 // tupleDueBefore is the last tuple due at now: every tuple up to it is due
 // (the time dimension is the first), none after it.
 func (d Def) tupleDueBefore(now time.Time) (string, bool) {
+	if r := d.raggedOf(); r != nil {
+		return r.dueBefore(now)
+	}
 	var head string
 	var ok bool
 	if d.hasTime() {
@@ -384,6 +438,9 @@ func (d Def) tupleDueBefore(now time.Time) (string, bool) {
 
 // tupleLast is the largest expected tuple.
 func (d Def) tupleLast() (string, bool) {
+	if r := d.raggedOf(); r != nil {
+		return r.last()
+	}
 	values, ok := d.lastFrom(0)
 	if !ok {
 		return "", false
@@ -473,7 +530,7 @@ func (d Def) rank(id string) (int64, error) {
 	if !ok {
 		return 0, invalid("dataid %q does not have one value per dimension", id)
 	}
-	sizes, p, err := d.innerSizes()
+	_, p, err := d.innerSizes()
 	if err != nil {
 		return 0, err
 	}
@@ -484,7 +541,21 @@ func (d Def) rank(id string) (int64, error) {
 	if p > 0 && head > math.MaxInt64/p-1 {
 		return 0, invalid("the dimensions expect more than %d tuples", int64(math.MaxInt64))
 	}
-	r, weight := head*p, p
+	inner, err := d.innerRank(values)
+	if err != nil {
+		return 0, err
+	}
+	return head*p + inner, nil
+}
+
+// innerRank is the place of the inner values of a tuple (values[1:])
+// among the inner dimensions' product, in mixed radix.
+func (d Def) innerRank(values []string) (int64, error) {
+	sizes, p, err := d.innerSizes()
+	if err != nil {
+		return 0, err
+	}
+	r, weight := int64(0), p
 	for i := 1; i < len(values); i++ {
 		weight /= sizes[i]
 		k, err := dimIndex(d.dimDef(i), values[i])
@@ -494,6 +565,27 @@ func (d Def) rank(id string) (int64, error) {
 		r += k * weight
 	}
 	return r, nil
+}
+
+// innerUnrank is the inner values at place k of the inner dimensions'
+// product.
+func (d Def) innerUnrank(k int64) ([]string, bool) {
+	sizes, p, err := d.innerSizes()
+	if err != nil || k < 0 || k >= p {
+		return nil, false
+	}
+	var out []string
+	weight := p
+	for i := 1; i < len(d.Dimensions); i++ {
+		weight /= sizes[i]
+		v, ok := dimValue(d.dimDef(i), k/weight)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, v)
+		k %= weight
+	}
+	return out, true
 }
 
 // atOrAfter is the smallest expected tuple at or after bound (a first
@@ -537,6 +629,9 @@ func (d Def) atOrBefore(bound string) (string, bool) {
 func (d Def) tupleCount(from, to string) (int64, error) {
 	if _, err := d.tupleRange(from, to, false); err != nil {
 		return 0, err // the bounds' form
+	}
+	if r := d.raggedOf(); r != nil {
+		return r.count(from, to)
 	}
 	lo, ok := d.atOrAfter(from)
 	if !ok {
@@ -589,6 +684,9 @@ func backExactly(d Def, v string, steps int64) (string, bool) {
 // with its own Back (which skips the hours the clocks skip, so the span
 // holds at most k+1 tuples, as Back promises).
 func (d Def) tupleBack(id string, k int) (string, bool) {
+	if r := d.raggedOf(); r != nil {
+		return r.back(id, k)
+	}
 	at, ok := d.atOrBefore(id)
 	if !ok || k < 0 {
 		return "", false
@@ -702,6 +800,17 @@ func (d Def) Sliced(slices []Slice) (out Def, ok bool, err error) {
 		}
 		if len(keep) == 0 {
 			return d, false, nil
+		}
+		if d.Dimensions[i].Kind == Dynamic {
+			// Each value keeps when it is expected from.
+			var members []Member
+			for _, m := range d.Dimensions[i].Members {
+				if kept[m.Value] {
+					members = append(members, m)
+				}
+			}
+			out.Dimensions[i] = Dimension{Name: s.Dimension, Def: Def{Kind: Dynamic, Members: members}}
+			continue
 		}
 		out.Dimensions[i] = Dimension{Name: s.Dimension, Def: Def{Kind: Static, Values: keep}}
 	}

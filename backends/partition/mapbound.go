@@ -49,6 +49,12 @@ func (m Mapping) MaxInputs(out, in Def) int64 {
 			return MaxMapped + 1
 		}
 		return p.wholeIn()
+	case ByDimension:
+		p, err := planPerDim(out, in, m.Entries())
+		if err != nil {
+			return MaxMapped + 1
+		}
+		return p.maxInputs()
 	}
 	return 1
 }
@@ -57,6 +63,13 @@ func (m Mapping) MaxInputs(out, in Def) int64 {
 // dataid of in through TIME_WINDOW. The other kinds queue one output per
 // input dataid, or one sweep: 1.
 func (m Mapping) MaxOutputs(out, in Def) int64 {
+	if m.kind() == ByDimension {
+		p, err := planPerDim(out, in, m.Entries())
+		if err != nil {
+			return MaxMapped + 1
+		}
+		return p.maxOutputs()
+	}
 	if m.kind() == AcrossDimensions {
 		p, err := planDimensions(out, in)
 		if err != nil {

@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -37,6 +38,14 @@ type Mapping struct {
 	// last by EndOffset (a 7-day daily lookback is StartOffset -6).
 	StartOffset int `json:"startOffset" yaml:"startOffset"`
 	EndOffset   int `json:"endOffset" yaml:"endOffset"`
+	// Dimension and OutputDimension name, in an entry of a mapping by
+	// dimension (mapperdim.go), the input's dimension the entry maps and
+	// the output's dimension it maps from.
+	Dimension       string `json:"dimension,omitempty" yaml:"dimension"`
+	OutputDimension string `json:"outputDimension,omitempty" yaml:"outputDimension"`
+	// entries are a mapping by dimension's (ByDimensions), encoded so that
+	// a Mapping stays comparable.
+	entries string
 }
 
 // Span is a contiguous run of dataids of one dataset, in shortlex order:
@@ -72,6 +81,19 @@ func (m Mapping) Validate(out, in Def) error {
 	k := m.kind()
 	if k == AcrossDimensions {
 		return ValidateAcrossDimensions(out, in)
+	}
+	if k == ByDimension {
+		if out.IsZero() || in.IsZero() {
+			return invalid("a mapping by dimension maps the dimensions of two partition definitions: give both datasets one")
+		}
+		_, err := planPerDim(out, in, m.Entries())
+		return err
+	}
+	if k == Latest && out.Kind == Dimensional && in.Kind != Dimensional && m.Dimension == "" {
+		return validateLatestIntoDimensions(m, out, in)
+	}
+	if m.Named() {
+		return invalid("an entry naming a dimension belongs to a mapping by dimension (Job.Mapping assembles them)")
 	}
 	if out.Kind == Dimensional || in.Kind == Dimensional {
 		return validateAcrossDimensions(k, out, in)
@@ -128,6 +150,27 @@ func validateLatest(out, in Def) error {
 	}
 	return invalid("LATEST from an output with %s to an input with %s reads the newest READY dataid of the whole input, "+
 		"so the input needs a bounded partition definition (STATIC, or an end), or the output the input's kind", kindName(out), kindName(in))
+}
+
+// validateLatestIntoDimensions checks a LATEST entry from a
+// one-dimensional input into an output with dimensions (SPEC §10, one side
+// one-dimensional): it pairs with the output's time dimension, named or
+// not, and every value of the output's other dimensions reads the same
+// snapshot.
+func validateLatestIntoDimensions(m Mapping, out, in Def) error {
+	if m.StartOffset != 0 || m.EndOffset != 0 {
+		return invalid("startOffset and endOffset apply to TIME_WINDOW mappings only, not LATEST")
+	}
+	if !out.hasTime() {
+		return invalid("LATEST into dimensions pairs with the output's time dimension, and the output (%s) has none: map the input with ALL", strings.Join(out.DimensionNames(), ", "))
+	}
+	if name := m.OutputDimension; name != "" && name != out.Dimensions[0].Name {
+		if !slices.Contains(out.DimensionNames(), name) {
+			return invalid("the output has no dimension %q (its dimensions: %s)", name, strings.Join(out.DimensionNames(), ", "))
+		}
+		return invalid("LATEST pairs with the output's time dimension (%s), not %s: each value of %s reads the same snapshot", out.Dimensions[0].Name, name, name)
+	}
+	return validateLatest(out.dimDef(0), in)
 }
 
 func validateAll(in Def) error {
@@ -194,6 +237,13 @@ func (m Mapping) Inputs(out, in Def, outID string) ([]string, error) {
 	if m.kind() == Latest {
 		return nil, ErrClaimTime
 	}
+	if m.kind() == ByDimension {
+		p, err := planPerDim(out, in, m.Entries())
+		if err != nil {
+			return nil, err
+		}
+		return p.inputs(in, outID)
+	}
 	span, err := m.InputSpan(out, in, outID)
 	if err != nil {
 		return nil, err
@@ -208,6 +258,13 @@ func (m Mapping) Inputs(out, in Def, outID string) ([]string, error) {
 func (m Mapping) Outputs(out, in Def, inID string) ([]string, error) {
 	if m.kind() == Latest {
 		return nil, ErrClaimTime
+	}
+	if m.kind() == ByDimension {
+		p, err := planPerDim(out, in, m.Entries())
+		if err != nil {
+			return nil, err
+		}
+		return p.outputs(out, in, inID)
 	}
 	span, err := m.OutputSpan(out, in, inID)
 	if err != nil {
@@ -271,6 +328,13 @@ func (m Mapping) InputSpan(out, in Def, outID string) (Span, error) {
 			return Span{}, err
 		}
 		return p.inputs(in, outID)
+	case ByDimension:
+		// The run bounding the tuples read (not one run of tuples).
+		ids, err := m.Inputs(out, in, outID)
+		if err != nil {
+			return Span{}, err
+		}
+		return bounding(ids), nil
 	case TimeWindow:
 		return m.timeInputs(out, in, outID)
 	case All:
@@ -298,6 +362,12 @@ func (m Mapping) OutputSpan(out, in Def, inID string) (Span, error) {
 			return Span{}, err
 		}
 		return p.outputs(out, in, inID)
+	case ByDimension:
+		ids, err := m.Outputs(out, in, inID)
+		if err != nil {
+			return Span{}, err
+		}
+		return bounding(ids), nil
 	case TimeWindow:
 		return m.timeOutputs(out, in, inID)
 	case All:
@@ -335,6 +405,14 @@ func clampSpan(d Def, span Span) (Span, error) {
 
 // latestInputs is the LATEST candidates of outID (see InputSpan).
 func latestInputs(out, in Def, outID string) (Span, error) {
+	if out.Kind == Dimensional && in.Kind != Dimensional {
+		// Into dimensions: the candidates of the tuple's time value.
+		values, ok := out.SplitDataID(outID)
+		if !ok {
+			return Span{}, invalid("dataid %q does not have a value of each of the output's dimensions", outID)
+		}
+		return latestInputs(out.dimDef(0), in, values[0])
+	}
 	switch {
 	case out.Kind.IsTime() && in.Kind.IsTime():
 		_, end, err := out.Window(outID)
@@ -355,6 +433,18 @@ func latestInputs(out, in Def, outID string) (Span, error) {
 
 // latestOutputs is the outputs whose LATEST candidates hold inID.
 func latestOutputs(out, in Def, inID string) (Span, error) {
+	if out.Kind == Dimensional && in.Kind != Dimensional {
+		// Into dimensions: every tuple from the first of the time value.
+		span, err := latestOutputs(out.dimDef(0), in, inID)
+		if err != nil || span.Empty || span.From == "" {
+			return span, err
+		}
+		first, ok := out.atOrAfter(span.From)
+		if !ok {
+			return Span{Empty: true}, nil
+		}
+		return clampSpan(out, Span{From: first})
+	}
 	switch {
 	case out.Kind.IsTime() && in.Kind.IsTime():
 		start, _, err := in.Window(inID)

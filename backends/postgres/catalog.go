@@ -16,7 +16,7 @@ import (
 
 // PutDataset creates or updates a dataset, keeping CreatedAt, if the
 // catalog version is still version.
-func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *backends.Candidate, version int64) (backends.Dataset, int64, error) {
+func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontiers []backends.Candidate, version int64) (backends.Dataset, int64, error) {
 	if err := b.usable(ctx); err != nil {
 		return backends.Dataset{}, 0, err
 	}
@@ -38,7 +38,12 @@ func (b *Backend) PutDataset(ctx context.Context, d backends.Dataset, frontier *
 		if err != nil {
 			return err
 		}
-		return addFrontier(ctx, q, frontier)
+		for i := range frontiers {
+			if err := addFrontier(ctx, q, &frontiers[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return backends.Dataset{}, 0, mapCatalogErr(err, "storing dataset "+d.ID)
@@ -330,12 +335,13 @@ func jobFromDB(r sqldb.Job) (backends.Job, error) {
 	return j, nil
 }
 
-// addFrontier adds a frontier candidate in a catalog change's transaction.
+// addFrontier adds a frontier candidate (or another, c.Frontier false) in a
+// catalog change's transaction.
 func addFrontier(ctx context.Context, q *sqldb.Queries, c *backends.Candidate) error {
 	if c == nil {
 		return nil
 	}
-	return q.AddFrontier(ctx, sqldb.AddFrontierParams{Job: c.Job, Sortkey: backends.SortKey(c.DataID), Dataid: c.DataID, NotBefore: c.NotBefore})
+	return q.AddFrontier(ctx, sqldb.AddFrontierParams{Job: c.Job, Resubmit: c.Resubmit, Sortkey: backends.SortKey(c.DataID), Dataid: c.DataID, NotBefore: c.NotBefore, Frontier: c.Frontier})
 }
 
 // retentionToDB is a dataset's retention as its column holds it: NULL

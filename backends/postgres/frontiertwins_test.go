@@ -37,7 +37,7 @@ func TestFrontierKeptByARoundSurvivesItsDroppedTwin(t *testing.T) {
 	require.NoError(t, err)
 	_, v, err = b.PutJob(ctx, backends.Job{ID: "gen", Output: "h", MaxAttempts: 3}, true, f, v)
 	require.NoError(t, err)
-	_, _, err = b.PutDataset(ctx, backends.Dataset{ID: "h", Description: "x"}, f, v)
+	_, _, err = b.PutDataset(ctx, backends.Dataset{ID: "h", Description: "x"}, []backends.Candidate{*f}, v)
 	require.NoError(t, err)
 	require.Equal(t, 2, count(), "two frontiers at one dataid")
 
@@ -109,7 +109,9 @@ func TestScheduleSurvivesBatchedRoundAtLimit(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.UpsertJob(ctx, backends.Job{ID: "gen", Output: "h", MaxConcurrent: 1})
 	require.NoError(t, err)
-	clock.Advance(3 * time.Hour)
+	// At 01:00 only hour 00 is due: its claim queues nothing ahead of
+	// the frontier, which moves to 01.
+	clock.Advance(time.Hour)
 	held, err := s.FindNext(ctx, "gen", "w0")
 	require.NoError(t, err)
 	require.NotNil(t, held)
@@ -157,6 +159,7 @@ func TestScheduleSurvivesBatchedRoundAtLimit(t *testing.T) {
 
 	require.NoError(t, s.Complete(ctx, held.Token))
 	require.GreaterOrEqual(t, queue(), 1, "the scheduled job has no frontier left")
+	clock.Advance(2 * time.Hour)
 	next, err := s.FindNext(ctx, "gen", "w0")
 	require.NoError(t, err)
 	require.NotNil(t, next, "the schedule stopped: hour 01 is due and free")

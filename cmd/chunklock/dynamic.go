@@ -19,14 +19,20 @@ import (
 // partitions (SPEC §10), given as arguments and/or read from a file, sent
 // in calls of at most client.MaxPartitionValues.
 
-const dynamicHelp = "A dataset whose partitions are DYNAMIC (`partitions: {kind: DYNAMIC}` in a pipeline file)\n" +
-	"expects the values added here: a file that landed, a customer, a station. Each value is\n" +
+const dynamicHelp = "A dataset whose partitions are DYNAMIC (`partitions: {kind: DYNAMIC}` in a pipeline file),\n" +
+	"or which has a DYNAMIC dimension (--dimension: `{name: customer, kind: DYNAMIC}` among its\n" +
+	"dimensions), expects the values added here: a file that landed, a customer, a station. Each value is\n" +
 	"a dataid (1-128 characters of A-Z a-z 0-9 . _ : = + -). An added value is due at once (or\n" +
 	"after the definition's lagSeconds), late when not READY after deadlineSeconds, and the\n" +
 	"job without inputs that writes the dataset claims it once (`chunklock run`). A value\n" +
 	"already there is skipped, so a sensor may add what it sees again and again. Removing a\n" +
 	"value stops expecting it; its chunk stays (`chunklock chunks`). `chunklock apply` never\n" +
 	"removes values.\n\n" +
+	"Beside a time dimension a value added to a DYNAMIC dimension is expected from the window of\n" +
+	"now in every tuple it is part of (a new customer's feed starts today), or from --from DATAID\n" +
+	"(a backfill: its tuples from that dataid of the time dimension on). The outputs of jobs reading\n" +
+	"the dataset by that dimension (a DYNAMIC dimension of the same name) take the values too.\n" +
+	"A dimension holds at most 10,000 values.\n\n" +
 	"Values come from the arguments and from --from-file (one a line; blank lines and lines\n" +
 	"starting with # are skipped; - reads standard input), sent in calls of 10,000."
 
@@ -53,10 +59,15 @@ func partitionsCommand() *cli.Command {
 				Description: dynamicHelp + "\n\nExamples:\n" +
 					"   chunklock partitions add landing 2026-11-22.sales.csv 2026-11-22.stock.csv\n" +
 					"   ls /incoming | chunklock partitions add landing --from-file -\n" +
-					"   chunklock partitions add customers --from-file new-customers.txt" + connHelp,
-				Flags: flags(),
+					"   chunklock partitions add customers --from-file new-customers.txt\n" +
+					"   chunklock partitions add sales acme --dimension customer\n" +
+					"   chunklock partitions add sales acme --dimension customer --from 2026-01-01" + connHelp,
+				Flags: append(flags(), &cli.StringFlag{Name: "from", Usage: "with --dimension beside a time dimension: expect the values from dataid `D` of the time dimension on (a backfill; default: from now)"}),
 				Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
-					return changeValues(ctx, cmd, "added", "in the set already", c.AddPartitions)
+					add := func(ctx context.Context, dataset string, ids []string, dimension string) (client.RangeResult, error) {
+						return c.AddPartitionsFrom(ctx, dataset, ids, dimension, cmd.String("from"))
+					}
+					return changeValues(ctx, cmd, "added", "in the set already", add)
 				}),
 			},
 			{

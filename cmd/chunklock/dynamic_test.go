@@ -71,3 +71,85 @@ func TestRangeOverDynamic(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, "held 2 chunk(s) of landing; none skipped\n", out)
 }
+
+// TestPartitionsAddToDimension: `partitions add --dimension D` adds to a
+// DYNAMIC dimension, --from expects the values from that dataid of the
+// time dimension on, and the client reads the dataset back with them
+// without ever sending them in an upsert.
+func TestPartitionsAddToDimension(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	def := partition.Def{Kind: partition.Dimensional, Dimensions: []partition.Dimension{
+		{Name: "date", Def: partition.Def{Kind: partition.Daily, Start: "2020-01-01", End: "2020-01-03"}},
+		{Name: "customer", Def: partition.Def{Kind: partition.Dynamic}},
+	}}
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "orders", Location: "/{customer}/{date}", Partitions: &def}))
+	code, out, errs := cliRun(t, "partitions", "add", "--url", url, "orders", "acme", "--dimension", "customer", "--from", "2020-01-02")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "added 1 value(s) of orders\n", out)
+	ps, err := c.Partitions(ctx, client.PartitionFilter{Dataset: "orders"})
+	require.NoError(t, err)
+	var ids []string
+	for _, p := range ps {
+		ids = append(ids, p.DataID)
+	}
+	require.Equal(t, []string{"2020-01-02|acme", "2020-01-03|acme"}, ids)
+
+	// Read back and upserted again (what a tool doing read-modify-write
+	// does): the values stay.
+	got, err := c.DatasetPartitions(ctx, "orders")
+	require.NoError(t, err)
+	require.Equal(t, []string{"acme"}, partition.MemberValues(got.Dimensions[1].Members))
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "orders", Location: "/{customer}/{date}", Partitions: got}))
+	again, err := c.DatasetPartitions(ctx, "orders")
+	require.NoError(t, err)
+	require.Equal(t, []string{"acme"}, partition.MemberValues(again.Dimensions[1].Members))
+
+	code, _, errs = cliRun(t, "partitions", "add", "--url", url, "orders", "beta")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "name the DYNAMIC dimension the values are of (dimension: customer)")
+	code, _, errs = cliRun(t, "partitions", "add", "--url", url, "orders", "beta", "--dimension", "customer", "--from", "2020-13-01")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, `from "2020-13-01"`)
+}
+
+// TestStatusByValue: status names the values behind of each DYNAMIC or
+// STATIC dimension, one line a dimension; --by lists every value, --behind
+// only those behind; --by without --dataset, and --behind without --by,
+// are refused.
+func TestStatusByValue(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	deadline := 3600
+	def := partition.Spec{DeadlineSeconds: &deadline, Dimensions: []partition.DimensionSpec{
+		{Name: "date", Kind: partition.Daily, Start: "2020-01-01", End: "2020-01-10"},
+		{Name: "customer", Kind: partition.Dynamic},
+	}}
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "orders", Location: "/{customer}/{date}", Partitions: def.Def()}))
+	_, err := c.AddPartitionsFrom(ctx, "orders", []string{"acme", "beta", "zed"}, "customer", "2020-01-01")
+	require.NoError(t, err)
+	require.NoError(t, c.Publish(ctx, "orders", []string{"2020-01-01|acme", "2020-01-02|acme"}))
+	_, err = c.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangePublish, Dataset: "orders", From: "2020-01-01", To: "2020-01-10", Slice: []partition.Slice{{Dimension: "customer", Values: []string{"beta"}}}})
+	require.NoError(t, err)
+
+	code, out, errs := cliRun(t, "status", "--url", url)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "BEHIND BY VALUE\norders by customer: 2 of 3 behind: zed (10 missing from 2020-01-01|zed, 10 late); acme (8 missing from 2020-01-03|acme, 8 late)\n")
+	code, out, errs = cliRun(t, "status", "--url", url, "--dataset", "orders", "--by", "customer", "--behind")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "CUSTOMER  MISSING  LATE  OLDEST MISSING   OLDEST LATE      EXPECTED FROM\n"+
+		"zed       10       10    2020-01-01|zed   2020-01-01|zed   2020-01-01\n"+
+		"acme      8        8     2020-01-03|acme  2020-01-03|acme  2020-01-01\n"+
+		"2 of 3 values behind\n", out)
+	code, out, _ = cliRun(t, "status", "--url", url, "--dataset", "orders", "--by", "customer")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "beta      0        0     -")
+	code, _, errs = cliRun(t, "status", "--url", url, "--by", "customer")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "give --dataset too")
+	code, _, errs = cliRun(t, "status", "--url", url, "--behind")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "--behind applies with --by")
+}

@@ -356,6 +356,9 @@ func describeBlocker(b client.Blocker) string {
 	case "NO_INPUTS":
 		return fmt.Sprintf("NO_INPUTS        job %s has no inputs and its output no schedule: claim its new chunks by dataid (`chunklock next --dataid`), or give the output a partition definition", b.Job)
 	case "NOT_DUE":
+		if b.Until == nil || b.Until.IsZero() {
+			return fmt.Sprintf("NOT_DUE          output chunk %s is not expected yet: a value of a DYNAMIC set or dimension it needs is not there (not added, or removed)", chunk)
+		}
 		return fmt.Sprintf("NOT_DUE          output chunk %s is not due yet%s: the job claims it on its schedule", chunk, untilText(b.Until))
 	case "BACKOFF":
 		return fmt.Sprintf("BACKOFF          output chunk %s failed and backs off%s before it is retried (resubmit it to retry now)", chunk, untilText(b.Until))

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,4 +168,48 @@ func TestRunParallelStopDuringClaim(t *testing.T) {
 	for id, st := range states(t, api) {
 		require.NotEqual(t, "RUNNING", st, "chunk %s is left RUNNING:\n%s", id, stderr.String())
 	}
+}
+
+// TestRunParallelClaimsWhileEnding: the endings of a `run --parallel`
+// runner go beside its claims: while the server holds its first
+// completeMany, the slots its processes freed are claimed for again (a
+// runner ending and claiming in turn would send no claimNext until the
+// completeMany is answered, and this test would wait out its 10 s).
+func TestRunParallelClaimsWhileEnding(t *testing.T) {
+	t.Parallel()
+	var held, holding atomic.Bool // the first completeMany came; it is being held
+	var once sync.Once
+	claimedMeanwhile := make(chan struct{})
+	hold := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			body, _ := io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			switch {
+			case bytes.Contains(body, []byte("completeMany")) && held.CompareAndSwap(false, true):
+				holding.Store(true)
+				select {
+				case <-claimedMeanwhile:
+				case <-time.After(10 * time.Second):
+				}
+				holding.Store(false)
+			case bytes.Contains(body, []byte("claimNext")) && holding.Load():
+				once.Do(func() { close(claimedMeanwhile) })
+			}
+			h.ServeHTTP(w, req)
+		})
+	}
+	url, api := serveMemory(t, hold)
+	require.NoError(t, api.Publish(t.Context(), "in", []string{"2", "3", "4", "5", "6"}))
+	var stdout, stderr lockedBuffer
+	code := run(t.Context(), []string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "2", "--", "true"}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	select {
+	case <-claimedMeanwhile:
+	default:
+		t.Fatalf("no claimNext was sent while a completeMany was on its way:\n%s", stderr.String())
+	}
+	for id, st := range states(t, api) {
+		require.Equal(t, "READY", st, "chunk %s:\n%s", id, stderr.String())
+	}
+	require.Contains(t, stderr.String(), "nothing left to do: 6 completed")
 }

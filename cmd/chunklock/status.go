@@ -25,7 +25,7 @@ func statusCommand() *cli.Command {
 		Name:      "status",
 		Category:  catView,
 		Usage:     "show each dataset's chunks by status, the live claims and the chunks in trouble",
-		UsageText: "chunklock status [--dataset D] [--job J]",
+		UsageText: "chunklock status [--dataset D] [--job J] [--dataset D --by DIMENSION [--behind]]",
 		Description: "Prints three tables: per dataset (sources first, then in pipeline order) how many\n" +
 			"chunks are READY, RUNNING, FAILED, RESUBMIT and HOLD and the newest READY dataid; the\n" +
 			"live claims with their executor and lease; and the first 20 FAILED and 20 HOLD chunks of\n" +
@@ -37,11 +37,18 @@ func statusCommand() *cli.Command {
 			"server older than that rule, or one that allows more) is named, with the variable and\n" +
 			"why: runners claim nothing for it.\n" +
 			"--job narrows it to the job's inputs and output, --dataset to one dataset.\n\n" +
-			"Example:\n" +
-			"   chunklock status --job transform" + connHelp,
+			"A dataset with STATIC or DYNAMIC dimensions (a region, a customer) gets a line per such\n" +
+			"dimension naming its values behind (missing or late chunks), the first 5 of them: a\n" +
+			"customer whose feed stopped is one line. --by DIMENSION (with --dataset) lists every\n" +
+			"value of the dimension with its counts, --behind only those behind.\n\n" +
+			"Examples:\n" +
+			"   chunklock status --job transform\n" +
+			"   chunklock status --dataset orders --by customer --behind" + connHelp,
 		Flags: append(connFlags(),
 			&cli.StringFlag{Name: "dataset", Usage: "only this `dataset`"},
 			&cli.StringFlag{Name: "job", Usage: "only this `job`'s inputs and output"},
+			&cli.StringFlag{Name: "by", Usage: "with --dataset: list the missing and late chunks by value of its STATIC or DYNAMIC `DIMENSION`"},
+			&cli.BoolFlag{Name: "behind", Usage: "with --by: only the values with missing or late chunks"},
 			envAllowFlag("job env `NAME`s not to name although the rule on env names refuses them: those your runners are given with --env-allow"),
 		),
 		Action: action(status),
@@ -135,6 +142,14 @@ func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	allow, err := envAllow(cmd)
 	if err != nil {
 		return err
+	}
+	switch by := cmd.String("by"); {
+	case by != "" && cmd.String("dataset") == "":
+		return errors.New("--by lists one dataset's values: give --dataset too")
+	case by != "":
+		return printValues(ctx, stdout(cmd), c, cmd.String("dataset"), by, cmd.Bool("behind"))
+	case cmd.Bool("behind"):
+		return errors.New("--behind applies with --by DIMENSION")
 	}
 	v, err := loadPipeline(ctx, c)
 	if err != nil {
@@ -347,7 +362,7 @@ func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	grouped := map[string]partition.Def{}
 	if slice == nil && len(ids) > 1 {
 		for _, d := range v.datasets {
-			if def := d.Partitions.Def(); def != nil && def.Kind == partition.Dimensional && slices.Contains(ids, d.ID) {
+			if def := d.Backend().Partitions; def != nil && def.Kind == partition.Dimensional && slices.Contains(ids, d.ID) {
 				grouped[d.ID] = *def
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/chunklock/chunklock/backends/partition"
 	"github.com/chunklock/chunklock/client"
 )
 
@@ -122,6 +123,133 @@ func printSummaries(ctx context.Context, out io.Writer, c *client.Client, v pipe
 		return err
 	}
 	fmt.Fprintln(out, "list them with `chunklock chunks --missing` or `chunklock chunks --late`")
+	return printBehindValues(ctx, out, c, v, ids)
+}
+
+// behindShown is how many values behind of each dimension status names.
+const behindShown = 5
+
+// countedDimensions lists the STATIC and DYNAMIC dimensions of a dataset
+// with dimensions: those counted by value.
+func countedDimensions(d client.Dataset) []string {
+	def := d.Backend().Partitions
+	if def == nil || def.Kind != partition.Dimensional {
+		return nil
+	}
+	var names []string
+	for _, dim := range def.Dimensions {
+		if dim.Kind == partition.Static || dim.Kind == partition.Dynamic {
+			names = append(names, dim.Name)
+		}
+	}
+	return names
+}
+
+// printBehindValues names, for each dataset of ids with STATIC or DYNAMIC
+// dimensions, the values of each such dimension that have missing or
+// late chunks: the first behindShown of them, one line a dimension.
+func printBehindValues(ctx context.Context, out io.Writer, c *client.Client, v pipelineView, ids []string) error {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	header := false
+	for _, d := range v.datasets {
+		if !want[d.ID] {
+			continue
+		}
+		for _, dim := range countedDimensions(d) {
+			page, err := c.ValueSummaries(ctx, d.ID, dim, true, behindShown, "")
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				if strings.Contains(err.Error(), "valueSummaries") {
+					return nil // a server older than counts by value
+				}
+				fmt.Fprintf(out, "%s by %s: not counted (%s)\n", d.ID, dim, oneLine(err.Error(), 100))
+				continue
+			}
+			if len(page.Summaries) == 0 {
+				continue
+			}
+			if !header {
+				fmt.Fprintln(out)
+				fmt.Fprintln(out, "BEHIND BY VALUE")
+				header = true
+			}
+			var parts []string
+			for _, s := range page.Summaries {
+				parts = append(parts, describeBehind(s))
+			}
+			behind := "some"
+			if page.Behind != nil {
+				behind = fmt.Sprint(*page.Behind)
+			}
+			line := fmt.Sprintf("%s by %s: %s of %d behind: %s", d.ID, dim, behind, page.Values, strings.Join(parts, "; "))
+			if page.HasNextPage {
+				line += fmt.Sprintf("; more with `chunklock status --dataset %s --by %s --behind`", d.ID, dim)
+			}
+			fmt.Fprintln(out, line)
+		}
+	}
+	return nil
+}
+
+// deref is *s, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// describeBehind says in a few words how far behind one value is.
+func describeBehind(s client.ValueSummary) string {
+	var what []string
+	if s.Missing > 0 {
+		w := fmt.Sprintf("%d missing", s.Missing)
+		if s.OldestMissing != nil {
+			w += " from " + *s.OldestMissing
+		}
+		what = append(what, w)
+	}
+	if s.Late > 0 {
+		what = append(what, fmt.Sprintf("%d late", s.Late))
+	}
+	return s.Value + " (" + strings.Join(what, ", ") + ")"
+}
+
+// printValues prints every value of one dimension of a dataset with its
+// missing and late chunks (only those behind, with behind), page by page.
+func printValues(ctx context.Context, out io.Writer, c *client.Client, dataset, dim string, behind bool) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\tMISSING\tLATE\tOLDEST MISSING\tOLDEST LATE\tEXPECTED FROM\n", strings.ToUpper(dim))
+	after, listed := "", 0
+	var page client.ValueSummaryPage
+	for {
+		var err error
+		if page, err = c.ValueSummaries(ctx, dataset, dim, behind, 100, after); err != nil {
+			return err
+		}
+		for _, s := range page.Summaries {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", s.Value, s.Missing, s.Late, orDash(deref(s.OldestMissing)), orDash(deref(s.OldestLate)), orDash(deref(s.ExpectedFrom)))
+			listed++
+		}
+		if !page.HasNextPage || len(page.Summaries) == 0 {
+			break
+		}
+		after = page.Summaries[len(page.Summaries)-1].Value
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case page.Behind != nil:
+		fmt.Fprintf(out, "%d of %d values behind\n", *page.Behind, page.Values)
+	case behind:
+		fmt.Fprintf(out, "%d of %d values behind (counted by reading their chunks)\n", listed, page.Values)
+	}
 	return nil
 }
 

@@ -111,6 +111,8 @@ SELECT version FROM catalog_version;
 
 -- name: AddFrontier :exec
 -- Places a scheduled job's frontier candidate, in the transaction that
--- stores the catalog change making the job scheduled (backends/schedule.go).
+-- stores the catalog change making the job scheduled (backends/schedule.go),
+-- or another candidate such a change queues (frontier false: the first of
+-- a chain, engine/schedule.go chainMaybeEmpty).
 INSERT INTO candidates (job, resubmit, sortkey, dataid, not_before, frontier)
-VALUES (@job::text, false, @sortkey::text, @dataid::text, @not_before::timestamptz, true);
+VALUES (@job::text, @resubmit::boolean, @sortkey::text, @dataid::text, @not_before::timestamptz, @frontier::boolean);

@@ -156,6 +156,36 @@ def test_dataset_retention(client: chunklock.Client, names: str) -> None:
     assert by_id[f"{names}-server"].retention_events_seconds is None
 
 
+def test_dynamic_dimension(client: chunklock.Client, names: str) -> None:
+    """A date x customer dataset: customers added at run time, each expected from the day of
+    its add or of a backfill's from_; an upsert read back and sent again keeps them."""
+    dims = [chunklock.PartitionDimension("date", "DAILY", start="2020-01-01", end="2020-01-03"),
+            chunklock.PartitionDimension("customer", "DYNAMIC")]
+    ds = client.upsert_dataset(f"{names}-orders", location="s3://lake/{customer}/dt={date}/",
+                               partitions=chunklock.PartitionDefinition(None, dimensions=dims))
+    client.upsert_job(f"{names}-load", output=ds.id)
+    r = client.add_partitions(ds.id, ["acme"], dimension="customer", from_="2020-01-02")
+    assert r.changed == 1
+    r = client.add_partitions(ds.id, ["acme", "beta"], dimension="customer", from_="2020-01-03")
+    assert r.changed == 1 and [s.code for s in r.skipped] == ["ALREADY_EXISTS"]
+    got = client.dataset(ds.id)
+    assert got.partitions is not None and got.partitions.dimensions is not None
+    customer = got.partitions.dimensions[1]
+    assert customer.kind == "DYNAMIC" and customer.values == ["acme", "beta"]
+    assert [(m.value, m.expected_from) for m in customer.members or []] == [("acme", "2020-01-02"), ("beta", "2020-01-03")]
+    assert [p.dataid for p in client.partitions(ds.id)] == ["2020-01-02|acme", "2020-01-03|acme", "2020-01-03|beta"]
+    # The definition read back, sent again: the values stay.
+    client.upsert_dataset(ds.id, location=got.location, partitions=got.partitions)
+    again = client.dataset(ds.id).partitions
+    assert again is not None and again.dimensions is not None and again.dimensions[1].values == ["acme", "beta"]
+    c = client.find_next(f"{names}-load")
+    assert c is not None and c.dataid == "2020-01-02|acme"
+    assert c.output.location == "s3://lake/acme/dt=2020-01-02/"
+    c.complete()
+    with pytest.raises(chunklock.InvalidArgument):
+        client.add_partitions(ds.id, ["x"])  # no dimension named
+
+
 def test_dimensions(client: chunklock.Client, names: str) -> None:
     """A date x region dataset: declared with dimensions, claimed tuple by tuple with each
     dimension's value, listed and held by slices."""

@@ -1,16 +1,36 @@
 // What the pipeline graph writes on an edge from an input to its job: the
 // input's mapping (SPEC §9), as the job reads it.
 import { finer, isTime, unit } from "./calendar";
-import { mappingOf, state, type Job } from "./state";
+import { mappingOf, state, type Job, type Mapping } from "./state";
 
 /** mappingLabel names the mapping of input of job j; "" for IDENTITY. */
 export function mappingLabel(j: Job, input: string): string {
+  const entries = j.inputMappings.filter((m) => m.dataset === input && (m.dimension || m.outputDimension));
+  if (entries.length) return entries.map((m) => byDimension(j, input, m)).filter((l) => l).join("; ");
   const m = mappingOf(j, input);
   if (!m) return acrossDimensions(j, input);
+  return windowLabel(m, state.byId.get(j.output)?.partitions?.kind, state.byId.get(input)?.partitions?.kind);
+}
+
+/**
+ * byDimension names an entry of a mapping by dimension: the mapping on its
+ * pair of dimensions, after the input's dimension's name ("date: -6..0
+ * days", "hour: day of hours"; "all regions" for ALL).
+ */
+function byDimension(j: Job, input: string, m: Mapping): string {
+  const dim = (id: string, name?: string | null) => {
+    const p = state.byId.get(id)?.partitions;
+    return name ? p?.dimensions?.find((d) => d.name === name)?.kind : p?.kind;
+  };
+  if (m.kind === "ALL") return `all ${m.dimension ? plural(m.dimension) : "of it"}`;
+  const label = windowLabel(m, dim(j.output, m.outputDimension), dim(input, m.dimension));
+  return label ? `${m.dimension || input}: ${label}` : "";
+}
+
+/** windowLabel names a one-dimensional mapping between kinds out and inp. */
+function windowLabel(m: Mapping, out: string | null | undefined, inp: string | null | undefined): string {
   if (m.kind === "IDENTITY") return "";
   if (m.kind !== "TIME_WINDOW") return m.kind;
-  const out = state.byId.get(j.output)?.partitions?.kind;
-  const inp = state.byId.get(input)?.partitions?.kind;
   if (!isTime(out) || !isTime(inp)) return "time window";
   const many = unit[inp][1];
   const offsets = m.startOffset || m.endOffset ? `${m.startOffset}..${m.endOffset} ${many}` : "";

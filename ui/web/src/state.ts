@@ -39,6 +39,9 @@ export interface Mapping {
   kind: "IDENTITY" | "TIME_WINDOW" | "LATEST" | "ALL";
   startOffset: number;
   endOffset: number;
+  /** an entry of a mapping by dimension: the input's dimension it maps, and the output's it maps from */
+  dimension?: string | null;
+  outputDimension?: string | null;
 }
 export interface Job {
   id: string;
@@ -84,7 +87,7 @@ export async function loadCatalog(): Promise<void> {
     gql(`{
       viewer { name role }
       datasets { id description partitions { kind start end timezone values lagSeconds deadlineSeconds dimensions { name kind start end timezone values } } producer { id } }
-      jobs { id inputs output paused inputMappings { dataset kind startOffset endOffset } }
+      jobs { id inputs output paused inputMappings { dataset kind startOffset endOffset dimension outputDimension } }
     }`),
     gql(`{ datasets { id latestReady } catalogChanges(first: 1) { edges { cursor } } }`),
   ]);

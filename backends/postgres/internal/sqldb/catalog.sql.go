@@ -14,24 +14,30 @@ import (
 
 const AddFrontier = `-- name: AddFrontier :exec
 INSERT INTO candidates (job, resubmit, sortkey, dataid, not_before, frontier)
-VALUES ($1::text, false, $2::text, $3::text, $4::timestamptz, true)
+VALUES ($1::text, $2::boolean, $3::text, $4::text, $5::timestamptz, $6::boolean)
 `
 
 type AddFrontierParams struct {
 	Job       string
+	Resubmit  bool
 	Sortkey   string
 	Dataid    string
 	NotBefore time.Time
+	Frontier  bool
 }
 
 // Places a scheduled job's frontier candidate, in the transaction that
-// stores the catalog change making the job scheduled (backends/schedule.go).
+// stores the catalog change making the job scheduled (backends/schedule.go),
+// or another candidate such a change queues (frontier false: the first of
+// a chain, engine/schedule.go chainMaybeEmpty).
 func (q *Queries) AddFrontier(ctx context.Context, arg AddFrontierParams) error {
 	_, err := q.db.Exec(ctx, AddFrontier,
 		arg.Job,
+		arg.Resubmit,
 		arg.Sortkey,
 		arg.Dataid,
 		arg.NotBefore,
+		arg.Frontier,
 	)
 	return err
 }

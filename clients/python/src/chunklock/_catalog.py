@@ -23,13 +23,13 @@ from ._websocket import EventStream
 
 DATASET_FIELDS = (
     "id description url connection location partitions { kind start end timezone values lagSeconds deadlineSeconds "
-    "dimensions { name kind start end timezone values } } "
+    "dimensions { name kind start end timezone values members { value addedAt expectedFrom } } } "
     "pipeline "
     "retention { eventsSeconds }"
 )
 JOB_FIELDS = (
     "id description inputs output env { name value } maxAttempts leaseSeconds paused retryDelaySeconds "
-    "retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset } credentials { dataset } "
+    "retryMaxDelaySeconds maxConcurrent pool inputMappings { dataset kind startOffset endOffset dimension outputDimension } credentials { dataset } "
     "pipeline"
 )
 POOL_FIELDS = "id description slots used jobs { id } pipeline"
@@ -43,7 +43,10 @@ def _partitions_input(p: Any) -> Any:
         d: Dict[str, Any] = {"kind": p.kind, "start": p.start, "end": p.end, "timezone": p.timezone, "values": p.values,
                              "lagSeconds": p.lag_seconds, "deadlineSeconds": p.deadline_seconds}
         if p.dimensions is not None:
-            d["dimensions"] = [{k: v for k, v in x._asdict().items() if v is not None} for x in p.dimensions]
+            # A DYNAMIC dimension's values are added at run time, never declared.
+            d["dimensions"] = [{k: v for k, v in x._asdict().items()
+                                if v is not None and k != "members" and not (k == "values" and x.kind == "DYNAMIC")}
+                               for x in p.dimensions]
         return {k: v for k, v in d.items() if v is not None}
     return p
 

@@ -268,16 +268,21 @@ class Client(_Catalog):
                           "holdRange", retry=False)
         return RangeResult.from_json(data["holdRange"])
 
-    def add_partitions(self, dataset: str, dataids: Sequence[str], dimension: Optional[str] = None) -> RangeResult:
-        """Adds values to the set of a dataset with DYNAMIC partitions (at most 10,000 a call).
+    def add_partitions(self, dataset: str, dataids: Sequence[str], dimension: Optional[str] = None,
+                       from_: Optional[str] = None) -> RangeResult:
+        """Adds values to the set of a dataset with DYNAMIC partitions, or to its DYNAMIC
+        dimension ``dimension`` (at most 10,000 a call).
 
         A value already in the set is skipped (``ALREADY_EXISTS``), so a sensor may add
         what it sees as often as it likes; the job without inputs producing the
-        dataset claims each added value once. Retried on its own (adding twice adds once).
+        dataset claims each added value once. Beside a time dimension a value is
+        expected from the window of now, or of ``from_`` (a dataid of the time
+        dimension: a backfill). Retried on its own (adding twice adds once).
         """
-        q = (f"mutation($ds: String!, $ids: [String!]!, $dim: String) "
-             f"{{ addPartitions(dataset: $ds, dataids: $ids, dimension: $dim) {{ {RANGE_FIELDS} }} }}")
-        data = self._call(q, {"ds": dataset, "ids": list(dataids), "dim": dimension}, "addPartitions", retry=True)
+        q = (f"mutation($ds: String!, $ids: [String!]!, $dim: String, $from: String) "
+             f"{{ addPartitions(dataset: $ds, dataids: $ids, dimension: $dim, from: $from) {{ {RANGE_FIELDS} }} }}")
+        data = self._call(q, {"ds": dataset, "ids": list(dataids), "dim": dimension, "from": from_}, "addPartitions",
+                          retry=True)
         return RangeResult.from_json(data["addPartitions"])
 
     def remove_partitions(self, dataset: str, dataids: Sequence[str], dimension: Optional[str] = None) -> RangeResult:

@@ -72,8 +72,27 @@ class DatasetAccess(NamedTuple):
         )
 
 
+class PartitionMember(NamedTuple):
+    """One value of a DYNAMIC dimension: when it was added, and the first dataid of the
+    time dimension it is expected at (``None`` without a time dimension)."""
+
+    value: str
+    added_at: str
+    expected_from: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PartitionMember:
+        return cls(d["value"], d["addedAt"], d.get("expectedFrom"))
+
+
 class PartitionDimension(NamedTuple):
-    """One named dimension of a multi-dimensional partition definition."""
+    """One named dimension of a multi-dimensional partition definition.
+
+    A ``DYNAMIC`` dimension reads back with the values it holds now (``values``, and
+    ``members`` with when each was added); they are added with
+    :meth:`Client.add_partitions` (``dimension=``), never declared: an upsert sends
+    no values for it and keeps those the server has.
+    """
 
     name: str
     kind: str
@@ -81,10 +100,13 @@ class PartitionDimension(NamedTuple):
     end: Optional[str] = None
     timezone: Optional[str] = None
     values: Optional[List[str]] = None
+    members: Optional[List[PartitionMember]] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> PartitionDimension:
-        return cls(d["name"], d["kind"], d.get("start"), d.get("end"), d.get("timezone"), d.get("values"))
+        members = d.get("members")
+        return cls(d["name"], d["kind"], d.get("start"), d.get("end"), d.get("timezone"), d.get("values"),
+                   None if members is None else [PartitionMember.from_json(m) for m in members])
 
 
 class PartitionDefinition(NamedTuple):
@@ -150,16 +172,23 @@ class Dataset(NamedTuple):
 
 
 class InputMapping(NamedTuple):
-    """How a job reads one input other than one to one (a lookback, a roll-up)."""
+    """How a job reads one input other than one to one (a lookback, a roll-up).
+
+    An entry of a mapping by dimension names the input's ``dimension`` it maps and the
+    output's ``output_dimension`` it maps from (``None`` for a one-dimensional side).
+    """
 
     dataset: str
     kind: str
     start_offset: int = 0
     end_offset: int = 0
+    dimension: Optional[str] = None
+    output_dimension: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> InputMapping:
-        return cls(d["dataset"], d["kind"], d.get("startOffset", 0), d.get("endOffset", 0))
+        return cls(d["dataset"], d["kind"], d.get("startOffset", 0), d.get("endOffset", 0), d.get("dimension"),
+                   d.get("outputDimension"))
 
 
 class Job(NamedTuple):

@@ -1,10 +1,12 @@
 // A chunk's page: its status rows, derived locks, the blockers of its
-// producer, what waits on it downstream (each consumer's chunk at the same
-// dataid and why it cannot be claimed), its lock graph and its events;
+// producer, what waits on it downstream (each consumer's chunk that reads
+// it, at the same dataid or rolled up across dimensions, and why it cannot
+// be claimed), its lock graph and its events;
 // live, and with the actions for admins.
 import { html, nothing, render, svg } from "lit-html";
 import { gql } from "../api";
-import { chunkHref, datasetHref, isAdmin, jobHref, mappingOf, state } from "../state";
+import { isTime } from "../calendar";
+import { chunkHref, datasetHref, isAdmin, jobHref, mappingOf, state, type Job } from "../state";
 import { ago, countdown, shortTime } from "../util";
 import { jobLink, statusChip, toast } from "../ui";
 import { chunkAction } from "./actions";
@@ -15,19 +17,54 @@ export const watch = { chunk: null as null | { ds: string; id: string; refresh: 
 
 const eventFields = "time actor job role from to attempt executor reason";
 
-/** downstream are the consumers that read the chunk at its own dataid (IDENTITY). */
-const downstream = (ds: string) => (state.readers.get(ds) || []).filter((j) => !mappingOf(j, ds) || mappingOf(j, ds)!.kind === "IDENTITY");
+/**
+ * downstream are the consumers that read the chunk into one chunk of
+ * theirs (IDENTITY, and across dimensions a roll-up), each with the dataid
+ * of that chunk.
+ */
+const downstream = (ds: string, id: string) =>
+  (state.readers.get(ds) || [])
+    .filter((j) => !mappingOf(j, ds) || mappingOf(j, ds)!.kind === "IDENTITY")
+    .map((j) => ({ j, at: outputAt(j, ds, id) }))
+    .filter((w): w is { j: Job; at: string } => w.at !== null);
+
+/**
+ * outputAt is the dataid of j's output that reads input ds's dataid id
+ * without a mapping (SPEC §10's rules by name): each dimension of the
+ * output takes the input's value of the same name, a one-dimensional
+ * side's axis the other's time dimension of the same kind. Null when the
+ * output has a dimension the input lacks (a fan-out: each of its values
+ * reads the chunk).
+ */
+function outputAt(j: Job, ds: string, id: string): string | null {
+  const axes = (x: string) => {
+    const p = state.byId.get(x)?.partitions;
+    return p?.dimensions ? p.dimensions.map((d) => ({ name: d.name, kind: d.kind as string })) : [{ name: "", kind: (p?.kind ?? "") as string }];
+  };
+  const inp = axes(ds);
+  const out = axes(j.output);
+  if (inp.length === 1 && out.length === 1) return id;
+  const values = inp.length > 1 ? id.split("|") : [id];
+  const parts = [];
+  for (const o of out) {
+    let i = o.name ? inp.findIndex((x) => x.name === o.name) : -1;
+    if (i < 0 && (!o.name || inp.length === 1)) i = inp.findIndex((x) => isTime(x.kind) && x.kind === o.kind);
+    if (i < 0) return null;
+    parts.push(values[i]);
+  }
+  return parts.join("|");
+}
 
 async function read(ds: string, id: string, producer: string | null) {
-  const waits = downstream(ds);
+  const waits = downstream(ds, id);
   const d: any = await gql(
     `query($ds: String!, $id: String!, $job: String!, $hasJob: Boolean!) {
       chunk(dataset: $ds, dataid: $id) { status location
         rows { job role status attempt executor fence token leaseExpiresAt updatedAt reason locks }
         locks { dataset dataid kind job status } }
       blockers(job: $job, dataid: $id) @include(if: $hasJob) { dataset dataid job kind status until }
-      ${waits.map((j, i) => `w${i}: blockers(job: ${JSON.stringify(j.id)}, dataid: $id) { dataset dataid job kind status until }`).join("\n")}
-      ${waits.map((j, i) => `o${i}: chunk(dataset: ${JSON.stringify(j.output)}, dataid: $id) { status }`).join("\n")}
+      ${waits.map((w, i) => `w${i}: blockers(job: ${JSON.stringify(w.j.id)}, dataid: ${JSON.stringify(w.at)}) { dataset dataid job kind status until }`).join("\n")}
+      ${waits.map((w, i) => `o${i}: chunk(dataset: ${JSON.stringify(w.j.output)}, dataid: ${JSON.stringify(w.at)}) { status }`).join("\n")}
       lockGraph(dataset: $ds, dataid: $id) { nodes { id kind job dataset dataid status } edges { from to kind locks status } }
       events(dataset: $ds, dataid: $id, first: 1000) { edges { node { ${eventFields} } } pageInfo { hasNextPage endCursor } }
     }`,
@@ -45,7 +82,7 @@ async function read(ds: string, id: string, producer: string | null) {
     page = more.events.pageInfo;
   }
   d.events = evs.reverse();
-  d.waits = waits.map((j, i) => ({ job: j.id, output: j.output, status: d["o" + i].status, blockers: d["w" + i] }));
+  d.waits = waits.map((w, i) => ({ job: w.j.id, output: w.j.output, dataid: w.at, status: d["o" + i].status, blockers: d["w" + i] }));
   d.graph = await layout(lockGraphInput(d.lockGraph));
   return d;
 }
@@ -86,7 +123,7 @@ function page(d: any, ds: string, id: string, producer: string | null, reload: (
       ? html`<table><tr><th>kind</th><th>holder</th><th>status</th></tr>${c.locks.map((l: any) => html`<tr><td>${l.kind}</td><td>${l.job || "(source)"}</td><td>${l.status}</td></tr>`)}</table>`
       : html`<p class="muted">none</p>`}
     <h3>Blockers${producer ? ` of ${producer}` : ""}</h3>${blockersTable(d.blockers, producer)}
-    ${d.waits.length ? html`<h3>Waiting on it downstream</h3>${waitsTable(d.waits, id)}` : nothing}
+    ${d.waits.length ? html`<h3>Waiting on it downstream</h3>${waitsTable(d.waits)}` : nothing}
     <h3>Lock graph</h3><div class="scroll">${lockGraph(d.lockGraph, d.graph)}</div>
     <h3>Events</h3>${eventsTable(d.events)}
   </section>`;
@@ -97,7 +134,7 @@ function rowsTable(rows: any[]) {
   return html`<table id="rows"><tr><th>role</th><th>job</th><th>status</th><th>attempt</th><th>executor</th><th>fence</th><th>lease</th><th>updated</th><th>reason</th><th>locks</th></tr>
     ${rows.map(
       (r) => html`<tr><td>${r.role}</td><td>${r.job || ""}</td><td>${statusChip(r.status)}</td><td>${r.attempt}</td><td>${r.executor}</td><td>${r.fence}</td>
-        <td>${r.leaseExpiresAt ? html`<span data-until=${r.leaseExpiresAt}>${countdown(r.leaseExpiresAt)}</span>` : ""}</td>
+        <td>${r.leaseExpiresAt ? html`<span data-until=${r.leaseExpiresAt} .textContent=${countdown(r.leaseExpiresAt)}></span>` : ""}</td>
         <td title=${r.updatedAt}>${ago(r.updatedAt)}</td><td class="reason">${r.reason}</td><td>${r.locks.join(", ")}</td></tr>`,
     )}</table>`;
 }
@@ -109,10 +146,10 @@ function blockersTable(bs: any[] | undefined, producer: string | null) {
     ${bs.map((b) => html`<tr><td>${b.kind}</td><td><a href=${chunkHref(b.dataset, b.dataid)}>${b.dataset} ${b.dataid}</a></td><td>${b.job || ""}</td><td>${b.status}</td><td>${b.until || ""}</td></tr>`)}</table>`;
 }
 
-function waitsTable(waits: any[], id: string) {
+function waitsTable(waits: any[]) {
   return html`<table id="waits"><tr><th>job</th><th>its chunk</th><th>status</th><th>blocked by</th></tr>
     ${waits.map(
-      (w) => html`<tr><td>${jobLink(w.job)}</td><td><a href=${chunkHref(w.output, id)}>${w.output} ${id}</a></td><td>${statusChip(w.status)}</td>
+      (w) => html`<tr><td>${jobLink(w.job)}</td><td><a href=${chunkHref(w.output, w.dataid)}>${w.output} ${w.dataid}</a></td><td>${statusChip(w.status)}</td>
         <td>${w.blockers.length ? w.blockers.map((b: any) => html`<div>${b.kind} <a href=${chunkHref(b.dataset, b.dataid)}>${b.dataset} ${b.dataid}</a> ${b.status}</div>`) : html`<span class="muted">nothing: claimable or produced</span>`}</td></tr>`,
     )}</table>`;
 }

@@ -12,7 +12,7 @@ export function claimsTable(claims: Claim[], withJob = true) {
     <tbody>${claims.map(
       (c) => html`<tr>${withJob ? html`<td>${jobLink(c.job)}</td>` : ""}
         <td><a href=${chunkHref(outputOf(c.job), c.dataid)}>${c.dataid}</a></td><td>${c.executor}</td><td>${c.attempt}</td>
-        <td class="lease" data-until=${c.leaseExpiresAt}>${countdown(c.leaseExpiresAt)}</td>
+        <td class="lease" data-until=${c.leaseExpiresAt} .textContent=${countdown(c.leaseExpiresAt)}></td>
         ${isAdmin() ? html`<td>${c.token ? html`<button data-action="release" @click=${() => releaseClaim(c, rereadClaims)}>Release</button>` : ""}</td>` : ""}</tr>`,
     )}</tbody></table>`;
 }
@@ -39,6 +39,11 @@ export function rereadClaims(after?: () => void, wait = 200) {
 
 // tick counts the leases down; a claim whose lease reaches zero is read
 // again once (a heartbeat may have extended it, which makes no event).
+// It sets the text of [data-until] elements: their templates bind it as a
+// property (.textContent), never as a child part, whose marker the tick
+// would remove (the next render of the page then threw, and a page
+// re-rendered after an action, such as the job page after a pause, was
+// left half drawn).
 const reread = new Set<string>();
 export function tick(after: () => void) {
   let stale = false;

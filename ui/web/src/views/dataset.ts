@@ -13,7 +13,9 @@ import { confirmDialog, jobLink, refusal, statusChip, toast } from "../ui";
 import { rangeForm } from "./actions";
 import { historySection } from "./history";
 import { viewHash } from "./grid";
+import { loadMembers, membersOf, valuesOf, type Member } from "./picker";
 import type { Run } from "./rows";
+import type { Dimension } from "../state";
 
 /** dataids per request of the strip: within the server's default cost limit */
 const piece = 16000;
@@ -28,6 +30,18 @@ export async function datasetPage(view: HTMLElement, id: string) {
   }
   if (!d) return gone(view, id, `There is no dataset ${id}: it was deleted, or never declared.`);
   render(page(d, view), view);
+  // Its own render root: drawn again once the members are read.
+  render(definition(d), document.getElementById("definition")!);
+  const def = d;
+  // A DYNAMIC dimension's values with when each is expected from: the catalog lists the values alone.
+  if (d.partitions?.dimensions?.some((x) => x.kind === "DYNAMIC"))
+    loadMembers([d]).then(
+      () => {
+        const el = document.getElementById("definition");
+        if (el) render(definition(def), el);
+      },
+      () => {},
+    );
   if (isAdmin()) rangeForm(document.getElementById("dataset-actions")!, id);
   historySection(document.getElementById("dataset-history")!, { dataset: id }, 20, true);
   // Everything below comes from the whole history's runs, read once: the
@@ -38,9 +52,10 @@ export async function datasetPage(view: HTMLElement, id: string) {
       if (el) el.textContent = q.dataset.location || q.dataset.url;
     }),
     strip(d),
+    behindSections(d),
     chunksPage(id, ""),
   ]);
-  const w = { id, refresh: debounce(() => datasetWatch.current === w && strip(d)) };
+  const w = { id, refresh: debounce(() => datasetWatch.current === w && (strip(d), behindSections(d))) };
   datasetWatch.current = w;
 }
 
@@ -56,10 +71,13 @@ function definition(d: Dataset) {
   const p = d.partitions;
   if (!p) return "no partition definition: its chunks are whatever was produced or published";
   if (p.dimensions) {
+    const time = isTime(p.dimensions[0].kind);
     const dims = p.dimensions.map((x) =>
       x.kind === "STATIC"
         ? `${x.name}: ${x.values?.join(", ")}`
-        : `${x.name}: ${x.kind} from ${x.start ?? "0"}${x.end ? ` to ${x.end}` : ""}${isTime(x.kind) ? ` in ${x.timezone || "UTC"}` : ""}`,
+        : x.kind === "DYNAMIC"
+          ? dynamicText(d.id, x, time)
+          : `${x.name}: ${x.kind} from ${x.start ?? "0"}${x.end ? ` to ${x.end}` : ""}${isTime(x.kind) ? ` in ${x.timezone || "UTC"}` : ""}`,
     );
     const parts = [`one chunk per ${p.dimensions.map((x) => x.name).join(" × ")} (dataids ${p.dimensions.map((x) => x.name).join("|")}); ${dims.join("; ")}`];
     if (p.lagSeconds) parts.push(`due ${duration(p.lagSeconds)} after a window ends`);
@@ -80,6 +98,37 @@ function definition(d: Dataset) {
   return parts.join(", ");
 }
 
+/** the values of a DYNAMIC dimension its definition names (the others are counted) */
+const namedValues = 12;
+
+/**
+ * dynamicText spells a DYNAMIC dimension: its values (the first few) and,
+ * beside a time dimension, from when they are expected (once its members
+ * are read): "customer: DYNAMIC, 3 values (acme, beta, globex), expected
+ * from 2026-01-01 (globex from 2026-03-01)".
+ */
+function dynamicText(ds: string, x: Dimension, time: boolean): string {
+  const vs = valuesOf(x);
+  if (!vs.length) return `${x.name}: DYNAMIC, no value yet (chunklock partitions add ${ds} VALUE --dimension ${x.name})`;
+  const named = vs.slice(0, namedValues).join(", ") + (vs.length > namedValues ? `, … ${(vs.length - namedValues).toLocaleString("en")} more` : "");
+  const members = membersOf(ds, x.name);
+  return `${x.name}: DYNAMIC, ${plural(vs.length, "value")} (${named})${time && members ? expectedText([...members.values()]) : ""}`;
+}
+
+/** expectedText says from when a DYNAMIC dimension's values are expected: the most common date, and the others. */
+function expectedText(ms: Member[]): string {
+  const froms = ms.filter((m) => m.expectedFrom);
+  if (!froms.length) return "";
+  const n = new Map<string, number>();
+  for (const m of froms) n.set(m.expectedFrom!, (n.get(m.expectedFrom!) || 0) + 1);
+  const common = [...n].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0][0];
+  const others = froms.filter((m) => m.expectedFrom !== common);
+  if (!others.length) return `, expected from ${common}`;
+  if (others.length <= 5) return `, expected from ${common} (${others.map((m) => `${m.value} from ${m.expectedFrom}`).join(", ")})`;
+  const sorted = froms.map((m) => m.expectedFrom!).sort();
+  return `, expected from ${sorted[0]} to ${sorted[sorted.length - 1]} (each from its add or backfill: ${plural(others.length, "value")} not from ${common})`;
+}
+
 /** duration spells seconds as people do: 6 hours, 90 minutes, 2 days. */
 function duration(s: number): string {
   if (s && s % 86400 === 0) return plural(s / 86400, "day");
@@ -97,7 +146,7 @@ function page(d: Dataset, view: HTMLElement) {
       ${isAdmin() ? html`<button type="button" class="danger head-action" data-action="delete-dataset" @click=${() => deleteDataset(view, d)}>Delete dataset…</button>` : nothing}</h2>
     <div id="dataset-refusal"></div>
     ${d.description ? html`<p>${d.description}</p>` : nothing}
-    <p class="muted">${definition(d)}<br><span id="where"></span></p>
+    <p class="muted"><span id="definition"></span><br><span id="where"></span></p>
     <p>${producer
       ? html`produced by ${jobLink(producer.id)} from ${producer.inputs.length ? producer.inputs.map((i, k) => html`${k ? ", " : ""}<a href=${datasetHref(i)}>${i}</a>${mappingLabel(producer, i) ? html` <span class="mapping">${mappingLabel(producer, i)}</span>` : nothing}`) : "its schedule"}`
       : "a source: published from outside"}
@@ -106,6 +155,7 @@ function page(d: Dataset, view: HTMLElement) {
     <h3>Whole history <span class="note muted" id="strip-note"></span></h3>
     <div id="strip" class="strip"><span class="loading-bar"></span></div>
     <div id="lists"></div>
+    <div id="behind"></div>
     <h3>Chunks</h3><div id="chunks"></div>
     <div id="dataset-actions"></div>
     <h3>History <span class="muted note">changes of the dataset and its credentials, newest first · <a href="#/history?dataset=${encodeURIComponent(d.id)}">all of it</a></span></h3>
@@ -165,6 +215,62 @@ async function dynamicLists(id: string) {
     );
   };
   await Promise.all([one("status: NONE", "missing value", "missing-dynamic", "missing"), one("late: true", "late value", "late-dynamic", "late")]);
+}
+
+/** behindShown is how many values behind a dataset's page lists per dimension. */
+const behindShown = 20;
+
+/**
+ * behindSections lists, for each STATIC or DYNAMIC dimension of a dataset
+ * with dimensions, its values behind (missing or late chunks), lowest
+ * first, each with its counts and a link to its oldest missing chunk: a
+ * customer whose feed stopped is one line (valueSummaries, from the counts
+ * the store keeps by value).
+ */
+async function behindSections(d: Dataset) {
+  const el = document.getElementById("behind");
+  const dims = (d.partitions?.dimensions || []).filter((x) => x.kind === "STATIC" || x.kind === "DYNAMIC");
+  if (!el || !dims.length) return;
+  // One request a dimension: each costs 100 + 5 a value asked.
+  const pages = await Promise.all(
+    dims.map((x) =>
+      gql(
+        `query($d: String!, $m: String!) { dataset(id: $d) { valueSummaries(dimension: $m, behind: true, first: ${behindShown}) {
+          values behind hasNextPage summaries { value expectedFrom missing late oldestMissing oldestLate } } } }`,
+        { d: d.id, m: x.name },
+      ).then(
+        (q: any) => q.dataset.valueSummaries,
+        (e: Error) => e,
+      ),
+    ),
+  );
+  if (datasetWatch.current && datasetWatch.current.id !== d.id) return;
+  render(
+    dims.map((x, i) => behindSection(d, x, pages[i])),
+    el,
+  );
+}
+
+function behindSection(d: Dataset, x: Dimension, p: any) {
+  const id = `behind-${x.name}`;
+  const head = (note: string) => html`<h3>Behind by ${x.name} <span class="note muted">${note}</span></h3>`;
+  if (p instanceof Error) return html`${head("")}<p class="error" id=${id}>${p.message}</p>`;
+  const of = `${plural(p.values, x.name)}`;
+  const counted = p.behind == null ? "" : `${p.behind.toLocaleString("en")} of ${of} behind`;
+  if (!p.summaries.length) return html`${head(counted)}<p class="muted" id=${id}>none behind${p.values ? ` (${of})` : ""}</p>`;
+  const chunk = (dataid: string | null) => (dataid ? html`<a href=${chunkHref(d.id, dataid)}>${dataid}</a>` : html`<span class="muted">—</span>`);
+  const rows = `#/?by.${d.id}=${x.name}`;
+  return html`${head(`${counted ? counted + "; " : ""}values with missing or late chunks, lowest first`)}
+    <table class="behind" id=${id}><tr><th>${x.name}</th><th>missing</th><th>late</th><th>oldest missing</th><th>oldest late</th></tr>
+      ${p.summaries.map(
+        (v: any) => html`<tr data-value=${v.value}><td><a href="${rows}&q.${d.id}=${encodeURIComponent(v.value)}" title="its rows on the overview">${v.value}</a>${v.expectedFrom
+            ? html` <span class="muted small">from ${v.expectedFrom}</span>`
+            : nothing}</td>
+          <td>${v.missing.toLocaleString("en")}</td><td>${v.late.toLocaleString("en")}</td><td>${chunk(v.oldestMissing)}</td><td>${chunk(v.oldestLate)}</td></tr>`,
+      )}</table>
+    ${p.hasNextPage
+      ? html`<p class="muted small">and ${p.behind != null ? `${(p.behind - p.summaries.length).toLocaleString("en")} more` : "more"} behind (the first ${behindShown} are listed)</p>`
+      : nothing}`;
 }
 
 /** chunksPage shows a page of the dataset's chunks from after. */

@@ -4,12 +4,14 @@
 // stretches of one look, and only the rows in sight are in the page: a
 // catalog of hundreds of datasets scrolls without drawing them all.
 import { html, render, nothing } from "lit-html";
+import { repeat } from "lit-html/directives/repeat.js";
 import { columnAt, columns, format, isTime, label, ordinal, periodsIn, unit, zooms, type Zoom } from "../calendar";
 import { datasetHref, chunkHref, isAdmin, state, type Dataset } from "../state";
 import { statusName, plural } from "../util";
 import { mix, loadRows, TimeRow, type Segment } from "./rows";
 import { OtherRow } from "./other";
 import { selectRange } from "./actions";
+import { layoutOf, loadBehind, memberOf, onTimeAxis, picksQuery, pickerView, setPick, tupleOf, type Layout, type Pick } from "./picker";
 
 const rowH = 22;
 const labelW = 230;
@@ -21,9 +23,19 @@ export interface View {
   c1: number;
 }
 
+/** a picker's strip above a dataset's rows on the time axis */
+interface Strip {
+  strip: Layout;
+  key: string;
+}
+
 export const grid = {
   view: null as View | null,
   rows: [] as TimeRow[],
+  /** what the time axis draws, in order: the rows, each dataset with dimensions under its picker */
+  items: [] as (TimeRow | Strip)[],
+  /** the layout of each dataset drawn under a picker */
+  layouts: new Map<string, Layout>(),
   others: [] as OtherRow[],
   byId: new Map<string, TimeRow | OtherRow>(),
   cw: 16,
@@ -53,27 +65,46 @@ const cellWidth: Record<Zoom, number> = { HOURLY: 16, DAILY: 16, WEEKLY: 26, MON
  */
 export function defaultView(times: Dataset[]): View | null {
   if (!times.length) return null;
-  const kinds = times.map((d) => d.partitions!.kind as Zoom);
-  let zoom = zooms.find((z) => kinds.includes(z))!;
+  const axes = times.map(axisOf);
+  let zoom = zooms.find((z) => axes.some((a) => a.kind === z))!;
   const fit = Math.floor(trackWidth() / cellWidth.HOURLY);
   if (zoom === "HOURLY") {
-    const long = times.some((d) => d.partitions!.kind === "HOURLY" && d.latestReady && d.partitions!.start && ordinal("HOURLY", d.latestReady) - ordinal("HOURLY", d.partitions!.start) > fit);
+    const long = axes.some((a) => a.kind === "HOURLY" && a.latest && a.start && ordinal("HOURLY", a.latest) - ordinal("HOURLY", a.start) > fit);
     if (long) zoom = "DAILY";
   }
   const n = Math.floor(trackWidth() / cellWidth[zoom]);
-  const colsOf = (d: Dataset, id: string) => columns(d.partitions!.kind as Zoom, ordinal(d.partitions!.kind as Zoom, id), zoom);
+  const colsOf = (k: Zoom, id: string) => columns(k, ordinal(k, id), zoom);
   const now = columnAt(zoom, Date.now());
-  const latest = times.filter((d) => d.latestReady).map((d) => colsOf(d, d.latestReady!)[1]);
+  const latest = axes.filter((a) => a.latest).map((a) => colsOf(a.kind, a.latest!)[1]);
   let c1 = latest.length ? Math.max(...latest) + 2 : now;
   if (now >= c1 && now - c1 <= n / 3) c1 = now + 1;
-  const ends = times.map((d) => (d.partitions!.end ? colsOf(d, d.partitions!.end)[1] : Infinity));
+  const ends = axes.map((a) => (a.end ? colsOf(a.kind, a.end)[1] : Infinity));
   c1 = Math.min(c1, Math.max(...ends));
   return { zoom, c0: Math.max(c1 - n + 1, firstColumn(times, zoom)), c1 };
 }
 
+/** timeDatasets are the datasets drawn on the time axis: a time kind, or dimensions whose first is one (onTimeAxis). */
+export function timeDatasets(): Dataset[] {
+  return state.datasets.filter((d) => isTime(d.partitions?.kind) || onTimeAxis(d));
+}
+
+/**
+ * axisOf is where a dataset on the time axis lies on it: its time kind,
+ * start and end, and its newest READY dataid's time value (a dataset with
+ * dimensions: its first dimension's, and the first value of the tuple).
+ */
+export function axisOf(d: Dataset): { kind: Zoom; start: string | null; end: string | null; latest: string | null } {
+  const p = d.partitions!;
+  const t = p.dimensions ? p.dimensions[0] : p;
+  return { kind: t.kind as Zoom, start: t.start, end: t.end, latest: d.latestReady ? d.latestReady.split("|")[0] : null };
+}
+
 /** firstColumn is the first column of zoom any time definition expects a dataid in. */
 function firstColumn(times: Dataset[], zoom: Zoom): number {
-  const starts = times.filter((d) => d.partitions!.start).map((d) => columns(d.partitions!.kind as Zoom, ordinal(d.partitions!.kind as Zoom, d.partitions!.start!), zoom)[0]);
+  const starts = times
+    .map(axisOf)
+    .filter((a) => a.start)
+    .map((a) => columns(a.kind, ordinal(a.kind, a.start!), zoom)[0]);
   return starts.length ? Math.min(...starts) : -Infinity;
 }
 
@@ -84,14 +115,15 @@ export function viewFrom(q: URLSearchParams): View | null {
   const to = ordinal(zoom, q.get("to") || "");
   const from = ordinal(zoom, q.get("from") || "");
   const n = Math.floor(trackWidth() / cellWidth[zoom]);
-  const first = firstColumn(state.datasets.filter((d) => isTime(d.partitions?.kind)), zoom);
+  const first = firstColumn(timeDatasets(), zoom);
   if (!Number.isNaN(to)) return { zoom, c0: Number.isNaN(from) ? Math.max(to - n + 1, Math.min(first, to)) : Math.max(from, to - 4 * n), c1: to };
   if (!Number.isNaN(from)) return { zoom, c0: from, c1: from + n - 1 };
   return null;
 }
 
+/** viewHash is the overview's hash for a view, with the dimension pickers' choices (picker.ts). */
 export function viewHash(v: View): string {
-  return `#/?zoom=${v.zoom}&from=${format(v.zoom, v.c0)}&to=${format(v.zoom, v.c1)}`;
+  return `#/?zoom=${v.zoom}&from=${format(v.zoom, v.c0)}&to=${format(v.zoom, v.c1)}${picksQuery()}`;
 }
 
 /** setup makes the grid's rows for the catalog (kept across views when it did not change). */
@@ -99,28 +131,34 @@ export function setup() {
   const keep = grid.byId;
   grid.byId = new Map();
   grid.rows = [];
+  grid.items = [];
+  grid.layouts = new Map();
   grid.others = [];
-  const anyTime = state.datasets.some((d) => isTime(d.partitions?.kind));
   for (const d of state.datasets) {
     const old = keep.get(d.id);
     const same = old && JSON.stringify(old.ds.partitions) === JSON.stringify(d.partitions);
-    const values = anyTime ? sliceValues(d) : null;
-    if (values) {
-      // A date and a region: a row per region on the time axis.
-      const dim = d.partitions!.dimensions![1];
-      for (const value of values) {
-        const key = `${d.id}|${value}`;
+    if (onTimeAxis(d)) {
+      // Dimensions after a time one: the picker, then a row per value of
+      // the dimension it chose (or one slice), on the time axis.
+      const l = layoutOf(d);
+      grid.layouts.set(d.id, l);
+      grid.items.push({ strip: l, key: `pick:${d.id}` });
+      for (const v of l.values) {
+        const slice = tupleOf(l, v);
+        const key = `${d.id}|${slice.map((x) => x.value).join("|")}`;
         const was = keep.get(key);
-        const r =
-          was instanceof TimeRow && JSON.stringify(was.ds.partitions) === JSON.stringify(d.partitions) ? was : new TimeRow(d, { dimension: dim.name, value });
+        const r = was instanceof TimeRow && JSON.stringify(was.ds.partitions) === JSON.stringify(d.partitions) ? was : new TimeRow(d, slice);
         r.ds = d;
+        r.by = l.by?.name ?? null;
         grid.rows.push(r);
+        grid.items.push(r);
         grid.byId.set(key, r);
       }
     } else if (isTime(d.partitions?.kind)) {
       const r = same && old instanceof TimeRow ? old : new TimeRow(d);
       r.ds = d;
       grid.rows.push(r);
+      grid.items.push(r);
       grid.byId.set(d.id, r);
     } else {
       const r = same && old instanceof OtherRow ? old : new OtherRow(d);
@@ -131,25 +169,32 @@ export function setup() {
   }
 }
 
-/** maxSliceRows bounds the rows one dataset with dimensions gets on the time axis. */
-const maxSliceRows = 24;
-
 /**
- * sliceValues are the values of the second dimension a dataset with two
- * dimensions, the first of a time kind and the second STATIC, is drawn by on
- * the time axis (a row each, in dataid order); null for any other dataset,
- * drawn as one row.
+ * repick applies a dataset's new pick: its rows are laid out again, the
+ * new ones read, and the hash keeps the choice (without a new view: the
+ * rows of the other datasets stay as they are).
  */
-function sliceValues(d: Dataset): string[] | null {
-  const dims = d.partitions?.dimensions;
-  if (!dims || dims.length !== 2 || !isTime(dims[0].kind) || dims[1].kind !== "STATIC") return null;
-  const vs = [...(dims[1].values || [])].sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
-  return vs.length && vs.length <= maxSliceRows ? vs : null;
+async function repick(ds: string, p: Pick) {
+  setPick(ds, p);
+  const d = state.byId.get(ds);
+  if (d) await loadBehind([d]);
+  setup();
+  const v = grid.view;
+  if (!v) return;
+  // A view of its own (zoom, from, to) stays; the default one (#/) stays the default.
+  const pinned = new URLSearchParams(location.hash.split("?")[1] || "").has("zoom");
+  history.replaceState(null, "", pinned ? viewHash(v) : `#/?${picksQuery().slice(1)}`);
+  const stale = grid.rows.filter((r) => r.setView(v.zoom, v.c0, v.c1));
+  renderGrid();
+  loadRows(stale, drawn).then(() => {
+    scheduleChanges();
+    grid.onLoaded();
+  });
 }
 
-/** rowFor is the row that draws a dataset's dataid, if any. */
+/** rowFor is the row that draws a dataset's dataid, if any (of a tuple: the row of its values after the first). */
 export function rowFor(ds: string, dataid: string): TimeRow | OtherRow | undefined {
-  return grid.byId.get(ds) ?? grid.byId.get(`${ds}|${dataid.split("|")[1]}`);
+  return grid.byId.get(ds) ?? grid.byId.get(`${ds}|${dataid.slice(dataid.indexOf("|") + 1)}`);
 }
 
 /** countsOf tallies what the grid loaded of a dataset, over its rows. */
@@ -172,7 +217,8 @@ export function show(v: View) {
   const stale = grid.rows.filter((r) => r.setView(v.zoom, v.c0, v.c1));
   renderGrid();
   const [a, b] = grid.shown;
-  const first = stale.filter((r) => grid.rows.indexOf(r) >= a && grid.rows.indexOf(r) <= b);
+  const inSight = new Set(grid.items.slice(a, b + 1));
+  const first = stale.filter((r) => inSight.has(r));
   const rest = stale.filter((r) => !first.includes(r));
   const others = grid.others.filter((r) => !r.loaded && !r.loading);
   let left = 2;
@@ -255,18 +301,23 @@ function timeGrid(v: View) {
   const body = document.getElementById("grid-body");
   const top = body ? body.scrollTop : 0;
   const height = body ? body.clientHeight : 600;
+  const items = grid.items;
   const a = Math.max(0, Math.floor(top / rowH) - overscan);
-  const b = Math.min(grid.rows.length - 1, Math.ceil((top + height) / rowH) + overscan);
+  const b = Math.min(items.length - 1, Math.ceil((top + height) / rowH) + overscan);
   grid.shown = [a, b];
   const n = v.c1 - v.c0 + 1;
   const width = n * grid.cw;
   const now = columnAt(v.zoom, Date.now());
   return html`<div id="grid" class="grid" style="--cw: ${grid.cw}px; --track: ${width}px">
     ${axis(v)}
-    <div id="grid-body" class="gbody" @scroll=${onScroll} style="max-height: ${Math.min(grid.rows.length * rowH + 4, 620)}px">
-      <div class="gspace" style="height: ${grid.rows.length * rowH}px">
+    <div id="grid-body" class="gbody" @scroll=${onScroll} style="max-height: ${Math.min(items.length * rowH + 4, 620)}px">
+      <div class="gspace" style="height: ${items.length * rowH}px">
         <div class="gwin" style="transform: translateY(${a * rowH}px)">
-          ${grid.rows.slice(a, b + 1).map((r) => rowView(r, v))}
+          ${repeat(
+            items.slice(a, b + 1),
+            (r) => r.key,
+            (r) => (r instanceof TimeRow ? rowView(r, v) : pickerView(r.strip, (p) => repick(r.strip.ds.id, p))),
+          )}
         </div>
         ${now >= v.c0 && now <= v.c1 ? html`<div class="now" style="left: ${labelW + (now - v.c0) * grid.cw}px" title="now"></div>` : nothing}
       </div>
@@ -280,7 +331,7 @@ function onScroll() {
   const first = Math.floor(body.scrollTop / rowH);
   const last = Math.ceil((body.scrollTop + body.clientHeight) / rowH);
   if (first - overscan / 2 < a && a > 0) renderGrid();
-  else if (last + overscan / 2 > b && b < grid.rows.length - 1) renderGrid();
+  else if (last + overscan / 2 > b && b < grid.items.length - 1) renderGrid();
 }
 
 function axis(v: View) {
@@ -307,7 +358,7 @@ const kindTag: Record<string, string> = { HOURLY: "H", DAILY: "D", WEEKLY: "W", 
 function rowView(r: TimeRow, v: View) {
   return html`<div class="grow" data-ds=${r.key} data-dataset=${r.ds.id}>
     <div class="glabel"><a href=${datasetHref(r.ds.id)} title=${r.ds.description || r.ds.id}>${r.ds.id}</a>${r.slice
-        ? html` <span class="slice" title="${r.slice.dimension} ${r.slice.value}">${r.slice.value}</span>`
+        ? html` <span class="slice${behindRow(r) ? " behind" : ""}" title=${sliceTitle(r)}>${r.label}</span>`
         : nothing}
       <span class="kind" title=${r.kind.toLowerCase()}>${kindTag[r.kind]}</span></div>
     <div class="track" @mousemove=${(e: MouseEvent) => hover(e, r)} @mouseleave=${unhover} @click=${(e: MouseEvent) => click(e, r)}>
@@ -367,15 +418,40 @@ export function describe(r: TimeRow, c: number): { text: string; status: string;
   const v = grid.view!;
   const s = r.at(c);
   const col = format(v.zoom, c);
-  if (!s) return r.loaded ? { text: `${r.ds.id} ${col}: nothing expected`, status: "", late: false } : null;
+  const of = r.slice ? ` (${r.sliceText})` : "";
+  if (!s) return r.loaded ? { text: `${r.ds.id} ${col}${of}: nothing expected${notYet(r, c)}`, status: "", late: false } : null;
   if (s.counts) {
     const parts = mix(s.counts).map(([st, n]) => `${n} ${statusName(st)}`);
     const late = s.counts.late ? `, ${s.counts.late} late` : "";
-    const of = r.slice ? ` (${r.slice.dimension} ${r.slice.value})` : "";
     return { text: `${r.ds.id} ${col}${of}: ${plural(s.counts.count, unit[r.kind][0], unit[r.kind][1])}: ${parts.join(", ")}${late}`, status: s.status, late: s.late };
   }
   const id = s.id ?? r.dataid(format(r.kind, c));
   return { text: `${r.ds.id} ${id}: ${statusName(s.status)}${s.late ? " (late)" : ""}`, status: s.status, late: s.late, id };
+}
+
+/** notYet says why a sliced row expects nothing at column c when a DYNAMIC value of it is expected only later. */
+function notYet(r: TimeRow, c: number): string {
+  const v = grid.view!;
+  for (const x of r.slice || []) {
+    const from = memberOf(r.ds.id, x.dimension, x.value)?.expectedFrom;
+    if (from && columns(r.kind, ordinal(r.kind, from), v.zoom)[0] > c) return ` (${x.dimension} ${x.value} is expected from ${from})`;
+  }
+  return "";
+}
+
+/** behindRow: the row's value is one of those behind, drawn first. */
+function behindRow(r: TimeRow): boolean {
+  return !!grid.layouts.get(r.ds.id)?.behind.has(r.label);
+}
+
+/** sliceTitle spells a sliced row's values, and from when a DYNAMIC one is expected. */
+function sliceTitle(r: TimeRow): string {
+  return (r.slice || [])
+    .map((x) => {
+      const from = memberOf(r.ds.id, x.dimension, x.value)?.expectedFrom;
+      return `${x.dimension} ${x.value}${from ? ` (expected from ${from})` : ""}`;
+    })
+    .join(", ");
 }
 
 function hover(e: MouseEvent, r: TimeRow) {
@@ -428,6 +504,6 @@ export function cell(ds: string, id: string): { status: string; late: boolean; t
 function otherGrid() {
   if (!grid.others.length) return nothing;
   const w = trackWidth() - 90; // room for the count
-  return html`<h3>Other axes <span class="note muted">INTEGER, STATIC, datasets with dimensions (date|region…) and datasets without a definition: their dataids in order, each run of one status as wide as its share</span></h3>
+  return html`<h3>Other axes <span class="note muted">INTEGER, STATIC, DYNAMIC, datasets with dimensions not drawn above (no time dimension first, or no STATIC or DYNAMIC one after it) and datasets without a definition: their dataids in order, each run of one status as wide as its share</span></h3>
     <div class="grid others" style="--track: ${w}px">${grid.others.map((r) => r.view(w))}</div>`;
 }

@@ -1,13 +1,14 @@
 // The overview: the pipeline graph, the partition grid with its zoom and
 // range, the live claims, and (admins) the range operations.
 import { html, nothing, render } from "lit-html";
-import { columnAt, format, isTime, ordinal, unit, zooms, type Zoom } from "../calendar";
+import { columnAt, format, ordinal, unit, zooms, type Zoom } from "../calendar";
 import { isAdmin, state } from "../state";
 import { outputStatuses, statusName } from "../util";
 import { rangeForm } from "./actions";
 import { renderClaims, rereadClaims } from "./claims";
-import { defaultView, grid, renderGrid, setup, show, viewFrom, viewHash, type View } from "./grid";
+import { axisOf, defaultView, grid, renderGrid, setup, show, timeDatasets, viewFrom, viewHash, type View } from "./grid";
 import { OtherRow } from "./other";
+import { loadBehind, loadMembers, onTimeAxis, picksQuery, readPicks } from "./picker";
 import { pipe, renderPipeline } from "./pipeline";
 
 export async function overview(view: HTMLElement, q: URLSearchParams) {
@@ -20,8 +21,12 @@ export async function overview(view: HTMLElement, q: URLSearchParams) {
       <div id="range-host"></div>`,
     view,
   );
+  // The dimension pickers' choices, and what their rows wait for: the
+  // values behind of a dimension with more values than rows (drawn first).
+  readPicks(q);
+  await loadBehind(state.datasets, true);
   setup();
-  const times = state.datasets.filter((d) => isTime(d.partitions?.kind));
+  const times = timeDatasets();
   const v = viewFrom(q) || defaultView(times);
   grid.onLoaded = () => renderPipeline();
   if (v) renderTools(v);
@@ -34,6 +39,8 @@ export async function overview(view: HTMLElement, q: URLSearchParams) {
   grid.onReady = () => rereadClaims(() => (renderClaims(), renderPipeline()), 0);
   if (!v) grid.onReady();
   if (isAdmin()) rangeForm(document.getElementById("range-host")!);
+  // When each DYNAMIC value is expected from, for the rows' labels and hover.
+  loadMembers(state.datasets.filter(onTimeAxis)).then(renderGrid, () => {});
 }
 
 /** show0 loads the rows on axes of their own when no dataset has a time definition. */
@@ -49,7 +56,7 @@ function renderTools(v: View) {
   const setZoom = (z: Zoom) => {
     // keep the last day in sight, in the new zoom's columns
     const day = lastDay(v);
-    location.hash = `#/?zoom=${z}&to=${format(z, z === "HOURLY" ? day * 24 + 23 : columnAt(z, day * 86400000))}`;
+    location.hash = `#/?zoom=${z}&to=${format(z, z === "HOURLY" ? day * 24 + 23 : columnAt(z, day * 86400000))}${picksQuery()}`;
   };
   const submit = (ev: Event) => {
     ev.preventDefault();
@@ -70,7 +77,7 @@ function renderTools(v: View) {
       <span class="legend">${outputStatuses.map((s) => html`<i class="c s-${s}"></i>${statusName(s)} `)}<i class="c s-NONE late"></i>late
         <i class="c s-MIXED"></i>mixed (hover for counts)</span>
     </form>
-    ${state.datasets.some((d) => isTime(d.partitions?.kind) && d.partitions!.kind !== v.zoom)
+    ${timeDatasets().some((d) => axisOf(d).kind !== v.zoom)
       ? html`<p class="muted small">A coarser dataset spans its window's columns; a finer one is summed per column (click it to open it at its own level).</p>`
       : nothing}`,
     el,

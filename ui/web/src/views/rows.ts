@@ -43,6 +43,12 @@ export interface Segment {
 
 export type Mode = "cells" | "spans" | "summary";
 
+/** one dimension's value of a sliced row */
+export interface SliceValue {
+  dimension: string;
+  value: string;
+}
+
 const runFields = "runs { from to count status late }";
 const colFields = "columns { from to columns count ready running failed resubmit hold missing late }";
 
@@ -68,23 +74,55 @@ export class TimeRow {
   segments: Segment[] = [];
 
   /**
-   * slice, for a dataset with dimensions (a date and a region), is the
-   * value of its second dimension this row draws: its dataids are tuples
-   * whose first value is of kind, one per column.
+   * slice, for a dataset with dimensions (a date, a region, a product), is
+   * the value of each dimension after the first this row draws, in
+   * declared order: its dataids are tuples whose first value is of kind,
+   * one per column.
    */
-  slice: { dimension: string; value: string } | null = null;
+  slice: SliceValue[] | null = null;
+  /** by names the dimension of the slice whose value the row stands for (null: one slice, every value fixed) */
+  by: string | null = null;
 
   constructor(
     public ds: Dataset,
-    slice?: { dimension: string; value: string },
+    slice?: SliceValue[],
+    by?: string | null,
   ) {
     this.kind = (slice ? ds.partitions!.dimensions![0].kind : ds.partitions!.kind) as Zoom;
     if (slice) this.slice = slice;
+    this.by = by ?? null;
   }
 
-  /** key names the row: its dataset, and the value it draws of a dataset with dimensions. */
+  /** tail is the values of a sliced row's dataids after the first, joined as in a dataid. */
+  get tail(): string {
+    return this.slice ? this.slice.map((s) => s.value).join("|") : "";
+  }
+
+  /** key names the row: its dataset, and the values it draws of a dataset with dimensions (ds|eu|p1). */
   get key(): string {
-    return this.slice ? `${this.ds.id}|${this.slice.value}` : this.ds.id;
+    return this.slice ? `${this.ds.id}|${this.tail}` : this.ds.id;
+  }
+
+  /** label is what the row's label adds to the dataset's id: the value of by, or every fixed value. */
+  get label(): string {
+    if (!this.slice) return "";
+    const v = this.slice.find((s) => s.dimension === this.by);
+    return v ? v.value : this.slice.map((s) => s.value).join(" · ");
+  }
+
+  /** sliceText spells the row's slice: "region eu, product p1". */
+  get sliceText(): string {
+    return (this.slice || []).map((s) => `${s.dimension} ${s.value}`).join(", ");
+  }
+
+  /** sliceInput is the row's slice as partitionRuns takes it. */
+  sliceInput(): { dimension: string; values: string[] }[] {
+    return (this.slice || []).map((s) => ({ dimension: s.dimension, values: [s.value] }));
+  }
+
+  /** width is how many dataids the row has per period of its kind, at most: the product of its slice's values (one). */
+  get width(): number {
+    return this.sliceInput().reduce((n, s) => n * s.values.length, 1);
   }
 
   /** head is a dataid's value of the row's kind (a tuple's first). */
@@ -94,7 +132,7 @@ export class TimeRow {
 
   /** dataid is the row's dataid at a value of its kind (a tuple for a slice row). */
   dataid(v: string): string {
-    return this.slice ? `${v}|${this.slice.value}` : v;
+    return this.slice ? `${v}|${this.tail}` : v;
   }
 
   /** setView points the row at columns [c0, c1] of zoom; true when it must load again. */
@@ -124,7 +162,8 @@ export class TimeRow {
   /** parts splits the view into column ranges of at most partLimit dataids. */
   parts(): { c0: number; c1: number; lo: number; hi: number }[] {
     const out = [];
-    const limit = this.slice ? partLimit / 4 : partLimit; // read by key: four times the cost
+    // A slice is read by key: four times the cost, for each of its tuples of a period.
+    const limit = this.slice ? partLimit / 4 / this.width : partLimit;
     for (let c = this.c0; c <= this.c1; ) {
       let e = this.c1;
       let [lo, hi] = periodsIn(this.kind, this.zoom, c, e);
@@ -203,7 +242,7 @@ export class TimeRow {
    */
   apply(id: string, to: string): boolean {
     if (this.mode === "summary") return false;
-    if (this.slice && id.split("|")[1] !== this.slice.value) return false;
+    if (this.slice && id.slice(id.indexOf("|") + 1) !== this.tail) return false;
     const n = ordinal(this.kind, this.head(id));
     const i = this.runs.findIndex((r) => ordinal(this.kind, this.head(r.from)) <= n && n <= ordinal(this.kind, this.head(r.to)));
     if (i < 0) return false;
@@ -273,6 +312,9 @@ interface Field {
   gen: number;
 }
 
+/** limitOf is the dataids a field may look at: its periods (and one more), times a slice's tuples per period. */
+const limitOf = (f: Field) => (count(f.part.lo, f.part.hi) + 1) * f.row.width;
+
 /**
  * load reads the rows' views, a few requests at a time, each within the
  * server's default cost limit, and calls done as each request's rows are
@@ -296,7 +338,7 @@ export async function loadRows(rows: TimeRow[], done: (rows: TimeRow[]) => void)
   let cur: Field[] = [];
   let cost = 0;
   for (const f of fields) {
-    const c = fieldCost(count(f.part.lo, f.part.hi) + 1, !!f.row.slice);
+    const c = fieldCost(limitOf(f), !!f.row.slice);
     if (cur.length && (cost + c > requestBudget || cur.length >= maxFields)) {
       batches.push(cur);
       cur = [];
@@ -324,8 +366,8 @@ async function readBatch(batch: Field[]): Promise<TimeRow[]> {
     const zoom = row.mode === "summary" ? `, zoom: ${row.zoom}` : "";
     const slice = row.slice ? `, slice: $s${i}` : "";
     sel.push(`r${i}: partitionRuns(dataset: $d${i}, from: $f${i}, to: $t${i}, limit: $l${i}${zoom}${slice}) { ${row.selection()} }`);
-    Object.assign(vars, { [`d${i}`]: row.ds.id, [`f${i}`]: format(row.kind, part.lo), [`t${i}`]: format(row.kind, part.hi), [`l${i}`]: count(part.lo, part.hi) + 1 });
-    if (row.slice) vars[`s${i}`] = [{ dimension: row.slice.dimension, values: [row.slice.value] }];
+    Object.assign(vars, { [`d${i}`]: row.ds.id, [`f${i}`]: format(row.kind, part.lo), [`t${i}`]: format(row.kind, part.hi), [`l${i}`]: limitOf(f) });
+    if (row.slice) vars[`s${i}`] = row.sliceInput();
   });
   try {
     const d: any = await gql(`query(${decl.join(", ")}) { ${sel.join("\n")} }`, vars);
