@@ -23,6 +23,7 @@ var dynamicByDimensionTests = []testCase{
 	{"DimensionsDynamicFedLater", (*suite).testDimensionsDynamicFedLater},
 	{"DimensionsDynamicLookbackBeforeValue", (*suite).testDimensionsDynamicLookbackBeforeValue},
 	{"DimensionsDynamicUpsertAgain", (*suite).testDimensionsDynamicUpsertAgain},
+	{"DimensionsDynamicValuesNotFed", (*suite).testDimensionsDynamicValuesNotFed},
 }
 
 // A job applied again unchanged gives its output no value: a value
@@ -287,4 +288,33 @@ func (s *suite) testDimensionsDynamicFedLater(t *testing.T) {
 	require.Empty(t, b.membersOf("wide-clean", "customer"))
 	_, err = b.s.Job(b.ctx, "wide-cl")
 	requireCode(t, err, backends.CodeNotFound)
+}
+
+// Values added to an output whose job reads no input by that dimension (a
+// daily input fanned out to each customer, a LATEST snapshot read by
+// every customer): their tuples may read chunks READY already, which
+// nothing publishes again, so findNext offers them, from the backfill's
+// first day, once each.
+func (s *suite) testDimensionsDynamicValuesNotFed(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("daily", partition.Def{Kind: partition.Daily, Start: "2025-12-30"})
+	b.definedDataset("per-customer", dateByCustomer("2025-12-30", nil))
+	b.job("split", "per-customer", "daily")
+	b.addTo("per-customer", "customer", "2025-12-30", "acme")
+	b.publish("daily", "2025-12-30", "2025-12-31")
+	require.Equal(t, []string{"2025-12-30|acme <- [2025-12-30]", "2025-12-31|acme <- [2025-12-31]"}, b.drainReads("split"))
+	b.addTo("per-customer", "customer", "2025-12-30", "beta")
+	require.Equal(t, []string{"2025-12-30|beta <- [2025-12-30]", "2025-12-31|beta <- [2025-12-31]"}, b.drainReads("split"))
+	b.addTo("per-customer", "customer", "", "gamma") // from today: its day reads a chunk not READY yet
+	require.Empty(t, b.drainReads("split"))
+	b.publish("daily", "2026-01-01")
+	require.Equal(t, []string{"2026-01-01|acme <- [2026-01-01]", "2026-01-01|beta <- [2026-01-01]", "2026-01-01|gamma <- [2026-01-01]"}, b.drainReads("split"))
+
+	b.definedDataset("rates", partition.Def{Kind: partition.Daily, Start: "2025-12-28"})
+	b.definedDataset("priced", dateByCustomer("2025-12-30", nil))
+	b.upsertJob(backends.Job{ID: "price", Inputs: []string{"rates"}, Output: "priced",
+		InputMappings: []backends.InputMapping{{Dataset: "rates", Mapping: partition.Mapping{Kind: partition.Latest, OutputDimension: "date"}}}})
+	b.publish("rates", "2025-12-29")
+	b.addTo("priced", "customer", "2025-12-30", "acme")
+	require.Equal(t, []string{"2025-12-30|acme <- [2025-12-29]", "2025-12-31|acme <- [2025-12-29]", "2026-01-01|acme <- [2025-12-29]"}, b.drainReads("price"))
 }

@@ -49,10 +49,10 @@ var (
 	// modelTimeIDs are the dataids operations use on the datasets with
 	// a time definition, modelOutside one of the same kind that each does
 	// not expect (publish, claim, force and blockers are refused there).
-	modelTimeIDs = map[string][]string{"s": modelScheduleIDs, "d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks,
+	modelTimeIDs = map[string][]string{"s": modelScheduleIDs, "d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "o": modelDaysR, "wk": modelWeeks,
 		"t": modelDimsIDs, "u": modelDimsIDs, "v": modelScheduleIDs, modelX: modelXIDs, modelZ: modelXIDs, modelQ: modelScheduleIDs, "l": modelDimsIDs,
 		modelF: modelXIDs, modelG: modelScheduleIDs, modelE: modelXIDs, modelP: modelPIDs}
-	modelOutside = map[string]string{"s": modelOutsideID, "d": "2026-01-03", "dim": "2025-12-27", "r": "2026-01-02", "wk": "2026-W02",
+	modelOutside = map[string]string{"s": modelOutsideID, "d": "2026-01-03", "dim": "2025-12-27", "r": "2026-01-02", "o": "2026-01-02", "wk": "2026-W02",
 		"t": "2026-01-01T02|eu", "u": "2026-01-01T00|fr", "v": modelOutsideID, modelX: "2026-01-01T02|c1", modelZ: "2026-01-01T02|k", modelQ: modelOutsideID, "l": "2026-01-01T02|us",
 		modelF: "2026-01-01T02|c2", modelG: modelOutsideID, modelE: "2026-01-01T02|k", modelP: "2026-01-01T01|eu"}
 )
@@ -138,7 +138,7 @@ func (m *model) latestReads(j *mJob, in, dataid string) []mRead {
 	return nil
 }
 
-// mappedJobs are the model's jobs jr and jk.
+// mappedJobs are the model's jobs jr, jk, jo and jp.
 func mappedJobs() []*mJob {
 	return []*mJob{
 		{id: "jr", inputs: []string{"d", "dim"}, output: "r", maxAttempts: 2, lease: 40 * time.Second,
@@ -150,6 +150,12 @@ func mappedJobs() []*mJob {
 			retryDelay: 10 * time.Second, retryMax: 20 * time.Second,
 			def: &modelWeeklyWk, ids: modelWeeks, mapped: map[string]partition.Mapping{
 				"d": {Kind: partition.TimeWindow},
+			}},
+		// jo reads d's two and three days before: o's first two days
+		// read nothing (before d's start), offered from the start.
+		{id: "jo", inputs: []string{"d"}, output: "o", maxAttempts: 2, lease: 30 * time.Second,
+			def: &modelDailyR, ids: modelDaysR, mapped: map[string]partition.Mapping{
+				"d": {Kind: partition.TimeWindow, StartOffset: -3, EndOffset: -2},
 			}},
 		{id: "jp", inputs: []string{"dim"}, output: modelP, maxAttempts: 2, lease: 30 * time.Second,
 			def: &modelPDef, ids: modelPIDs, mapped: map[string]partition.Mapping{

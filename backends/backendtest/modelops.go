@@ -108,7 +108,7 @@ func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 // randomOp draws the next operation; weights favour the claim lifecycle.
 func (h *harness) randomOp() op {
 	r := h.rng
-	jobs := []string{"ja", "jb", "jm", "jn", "js", "jw", "jr", "jk", "jy", "jt", "ju", "jv", "jx", "jz", "jq", "jl", "jf", "jg", "je", "jp"}
+	jobs := []string{"ja", "jb", "jm", "jn", "js", "jw", "jr", "jk", "jy", "jt", "ju", "jv", "jx", "jz", "jq", "jl", "jf", "jg", "je", "jp", "jo"}
 	o := op{job: pick(r, jobs), dataset: pick(r, modelDatasets), dataid: pick(r, modelDataIDs), tok: -1}
 	// Locality: operations often go on with the job and dataid of the one
 	// before, so that sequences reach deep states of a few chunks.

@@ -40,7 +40,7 @@ const (
 // rolling the days of d up into ISO weeks. ja, jm, js and jk back off
 // after a failure.
 var (
-	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w", "d", "dim", "r", "wk", modelDynamic, "t", "u", "v", modelX, modelZ, modelQ, "l", modelF, modelG, modelE, modelP}
+	modelDatasets = []string{"src", "src2", "a", "b", "m", "n", "s", "w", "d", "dim", "r", "o", "wk", modelDynamic, "t", "u", "v", modelX, modelZ, modelQ, "l", modelF, modelG, modelE, modelP}
 	modelSources  = []string{"src", "src2", "d", "dim"}
 	modelDataIDs  = []string{"1", "2", "10"}
 	// modelPartitions: src2 expects dataids 1 and 2 only (SPEC §8), so
@@ -50,13 +50,13 @@ var (
 	modelPartitions = map[string]partition.Def{
 		"src2": {Kind: partition.Integer, Start: "1", End: "2"},
 		"w":    {Kind: partition.Static, Values: []string{"1", "2", "10"}},
-		"d":    modelDailyD, "dim": modelDailyDim, "r": modelDailyR, "wk": modelWeeklyWk,
+		"d":    modelDailyD, "dim": modelDailyDim, "r": modelDailyR, "o": modelDailyR, "wk": modelWeeklyWk,
 		modelDynamic: modelDynamicDef, "t": modelDimsDef, "u": modelDimsDef, "v": modelScheduleDef,
 		modelX: modelXDef, modelZ: modelXDef, modelQ: modelScheduleDef, "l": modelDimsDef,
 		modelF: modelXDef, modelG: modelScheduleDef, modelE: modelXDef, modelP: modelPDef,
 	}
 	modelExpected = map[string][]string{"src2": {"1", "2"}, "w": {"1", "2", "10"},
-		"d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "wk": modelWeeks, "t": modelDimsIDs, "u": modelDimsIDs, "v": modelScheduleIDs,
+		"d": modelDaysD, "dim": modelDaysDim, "r": modelDaysR, "o": modelDaysR, "wk": modelWeeks, "t": modelDimsIDs, "u": modelDimsIDs, "v": modelScheduleIDs,
 		modelX: {}, modelZ: {}, modelQ: modelScheduleIDs, "l": modelDimsIDs, modelF: {}, modelG: modelScheduleIDs, modelE: {}, modelP: modelPIDs}
 )
 

@@ -55,6 +55,9 @@ func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backend
 		if frontier != nil {
 			frontiers = append(frontiers, *frontier)
 		}
+		if existed && !reflect.DeepEqual(old.Partitions, d.Partitions) {
+			frontiers = append(frontiers, readsNothingChains(cat.WithDataset(d), d.ID)...)
+		}
 		stored, version, err = e.b.PutDataset(cctx, d, frontiers, version)
 		if err != nil {
 			return nil, 0, err

@@ -33,28 +33,23 @@ func claimStateOf(cat *backends.Catalog, job backends.Job, dataid string, reads 
 		Unexpected: unexpectedInput(cat, job, dataid, reads)}
 }
 
-// unexpectedInput is the first input job reads across dimensions, or by
-// dimension with a DYNAMIC dimension, without a read among reads: none of
+// unexpectedInput is the first input with a DYNAMIC dimension that job
+// reads across dimensions or by dimension without a read among reads: none of
 // its tuples is expected for the output at dataid (a DYNAMIC dimension
 // read whole holds no value yet at its window, or the value read by value
 // is not the input's), so the output is not due until one is. An input
 // whose DYNAMIC dimensions are all read by value, each value the input's,
 // that the window maps before the values are expected (a lookback of the
 // day before at a customer's first day) is read as nothing, as an input of
-// STATIC and time dimensions is before its start (section 9).
+// STATIC and time dimensions alone is before its start (section 9), however
+// it is read.
 func unexpectedInput(cat *backends.Catalog, job backends.Job, dataid string, reads []backends.Read) string {
 	if !job.Mapped() {
 		return ""
 	}
 	for _, in := range job.Inputs {
 		m := job.Mapping(in)
-		switch m.Kind {
-		case partition.AcrossDimensions:
-		case partition.ByDimension:
-			if len(dynamicDimNames(cat.DefOf(in))) == 0 {
-				continue
-			}
-		default:
+		if m.Kind != partition.AcrossDimensions && m.Kind != partition.ByDimension || len(dynamicDimNames(cat.DefOf(in))) == 0 {
 			continue
 		}
 		if slices.ContainsFunc(reads, func(r backends.Read) bool { return r.Dataset == in }) {

@@ -343,6 +343,15 @@ func (e *engine) valueCandidates(ctx context.Context, cat *backends.Catalog, ds 
 				sweep(job.ID, first, false, true)
 			}
 		}
+		if first, ok, err := firstOf(changed); err != nil {
+			return nil, err
+		} else if ok && len(job.Inputs) > 0 && !slices.ContainsFunc(job.Inputs, func(in string) bool { return feeds(cat, job, in, dim) }) {
+			// Values no input feeds (a fan-out of a daily input to each
+			// customer, a LATEST snapshot read by every customer): their
+			// tuples may read chunks READY already, which will not queue
+			// them again, so a sweep walks the outputs from the first.
+			sweep(job.ID, first, false, true)
+		}
 		if first, ok, err := firstOf(again); err != nil {
 			return nil, err
 		} else if ok {
@@ -380,17 +389,64 @@ func (e *engine) valueCandidates(ctx context.Context, cat *backends.Catalog, ds 
 }
 
 // mayReadNothing tells whether job, with inputs, reads every input
-// through a mapping by dimension of which an entry is a window ending
-// before its output (a lookback of the days before, EndOffset < 0): at
-// the first tuples of a value added, its mapped sets may all be empty.
+// through a window ending before its output (a lookback of the days
+// before, EndOffset < 0), one-dimensional or an entry of a mapping by
+// dimension: at its output's first windows (a one-dimensional input's
+// start, a value's first tuples), its mapped sets may all be empty.
 func mayReadNothing(job backends.Job) bool {
 	if len(job.Inputs) == 0 {
 		return false
 	}
 	for _, in := range job.Inputs {
-		m := job.Mapping(in)
-		if m.Kind != partition.ByDimension || !slices.ContainsFunc(m.Entries(), func(x partition.Mapping) bool {
+		if !slices.ContainsFunc(windowEntries(job.Mapping(in)), func(x partition.Mapping) bool {
 			return x.Kind == partition.TimeWindow && x.EndOffset < 0
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// windowEntries are m's entries: its own of a mapping by dimension, else
+// m itself.
+func windowEntries(m partition.Mapping) []partition.Mapping {
+	if m.Kind == partition.ByDimension {
+		return m.Entries()
+	}
+	return []partition.Mapping{m}
+}
+
+// startEntries are the entries through which job reads in, as emptyStops
+// reads them: windowEntries, and a roll-up across dimensions as the
+// window it reads on the input's time dimension (the default rules pair
+// it with the output's time axis).
+func startEntries(cat *backends.Catalog, job backends.Job, in string) []partition.Mapping {
+	m := job.Mapping(in)
+	if m.Kind == partition.AcrossDimensions {
+		if idef := cat.DefOf(in); idef.Kind == partition.Dimensional && len(idef.Dimensions) > 0 && idef.Dimensions[0].Kind.IsTime() {
+			return []partition.Mapping{{Kind: partition.TimeWindow, Dimension: idef.Dimensions[0].Name}}
+		}
+		return nil
+	}
+	return windowEntries(m)
+}
+
+// readsNothingFirst tells whether job's output windows may read nothing
+// at its first windows, which no input chunk becoming READY would queue:
+// mayReadNothing, or, of a one-dimensional output of a time kind, every
+// input read through a window that does not end after its output (its
+// first windows may lie before every input's start).
+func readsNothingFirst(cat *backends.Catalog, job backends.Job) bool {
+	if mayReadNothing(job) {
+		return true
+	}
+	out := outputDef(cat, job)
+	if out == nil || !out.Kind.IsTime() || len(job.Inputs) == 0 {
+		return false
+	}
+	for _, in := range job.Inputs {
+		if !slices.ContainsFunc(startEntries(cat, job, in), func(x partition.Mapping) bool {
+			return x.Kind == partition.TimeWindow && x.EndOffset <= 0
 		}) {
 			return false
 		}

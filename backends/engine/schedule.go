@@ -310,25 +310,47 @@ func emptyReach(cat *backends.Catalog, job backends.Job) time.Duration {
 }
 
 // emptyStop is one window entry of a job whose tuples may read nothing:
-// the input's time dimension and how many of its windows the entry's
-// lookback ends before its output (-EndOffset).
+// the input's time dimension (or its one-dimensional definition) and how
+// many of its windows the entry's lookback ends before its output
+// (-EndOffset). from is, when either side is one-dimensional, the start
+// of the input's first window: what the entry reads is then there from
+// it, whatever value of the output reads it (stopAt).
 type emptyStop struct {
-	def partition.Def
-	k   int
+	def  partition.Def
+	k    int
+	from time.Time
 }
 
-// emptyStops are job's emptyStop, one per entry ending before its output.
+// emptyStops are job's emptyStop, one per entry not ending after its
+// output (one ending with it reads its input from the input's start).
 func emptyStops(cat *backends.Catalog, job backends.Job) []emptyStop {
 	var out []emptyStop
 	for _, in := range job.Inputs {
 		idef := cat.DefOf(in)
-		for _, x := range job.Mapping(in).Entries() {
-			if x.Kind != partition.TimeWindow || x.EndOffset >= 0 {
+		for _, x := range startEntries(cat, job, in) {
+			if x.Kind != partition.TimeWindow || x.EndOffset > 0 {
 				continue
 			}
+			st := emptyStop{k: -x.EndOffset}
 			if i := slices.IndexFunc(idef.Dimensions, func(d partition.Dimension) bool { return d.Name == x.Dimension }); i >= 0 {
-				out = append(out, emptyStop{idef.Dimensions[i].Def, -x.EndOffset})
+				st.def = idef.Dimensions[i].Def
+			} else if x.Dimension == "" && idef.Kind.IsTime() {
+				st.def = idef
+			} else {
+				continue
 			}
+			if x.Dimension == "" || x.OutputDimension == "" {
+				first, ok := st.def.First()
+				if !ok {
+					continue
+				}
+				begins, _, err := st.def.Window(first)
+				if err != nil {
+					continue
+				}
+				st.from = begins
+			}
+			out = append(out, st)
 		}
 	}
 	return out
@@ -341,6 +363,10 @@ func emptyStops(cat *backends.Catalog, job backends.Job) []emptyStop {
 func stopAt(stops []emptyStop, since time.Time) time.Time {
 	var stop time.Time
 	for _, st := range stops {
+		since := since
+		if !st.from.IsZero() {
+			since = st.from
+		}
 		id, ok := lastStarted(st.def, since)
 		if !ok {
 			if id, ok = st.def.First(); !ok {
@@ -442,6 +468,9 @@ func memberSpans(tdef partition.Def, members []partition.Member, stops []emptySt
 // false when none is left; shaped tells whether def has that shape (other
 // shapes walk every tuple).
 func nextMaybeEmpty(cat *backends.Catalog, job backends.Job, def partition.Def, id string) (next string, ok, shaped bool) {
+	if def.Kind.IsTime() {
+		return nextBeforeStart(cat, job, def, id)
+	}
 	if def.Kind != partition.Dimensional || len(def.Dimensions) != 2 || !def.Dimensions[0].Kind.IsTime() || def.Dimensions[1].Kind != partition.Dynamic {
 		return "", false, false
 	}
@@ -480,6 +509,38 @@ func nextMaybeEmpty(cat *backends.Catalog, job backends.Job, def partition.Def, 
 	return next, next != "", true
 }
 
+// nextBeforeStart is nextMaybeEmpty of a one-dimensional output of a
+// time kind: the output dataid after id ("": its first) whose window ends
+// before every window entry reads what its input has from its start
+// (stopAt), so that it may read nothing.
+func nextBeforeStart(cat *backends.Catalog, job backends.Job, def partition.Def, id string) (string, bool, bool) {
+	first, ok := def.First()
+	if !ok {
+		return "", false, true
+	}
+	begins, _, err := def.Window(first)
+	if err != nil {
+		return "", false, true
+	}
+	last, ok := lastStarted(def, stopAt(emptyStops(cat, job), begins).Add(-time.Nanosecond))
+	if !ok {
+		return "", false, true
+	}
+	next := first
+	if id != "" {
+		if next, ok = def.Next(id); !ok {
+			return "", false, true
+		}
+		if backends.CompareDataID(next, first) < 0 {
+			next = first
+		}
+	}
+	if backends.CompareDataID(next, last) > 0 {
+		return "", false, true
+	}
+	return next, true, true
+}
+
 // chainMaybeEmpty queues, after candidate c of a job whose tuples may read
 // nothing was taken (claimed or not), the next tuple that may (a plain
 // candidate): the tuples reading nothing are queued one after another, a
@@ -489,7 +550,7 @@ func nextMaybeEmpty(cat *backends.Catalog, job backends.Job, def partition.Def, 
 // chain's candidate goes on (chainMark), or one taken with such a twin.
 func chainMaybeEmpty(ctx context.Context, tx backends.Tx, cat *backends.Catalog, job backends.Job, c backends.Candidate, twins []backends.Candidate) (bool, error) {
 	link := func(c backends.Candidate) bool { return !c.Frontier && !c.Resubmit && c.NotBefore.Equal(chainMark) }
-	if !link(c) && !slices.ContainsFunc(twins, link) || !mayReadNothing(job) {
+	if !link(c) && !slices.ContainsFunc(twins, link) || !readsNothingFirst(cat, job) {
 		return false, nil // a twin taken in its place goes on for it
 	}
 	def := outputDef(cat, job)
@@ -501,6 +562,25 @@ func chainMaybeEmpty(ctx context.Context, tx backends.Tx, cat *backends.Catalog,
 		return false, nil
 	}
 	return true, tx.AddCandidate(ctx, chainLink(job.ID, next))
+}
+
+// readsNothingChains are the first candidates of the chains
+// (chainMaybeEmpty) of the jobs reading dataset whose first outputs may
+// read nothing under cat, where the dataset's definition has just
+// changed: a later start may leave more of them reading nothing.
+func readsNothingChains(cat *backends.Catalog, dataset string) []backends.Candidate {
+	var out []backends.Candidate
+	for _, id := range cat.Consumers(dataset) {
+		job := cat.Jobs.Get(id)
+		def := outputDef(cat, job)
+		if def == nil || !readsNothingFirst(cat, job) {
+			continue
+		}
+		if next, ok, shaped := nextMaybeEmpty(cat, job, *def, ""); shaped && ok {
+			out = append(out, chainLink(job.ID, next))
+		}
+	}
+	return out
 }
 
 // chainMark is the NotBefore of a chain's candidates (chainMaybeEmpty): an
@@ -640,10 +720,12 @@ func (e *engine) nextOpen(ctx context.Context, tx backends.Tx, cat *backends.Cat
 func (e *engine) frontierSeed(ctx context.Context, cat *backends.Catalog, job backends.Job) (*backends.Candidate, error) {
 	def := scheduleDef(cat, job)
 	if def == nil {
-		// A job whose first tuples of a value may read nothing, declared
-		// on an output that has values already: a sweep looks for them
-		// (sweepHorizon), as an add of values starts one.
-		if out := outputDef(cat, job); out != nil && mayReadNothing(job) && out.Kind == partition.Dimensional {
+		// A job whose first windows (or a value's first tuples) may read
+		// nothing, declared on an output that has them already: a chain
+		// of candidates goes through them (chainMaybeEmpty), or, of a
+		// shape without one, a sweep looks for them (sweepHorizon), as
+		// an add of values starts one.
+		if out := outputDef(cat, job); out != nil && readsNothingFirst(cat, job) && (out.Kind == partition.Dimensional || out.Kind.IsTime()) {
 			if id, ok, shaped := nextMaybeEmpty(cat, job, *out, ""); shaped {
 				if !ok {
 					return nil, nil
