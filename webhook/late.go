@@ -26,6 +26,12 @@ import (
 // once (exactly once but for a replica stopping between a send and the
 // write, as for every alert).
 //
+// A dataset with dimensions is watched by its time dimension's windows,
+// each tuple as a chunk (SPEC §10: a tuple's deadline is its window's): a
+// DYNAMIC value added is expected from its window, and one added with a
+// backfill raises no alert for windows whose deadlines had passed, as a
+// start moved back does not.
+//
 // A check sends at most LateCap alerts a dataset: when more chunks became
 // late at once (a server down for a week of hours), one late_summary
 // alert counts them instead of a storm.
@@ -57,7 +63,7 @@ func (w *worker) checkLate(ctx context.Context) error {
 	watched := map[string]bool{}
 	for _, ds := range datasets {
 		def := ds.Partitions
-		if def == nil || !def.Kind.IsTime() || def.Deadline == nil {
+		if def == nil || !def.Windowed() || def.Deadline == nil {
 			continue
 		}
 		watched[ds.ID] = true
@@ -108,6 +114,11 @@ func (w *worker) lateOf(ctx context.Context, dataset, job string, def partition.
 // and after mark.Last. ok is false when none is left (def ended).
 func lateFrom(def, byDeadline partition.Def, mark lateMark) (from string, ok bool) {
 	from = def.Start
+	if def.Kind == partition.Dimensional {
+		if from, ok = def.First(); !ok {
+			return "", false
+		}
+	}
 	if checked, any := byDeadline.DueBefore(mark.At); any {
 		if from, ok = def.Next(checked); !ok {
 			return "", false

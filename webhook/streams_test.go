@@ -146,3 +146,35 @@ func TestLegacyLateMarks(t *testing.T) {
 	require.Len(t, rcv.all(), 2, "%v", ids(rcv.all()))
 	require.Equal(t, []string{"late/feed/2026-02-27", "late/feed/2026-02-28"}, []string{got[0].ID, got[1].ID})
 }
+
+// TestLateTuples: a dataset with dimensions is watched as its time
+// dimension is: each tuple not READY by its window's end + the deadline is
+// a late alert; a customer added now is expected from today's window (it
+// raises no alert for the days before), and one added with a backfill
+// raises none for the days whose deadlines passed before it was added.
+func TestLateTuples(t *testing.T) {
+	deadline := time.Hour
+	s, clock := lateStore(t, partition.Def{Kind: partition.Dimensional, Deadline: &deadline, Dimensions: []partition.Dimension{
+		{Name: "date", Def: partition.Def{Kind: partition.Daily, Start: "2026-02-27"}},
+		{Name: "customer", Def: partition.Def{Kind: partition.Dynamic}},
+	}})
+	ctx := context.Background()
+	_, err := s.AddPartitions(ctx, "feed", []string{"acme"}, "customer", "")
+	require.NoError(t, err)
+	rcv := newReceiver(t)
+	start(t, fastConfig(s, clock, rcv.URL))
+	waitChecked(t, s, rcv, time.Time{}, 0)
+	_, err = s.AddPartitions(ctx, "feed", []string{"bolt"}, "customer", "2026-02-27")
+	require.NoError(t, err)
+	_, err = s.Publish(ctx, "feed", "2026-03-01|bolt")
+	require.NoError(t, err)
+	clock.Advance(14 * time.Hour) // 2026-03-02 02:00: 2026-03-01 passed its deadline at 01:00
+	got := rcv.waitAccepted(t, 1)
+	waitChecked(t, s, rcv, clock.Now(), 1)
+	require.Len(t, rcv.all(), 1)
+	require.Equal(t, []string{"late/feed/2026-03-01|acme", webhook.KindLate, "2026-03-01|acme"}, []string{got[0].ID, got[0].Alert.Kind, got[0].Alert.DataID})
+
+	clock.Advance(24 * time.Hour) // 2026-03-02 passes its deadline for both
+	got = rcv.waitAccepted(t, 3)
+	require.Equal(t, []string{"late/feed/2026-03-02|acme", "late/feed/2026-03-02|bolt"}, []string{got[1].ID, got[2].ID})
+}
