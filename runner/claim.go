@@ -9,6 +9,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,21 +55,26 @@ func Environ(c client.Claim, allow envname.Allow) []string {
 	set("CHUNKLOCK_ATTEMPT", strconv.Itoa(c.Attempt))
 	set("CHUNKLOCK_EXECUTOR", c.Executor)
 	set("CHUNKLOCK_FENCE", strconv.FormatInt(c.Fence, 10))
-	access := func(prefix string, a client.DatasetAccess, withDataset bool) {
+	// access sets a's variables; a dimension's only when every chunk of
+	// same (the chunks read of the same input) has a's value: a roll-up
+	// reads every region, a lookback several dates, which _DATAIDS lists.
+	access := func(prefix string, a client.DatasetAccess, withDataset bool, same []client.DatasetAccess) {
 		if withDataset {
 			set(prefix+"_DATASET", a.Dataset)
 		}
 		set(prefix+"_URL", a.URL)
 		set(prefix+"_CONNECTION", a.Connection)
 		set(prefix+"_LOCATION", a.Location)
-		for _, d := range a.Dimensions {
-			set(prefix+"_"+EnvName(d.Name), d.Value)
+		for i, d := range a.Dimensions {
+			if !slices.ContainsFunc(same, func(o client.DatasetAccess) bool { return i >= len(o.Dimensions) || o.Dimensions[i] != d }) {
+				set(prefix+"_"+EnvName(d.Name), d.Value)
+			}
 		}
 		if a.Secret != nil {
 			set(prefix+"_SECRET", *a.Secret)
 		}
 	}
-	access("CHUNKLOCK_OUTPUT", c.Output, true)
+	access("CHUNKLOCK_OUTPUT", c.Output, true, nil)
 	// The chunks of each input dataset, in the order of the first of them
 	// (inputs come in job order, each input's chunks in dataid order).
 	var ids []string
@@ -90,7 +96,7 @@ func Environ(c client.Claim, allow envname.Allow) []string {
 			prefix      string
 			withDataset bool
 		}{{fmt.Sprintf("CHUNKLOCK_INPUT_%d", i), true}, {"CHUNKLOCK_INPUT_" + EnvName(id), false}} {
-			access(v.prefix, cs[len(cs)-1], v.withDataset)
+			access(v.prefix, cs[len(cs)-1], v.withDataset, cs)
 			set(v.prefix+"_LOCATIONS", strings.Join(locations, "\n"))
 			set(v.prefix+"_DATAIDS", strings.Join(dataids, "\n"))
 		}

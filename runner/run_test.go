@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -298,4 +299,27 @@ func TestEnvironDimensions(t *testing.T) {
 	require.Contains(t, env, "CHUNKLOCK_INPUT_FEEDS_REGION=eu")
 	require.Contains(t, env, "CHUNKLOCK_INPUT_0_DATE=2026-11-22")
 	require.Contains(t, ShellExports(c, envname.Allow{}), "export CHUNKLOCK_DATAID='2026-11-22|eu'\n")
+
+	// A roll-up of the regions: their day is the chunks', and no region
+	// variable stands for all of them (_DATAIDS lists them); a lookback's
+	// dates likewise.
+	at := func(date, region string) client.DatasetAccess {
+		return client.DatasetAccess{Dataset: "feeds", DataID: date + "|" + region, Location: "feeds/" + region + "/" + date + "/",
+			Dimensions: []backends.DimensionValue{{Name: "date", Value: date}, {Name: "region", Value: region}}}
+	}
+	c = client.Claim{Job: "roll-up", DataID: "2026-11-22", Output: client.DatasetAccess{Dataset: "global", DataID: "2026-11-22"},
+		Inputs: []client.DatasetAccess{at("2026-11-22", "apac"), at("2026-11-22", "eu"), at("2026-11-22", "us")}}
+	env = Environ(c, envname.Allow{})
+	require.Contains(t, env, "CHUNKLOCK_INPUT_FEEDS_DATE=2026-11-22")
+	require.Contains(t, env, "CHUNKLOCK_INPUT_FEEDS_DATAIDS=2026-11-22|apac\n2026-11-22|eu\n2026-11-22|us")
+	c.Inputs = []client.DatasetAccess{at("2026-11-21", "eu"), at("2026-11-22", "eu")}
+	env2 := Environ(c, envname.Allow{})
+	require.Contains(t, env2, "CHUNKLOCK_INPUT_FEEDS_REGION=eu")
+	for _, kv := range append(env, env2...) {
+		require.False(t, strings.HasPrefix(kv, "CHUNKLOCK_INPUT_FEEDS_REGION=") && !slices.Contains(env2, kv), kv)
+		require.False(t, strings.HasPrefix(kv, "CHUNKLOCK_INPUT_0_REGION=") && !slices.Contains(env2, kv), kv)
+	}
+	for _, kv := range env2 {
+		require.False(t, strings.HasPrefix(kv, "CHUNKLOCK_INPUT_FEEDS_DATE="), kv)
+	}
 }

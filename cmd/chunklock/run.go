@@ -35,7 +35,9 @@ func runCommand() *cli.Command {
 			"   line: several for an input read through a mapping, such as a 7-day lookback; LOCATION\n" +
 			"   is then the newest), for a dataset with dimensions each dimension's value\n" +
 			"   (CHUNKLOCK_OUTPUT_<DIMENSION>, CHUNKLOCK_INPUT_<DATASET>_<DIMENSION>: CHUNKLOCK_DATAID is\n" +
-			"   then 2026-11-22|eu, CHUNKLOCK_OUTPUT_REGION eu), and the job's env. SECRET variables need\n" +
+			"   then 2026-11-22|eu, CHUNKLOCK_OUTPUT_REGION eu; an input's dimension is set when every\n" +
+			"   chunk read of it has the same value: a roll-up of the regions sets no REGION), and the\n" +
+			"   job's env. SECRET variables need\n" +
 			"   the job key (CHUNKLOCK_JOB_KEY or --job-key-file).\n\n" +
 			"While CMD runs the claim is heartbeaten every third of the job's leaseSeconds. Exit 0\n" +
 			"completes the claim (the output chunk becomes READY); any other exit fails it with the\n" +
