@@ -232,6 +232,12 @@ func (s *suite) testDimensionsDynamicJobLater(t *testing.T) {
 	b.job("build", "mart", "feeds")
 	require.Equal(t, []string{"acme@2025-12-31", "beta@2026-01-01"}, b.membersOf("mart", "customer"))
 	require.Equal(t, []string{"2025-12-31|acme", "2026-01-01|acme", "2026-01-01|beta"}, b.drain("build"))
+	// A bad value is refused in the name of the dataset it was added to,
+	// not of an output it would flow to.
+	_, err := b.s.AddPartitions(b.ctx, "feeds", []string{"a|b"}, "customer", "")
+	requireCode(t, err, backends.CodeInvalidArgument)
+	require.Contains(t, err.Error(), `dataset "feeds"`)
+	require.NotContains(t, err.Error(), "mart")
 }
 
 // testDimensionsDynamicCounts: an added customer is missing (and late)

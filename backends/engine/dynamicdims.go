@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -222,7 +223,10 @@ func (e *engine) changeDimensionValues(ctx context.Context, op, dataset string, 
 		}
 		targets := append(fedOutputs(cat, dataset, dimension), dataset)
 		slices.Reverse(targets[:len(targets)-1]) // the outputs furthest downstream first
-		for _, id := range targets {
+		// The dataset named is checked first, so that a bad value or one
+		// too many is refused in its name, not in an output's it flows to.
+		targets = append([]string{dataset}, targets...)
+		for n, id := range targets {
 			tds, _ := cat.Dataset(id)
 			tdef := *tds.Partitions
 			k := dynamicDim(tdef, dimension)
@@ -231,20 +235,27 @@ func (e *engine) changeDimensionValues(ctx context.Context, op, dataset string, 
 				s = 0
 			}
 			changed, done, again, skipped := changedDimension(tdef, tdef.Dimensions[k], values, add, s, now)
-			if id == dataset {
+			if id == dataset && n > 0 {
 				res.Skipped = skipped
 				res.Changed = len(done)
 			}
 			if len(done) == 0 {
 				continue
 			}
+			flows := ""
+			if id != dataset {
+				flows = fmt.Sprintf(" (the values of %q flow to it)", dataset)
+			}
 			if n := len(changed.Members); n > partition.MaxDynamicDimensionValues {
-				return backends.InvalidArgument("dimension %s of dataset %q holds at most %d values: it has %d, and this add would make it %d",
-					dimension, id, partition.MaxDynamicDimensionValues, len(tdef.Dimensions[k].Members), n)
+				return backends.InvalidArgument("dimension %s of dataset %q%s holds at most %d values: it has %d, and this add would make it %d",
+					dimension, id, flows, partition.MaxDynamicDimensionValues, len(tdef.Dimensions[k].Members), n)
 			}
 			next := withDimension(tds, k, changed)
 			if err := next.Partitions.ValidateNew(); err != nil {
-				return backends.InvalidArgument("dataset %q: %v", id, err)
+				return backends.InvalidArgument("dataset %q%s: %v", id, flows, err)
+			}
+			if n == 0 {
+				continue // checked only: it is changed last, after the outputs
 			}
 			if err := e.checkDatasetMappings(cat, next); err != nil {
 				return err

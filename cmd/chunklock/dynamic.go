@@ -134,6 +134,9 @@ func changeValues(ctx context.Context, cmd *cli.Command, past, skippedAs string,
 		return nil
 	}
 	fmt.Fprintf(out, "; %d skipped (%s or listed twice): %s\n", len(total.Skipped), skippedAs, examples(total.Skipped))
+	if cmd.String("from") != "" {
+		fmt.Fprintln(out, "a value in the set already keeps the start it was added with: to backfill it from --from, remove it and add it again (its chunks stay)")
+	}
 	return nil
 }
 

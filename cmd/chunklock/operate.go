@@ -21,7 +21,7 @@ func publishCommand() *cli.Command {
 		Name:      "publish",
 		Category:  catOperator,
 		Usage:     "mark chunks of a source dataset READY, so that its consumers may claim them",
-		UsageText: "chunklock publish --dataset D DATAID... | --range FROM..TO | --from FROM --to TO",
+		UsageText: "chunklock publish --dataset D DATAID... | --range FROM..TO | --from FROM --to TO [--slice DIMENSION=V1,V2]",
 		Description: "For datasets no job produces (their chunks arrive from outside): once a chunk is\n" +
 			"complete where the dataset's location says, publish it. Publishing a READY chunk again\n" +
 			"changes nothing. --range expands ISO dates (2026-01-01..2026-01-31) or integers\n" +
@@ -168,7 +168,7 @@ func resubmitCommand() *cli.Command {
 		Name:      "resubmit",
 		Category:  catOperator,
 		Usage:     "ask for chunks to be produced again (with --cascade, everything computed from them too)",
-		UsageText: "chunklock resubmit --dataset D (--dataid X | --from FROM --to TO | --range FROM..TO) [--cascade]",
+		UsageText: "chunklock resubmit --dataset D (--dataid X | --from FROM --to TO | --range FROM..TO) [--slice DIMENSION=V1,V2] [--cascade]",
 		Description: "The chunk's OUTPUT row becomes RESUBMIT (from READY, FAILED or HOLD; refused while\n" +
 			"RUNNING) with its attempts reset, and its producer claims it before anything else. With\n" +
 			"--cascade every chunk computed from it downstream is invalidated too, transitively, so\n" +
@@ -209,7 +209,7 @@ func holdCommand() *cli.Command {
 		Name:      "hold",
 		Category:  catOperator,
 		Usage:     "freeze chunks: nobody reads or writes them until they are resubmitted",
-		UsageText: "chunklock hold --dataset D (--dataid X | --from FROM --to TO | --range FROM..TO) [--reason TEXT]",
+		UsageText: "chunklock hold --dataset D (--dataid X | --from FROM --to TO | --range FROM..TO) [--slice DIMENSION=V1,V2] [--reason TEXT]",
 		Description: "The chunk's OUTPUT row becomes HOLD (refused while RUNNING): its producer will not\n" +
 			"claim it and its consumers will not read it. `chunklock resubmit` thaws it. Over a\n" +
 			"range, a RUNNING chunk is skipped, and a chunk already on HOLD for the same reason is\n" +

@@ -37,14 +37,14 @@ func rangeFlagList(verb string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "from", Usage: verb + " every chunk from dataid `FROM` (with --to)"},
 		&cli.StringFlag{Name: "to", Usage: "... to dataid `TO`, included"},
-		sliceFlag(verb + " only the chunks"),
+		sliceFlag(verb + " only the tuples"),
 	}
 }
 
 // sliceFlag is --slice DIMENSION=V1,V2 (SPEC §10 "Slices").
 func sliceFlag(what string) cli.Flag {
-	return &cli.StringSliceFlag{Name: "slice", Usage: what + " of a dataset with dimensions whose `DIMENSION=V1,V2` value is listed " +
-		"(repeat for several dimensions; --from/--to may then be values of the first dimension)"}
+	return &cli.StringSliceFlag{Name: "slice", Usage: what + " whose value of a dimension is listed, as `DIMENSION=V1,V2` " +
+		"(a dataset with dimensions; repeat for several dimensions; --from/--to may then be values of the first dimension)"}
 }
 
 // sliceArgs reads --slice; nil when there is none.

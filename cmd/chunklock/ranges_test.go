@@ -189,4 +189,24 @@ func TestSliceCommands(t *testing.T) {
 	code, _, errs = cliRun(t, "chunks", "--url", url, "--dataset", "feeds", "--slice", "date=2020-01-01")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "bound it with from and to")
+
+	// Without --dataset a slice shows the datasets that have its
+	// dimensions; a STATIC value none of them has is refused, naming theirs.
+	require.NoError(t, c.UpsertDataset(t.Context(), backends.Dataset{ID: "days", Partitions: &partition.Def{Kind: partition.Daily, Start: "2020-01-01"}}))
+	for _, missing := range []bool{false, true} {
+		args := []string{"chunks", "--url", url, "--slice", "region=us", "--limit", "0"}
+		if missing {
+			args = append(args, "--missing")
+		}
+		code, out, errs = cliRun(t, args...)
+		require.Equal(t, 0, code, errs)
+		require.Contains(t, out, "2020-01-01|us")
+		require.NotContains(t, out, "days")
+	}
+	code, _, errs = cliRun(t, "chunks", "--url", url, "--slice", "region=mars")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, `"mars" is not a value of dimension region (its values: us, eu, apac)`)
+	code, _, errs = cliRun(t, "chunks", "--url", url, "--slice", "customer=acme")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, "no dataset shown has the dimension(s) customer")
 }

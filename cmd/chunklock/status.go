@@ -287,7 +287,7 @@ func chunksCommand() *cli.Command {
 		Name:      "chunks",
 		Category:  catView,
 		Usage:     "show chunk statuses as a grid: dataids down, datasets across",
-		UsageText: "chunklock chunks [--dataset D...] [--job J] [--from X] [--to Y] [--limit N] [--missing] [--late]",
+		UsageText: "chunklock chunks [--dataset D...] [--job J] [--from X] [--to Y] [--slice DIMENSION=V1,V2] [--limit N] [--missing] [--late]",
 		Description: "One row per dataid (the last --limit, in dataid order), one column per dataset\n" +
 			"(sources first, then in pipeline order), one mark per chunk:\n" +
 			"   .  no chunk yet    R  RUNNING    #  READY    F  FAILED    S  RESUBMIT    H  HOLD\n" +
@@ -309,7 +309,7 @@ func chunksCommand() *cli.Command {
 			&cli.StringFlag{Name: "from", Usage: "first `dataid` (inclusive, shortlex order)"},
 			&cli.StringFlag{Name: "to", Usage: "last `dataid` (inclusive)"},
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show the last `N` dataids (0: all); with --missing/--late the first N per dataset"},
-			sliceFlag("show"),
+			sliceFlag("show only the tuples"),
 		), partitionFlags()...),
 		Action: action(chunks),
 	}
@@ -348,12 +348,59 @@ func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		fmt.Fprintln(out, "no datasets yet: declare them in a pipeline file and run `chunklock apply -f pipeline.yaml`")
 		return nil
 	}
-	if cmd.Bool("missing") || cmd.Bool("late") {
-		return listPartitions(ctx, cmd, c, v, ids)
-	}
 	slice, err := sliceArgs(cmd)
 	if err != nil {
 		return err
+	}
+	if slice != nil {
+		// A slice shows the datasets that have every dimension it names.
+		var sliced []string
+		for _, d := range v.datasets {
+			def := d.Backend().Partitions
+			if def == nil || def.Kind != partition.Dimensional || !slices.Contains(ids, d.ID) {
+				continue
+			}
+			if !slices.ContainsFunc(slice, func(sl partition.Slice) bool { return !slices.Contains(def.DimensionNames(), sl.Dimension) }) {
+				sliced = append(sliced, d.ID)
+			}
+		}
+		// A STATIC value no dataset shown has is a typo, not an empty slice.
+		for _, sl := range slice {
+			for _, val := range sl.Values {
+				known, static := false, false
+				var listed []string
+				for _, d := range v.datasets {
+					if !slices.Contains(sliced, d.ID) {
+						continue
+					}
+					for _, dim := range d.Backend().Partitions.Dimensions {
+						if dim.Name != sl.Dimension {
+							continue
+						}
+						if dim.Kind != partition.Static {
+							known = true
+							continue
+						}
+						static, listed = true, dim.Values
+						known = known || slices.Contains(dim.Values, val)
+					}
+				}
+				if static && !known {
+					return fmt.Errorf("--slice %s=%s: %q is not a value of dimension %s (its values: %s)", sl.Dimension, strings.Join(sl.Values, ","), val, sl.Dimension, strings.Join(listed, ", "))
+				}
+			}
+		}
+		if len(sliced) == 0 {
+			var dims []string
+			for _, sl := range slice {
+				dims = append(dims, sl.Dimension)
+			}
+			return fmt.Errorf("--slice: no dataset shown has the dimension(s) %s", strings.Join(dims, ", "))
+		}
+		ids = sliced
+	}
+	if cmd.Bool("missing") || cmd.Bool("late") {
+		return listPartitions(ctx, cmd, c, v, ids)
 	}
 	grid := map[string]map[string]string{} // dataid -> dataset -> status
 	// Beside other datasets, a dataset with dimensions shows one mark per
