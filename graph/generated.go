@@ -420,7 +420,7 @@ type ComplexityRoot struct {
 		Blockers       func(childComplexity int, job string, dataid string) int
 		CatalogChanges func(childComplexity int, dataset *string, job *string, actor *string, first *int, after *string) int
 		Chunk          func(childComplexity int, dataset string, dataid string) int
-		Chunks         func(childComplexity int, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string) int
+		Chunks         func(childComplexity int, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string, slice []DimensionSliceInput) int
 		Claims         func(childComplexity int, job *string) int
 		Dataset        func(childComplexity int, id string) int
 		Datasets       func(childComplexity int) int
@@ -655,7 +655,7 @@ type QueryResolver interface {
 	Dataset(ctx context.Context, id string) (*backends.Dataset, error)
 	Job(ctx context.Context, id string) (*backends.Job, error)
 	CatalogChanges(ctx context.Context, dataset *string, job *string, actor *string, first *int, after *string) (CatalogChangeConnection, error)
-	Chunks(ctx context.Context, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string) (ChunkConnection, error)
+	Chunks(ctx context.Context, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string, slice []DimensionSliceInput) (ChunkConnection, error)
 	Chunk(ctx context.Context, dataset string, dataid string) (backends.ChunkDetail, error)
 	Claims(ctx context.Context, job *string) ([]backends.Claim, error)
 	PartitionRuns(ctx context.Context, dataset string, from *string, to *string, zoom *partition.Kind, limit *int, slice []DimensionSliceInput) (model.PartitionRuns, error)
@@ -2430,7 +2430,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Chunks(childComplexity, args["dataset"].(*string), args["job"].(*string), args["role"].(*backends.Role), args["status"].(*backends.Status), args["from"].(*string), args["to"].(*string), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Chunks(childComplexity, args["dataset"].(*string), args["job"].(*string), args["role"].(*backends.Role), args["status"].(*backends.Status), args["from"].(*string), args["to"].(*string), args["first"].(*int), args["after"].(*string), args["slice"].([]DimensionSliceInput)), true
 	case "Query.claims":
 		if e.ComplexityRoot.Query.Claims == nil {
 			break
@@ -3734,6 +3734,10 @@ extend type Query {
   ` + "`" + `role` + "`" + `, ` + "`" + `status` + "`" + `, and ` + "`" + `from` + "`" + `/` + "`" + `to` + "`" + ` bounding the dataid inclusively in
   shortlex order (shorter first, then byte-wise). ` + "`" + `first` + "`" + ` is the page size
   (default 100, at most 1000); ` + "`" + `after` + "`" + ` is the ` + "`" + `endCursor` + "`" + ` of the page before.
+  ` + "`" + `slice` + "`" + ` (with ` + "`" + `dataset` + "`" + `, a dataset with dimensions) keeps the rows whose
+  tuple's values of the sliced dimensions are listed: a page then looks at up
+  to 10,000 rows for those it keeps, and may hold fewer than ` + "`" + `first` + "`" + ` with
+  ` + "`" + `hasNextPage` + "`" + ` true (go on from its ` + "`" + `endCursor` + "`" + `).
   """
   chunks(
     "Only the rows of this dataset."
@@ -3752,6 +3756,8 @@ extend type Query {
     first: Int
     "The ` + "`" + `endCursor` + "`" + ` of the page before."
     after: String
+    "Only the rows of ` + "`" + `dataset` + "`" + ` whose values of these dimensions are listed (SPEC §10 slices)."
+    slice: [DimensionSliceInput!]
   ): ChunkConnection!
   "One chunk: its OUTPUT status, every status row on it and its derived locks. NOT_FOUND for an unknown dataset."
   chunk("The dataset id." dataset: String!, "The chunk's dataid." dataid: String!): ChunkDetail!
@@ -6691,6 +6697,14 @@ func (ec *executionContext) field_Query_chunks_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "slice",
+		func(ctx context.Context, v any) ([]DimensionSliceInput, error) {
+			return ec.unmarshalODimensionSliceInput2ᚕgithubᚗcomᚋchunklockᚋchunklockᚋgraphᚐDimensionSliceInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slice"] = arg8
 	return args, nil
 }
 
@@ -13979,7 +13993,7 @@ func (ec *executionContext) _Query_chunks(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Chunks(ctx, fc.Args["dataset"].(*string), fc.Args["job"].(*string), fc.Args["role"].(*backends.Role), fc.Args["status"].(*backends.Status), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Chunks(ctx, fc.Args["dataset"].(*string), fc.Args["job"].(*string), fc.Args["role"].(*backends.Role), fc.Args["status"].(*backends.Status), fc.Args["from"].(*string), fc.Args["to"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["slice"].([]DimensionSliceInput))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v ChunkConnection) graphql.Marshaler {

@@ -3,6 +3,8 @@ package resolvers
 import (
 	"context"
 	"encoding/base64"
+	"github.com/chunklock/chunklock/backends/partition"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -79,6 +81,88 @@ func (r *Resolver) chunks(ctx context.Context, f backends.ChunkFilter, after *st
 		conn.Edges[i] = graph.ChunkEdge{Cursor: cursors[i], Node: row}
 	}
 	conn.PageInfo = pageInfo(cursors, page.HasNextPage)
+	return conn, nil
+}
+
+// maxSliceScan bounds the rows a page of chunks with a slice looks at.
+const maxSliceScan = 10 * backends.MaxPageSize
+
+// slicedChunks is a page of the rows of f's dataset, which has dimensions,
+// whose tuples' values of the dimensions sliced are listed: the rows are
+// read in pages and kept by their tuples, at most maxSliceScan rows a
+// request; a page that stops there may hold fewer rows than asked, its
+// endCursor where the scan stopped and hasNextPage true.
+func (r *Resolver) slicedChunks(ctx context.Context, f backends.ChunkFilter, after *string, slice []partition.Slice) (graph.ChunkConnection, error) {
+	if f.Dataset == "" {
+		return graph.ChunkConnection{}, backends.InvalidArgument("slice keeps the rows of one dataset with dimensions: give dataset")
+	}
+	ds, err := r.store.Dataset(ctx, f.Dataset)
+	if err != nil {
+		return graph.ChunkConnection{}, err
+	}
+	var def partition.Def
+	if ds.Partitions != nil {
+		def = *ds.Partitions
+	}
+	if _, _, err := def.Sliced(slice); err != nil {
+		return graph.ChunkConnection{}, backends.InvalidArgument("%v", err)
+	}
+	at := make([]int, len(slice))
+	for i, sl := range slice {
+		at[i] = slices.IndexFunc(def.Dimensions, func(d partition.Dimension) bool { return d.Name == sl.Dimension })
+	}
+	keep := func(id string) bool {
+		values, ok := def.SplitDataID(id)
+		if !ok {
+			return false
+		}
+		for i, sl := range slice {
+			if !slices.Contains(sl.Values, values[at[i]]) {
+				return false
+			}
+		}
+		return true
+	}
+	if after != nil {
+		if f.After, err = decodeCursor("c", *after); err != nil {
+			return graph.ChunkConnection{}, err
+		}
+	}
+	want := f.First
+	f.First = backends.MaxPageSize
+	var conn graph.ChunkConnection
+	var cursors []string
+	end, more := "", false
+	for scanned := 0; ; {
+		page, err := r.store.Chunks(ctx, f)
+		if err != nil {
+			return graph.ChunkConnection{}, err
+		}
+		for i, row := range page.Rows {
+			end = encodeCursor("c", page.Cursors[i])
+			if keep(row.DataID) {
+				cursors = append(cursors, end)
+				conn.Edges = append(conn.Edges, graph.ChunkEdge{Cursor: end, Node: row})
+				if len(conn.Edges) == want {
+					more = i < len(page.Rows)-1 || page.HasNextPage
+					break
+				}
+			}
+		}
+		scanned += len(page.Rows)
+		if len(conn.Edges) == want || !page.HasNextPage || len(page.Rows) == 0 {
+			break
+		}
+		if scanned >= maxSliceScan {
+			more = true
+			break
+		}
+		f.After = page.Cursors[len(page.Cursors)-1]
+	}
+	conn.PageInfo = pageInfo(cursors, more)
+	if end != "" {
+		conn.PageInfo.EndCursor = &end // where the scan stopped: rows after the last kept may have been looked at
+	}
 	return conn, nil
 }
 

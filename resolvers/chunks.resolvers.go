@@ -59,7 +59,7 @@ func (r *mutationResolver) Hold(ctx context.Context, dataset string, dataid stri
 }
 
 // Chunks is the resolver for the chunks field.
-func (r *queryResolver) Chunks(ctx context.Context, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string) (graph.ChunkConnection, error) {
+func (r *queryResolver) Chunks(ctx context.Context, dataset *string, job *string, role *backends.Role, status *backends.Status, from *string, to *string, first *int, after *string, slice []graph.DimensionSliceInput) (graph.ChunkConnection, error) {
 	st, err := statusFilter(status)
 	if err != nil {
 		return graph.ChunkConnection{}, err
@@ -71,6 +71,9 @@ func (r *queryResolver) Chunks(ctx context.Context, dataset *string, job *string
 	f := backends.ChunkFilter{
 		Dataset: deref(dataset), Job: deref(job), Role: deref(role), Status: st,
 		From: deref(from), To: deref(to), First: n,
+	}
+	if slice != nil {
+		return r.slicedChunks(ctx, f, after, slicesOf(slice))
 	}
 	return r.chunks(ctx, f, after)
 }

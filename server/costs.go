@@ -50,7 +50,8 @@ import (
 //     claims and resourceLocks count as a page of 1,000 rows;
 //   - partitions with a status or late filter: a page may look at up to
 //     backends.MaxPartitionScan expected dataids for the rows it keeps, and
-//     costs partitionScanCost more;
+//     costs partitionScanCost more; so does chunks with a slice (up to
+//     10,000 rows looked at);
 //   - Dataset.partitionSummary: summaryCost; a count is shared by the
 //     aliases and requests that ask while it runs or after, until the next
 //     mutation or --summary-max-age, and counts are made one at a time with
@@ -101,8 +102,12 @@ func complexity(max int) graph.ComplexityRoot {
 	mutationCosts(&c, max)
 	thousand := func(child int) int { return 1 + child*pages(ptr(backends.MaxPageSize)) }
 	q := &c.Query
-	q.Chunks = func(child int, _, _ *string, _ *backends.Role, _ *backends.Status, _, _ *string, first *int, _ *string) int {
-		return 1 + child*pages(first)
+	q.Chunks = func(child int, _, _ *string, _ *backends.Role, _ *backends.Status, _, _ *string, first *int, _ *string, slice []graph.DimensionSliceInput) int {
+		n := 1 + child*pages(first)
+		if slice != nil {
+			n += partitionScanCost // up to maxSliceScan rows looked at for those kept
+		}
+		return n
 	}
 	q.Events = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }
 	q.CatalogChanges = func(child int, _, _, _ *string, first *int, _ *string) int { return 1 + child*pages(first) }

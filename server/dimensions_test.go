@@ -95,6 +95,35 @@ func TestDimensionsOverGraphQL(t *testing.T) {
 		require.Equal(t, 1, runs.Count)
 		require.Equal(t, "HOLD", runs.Runs[0].Status)
 
+		// chunks takes a slice too: the rows of the region's tuples, in
+		// pages (one row a page here), and refuses a slice without a
+		// dataset or of a dimension the dataset lacks.
+		var rows struct {
+			Edges []struct {
+				Node struct{ Dataid, Role string }
+			}
+			PageInfo struct {
+				HasNextPage bool
+				EndCursor   *string
+			}
+		}
+		chunksQ := `query($after: String) { chunks(dataset: "feeds", role: OUTPUT, first: 1, after: $after, slice: [{dimension: "region", values: ["us"]}]) { edges { node { dataid role } } pageInfo { hasNextPage endCursor } } }`
+		var got []string
+		var after any
+		for range 5 {
+			s.ok(reader, chunksQ, vars("after", after)).field(t, "chunks", &rows)
+			for _, e := range rows.Edges {
+				got = append(got, e.Node.Dataid)
+			}
+			if !rows.PageInfo.HasNextPage {
+				break
+			}
+			after = *rows.PageInfo.EndCursor
+		}
+		require.Equal(t, []string{"2026-02-27|us", "2026-02-28|us"}, got, "the held tuples; no eu row")
+		require.Equal(t, "INVALID_ARGUMENT", s.fails(reader, `{ chunks(slice: [{dimension: "region", values: ["us"]}]) { edges { cursor } } }`, nil))
+		require.Equal(t, "INVALID_ARGUMENT", s.fails(reader, `{ chunks(dataset: "feeds", slice: [{dimension: "customer", values: ["a"]}]) { edges { cursor } } }`, nil))
+
 		// A location must locate a chunk: {dataid}, or every dimension.
 		code := s.fails(admin, upsertDatasetQ, vars("in", map[string]any{"id": "bad", "location": "x/{region}/", "partitions": def}))
 		require.Equal(t, "INVALID_ARGUMENT", code)
