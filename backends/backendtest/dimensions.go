@@ -420,8 +420,22 @@ func (s *suite) testDimensionsRollUp(t *testing.T) {
 		reads = append(reads, r.DataID)
 	}
 	require.Equal(t, []string{"2025-12-30|eu", "2025-12-30|us", "2025-12-30|emea"}, reads, "the claim reads every region of its date")
+	// The lock graph at the date draws the regions read, and no chunk of
+	// feeds at the date itself, which no tuple is.
+	g, err := b.s.LockGraph(b.ctx, backends.GraphFilter{DataID: "2025-12-30"})
+	require.NoError(t, err)
+	var nodes []string
+	for _, n := range g.Nodes {
+		if n.Kind == backends.NodeChunk {
+			nodes = append(nodes, n.ID+" "+string(n.Status))
+		}
+	}
+	require.ElementsMatch(t, []string{"chunk:global/2025-12-30 RUNNING", "chunk:feeds/2025-12-30|eu READY", "chunk:feeds/2025-12-30|us READY", "chunk:feeds/2025-12-30|emea READY"}, nodes)
+	for _, e := range g.Edges {
+		require.NotEqual(t, "chunk:feeds/2025-12-30", e.To)
+	}
 
-	_, err := b.s.Resubmit(b.ctx, "feeds", "2025-12-30|us", true)
+	_, err = b.s.Resubmit(b.ctx, "feeds", "2025-12-30|us", true)
 	requireCode(t, err, backends.CodeLocked, "a region read by a live claim")
 	require.Equal(t, backends.StatusReady, b.status("feeds", "2025-12-30|us"), "refused: nothing changed")
 	b.complete(c)

@@ -172,10 +172,23 @@ func (e *engine) addChunks(ctx context.Context, cat *opCatalog, g *backends.Lock
 		return err
 	}
 	chunkID := func(c backends.Read) string { return "chunk:" + c.Dataset + "/" + c.DataID }
+	// A dataset's chunk at dataid is drawn when it may be one: the
+	// dataset's definition expects it, or it has a row (a date is no
+	// tuple of a dataset with dimensions, nor a day of an hourly one).
+	dropped := map[string]bool{}
 	for i, c := range chunks {
+		if i < len(dsIDs) && rows[i] == nil {
+			if def := cat.DefOf(c.Dataset); !def.IsZero() && !def.Contains(c.DataID) {
+				dropped[chunkID(c)] = true
+				continue
+			}
+		}
 		g.Nodes = append(g.Nodes, backends.GraphNode{ID: chunkID(c), Kind: backends.NodeChunk, Dataset: c.Dataset, DataID: c.DataID, Status: backends.StatusOf(rows[i])})
 	}
 	for i, ea := range edges {
+		if dropped[chunkID(ea.at)] {
+			continue
+		}
 		r := rows[len(chunks)+i]
 		edge := backends.GraphEdge{From: "job:" + ea.job, To: chunkID(ea.at), Kind: ea.kind, Status: backends.StatusOf(r)}
 		if r != nil {

@@ -2,8 +2,10 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -81,14 +83,22 @@ func TestValueCountsFoldTooManyKeys(t *testing.T) {
 		addEvents(ch, evs)
 		t.Logf("evq entry: %d events, %d datasets, %d count keys", len(evs), len(ch), len(b.countParts(ch)))
 	}
-	for round := range 5 {
-		err := b.moveEvents(ctx)
-		t.Logf("round %d: %v", round, err)
-		if err == nil {
-			break
+	// The backend's own mover runs beside these rounds, and the two may
+	// conflict on the same folds a few rounds in a row on a loaded
+	// machine: each round that conflicts leaves them to the other.
+	var other error
+	require.Eventually(t, func() bool {
+		if err := b.moveEvents(ctx); err != nil && !errors.Is(err, errFoldConflict) && other == nil {
+			other = err
 		}
-	}
-	require.Empty(t, b.keysUnder(t, b.key("evq")+"/"), "every event moved")
+		if other != nil {
+			return true
+		}
+		resp, err := b.get(ctx, b.key("evq")+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		return err == nil && resp.Count == 0
+	}, 60*time.Second, 20*time.Millisecond, "every event moved")
+	require.NoError(t, other)
+	require.Empty(t, b.keysUnder(t, b.key("evq")+"/"))
 }
 
 // TestFoldTooManyKeys: a fold whose one entry changes more count keys than
