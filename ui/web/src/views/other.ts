@@ -71,7 +71,7 @@ export class OtherRow {
 
   view(width: number) {
     const kind = this.ds.partitions ? kindLabel(this.ds.partitions) : "no definition";
-    const mark = kind === "no definition" ? "—" : kind === "integer" ? "#" : this.ds.partitions?.dimensions ? "×" : "S";
+    const mark = kind === "no definition" ? "—" : kind === "integer" ? "#" : kind === "dynamic" ? "D" : this.ds.partitions?.dimensions ? "×" : "S";
     return html`<div class="grow other" data-ds=${this.ds.id} data-dataset=${this.ds.id}>
       <div class="glabel"><a href=${datasetHref(this.ds.id)}>${this.ds.id}</a> <span class="kind" title=${kind}>${mark}</span></div>
       <div class="track" style="width: ${width}px">${this.bar(width)}</div>
@@ -82,7 +82,11 @@ export class OtherRow {
   private bar(width: number) {
     if (this.error) return html`<span class="error small">${this.error}</span>`;
     if (!this.loaded) return html`<span class="loading-bar"></span>`;
-    if (!this.total) return html`<span class="muted small">no ${this.ds.partitions ? "expected dataid yet" : "chunk yet"}</span>`;
+    if (!this.total) {
+      // A DYNAMIC set's values are listed on its page; the row draws its chunks.
+      const dynamic = this.ds.partitions?.kind === "DYNAMIC";
+      return html`<span class="muted small">${!this.ds.partitions ? "no chunk yet" : dynamic ? html`no chunk yet: its values are listed on <a href=${datasetHref(this.ds.id)}>its page</a>` : "no expected dataid yet"}</span>`;
+    }
     const min = 3;
     const room = width - min * this.runs.length;
     let x = 0;

@@ -135,7 +135,7 @@ function toolbar() {
       : pipe.search && found().length === 1
         ? html`<button type="button" id="pipeline-focus" @click=${set(() => ((pipe.focus = found()[0]), (pipe.fitted = "")))}>focus on ${found()[0]}</button>`
         : nothing}
-    <span class="muted small">${plural(state.datasets.length, "dataset")}, ${plural(state.jobs.length, "job")}; counts over the grid's columns</span>
+    <span class="muted small">${plural(state.datasets.length, "dataset")}, ${plural(state.jobs.length, "job")}; counts over what the grid shows: its columns, and the rows picked of a dataset with dimensions</span>
   </div>`;
 }
 
