@@ -165,7 +165,7 @@ func TestDimensionsPicker(t *testing.T) {
 
 // TestDimensionsManyValues: a DYNAMIC dimension of 1,000 customers gets
 // 24 rows: the three behind first (valueSummaries), then the others in
-// shortlex order, the rest counted ("+976 more customers: type to
+// shortlex order, the rest counted ("+976 more values of customer not drawn: type to
 // filter"); the filter box narrows them by substring, the behind first.
 func TestDimensionsManyValues(t *testing.T) {
 	s := newStack(t, false, "total")
@@ -190,7 +190,7 @@ func TestDimensionsManyValues(t *testing.T) {
 	require.Equal(t, "NONE", cellStatus(t, tb, "feeds|c0777", "2026-01-03"))
 	require.Equal(t, "READY", cellStatus(t, tb, "feeds|c0001", "2026-01-03"))
 	note := eval[string](t, tb, `document.querySelector('.gpick[data-pick="feeds"] .pick-note').innerText`)
-	require.Contains(t, note, "+976 more customers: type to filter")
+	require.Contains(t, note, "+976 more values of customer not drawn: type to filter")
 	require.Contains(t, note, "3 behind")
 	require.Equal(t, 3, eval[int](t, tb, `document.querySelectorAll('.grow[data-dataset="feeds"] .slice.behind').length`), "the behind rows are marked")
 	tb.screenshot(t, "dimensions-many-values")
@@ -201,7 +201,7 @@ func TestDimensionsManyValues(t *testing.T) {
 	labels = strings.Split(rowLabels(t, tb, "feeds"), "; ")
 	require.Len(t, labels, 24)
 	require.Equal(t, []string{"feeds c0999 D", "feeds c0900 D", "feeds c0901 D"}, labels[:3])
-	require.Contains(t, eval[string](t, tb, `document.querySelector('.gpick[data-pick="feeds"] .pick-note').innerText`), "100 of 1,000 customers match: +76 more")
+	require.Contains(t, eval[string](t, tb, `document.querySelector('.gpick[data-pick="feeds"] .pick-note').innerText`), "100 of 1,000 values of customer match: +76 not drawn")
 	tb.do(t, chromedp.SendKeys(chromedp.CSS(`.gpick[data-pick="feeds"] input.pick-filter`), "77"))
 	tb.poll(t, `document.querySelectorAll('.grow[data-dataset="feeds"]').length === 1`)
 	require.Equal(t, "feeds c0977 D", rowLabels(t, tb, "feeds"))

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,8 +105,13 @@ func undriven(job backends.Job) bool {
 // not expect.
 func checkExpected(cat *backends.Catalog, job backends.Job, dataid string) error {
 	if def := outputDef(cat, job); def != nil && !def.Contains(dataid) {
-		return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (%s partitions from %q); job %q produces only those",
-			dataid, job.Output, def.Kind, firstExpected(def), job.ID)
+		what := fmt.Sprintf("%s partitions from %q", def.Kind, firstExpected(def))
+		if def.Kind == partition.Dimensional {
+			// Its dimensions in order, and an example of a tuple.
+			what = fmt.Sprintf("dimensions %s, such as %q", strings.Join(def.DimensionNames(), " | "), firstExpected(def))
+		}
+		return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (%s); job %q produces only those",
+			dataid, job.Output, what, job.ID)
 	}
 	return nil
 }

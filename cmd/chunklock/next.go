@@ -23,7 +23,10 @@ func nextCommand() *cli.Command {
 			"(--format json, the default) or as shell `export` lines (--format env) for eval. The\n" +
 			"variables are those `chunklock run` gives its job process: CHUNKLOCK_DATAID,\n" +
 			"CHUNKLOCK_CLAIM_TOKEN, CHUNKLOCK_OUTPUT_LOCATION, CHUNKLOCK_INPUT_<DATASET>_LOCATION,\n" +
-			"..._URL, ..._CONNECTION, ..._SECRET (with the job key), and the job's env.\n\n" +
+			"..._URL, ..._CONNECTION, ..._SECRET (with the job key), ..._LOCATIONS and ..._DATAIDS\n" +
+			"(every chunk read of an input, one a line), each dimension's value of a dataset with\n" +
+			"dimensions (CHUNKLOCK_OUTPUT_REGION, CHUNKLOCK_INPUT_<DATASET>_REGION: see `chunklock run\n" +
+			"--help`), and the job's env (every value single-quoted).\n\n" +
 			"Without --dataid the server picks (findNext): the lowest resubmitted dataid whose inputs\n" +
 			"are ready, else the lowest dataid whose inputs are all READY and that the job has not\n" +
 			"consumed; a failed chunk of a job with retryDelaySeconds once its retry time has come.\n" +

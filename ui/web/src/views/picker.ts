@@ -377,10 +377,11 @@ function note(l: Layout) {
   const hidden = l.matching - l.values.length;
   const behind = l.behindCount ? html`<span class="pick-behind" title="values with missing or late chunks, drawn first">${l.behindCount.toLocaleString("en")} behind</span> · ` : nothing;
   if (l.pick.filter.trim()) {
+    // "values of store", not a plural made of the dimension's name ("batchs").
     if (!l.matching) return `no ${name} of ${total.toLocaleString("en")} matches “${l.pick.filter.trim()}”`;
     return hidden > 0
-      ? `${l.matching.toLocaleString("en")} of ${plural(total, name)} match: +${hidden.toLocaleString("en")} more, type more to narrow`
-      : `${l.matching.toLocaleString("en")} of ${plural(total, name)} match`;
+      ? `${l.matching.toLocaleString("en")} of ${plural(total, "value")} of ${name} match: +${hidden.toLocaleString("en")} not drawn, type more to narrow`
+      : `${l.matching.toLocaleString("en")} of ${plural(total, "value")} of ${name} match`;
   }
-  return hidden > 0 ? html`${behind}+${hidden.toLocaleString("en")} more ${name}s: type to filter` : "";
+  return hidden > 0 ? html`${behind}+${plural(hidden, "more value")} of ${name} not drawn: type to filter` : "";
 }
