@@ -218,6 +218,11 @@ func (s *suite) testDimensionsDynamicByDimensionTotal(t *testing.T) {
 	b.definedDataset("total2d", partition.Def{Kind: partition.Daily, Start: "2025-12-30"})
 	b.upsertJob(backends.Job{ID: "tot", Inputs: []string{"orders"}, Output: "total2d", InputMappings: []backends.InputMapping{
 		{Dataset: "orders", Mapping: partition.Mapping{Kind: partition.TimeWindow, StartOffset: -1, Dimension: "date"}}}})
+	// No customer yet: no day is due, none missing.
+	c0, err := b.s.PartitionCounts(b.ctx, "total2d")
+	require.NoError(t, err)
+	require.Zero(t, c0.Missing)
+	require.Empty(t, b.partitionIDs(backends.PartitionFilter{Dataset: "total2d", Status: ptr(backends.StatusNone)}))
 	// A customer expected from today: the days before read no tuple, and
 	// are not due (as a roll-up across dimensions).
 	b.addTo("orders", "customer", "", "acme")
@@ -247,6 +252,17 @@ func (s *suite) testDimensionsDynamicByDimensionTotal(t *testing.T) {
 	require.Equal(t, []string{"2025-12-30|acme", "2025-12-31|acme"}, claimReadIDs(c))
 	b.complete(c)
 	require.Empty(t, b.drain("sales-tot"), "2026-01-01 is not over")
+	// Not due, so neither missing nor late: the days before the first
+	// customer's are not counted, nor listed.
+	b.clock.Advance(30 * time.Hour) // 2026-01-02 06:00: 2026-01-01 is due
+	c0, err = b.s.PartitionCounts(b.ctx, "total2d")
+	require.NoError(t, err)
+	require.Equal(t, []any{1, "2026-01-01"}, []any{c0.Missing, c0.OldestMissing}, "only acme's first day is due")
+	require.Equal(t, []string{"2026-01-01"}, b.partitionIDs(backends.PartitionFilter{Dataset: "total2d", Status: ptr(backends.StatusNone)}))
+	b.addTo("orders", "customer", "2025-12-31", "bolt") // a backfill: 2025-12-31 is due now
+	c0, err = b.s.PartitionCounts(b.ctx, "total2d")
+	require.NoError(t, err)
+	require.Equal(t, []any{2, "2025-12-31"}, []any{c0.Missing, c0.OldestMissing})
 }
 
 func (s *suite) testDimensionsDynamicFedLater(t *testing.T) {

@@ -205,8 +205,24 @@ func (m *model) chunkLocks(dataset, dataid string) []lk {
 // definition, only the windows due by now (ended: the model's lag is 0).
 func (m *model) partitions(dataset string) []string {
 	var out []string
+	// q totals x's customers hourly: an hour before every customer's
+	// first is not due (it reads none), so it is not listed, nor missing.
+	firstDue := ""
+	if dataset == modelQ {
+		firstDue = "~" // after every hour: no customer, nothing due
+		for _, h := range m.members {
+			firstDue = min(firstDue, h)
+		}
+	}
 	for _, d := range m.expected[dataset] {
-		if k := modelPartitions[dataset].Kind; k.IsTime() {
+		if d < firstDue { // fixed-width hours: byte order is time order
+			continue
+		}
+		if k := modelPartitions[dataset].Kind; k == partition.Hourly {
+			if at, _ := time.Parse("2006-01-02T15", d); m.now.Before(at.Add(time.Hour)) {
+				continue // its hour has not ended
+			}
+		} else if k.IsTime() {
 			if _, last := windowDays(k, d); m.now.Before(last.AddDate(0, 0, 1)) {
 				continue
 			}

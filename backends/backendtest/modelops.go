@@ -207,7 +207,7 @@ func (h *harness) randomOp() op {
 	case "slots":
 		o.limit = 1 + r.IntN(3)
 	case "partitions":
-		o.dataset = pick(r, []string{"src2", "d", "dim", "r", "wk", modelX, modelZ})
+		o.dataset = pick(r, []string{"src2", "d", "dim", "r", "wk", modelX, modelZ, modelQ})
 	case "env":
 		o.env = pick(r, modelEnvNames).name
 	case "addPartitions", "removePartitions":

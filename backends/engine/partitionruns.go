@@ -82,6 +82,10 @@ func (e *engine) spanSource(ctx context.Context, dataset string) (*partition.Def
 			return err
 		}
 		def, producer = d.Partitions, cat.OutputJob(dataset)
+		if def != nil {
+			due := notDueBefore(cat.Catalog, dataset, *def)
+			def = &due
+		}
 		if dynamicDef(def) {
 			// Its values are not listed here yet: the runs are those of
 			// its chunks, as for a dataset without a definition.

@@ -49,6 +49,63 @@ func partitionDef(cat *backends.Catalog, dataset string) (partition.Def, error) 
 	return *ds.Partitions, nil
 }
 
+// notDueBefore is def, the definition of dataset, of a time kind, whose
+// producer reads a DYNAMIC dimension of an input whole (a total over the
+// customers), from the window that holds the earliest value's expected
+// start: a window before it reads no value, so its chunk is not due (SPEC
+// §10), and neither missing nor late. Without a value nothing is due yet
+// (nothingDue). Any other def is itself.
+func notDueBefore(cat *backends.Catalog, dataset string, def partition.Def) partition.Def {
+	p := cat.Producer(dataset)
+	if !def.Kind.IsTime() || p == "" {
+		return def
+	}
+	job := cat.Jobs.Get(p)
+	// Each window needs a value of every such dimension: from the latest
+	// of their earliest starts.
+	from, any := int64(0), false
+	for _, in := range job.Inputs {
+		if k := job.Mapping(in).Kind; k != partition.AcrossDimensions && k != partition.ByDimension {
+			continue
+		}
+		idef := cat.DefOf(in)
+		for _, name := range dynamicDimNames(idef) {
+			members := idef.Dimensions[dynamicDim(idef, name)].Members
+			if len(members) == 0 {
+				return nothingDue(def)
+			}
+			earliest := members[0].Since
+			for _, mem := range members[1:] {
+				earliest = min(earliest, mem.Since)
+			}
+			if !any || earliest > from {
+				from, any = earliest, true
+			}
+		}
+	}
+	if !any {
+		return def
+	}
+	first, ok := lastStarted(def, time.Unix(from, 0))
+	if !ok || backends.CompareDataID(first, def.Start) <= 0 {
+		return def
+	}
+	def.Start = first
+	return def
+}
+
+// nothingDue is def with nothing due (nor late) for as long as a clock
+// may tell: its lag and deadline moved centuries on.
+func nothingDue(def partition.Def) partition.Def {
+	const never = 200 * 365 * 24 * time.Hour
+	def.Lag = never
+	if def.Deadline != nil {
+		d := never
+		def.Deadline = &d
+	}
+	return def
+}
+
 // partitionSource returns a dataset's definition and producer from the
 // cached catalog, confirmed current by a transaction (as Chunk does), not
 // by reading every dataset and job; INVALID_ARGUMENT when it has no
@@ -71,7 +128,7 @@ func (e *engine) partitionSourceOf(ctx context.Context, dataset string) (partiti
 			return err
 		}
 		ds, _ = cat.Dataset(dataset)
-		def, producer, version = d, cat.OutputJob(dataset), cat.version
+		def, producer, version = notDueBefore(cat.Catalog, dataset, d), cat.OutputJob(dataset), cat.version
 		return e.update(ctx, cat, func(backends.Tx) error { return nil })
 	})
 	return def, producer, ds, version, err
