@@ -149,6 +149,10 @@ func resubmitChunk(ctx context.Context, tx backends.Tx, cat *backends.Catalog, d
 	}
 	root := rows[0]
 	if root == nil {
+		if def := cat.DefOf(dataset); !def.IsZero() && !def.Contains(dataid) {
+			return nil, backends.NotFound("chunk %s/%s has no status, and %q is not an expected dataid of %s (partitions %s); nothing to resubmit",
+				dataset, dataid, dataid, dataset, describeDef(def))
+		}
 		return nil, backends.NotFound("chunk %s/%s has no status yet; nothing to resubmit", dataset, dataid)
 	}
 	if !backends.ResubmitFrom(root.Status) {
