@@ -115,3 +115,18 @@ func TestMappingByDimensionLabel(t *testing.T) {
 	tb.do(t, chromedp.Navigate(s.url+"/ui#/"))
 	tb.poll(t, `[...document.querySelectorAll('text.edge-label')].some((e) => e.textContent.includes('date: -2..0 days'))`)
 }
+
+// TestLatestIntoDimensionsLabel: a one-dimensional snapshot read LATEST
+// into a dataset with dimensions is labelled with the mapping and the
+// output's other dimensions, each value of which reads it.
+func TestLatestIntoDimensionsLabel(t *testing.T) {
+	s := newStack(t, false, "price")
+	dims := `dimensions: [{name: "date", kind: DAILY, start: "2020-01-01", end: "2020-01-10"}, {name: "region", kind: STATIC, values: ["us", "eu"]}]`
+	s.must(t, "admin", `mutation { a: upsertDataset(input: {id: "rates", location: "/r/{dataid}", partitions: {kind: DAILY, start: "2020-01-01"}}) { id }
+		b: upsertDataset(input: {id: "priced", location: "/p/{dataid}", partitions: {`+dims+`}}) { id } }`, nil)
+	s.must(t, "admin", `mutation { upsertJob(input: {id: "price", inputs: ["rates"], output: "priced",
+		inputMappings: [{dataset: "rates", kind: LATEST}]}) { job { id } } }`, nil)
+	tb := newTab(t)
+	openOverview(t, tb, s, "reader")
+	tb.poll(t, `[...document.querySelectorAll('text.edge-label')].some((e) => e.textContent === 'LATEST, each region')`)
+}

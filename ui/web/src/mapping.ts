@@ -6,10 +6,22 @@ import { mappingOf, state, type Job, type Mapping } from "./state";
 /** mappingLabel names the mapping of input of job j; "" for IDENTITY. */
 export function mappingLabel(j: Job, input: string): string {
   const entries = j.inputMappings.filter((m) => m.dataset === input && (m.dimension || m.outputDimension));
-  if (entries.length) return entries.map((m) => byDimension(j, input, m)).filter((l) => l).join("; ");
+  if (entries.length) return withEach(j, input, entries.map((m) => byDimension(j, input, m)).filter((l) => l).join("; "));
   const m = mappingOf(j, input);
   if (!m) return acrossDimensions(j, input);
-  return windowLabel(m, state.byId.get(j.output)?.partitions?.kind, state.byId.get(input)?.partitions?.kind);
+  return withEach(j, input, windowLabel(m, state.byId.get(j.output)?.partitions?.kind, state.byId.get(input)?.partitions?.kind));
+}
+
+/**
+ * withEach adds to the label of a one-dimensional input mapped into an
+ * output with dimensions the output's dimensions other than its time one,
+ * each value of which reads the same chunks ("LATEST, each region").
+ */
+function withEach(j: Job, input: string, label: string): string {
+  const out = state.byId.get(j.output)?.partitions?.dimensions || [];
+  if (!label || !out.length || state.byId.get(input)?.partitions?.dimensions?.length) return label;
+  const each = out.filter((d) => !isTime(d.kind)).map((d) => `each ${d.name}`);
+  return [label, ...each].join(", ");
 }
 
 /**
