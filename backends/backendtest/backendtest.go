@@ -102,7 +102,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 		definitionTests, lockTableTests, operationTests, guaranteeTests,
 		seedTests, readModelTests, resourceLockTests, hardeningTests, partitionTests, rangeTests,
 		backoffTests, scheduleTests, poolTests, recordTests, mappingTests, mappingLossTests, mappingSweepTests, mappingLatestFindTests,
-		mappingWideTests, runTests, chunkCountTests, lifecycleTests, catalogChangeTests, runnerPoolTests, latestReadTests, dynamicTests, dimensionTests, dynamicDimensionTests, valueCountTests, byDimensionTests, dynamicByDimensionTests, dimensionsLatestTests, mappingBeforeStartTests,
+		mappingWideTests, runTests, chunkCountTests, lifecycleTests, catalogChangeTests, runnerPoolTests, latestReadTests, dynamicTests, dimensionTests, dynamicDimensionTests, valueCountTests, byDimensionTests, dynamicByDimensionTests, dimensionsLatestTests, mappingBeforeStartTests, notDueTests,
 		retentionTests,
 	} {
 		for _, tc := range group {

@@ -55,7 +55,9 @@ func (e *engine) UpsertDataset(ctx context.Context, d backends.Dataset) (backend
 		if frontier != nil {
 			frontiers = append(frontiers, *frontier)
 		}
-		if existed && !reflect.DeepEqual(old.Partitions, d.Partitions) {
+		if existed && backends.CompareDataID(timeStart(d.Partitions), timeStart(old.Partitions)) > 0 {
+			// A later start may leave more of its readers' first outputs
+			// reading nothing.
 			frontiers = append(frontiers, readsNothingChains(cat.WithDataset(d), d.ID)...)
 		}
 		stored, version, err = e.b.PutDataset(cctx, d, frontiers, version)

@@ -49,7 +49,13 @@ func unexpectedInput(cat *backends.Catalog, job backends.Job, dataid string, rea
 	}
 	for _, in := range job.Inputs {
 		m := job.Mapping(in)
-		if m.Kind != partition.AcrossDimensions && m.Kind != partition.ByDimension || len(dynamicDimNames(cat.DefOf(in))) == 0 {
+		if m.Kind != partition.AcrossDimensions && m.Kind != partition.ByDimension {
+			continue
+		}
+		if len(dynamicDimNames(cat.DefOf(in))) == 0 && (m.Kind == partition.ByDimension || cat.DefOf(job.Output).Kind.IsTime()) {
+			// Read as nothing, and offered so (a one-axis output's chain,
+			// readsNothingChains); a roll-up into an output with
+			// dimensions stays not due.
 			continue
 		}
 		if slices.ContainsFunc(reads, func(r backends.Read) bool { return r.Dataset == in }) {

@@ -62,8 +62,9 @@ func notDueBefore(cat *backends.Catalog, dataset string, def partition.Def) part
 	}
 	job := cat.Jobs.Get(p)
 	// Each window needs a value of every such dimension: from the latest
-	// of their earliest starts.
-	from, any := int64(0), false
+	// over the inputs of the first instant one is read.
+	var from time.Time
+	any := false
 	for _, in := range job.Inputs {
 		if k := job.Mapping(in).Kind; k != partition.AcrossDimensions && k != partition.ByDimension {
 			continue
@@ -78,15 +79,39 @@ func notDueBefore(cat *backends.Catalog, dataset string, def partition.Def) part
 			for _, mem := range members[1:] {
 				earliest = min(earliest, mem.Since)
 			}
-			if !any || earliest > from {
-				from, any = earliest, true
+			t := time.Unix(earliest, 0)
+			if idef.Windowed() && idef.Dimensions[0].Kind.IsTime() {
+				// Not before the input's own start; and a window that
+				// ends before its output reads that instant only
+				// -EndOffset of the input's windows later (stopAt).
+				tdef := idef.Dimensions[0].Def
+				if first, ok := tdef.First(); ok {
+					if begins, _, err := tdef.Window(first); err == nil && t.Before(begins) {
+						t = begins
+					}
+				}
+				k := 0
+				for _, x := range startEntries(cat, job, in) {
+					if x.Kind == partition.TimeWindow && x.EndOffset < 0 {
+						k = max(k, -x.EndOffset)
+					}
+				}
+				t = stopAt([]emptyStop{{def: tdef, k: k}}, t)
+			}
+			if !any || t.After(from) {
+				from, any = t, true
 			}
 		}
 	}
 	if !any {
 		return def
 	}
-	first, ok := lastStarted(def, time.Unix(from, 0))
+	if last, ok := def.Last(); ok {
+		if _, ends, err := def.Window(last); err == nil && !from.Before(ends) {
+			return nothingDue(def) // it ended before any value is read
+		}
+	}
+	first, ok := lastStarted(def, from)
 	if !ok || backends.CompareDataID(first, def.Start) <= 0 {
 		return def
 	}

@@ -570,10 +570,23 @@ func chainMaybeEmpty(ctx context.Context, tx backends.Tx, cat *backends.Catalog,
 	return true, tx.AddCandidate(ctx, chainLink(job.ID, next))
 }
 
+// timeStart is the start of def's time axis ("" without one).
+func timeStart(def *partition.Def) string {
+	switch {
+	case def == nil:
+		return ""
+	case def.Kind.IsTime():
+		return def.Start
+	case def.Windowed() && def.Dimensions[0].Kind.IsTime():
+		return def.Dimensions[0].Start
+	}
+	return ""
+}
+
 // readsNothingChains are the first candidates of the chains
 // (chainMaybeEmpty) of the jobs reading dataset whose first outputs may
-// read nothing under cat, where the dataset's definition has just
-// changed: a later start may leave more of them reading nothing.
+// read nothing under cat, where the dataset's start has just moved later:
+// more of them may read nothing.
 func readsNothingChains(cat *backends.Catalog, dataset string) []backends.Candidate {
 	var out []backends.Candidate
 	for _, id := range cat.Consumers(dataset) {
