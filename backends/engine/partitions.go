@@ -85,10 +85,8 @@ func notDueBefore(cat *backends.Catalog, dataset string, def partition.Def) part
 				// ends before its output reads that instant only
 				// -EndOffset of the input's windows later (stopAt).
 				tdef := idef.Dimensions[0].Def
-				if first, ok := tdef.First(); ok {
-					if begins, _, err := tdef.Window(first); err == nil && t.Before(begins) {
-						t = begins
-					}
+				if _, begins, ok := firstWindow(tdef); ok && t.Before(begins) {
+					t = begins
 				}
 				k := 0
 				for _, x := range startEntries(cat, job, in) {

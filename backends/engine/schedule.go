@@ -346,12 +346,8 @@ func emptyStops(cat *backends.Catalog, job backends.Job) []emptyStop {
 				continue
 			}
 			if x.Dimension == "" || x.OutputDimension == "" {
-				first, ok := st.def.First()
+				_, begins, ok := firstWindow(st.def)
 				if !ok {
-					continue
-				}
-				begins, _, err := st.def.Window(first)
-				if err != nil {
 					continue
 				}
 				st.from = begins
@@ -431,12 +427,8 @@ func memberSpans(tdef partition.Def, members []partition.Member, stops []emptySt
 	if ok {
 		return spans
 	}
-	start, ok := tdef.First()
+	_, begins, ok := firstWindow(tdef)
 	if !ok {
-		return nil
-	}
-	begins, _, err := tdef.Window(start)
-	if err != nil {
 		return nil
 	}
 	for _, m := range members {
@@ -520,12 +512,8 @@ func nextMaybeEmpty(cat *backends.Catalog, job backends.Job, def partition.Def, 
 // before every window entry reads what its input has from its start
 // (stopAt), so that it may read nothing.
 func nextBeforeStart(cat *backends.Catalog, job backends.Job, def partition.Def, id string) (string, bool, bool) {
-	first, ok := def.First()
+	first, begins, ok := firstWindow(def)
 	if !ok {
-		return "", false, true
-	}
-	begins, _, err := def.Window(first)
-	if err != nil {
 		return "", false, true
 	}
 	last, ok := lastStarted(def, stopAt(emptyStops(cat, job), begins).Add(-time.Nanosecond))
@@ -877,6 +865,16 @@ func sweepStart(cat *backends.Catalog, job backends.Job, in, inID string, now ti
 		return id, true, nil
 	}
 	return "", false, nil
+}
+
+// firstWindow is d's first expected dataid and the start of its window.
+func firstWindow(d partition.Def) (string, time.Time, bool) {
+	first, ok := d.First()
+	if !ok {
+		return "", time.Time{}, false
+	}
+	begins, _, err := d.Window(first)
+	return first, begins, err == nil
 }
 
 // lastStarted is the last dataid d expects whose window has started at now

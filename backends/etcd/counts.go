@@ -233,16 +233,9 @@ func (b *Backend) CountValueStatuses(ctx context.Context, dataset, job string, i
 				}
 			}
 		}
-		pending := map[string]jobCounts{}
-		for _, kv := range resp.Responses[3].GetResponseRange().Kvs {
-			if kv.ModRevision <= base.Rev {
-				continue // in the base already
-			}
-			evs, err := decodePending(kv.Key, kv.Value, kv.ModRevision)
-			if err != nil {
-				return nil, err
-			}
-			addEvents(pending, evs)
+		pending, err := pendingAfter(resp.Responses[3].GetResponseRange().Kvs, base.Rev)
+		if err != nil {
+			return nil, err
 		}
 		for k, m := range pending[dataset] {
 			for s, n := range m {
@@ -298,16 +291,9 @@ func (b *Backend) CountStatuses(ctx context.Context, dataset, job string) (map[b
 			out.add(job, s, n)
 		}
 	}
-	pending := map[string]jobCounts{}
-	for _, kv := range resp.Responses[2].GetResponseRange().Kvs {
-		if kv.ModRevision <= base.Rev {
-			continue // in the base already
-		}
-		evs, err := decodePending(kv.Key, kv.Value, kv.ModRevision)
-		if err != nil {
-			return nil, err
-		}
-		addEvents(pending, evs)
+	pending, err := pendingAfter(resp.Responses[2].GetResponseRange().Kvs, base.Rev)
+	if err != nil {
+		return nil, err
 	}
 	for s, n := range pending[dataset][job] {
 		out.add(job, s, n)
@@ -662,4 +648,21 @@ func (b *Backend) fold(ctx context.Context, kb knownBase, kvs []*mvccpb.KeyValue
 		return errFoldConflict
 	}
 	return nil
+}
+
+// pendingAfter is what the events of the evq/ entries kvs written after
+// revision rev (those the base does not hold yet) add to the counts.
+func pendingAfter(kvs []*mvccpb.KeyValue, rev int64) (map[string]jobCounts, error) {
+	pending := map[string]jobCounts{}
+	for _, kv := range kvs {
+		if kv.ModRevision <= rev {
+			continue // in the base already
+		}
+		evs, err := decodePending(kv.Key, kv.Value, kv.ModRevision)
+		if err != nil {
+			return nil, err
+		}
+		addEvents(pending, evs)
+	}
+	return pending, nil
 }
