@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync/atomic"
 	"time"
+
+	"github.com/chunklock/chunklock/backends"
 )
 
 // PoolDriver is a way to reach chunklock that claims and ends in batches
@@ -41,11 +43,16 @@ func (d StoreDriver) CompleteMany(ctx context.Context, tokens []string) error {
 
 var _ PoolDriver = StoreDriver{}
 
-// RunPool drives one runner with slots slots through the pipeline: it
-// claims for all its slots with one claimNext, completes what it got with
-// one completeMany (no-op work), and again, until nothing is left. A
-// cycle is one chunk claimed and completed; FindNext and Complete are the
-// latencies of the batch calls.
+// RunPool drives one runner with slots slots through the pipeline, as a
+// runner pool (runner/pool.go) drives its slots: it claims for all its
+// free slots with one claimNext; the work is a no-op, so the slots are
+// free again at once, and their endings go in one completeMany in the
+// background while the next claimNext is on its way. At most one
+// completeMany is in flight: what is claimed meanwhile goes with the next
+// one (at most backends.MaxManyTokens a call). A cycle is one chunk
+// claimed and completed; FindNext and Complete are the latencies of the
+// batch calls; the run ends when nothing is left to claim and every claim
+// is completed.
 func RunPool(ctx context.Context, d PoolDriver, p Pipeline, slots int, w io.Writer) (Result, error) {
 	var cycles atomic.Int64
 	var find, complete []time.Duration
@@ -67,30 +74,81 @@ func RunPool(ctx context.Context, d PoolDriver, p Pipeline, slots int, w io.Writ
 			}
 		}
 	}()
+	type ended struct {
+		tokens []string
+		took   time.Duration
+		err    error
+	}
+	endedC := make(chan ended, 1)
+	var pending []string // claimed, not yet sent to completeMany
+	inFlight := false
+	send := func() {
+		if inFlight || len(pending) == 0 {
+			return
+		}
+		batch := pending
+		if len(batch) > backends.MaxManyTokens {
+			batch = batch[:backends.MaxManyTokens]
+		}
+		pending = pending[len(batch):]
+		inFlight = true
+		go func() {
+			t0 := time.Now()
+			err := d.CompleteMany(ctx, batch)
+			endedC <- ended{batch, time.Since(t0), err}
+		}()
+	}
+	collect := func(e ended) {
+		inFlight = false
+		if e.err != nil {
+			errs++
+			pending = append(pending, e.tokens...) // a repeated completion answers as the first (SPEC §3)
+			return
+		}
+		complete = append(complete, e.took)
+		cycles.Add(int64(len(e.tokens)))
+	}
 	start := time.Now()
 	var err error
+	drained := false
 	for errs <= 100 {
+		select {
+		case e := <-endedC:
+			collect(e)
+		default:
+		}
+		if drained {
+			if !inFlight && len(pending) == 0 {
+				break
+			}
+			send()
+			if inFlight {
+				e := <-endedC
+				collect(e)
+				if e.err != nil {
+					err = e.err
+				}
+			}
+			continue
+		}
 		t0 := time.Now()
 		var tokens []string
 		if tokens, err = d.ClaimNext(ctx, p.Job, "bench-pool", slots); err != nil {
 			errs++
 			continue
 		}
+		err = nil
+		find = append(find, time.Since(t0))
 		if len(tokens) == 0 {
-			err = nil
-			break
-		}
-		t1 := time.Now()
-		if err = d.CompleteMany(ctx, tokens); err != nil {
-			errs++
+			drained = true
 			continue
 		}
-		find, complete = append(find, t1.Sub(t0)), append(complete, time.Since(t1))
-		cycles.Add(int64(len(tokens)))
+		pending = append(pending, tokens...)
+		send()
 	}
 	res := Result{Runners: slots, Cycles: int(cycles.Load()), Elapsed: time.Since(start),
 		FindNext: summarise(find), Complete: summarise(complete), Errors: errs}
-	if err != nil {
+	if errs > 100 {
 		return res, fmt.Errorf("more than 100 errors, last kept: %w", err)
 	}
 	return res, nil

@@ -79,7 +79,7 @@ func main() {
 	flag.IntVar(&c.limits.PoolSlots, "pool-slots", 0, "put the benchmark job in a pool of its own with this many slots (0: no pool)")
 	flag.StringVar(&c.python, "python", "", "with -api graphql or both, also measure the Python client (-python-script) with this interpreter against the same serve process, after each graphql row (empty: skip)")
 	flag.StringVar(&c.pyScript, "python-script", "clients/python/bench/cycles.py", "the Python client's benchmark; the client is imported from clients/python/src")
-	flag.StringVar(&c.mode, "mode", "single", "single (R runners, each findNext then complete), pool (one runner with R slots: claimNext for all of them, then completeMany) or both")
+	flag.StringVar(&c.mode, "mode", "single", "single (R runners, each findNext then complete), pool (one runner with R slots: claimNext for its free slots, their completeMany beside the next claimNext) or both")
 	flag.StringVar(&c.pySelect, "python-select", "claim", "what the Python client's findNext selects: claim (the whole claim, as the client does) or token (the token only, as the Go rows)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: chunklock-bench [flags]\n\n%s\n\nflags:\n", strings.TrimSpace(usage))
@@ -129,10 +129,13 @@ against the same serve process; its cpu ms/c is that process's, and a line
 after the table gives its cycles/s as a ratio of the graphql row's.
 
 With -mode pool (or both), each R is also (or only) measured as one runner
-with R slots (rows direct-pool, graphql-pool): it claims for all its slots
-with one claimNext and completes what it got with one completeMany, until
-the pipeline is drained; find and compl are the latencies of those batch
-calls, and a cycle is still one chunk claimed and completed.`
+with R slots (rows direct-pool, graphql-pool), driven as chunklock run
+--parallel drives its slots: it claims for all its free slots with one
+claimNext and ends what it got with one completeMany in the background
+while the next claimNext is on its way (no-op work, at most one
+completeMany in flight), until the pipeline is drained; find and compl are
+the latencies of those batch calls, and a cycle is still one chunk claimed
+and completed.`
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
