@@ -49,7 +49,8 @@ var _ PoolDriver = StoreDriver{}
 // free again at once, and their endings go in one completeMany in the
 // background while the next claimNext is on its way. At most one
 // completeMany is in flight: what is claimed meanwhile goes with the next
-// one (at most backends.MaxManyTokens a call). A cycle is one chunk
+// one (at most backends.MaxManyTokens a call); as in the runner pool, at
+// most slots + backends.MaxManyTokens claims are not ended at any time. A cycle is one chunk
 // claimed and completed; FindNext and Complete are the latencies of the
 // batch calls; the run ends when nothing is left to claim and every claim
 // is completed.
@@ -81,7 +82,7 @@ func RunPool(ctx context.Context, d PoolDriver, p Pipeline, slots int, w io.Writ
 	}
 	endedC := make(chan ended, 1)
 	var pending []string // claimed, not yet sent to completeMany
-	inFlight := false
+	inFlight, sending := false, 0
 	send := func() {
 		if inFlight || len(pending) == 0 {
 			return
@@ -91,7 +92,7 @@ func RunPool(ctx context.Context, d PoolDriver, p Pipeline, slots int, w io.Writ
 			batch = batch[:backends.MaxManyTokens]
 		}
 		pending = pending[len(batch):]
-		inFlight = true
+		inFlight, sending = true, len(batch)
 		go func() {
 			t0 := time.Now()
 			err := d.CompleteMany(ctx, batch)
@@ -99,7 +100,7 @@ func RunPool(ctx context.Context, d PoolDriver, p Pipeline, slots int, w io.Writ
 		}()
 	}
 	collect := func(e ended) {
-		inFlight = false
+		inFlight, sending = false, 0
 		if e.err != nil {
 			errs++
 			pending = append(pending, e.tokens...) // a repeated completion answers as the first (SPEC §3)
@@ -131,9 +132,15 @@ func RunPool(ctx context.Context, d PoolDriver, p Pipeline, slots int, w io.Writ
 			}
 			continue
 		}
+		free := min(slots, slots+backends.MaxManyTokens-len(pending)-sending)
+		if free <= 0 {
+			collect(<-endedC) // as the runner pool: at most a call's worth waiting
+			send()
+			continue
+		}
 		t0 := time.Now()
 		var tokens []string
-		if tokens, err = d.ClaimNext(ctx, p.Job, "bench-pool", slots); err != nil {
+		if tokens, err = d.ClaimNext(ctx, p.Job, "bench-pool", free); err != nil {
 			errs++
 			continue
 		}

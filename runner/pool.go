@@ -47,9 +47,10 @@ type pool struct {
 	// exited are the runs whose process exited and whose claim is to be
 	// ended, in the order they exited; ending is set while a batch of
 	// endings is on its way, and its outcome comes back on endedC.
-	exited []*poolRun
-	ending bool
-	endedC chan []endOutcome
+	exited  []*poolRun
+	ending  bool
+	sending int // the claims in the batch on its way
+	endedC  chan []endOutcome
 }
 
 // endOutcome is how one claim of a batch of endings ended.
@@ -94,7 +95,7 @@ func (r *loop) servePool(ctx context.Context) error {
 			pl.exit(tok)
 			pl.end(bg)
 		case outcomes := <-pl.endedC:
-			pl.ending = false
+			pl.ending, pl.sending = false, 0
 			for _, o := range outcomes {
 				pl.r.stats[o.outcome]++
 				pl.r.report(o.outcome, o.run.claim, time.Since(o.run.since))
@@ -138,7 +139,12 @@ func (pl *pool) finish(ctx context.Context) error {
 
 // fill claims for the free slots, one claimNext call per job tried, the
 // jobs in turn, and starts a process for each claim; it returns how many
-// it claimed.
+// it claimed. While an ending is on its way, the slots freed meanwhile are
+// claimed for again, and their claims wait to end with the next batch;
+// but the claims whose process exited and that are not ended yet are at
+// most one call's worth (backends.MaxManyTokens): past that the pool
+// claims nothing until an ending comes back, rather than let claims that
+// nothing heartbeats pile up behind a slow one.
 func (pl *pool) fill(ctx context.Context) int {
 	r := pl.r
 	free := r.cfg.Parallel - len(pl.live)
@@ -148,6 +154,7 @@ func (pl *pool) fill(ctx context.Context) int {
 			pl.draining = true
 		}
 	}
+	free = min(free, r.cfg.Parallel+backends.MaxManyTokens-len(pl.live)-len(pl.exited)-pl.sending)
 	claimed := 0
 	for i := 0; i < len(r.jobs) && free > 0; i++ {
 		job := r.jobs[(r.next+i)%len(r.jobs)]
@@ -265,7 +272,8 @@ func (pl *pool) end(ctx context.Context) {
 	var outcomes []endOutcome
 	var done []string
 	var failed []client.FailItem
-	for _, run := range pl.exited {
+	batch := pl.exited[:min(len(pl.exited), backends.MaxManyTokens)] // a call's most; the rest go with the next
+	for _, run := range batch {
 		t := run.claim.Token
 		runs[t] = run
 		switch {
@@ -277,8 +285,8 @@ func (pl *pool) end(ctx context.Context) {
 			failed = append(failed, client.FailItem{Token: t, Reason: cutReason(run.p.reason())})
 		}
 	}
-	pl.exited = nil
-	pl.ending = true
+	pl.exited = pl.exited[len(batch):]
+	pl.ending, pl.sending = true, len(batch)
 	go func() {
 		outcomes = append(outcomes, pl.endBatch(ctx, "completing", Completed, runs, done, func(ctx context.Context) ([]client.TokenResult, error) {
 			return pl.r.cfg.Client.CompleteMany(ctx, done)

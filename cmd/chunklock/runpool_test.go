@@ -213,3 +213,62 @@ func TestRunParallelClaimsWhileEnding(t *testing.T) {
 	}
 	require.Contains(t, stderr.String(), "nothing left to do: 6 completed")
 }
+
+// TestRunParallelBoundsWhatItHasNotEnded: while the server holds a `run
+// --parallel 40` runner's first completeMany, the runner claims for the
+// slots its processes freed, but holds at most one call's worth of claims
+// whose process exited (1,000) beside its slots: it does not claim the
+// whole queue meanwhile. Once the ending comes back, what waited goes in
+// batches a call accepts (more than 1,000 tokens would be refused), and
+// every chunk ends READY.
+func TestRunParallelBoundsWhatItHasNotEnded(t *testing.T) {
+	t.Parallel()
+	var held atomic.Bool
+	release := make(chan struct{})
+	hold := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			body, _ := io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("completeMany")) && held.CompareAndSwap(false, true) {
+				select {
+				case <-release:
+				case <-time.After(60 * time.Second):
+				}
+			}
+			h.ServeHTTP(w, req)
+		})
+	}
+	url, api := serveMemory(t, hold)
+	const parallel, chunks = 40, 1201 // dataid 1 is published already
+	var ids []string
+	for i := 2; i <= chunks; i++ {
+		ids = append(ids, strconv.Itoa(i))
+	}
+	require.NoError(t, api.Publish(t.Context(), "in", ids))
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(t.Context(), []string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", strconv.Itoa(parallel), "--", "true"}, &stdout, &stderr)
+	}()
+	running := func() int {
+		n := 0
+		for _, st := range states(t, api) {
+			if st == "RUNNING" {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return held.Load() && running() >= 1000 }, 50*time.Second, 50*time.Millisecond,
+		"it claims beside the held ending:\n%s", stderr.String())
+	time.Sleep(time.Second) // it would claim on in this time
+	n := running()
+	require.LessOrEqual(t, n, parallel+1000, "at most its slots and a call's worth of claims not ended:\n%s", stderr.String())
+	require.Less(t, n, chunks, "it stopped claiming before the queue was empty")
+	close(release)
+	require.Equal(t, 0, <-done, stderr.String())
+	for id, st := range states(t, api) {
+		require.Equal(t, "READY", st, "chunk %s", id)
+	}
+	require.Contains(t, stderr.String(), "nothing left to do: 1201 completed")
+}
