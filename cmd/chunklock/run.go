@@ -61,8 +61,9 @@ func runCommand() *cli.Command {
 			"--parallel N (with --loop) keeps up to N CMD processes running at once, each under its\n" +
 			"own claim: the runner claims for all its free slots in one request (claimNext),\n" +
 			"heartbeats all its claims in one request every third of the shortest lease of its jobs,\n" +
-			"and completes or fails the processes that exited together in one request each. A\n" +
-			"process whose claim is lost is stopped as above. SIGINT or SIGTERM to such a runner\n" +
+			"and completes or fails the processes that exited together in one request each, in the\n" +
+			"background: a freed slot is claimed for again meanwhile (up to 1,000 claims wait to\n" +
+			"end). A process whose claim is lost is stopped as above. SIGINT or SIGTERM to such a runner\n" +
 			"claims nothing more, releases what it claimed and has not started, and waits for the\n" +
 			"running processes, which it still heartbeats and ends as they exit.\n\n" +
 			"Exit status:\n" +
