@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -22,9 +23,11 @@ import (
 // processes of a claimNext start at once, not one after the other. A
 // process whose claim is lost (STALE_CLAIM, or its lease
 // passed without a successful heartbeat) is stopped and nothing is written
-// for it. On a stop signal it claims nothing more, releases what it has
-// claimed and not started, and waits for the running processes, which it
-// still heartbeats and ends as they exit.
+// for it. The heartbeats also extend the claims whose process has exited
+// and whose ending waits or is on its way, so that a slow ending does not
+// let them pass their leases. On a stop signal it claims nothing more,
+// releases what it has claimed and not started, and waits for the running
+// processes, which it still heartbeats and ends as they exit.
 
 // poolRun is one process of a pool and its claim.
 type poolRun struct {
@@ -32,7 +35,10 @@ type poolRun struct {
 	p     *proc
 	lease time.Time
 	since time.Time // when the process started
-	lost  bool      // the claim is no longer this runner's: the process is being stopped
+	lost  bool      // the claim is no longer this runner's
+	// stopped is set when the pool stops the process of a lost claim (a
+	// claim lost after its process exited is not).
+	stopped bool
 }
 
 type pool struct {
@@ -46,10 +52,11 @@ type pool struct {
 
 	// exited are the runs whose process exited and whose claim is to be
 	// ended, in the order they exited; ending is set while a batch of
-	// endings is on its way, and its outcome comes back on endedC.
+	// endings is on its way (sending, its runs), and its outcome comes
+	// back on endedC.
 	exited  []*poolRun
 	ending  bool
-	sending int // the claims in the batch on its way
+	sending []*poolRun
 	endedC  chan []endOutcome
 }
 
@@ -95,9 +102,13 @@ func (r *loop) servePool(ctx context.Context) error {
 			pl.exit(tok)
 			pl.end(bg)
 		case outcomes := <-pl.endedC:
-			pl.ending, pl.sending = false, 0
+			pl.ending, pl.sending = false, nil
 			for _, o := range outcomes {
 				pl.r.stats[o.outcome]++
+				if o.outcome == Stale && !o.run.stopped {
+					r.logf("lost the claim on %s %s before its ending was recorded (expired or forced by an operator): its process had exited, nothing written", o.run.claim.Job, o.run.claim.DataID)
+					continue
+				}
 				pl.r.report(o.outcome, o.run.claim, time.Since(o.run.since))
 			}
 			pl.end(bg)
@@ -143,8 +154,8 @@ func (pl *pool) finish(ctx context.Context) error {
 // claimed for again, and their claims wait to end with the next batch;
 // but the claims whose process exited and that are not ended yet are at
 // most one call's worth (backends.MaxManyTokens): past that the pool
-// claims nothing until an ending comes back, rather than let claims that
-// nothing heartbeats pile up behind a slow one.
+// claims nothing until an ending comes back, rather than let claims pile
+// up behind a slow one (each one more to heartbeat until it is ended).
 func (pl *pool) fill(ctx context.Context) int {
 	r := pl.r
 	free := r.cfg.Parallel - len(pl.live)
@@ -154,7 +165,7 @@ func (pl *pool) fill(ctx context.Context) int {
 			pl.draining = true
 		}
 	}
-	free = min(free, r.cfg.Parallel+backends.MaxManyTokens-len(pl.live)-len(pl.exited)-pl.sending)
+	free = min(free, r.cfg.Parallel+backends.MaxManyTokens-len(pl.live)-len(pl.exited)-len(pl.sending))
 	claimed := 0
 	for i := 0; i < len(r.jobs) && free > 0; i++ {
 		job := r.jobs[(r.next+i)%len(r.jobs)]
@@ -286,7 +297,7 @@ func (pl *pool) end(ctx context.Context) {
 		}
 	}
 	pl.exited = pl.exited[len(batch):]
-	pl.ending, pl.sending = true, len(batch)
+	pl.ending, pl.sending = true, batch
 	go func() {
 		outcomes = append(outcomes, pl.endBatch(ctx, "completing", Completed, runs, done, func(ctx context.Context) ([]client.TokenResult, error) {
 			return pl.r.cfg.Client.CompleteMany(ctx, done)
@@ -324,20 +335,43 @@ func (pl *pool) endBatch(ctx context.Context, what string, outcome Outcome, runs
 	return out
 }
 
-// heartbeat extends the leases of every live claim in one call; a claim
-// answered STALE_CLAIM, or whose lease passed without a successful
-// heartbeat, is lost: its process is stopped and nothing is written for it.
+// heartbeat extends the leases of every claim not ended, in one call (per
+// 1,000 claims): the live ones, and those whose process exited and whose ending waits or is
+// on its way. A live claim answered STALE_CLAIM, or whose lease passed
+// without a successful heartbeat, is lost: its process is stopped and
+// nothing is written for it. A waiting one is lost likewise, and its
+// ending not sent; one on its way learns its outcome from its ending.
 func (pl *pool) heartbeat(ctx context.Context) {
-	var tokens []string
+	runs := map[string]*poolRun{}
+	waiting := map[string]bool{}
 	for t, run := range pl.live {
 		if !run.lost {
-			tokens = append(tokens, t)
+			runs[t] = run
 		}
 	}
-	if len(tokens) == 0 {
+	for _, run := range pl.exited {
+		if !run.lost {
+			runs[run.claim.Token], waiting[run.claim.Token] = run, true
+		}
+	}
+	for _, run := range pl.sending {
+		if !run.lost {
+			runs[run.claim.Token] = run
+		}
+	}
+	if len(runs) == 0 {
 		return
 	}
-	slices.Sort(tokens)
+	all := slices.Sorted(maps.Keys(runs))
+	for len(all) > 0 {
+		tokens := all[:min(len(all), backends.MaxManyTokens)] // a call's most; the rest in the next call
+		all = all[len(tokens):]
+		pl.heartbeatSome(ctx, tokens, runs, waiting)
+	}
+}
+
+// heartbeatSome is one heartbeatMany call of heartbeat, for tokens.
+func (pl *pool) heartbeatSome(ctx context.Context, tokens []string, runs map[string]*poolRun, waiting map[string]bool) {
 	hctx, cancel := context.WithTimeout(ctx, pl.opt.Heartbeat)
 	res, err := pl.r.cfg.Client.HeartbeatMany(hctx, tokens)
 	cancel()
@@ -346,22 +380,34 @@ func (pl *pool) heartbeat(ctx context.Context) {
 	}
 	now := time.Now()
 	for i, t := range tokens {
-		run := pl.live[t]
-		switch {
-		case err == nil && i < len(res) && res[i].OK && res[i].LeaseExpiresAt != nil:
+		run := runs[t]
+		ok := err == nil && i < len(res) && res[i].OK && res[i].LeaseExpiresAt != nil
+		if ok {
 			run.lease = *res[i].LeaseExpiresAt
-			continue
+		}
+		_, live := pl.live[t]
+		why := ""
+		switch {
+		case ok:
 		case err == nil && i < len(res) && res[i].Code == string(backends.CodeStaleClaim):
-			pl.lose(run, "claim is no longer ours: STALE_CLAIM")
+			why = "claim is no longer ours: STALE_CLAIM"
 		case !now.Before(run.lease):
-			pl.lose(run, "lease passed without a successful heartbeat")
+			why = "lease passed without a successful heartbeat"
+		}
+		switch {
+		case why == "":
+		case live:
+			pl.lose(run, why)
+		case waiting[t]:
+			run.lost = true
+			pl.r.logf("claim of %s %s lost before its ending was sent: %s", run.claim.Job, run.claim.DataID, why)
 		}
 	}
 }
 
 // lose stops the process of a claim that is no longer this runner's.
 func (pl *pool) lose(run *poolRun, why string) {
-	run.lost = true
+	run.lost, run.stopped = true, true
 	go func() { _ = run.p.stop(pl.opt.KillGrace, pl.r.logf, why) }()
 }
 

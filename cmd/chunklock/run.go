@@ -60,12 +60,13 @@ func runCommand() *cli.Command {
 			"with backoff for up to --retry-for.\n\n" +
 			"--parallel N (with --loop) keeps up to N CMD processes running at once, each under its\n" +
 			"own claim: the runner claims for all its free slots in one request (claimNext),\n" +
-			"heartbeats all its claims in one request every third of the shortest lease of its jobs,\n" +
-			"and completes or fails the processes that exited together in one request each, in the\n" +
-			"background: a freed slot is claimed for again meanwhile (up to 1,000 claims wait to\n" +
-			"end). A process whose claim is lost is stopped as above. SIGINT or SIGTERM to such a runner\n" +
-			"claims nothing more, releases what it claimed and has not started, and waits for the\n" +
-			"running processes, which it still heartbeats and ends as they exit.\n\n" +
+			"heartbeats all its claims not yet ended (those waiting to end too) in one request every\n" +
+			"third of the shortest lease of its jobs, and completes or fails the processes that\n" +
+			"exited together in one request each, in the background: a freed slot is claimed for\n" +
+			"again meanwhile (up to 1,000 claims wait to end). A process whose claim is lost is\n" +
+			"stopped as above. SIGINT or SIGTERM to such a runner claims nothing more, releases what\n" +
+			"it claimed and has not started, and waits for the running processes, which it still\n" +
+			"heartbeats and ends as they exit.\n\n" +
 			"Exit status:\n" +
 			"   0    the chunk was completed (--loop: nothing is left to do; failed chunks are\n" +
 			"        recorded on the server, see `chunklock status`)\n" +

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/client"
 )
 
@@ -271,4 +273,45 @@ func TestRunParallelBoundsWhatItHasNotEnded(t *testing.T) {
 		require.Equal(t, "READY", st, "chunk %s", id)
 	}
 	require.Contains(t, stderr.String(), "nothing left to do: 1201 completed")
+}
+
+// TestRunParallelHeartbeatsWhatWaitsToEnd: while an ending is slow, the
+// claims it carries and the claims waiting for the next one are
+// heartbeated with the live ones, so that none passes its lease before its
+// ending: every chunk is completed by this runner, none lost.
+func TestRunParallelHeartbeatsWhatWaitsToEnd(t *testing.T) {
+	t.Parallel()
+	const lease = 4 * time.Second
+	var held atomic.Bool
+	hold := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			body, _ := io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("completeMany")) && held.CompareAndSwap(false, true) {
+				select { // the first ending takes two and a half leases
+				case <-time.After(lease * 5 / 2):
+				case <-req.Context().Done():
+				}
+			}
+			h.ServeHTTP(w, req)
+		})
+	}
+	url, api := serveMemory(t, hold)
+	ctx := t.Context()
+	_, err := api.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", LeaseSeconds: int(lease / time.Second)})
+	require.NoError(t, err)
+	const chunks = 20 // dataid 1 is published already
+	var ids []string
+	for i := 2; i <= chunks; i++ {
+		ids = append(ids, strconv.Itoa(i))
+	}
+	require.NoError(t, api.Publish(ctx, "in", ids))
+	var stdout, stderr lockedBuffer
+	code := run(ctx, []string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "4", "--", "true"}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	require.True(t, held.Load(), "the first ending was held")
+	require.Contains(t, stderr.String(), fmt.Sprintf("nothing left to do: %d completed, 0 failed, 0 lost", chunks))
+	for id, st := range states(t, api) {
+		require.Equal(t, "READY", st, "chunk %s", id)
+	}
 }
