@@ -67,7 +67,10 @@ func partitionsCommand() *cli.Command {
 					add := func(ctx context.Context, dataset string, ids []string, dimension string) (client.RangeResult, error) {
 						return c.AddPartitionsFrom(ctx, dataset, ids, dimension, cmd.String("from"))
 					}
-					return changeValues(ctx, cmd, "added", "in the set already", add)
+					if err := changeValues(ctx, cmd, "added", "in the set already", add); err != nil {
+						return err
+					}
+					return sayClampedFrom(ctx, cmd, c)
 				}),
 			},
 			{
@@ -184,4 +187,29 @@ func readValues(cmd *cli.Command, file string) ([]string, error) {
 		return nil, fmt.Errorf("reading %s: %w", file, err)
 	}
 	return ids, nil
+}
+
+// sayClampedFrom tells, after an add with --from, when --from lies before
+// the start of the dataset's time dimension: the values are expected from
+// that start, as nothing before it is.
+func sayClampedFrom(ctx context.Context, cmd *cli.Command, c *client.Client) error {
+	from := cmd.String("from")
+	if from == "" || cmd.Args().Len() == 0 {
+		return nil
+	}
+	def, err := c.DatasetPartitions(ctx, cmd.Args().First())
+	if err != nil || def == nil || len(def.Dimensions) == 0 {
+		return nil // the add is done: this is only a remark
+	}
+	t := def.Dimensions[0]
+	if !t.Kind.IsTime() || t.Start == "" {
+		return nil
+	}
+	norm := t.Def.Normalized()
+	fromAt, _, err1 := norm.Window(from)
+	startAt, _, err2 := norm.Window(t.Start)
+	if err1 == nil && err2 == nil && fromAt.Before(startAt) {
+		fmt.Fprintf(stdout(cmd), "expected from %s, the start of dimension %s: --from %s is before it, and nothing before the start is expected\n", t.Start, t.Name, from)
+	}
+	return nil
 }

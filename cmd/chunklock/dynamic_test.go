@@ -106,6 +106,16 @@ func TestPartitionsAddToDimension(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"acme"}, partition.MemberValues(again.Dimensions[1].Members))
 
+	// A --from before the time dimension's start: expected from the start,
+	// and the add says so.
+	code, out, errs = cliRun(t, "partitions", "add", "--url", url, "orders", "early", "--dimension", "customer", "--from", "2019-06-01")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "added 1 value(s) of orders\n"+
+		"expected from 2020-01-01, the start of dimension date: --from 2019-06-01 is before it, and nothing before the start is expected\n", out)
+	ps, err = c.Partitions(ctx, client.PartitionFilter{Dataset: "orders", Slice: []partition.Slice{{Dimension: "customer", Values: []string{"early"}}}})
+	require.NoError(t, err)
+	require.Len(t, ps, 3, "2020-01-01 to 2020-01-03")
+
 	code, _, errs = cliRun(t, "partitions", "add", "--url", url, "orders", "beta")
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "name the DYNAMIC dimension the values are of (dimension: customer)")
