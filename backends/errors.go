@@ -112,7 +112,16 @@ func LiveClaims(job string, blockers []Blocker) error {
 	slices.SortFunc(blockers, func(a, b Blocker) int {
 		return cmp.Or(cmp.Compare(a.Dataset, b.Dataset), CompareDataID(a.DataID, b.DataID))
 	})
-	return Locked(blockers, "job %q has %d live claim(s): %s; it is deleted once they end (pause it first so that it claims no more)", job, len(blockers), DescribeBlockers(blockers))
+	const few = 10
+	chunks := make([]string, 0, few)
+	for _, b := range blockers[:min(few, len(blockers))] {
+		chunks = append(chunks, b.Dataset+"/"+b.DataID)
+	}
+	list := strings.Join(chunks, ", ")
+	if len(blockers) > few {
+		list += fmt.Sprintf(" and %d more", len(blockers)-few)
+	}
+	return Locked(blockers, "job %q has %d live claim(s), on %s: pause it so that it claims no more, and delete it again once they end (or release them)", job, len(blockers), list)
 }
 
 // CodeOf returns the code of err: the code of the first *Error in its chain,

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/client"
 )
 
@@ -26,8 +28,9 @@ func deleteCommand() *cli.Command {
 		UsageText: "chunklock delete job|dataset|pool ID [--delete-chunks]",
 		Description: "job: deletes the job with its key, credentials, queue and reads; refused (LOCKED,\n" +
 			"listing them) while it has live claims: `chunklock pause` it first and delete it once\n" +
-			"they end. The chunks it produced stay READY for its consumers, under its id: a job\n" +
-			"declared again under the same id takes them over without computing them again.\n" +
+			"they end (run the delete again then). The chunks it produced keep their status and\n" +
+			"stay readable by its consumers: the next job declared for its output, under any id,\n" +
+			"takes them over without computing READY ones again.\n" +
 			"dataset: deletes a dataset no job reads or writes, with its chunks and credentials;\n" +
 			"one with chunks only with --delete-chunks. Its events stay.\n" +
 			"pool: deletes a pool no job names.\n\n" +
@@ -51,6 +54,12 @@ func deleteCommand() *cli.Command {
 				return fmt.Errorf("--delete-chunks applies to datasets only")
 			}
 			if err := del(ctx, c, args[1], cmd.Bool("delete-chunks")); err != nil {
+				var ce *client.Error
+				if args[0] == "job" && errors.As(err, &ce) && ce.Code == backends.CodeLocked {
+					// The blockers are the live claims the message names,
+					// not chunks a claim waits for.
+					return fmt.Errorf("%s: %s; `chunklock status` lists the live claims, `chunklock pause %s` stops new ones", ce.Code, ce.Message, args[1])
+				}
 				return err
 			}
 			fmt.Fprintf(stdout(cmd), "deleted %s %s\n", args[0], args[1])

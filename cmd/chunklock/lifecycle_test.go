@@ -35,6 +35,17 @@ func TestPauseResumeDelete(t *testing.T) {
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "LOCKED")
 	require.Contains(t, errs, `job "j" writes it`)
+	// A live claim: refused, naming its chunk and what to do, without the
+	// wording of a claim's blockers.
+	claim, err := c.FindNext(t.Context(), "j", "exec")
+	require.NoError(t, err)
+	require.NotNil(t, claim)
+	code, _, errs = cli("delete", "--url", url, "job", "j")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, `LOCKED: job "j" has 1 live claim(s), on out/1: pause it so that it claims no more, and delete it again once they end (or release them)`)
+	require.Contains(t, errs, "`chunklock status` lists the live claims, `chunklock pause j` stops new ones")
+	require.NotContains(t, errs, "producers may write")
+	require.NoError(t, c.Release(t.Context(), claim.Token))
 	code, out, errs = cli("delete", "--url", url, "job", "j")
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, "deleted job j", out)
