@@ -98,7 +98,7 @@ func next(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 		return err
 	}
 	if claim == nil {
-		return exitWith(cmd, exitNothing, "nothing to do: job %s has no claimable chunk now (see `chunklock status --job %s`)", job, job)
+		return exitWith(cmd, exitNothing, "nothing to do: job %s has no claimable chunk now%s (see `chunklock status --job %s`)", job, whyNothing(ctx, c, job), job)
 	}
 	return deliverClaim(ctx, cmd, c, *claim, format, allow)
 }
@@ -130,4 +130,23 @@ func printClaim(cmd *cli.Command, claim client.Claim, format string, allow envna
 		return err
 	}
 	return printJSON(stdout(cmd), claim)
+}
+
+// whyNothing says, after a findNext that claimed nothing, what of the job
+// itself holds its claims back: a pause, or its maxConcurrent reached
+// (" : ..."); "" when neither, or when the runner may not read the job.
+func whyNothing(ctx context.Context, c *client.Client, job string) string {
+	j, err := c.Job(ctx, job)
+	if err != nil {
+		return ""
+	}
+	if j.Paused {
+		return fmt.Sprintf(": it is paused (`chunklock resume %s`)", job)
+	}
+	if m := j.MaxConcurrent; m != nil && *m > 0 {
+		if live, err := c.Claims(ctx, job); err == nil && len(live) >= *m {
+			return fmt.Sprintf(": its %d live claim(s) are its maxConcurrent", len(live))
+		}
+	}
+	return ""
 }

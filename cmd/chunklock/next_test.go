@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
 )
 
 // TestNextNothingToClaim: with nothing to claim, next exits 3 and prints
@@ -13,7 +15,7 @@ import (
 // and a claim operation given the empty token that follows says so.
 func TestNextNothingToClaim(t *testing.T) {
 	t.Parallel()
-	url, _ := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
 	next := func(format string) []string {
 		return []string{"chunklock", "next", "--url", url, "--job", "j", "--format", format}
 	}
@@ -29,6 +31,20 @@ func TestNextNothingToClaim(t *testing.T) {
 		require.Empty(t, stdout.String(), format)
 		require.Equal(t, "nothing to do: job j has no claimable chunk now (see `chunklock status --job j`)\n", stderr.String(), format)
 	}
+
+	// What of the job itself holds claims back is named: its
+	// maxConcurrent reached, then a pause.
+	one := 1
+	_, err := c.UpsertJob(t.Context(), backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", MaxConcurrent: one})
+	require.NoError(t, err)
+	require.NoError(t, c.Publish(t.Context(), "in", []string{"2"}))
+	stdout, stderr = lockedBuffer{}, lockedBuffer{}
+	require.Equal(t, exitNothing, run(t.Context(), next("env"), &stdout, &stderr), stderr.String())
+	require.Equal(t, "nothing to do: job j has no claimable chunk now: its 1 live claim(s) are its maxConcurrent (see `chunklock status --job j`)\n", stderr.String())
+	require.NoError(t, c.PauseJob(t.Context(), "j"))
+	stdout, stderr = lockedBuffer{}, lockedBuffer{}
+	require.Equal(t, exitNothing, run(t.Context(), next("env"), &stdout, &stderr), stderr.String())
+	require.Equal(t, "nothing to do: job j has no claimable chunk now: it is paused (`chunklock resume j`) (see `chunklock status --job j`)\n", stderr.String())
 
 	for _, op := range []string{"complete", "fail", "heartbeat", "release"} {
 		for _, token := range []string{"", " \n"} {
