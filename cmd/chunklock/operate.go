@@ -187,13 +187,18 @@ func resubmitCommand() *cli.Command {
 				return err
 			}
 			if isRange {
-				return runRange(ctx, cmd, c, ds, from, to, "resubmitted", "RESUBMIT",
+				err := runRange(ctx, cmd, c, ds, from, to, "resubmitted", "RESUBMIT",
 					func(ctx context.Context, from, to string, slice []partition.Slice) (client.RangeResult, error) {
 						if slice != nil {
 							return c.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangeResubmit, Dataset: ds, From: from, To: to, Slice: slice, Cascade: cascade})
 						}
 						return c.ResubmitRange(ctx, ds, from, to, cascade)
 					})
+				if err == nil && cascade {
+					// A range's answer counts its own chunks only.
+					fmt.Fprintln(stdout(cmd), "what was computed from them is RESUBMIT too, downstream: `chunklock status` counts it by dataset")
+				}
+				return err
 			}
 			rows, err := c.Resubmit(ctx, ds, dataid, cascade)
 			if err != nil {

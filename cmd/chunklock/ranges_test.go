@@ -51,6 +51,7 @@ func TestRangeCommands(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "resubmitted 2 chunk(s) of in; skipped 1:", "4 is read by a live claim")
 	require.Contains(t, out, "1 × LOCKED: cannot invalidate what was computed from in/{dataid}")
+	require.Contains(t, out, "what was computed from them is RESUBMIT too, downstream: `chunklock status` counts it by dataset")
 
 	for _, bad := range []struct {
 		args []string
