@@ -3,6 +3,7 @@ package backends
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chunklock/chunklock/backends/partition"
 )
@@ -47,7 +48,8 @@ func validateValue(id string) error {
 	}
 	for i := 0; i < len(id); i++ {
 		if !dataIDByte(id[i]) {
-			return InvalidArgument("dataid %q has an invalid character at %d: allowed are A-Z a-z 0-9 . _ : = + - (and | between the values of a multi-dimensional dataid)", id, i)
+			r, _ := utf8.DecodeRuneInString(id[i:])
+			return InvalidArgument("dataid %q has an invalid character, %q at character %d: allowed are A-Z a-z 0-9 . _ : = + - (and | between the values of a multi-dimensional dataid)", id, r, utf8.RuneCountInString(id[:i])+1)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Kind is the kind of a partition definition.
@@ -271,7 +272,8 @@ func validDataID(id string) error {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
 			strings.IndexByte("._:=+-", c) >= 0
 		if !ok {
-			return invalid("dataid %q has an invalid character at %d: allowed are A-Z a-z 0-9 . _ : = + -", id, i)
+			r, _ := utf8.DecodeRuneInString(id[i:])
+			return invalid("dataid %q has an invalid character, %q at character %d: allowed are A-Z a-z 0-9 . _ : = + -", id, r, utf8.RuneCountInString(id[:i])+1)
 		}
 	}
 	return nil

@@ -110,7 +110,7 @@ func changeValues(ctx context.Context, cmd *cli.Command, past, skippedAs string,
 	}
 	for _, id := range ids {
 		if err := backends.ValidateDataID(id); err != nil {
-			return fmt.Errorf("value %q: %w", id, err)
+			return fmt.Errorf("value %q (nothing was sent: fix it or leave it out): %w", id, err)
 		}
 	}
 	var total client.RangeResult

@@ -122,6 +122,9 @@ func TestPartitionsAddToDimension(t *testing.T) {
 	code, _, errs = cliRun(t, "partitions", "add", "--url", url, "orders", "beta", "--dimension", "customer", "--from", "2020-13-01")
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, `from "2020-13-01"`)
+	code, _, errs = cliRun(t, "partitions", "add", "--url", url, "orders", "ok1", "my file", "--dimension", "customer")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, `value "my file" (nothing was sent: fix it or leave it out): dataid "my file" has an invalid character, ' ' at character 3`)
 }
 
 // TestStatusByValue: status names the values behind of each DYNAMIC or
