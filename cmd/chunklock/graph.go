@@ -41,12 +41,31 @@ func graphCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if id := cmd.String("dataid"); id != "" && !chunkEdges(g) {
+				fmt.Fprintf(stderr(cmd), "chunklock graph: no chunk at dataid %s is read or written here; a dataset with dimensions names its chunks by tuple (2026-01-15|eu): `chunklock chunks --dataset D` lists them\n", id)
+			}
 			if format == "mermaid" {
 				return writeMermaid(stdout(cmd), g)
 			}
 			return writeDot(stdout(cmd), g)
 		}),
 	}
+}
+
+// chunkEdges tells whether an edge of g reaches a chunk.
+func chunkEdges(g client.LockGraph) bool {
+	chunks := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Kind == "CHUNK" {
+			chunks[n.ID] = true
+		}
+	}
+	for _, e := range g.Edges {
+		if chunks[e.From] || chunks[e.To] {
+			return true
+		}
+	}
+	return false
 }
 
 // nodeLabel is what a node shows.
