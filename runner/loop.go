@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -70,7 +71,23 @@ type Config struct {
 // Stopped is Loop's error when one of Config.StopSignals stopped it.
 type Stopped struct{ Signal os.Signal }
 
-func (s *Stopped) Error() string { return fmt.Sprintf("stopped by %v", s.Signal) }
+func (s *Stopped) Error() string { return "stopped by " + signalName(s.Signal) }
+
+// signalName is a stop signal as operators spell it (SIGTERM, not
+// "terminated").
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	}
+	return fmt.Sprint(s)
+}
 
 // NothingToDo is Loop's error when, without Config.Loop, no chunk was
 // claimable. Err, when set, is the server's answer for the chunk asked for
@@ -185,7 +202,7 @@ func (r *loop) stopped() error {
 	r.cancel()
 	<-r.sigDone
 	if r.got != nil {
-		r.logf("stopped by %v after %s", r.got, r.summary())
+		r.logf("stopped by %s after %s", signalName(r.got), r.summary())
 		return &Stopped{Signal: r.got}
 	}
 	return r.ctx.Err()

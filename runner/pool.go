@@ -109,7 +109,7 @@ func (r *loop) servePool(ctx context.Context) error {
 					r.logf("lost the claim on %s %s before its ending was recorded (expired or forced by an operator): its process had exited, nothing written", o.run.claim.Job, o.run.claim.DataID)
 					continue
 				}
-				pl.r.report(o.outcome, o.run.claim, time.Since(o.run.since))
+				pl.r.report(o.outcome, o.run.claim, time.Since(o.run.since).Round(time.Millisecond))
 			}
 			pl.end(bg)
 		case <-ticker.C:

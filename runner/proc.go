@@ -73,5 +73,9 @@ func (p *proc) stop(grace time.Duration, logf func(string, ...any), why string) 
 
 // reason is the failure reason of a process that exited with an error.
 func (p *proc) reason() string {
-	return strings.TrimSpace(p.err.Error() + ": " + p.tail.String())
+	tail := strings.TrimSpace(p.tail.String())
+	if tail == "" {
+		return p.err.Error() + " (nothing on stderr)"
+	}
+	return p.err.Error() + ": " + tail
 }

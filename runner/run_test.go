@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,6 +101,21 @@ func TestRunFailsWithStderrTail(t *testing.T) {
 	require.Contains(t, ch.Output.Reason, "exit status 3")
 	require.Contains(t, ch.Output.Reason, "disk full")
 	require.NotContains(t, ch.Output.Reason, "first", "only the tail is kept")
+}
+
+// TestRunFailsWithoutStderr: a command failing silently is recorded with
+// its exit status and that it wrote nothing on stderr.
+func TestRunFailsWithoutStderr(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	got, err := Run(context.Background(), storeClient{b.store}, b.claim, Options{
+		Command: []string{"sh", "-c", "exit 1"}, Stderr: &bytes.Buffer{}, IsStale: isStale,
+	})
+	require.NoError(t, err)
+	require.Equal(t, Failed, got)
+	ch, err := b.store.Chunk(context.Background(), "out", "7")
+	require.NoError(t, err)
+	require.Equal(t, "exit status 1 (nothing on stderr)", ch.Output.Reason)
 }
 
 func TestRunStopsChildWhenClaimIsRevoked(t *testing.T) {
@@ -322,4 +338,11 @@ func TestEnvironDimensions(t *testing.T) {
 	for _, kv := range env2 {
 		require.False(t, strings.HasPrefix(kv, "CHUNKLOCK_INPUT_FEEDS_DATE="), kv)
 	}
+}
+
+// TestStoppedNamesTheSignal: a stopped runner says SIGTERM, not
+// "terminated".
+func TestStoppedNamesTheSignal(t *testing.T) {
+	require.Equal(t, "stopped by SIGTERM", (&Stopped{Signal: syscall.SIGTERM}).Error())
+	require.Equal(t, "stopped by SIGINT", (&Stopped{Signal: os.Interrupt}).Error())
 }
