@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/urfave/cli/v3"
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/client"
@@ -229,4 +233,25 @@ func TestLockRenewUnlock(t *testing.T) {
 	code, _, errs = cli("renew", "--url", url, "--id", id, "--client", "ops")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "NOT_FOUND")
+}
+
+// TestEveryCommandHasAnExample: the README says each command's --help has
+// an example; so does each command and subcommand of the whole tree.
+func TestEveryCommandHasAnExample(t *testing.T) {
+	t.Parallel()
+	var walk func(path []string, cmds []*cli.Command)
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.Hidden || c.Name == "help" {
+				continue
+			}
+			p := append(slices.Clone(path), c.Name)
+			var stdout, stderr lockedBuffer
+			require.Equal(t, 0, run(t.Context(), append(append([]string{"chunklock"}, p...), "--help"), &stdout, &stderr), "%v", p)
+			// NAME and USAGE name the command; an example names it again.
+			assert.GreaterOrEqual(t, strings.Count(stdout.String(), "chunklock "+strings.Join(p, " ")), 3, "%v --help shows an example:\n%s", p, stdout.String())
+			walk(p, c.Commands)
+		}
+	}
+	walk(nil, app(io.Discard, io.Discard).Commands)
 }

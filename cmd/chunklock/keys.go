@@ -27,7 +27,10 @@ func keysCommand() *cli.Command {
 			"may decrypt with the job's transit key only. chunklock keeps only the public part and the\n" +
 			"ciphertexts: the server alone never decrypts.\n\n" +
 			"--keys takes the same URL as `chunklock serve --keys` (CHUNKLOCK_KEYS); Vault tokens come\n" +
-			"from VAULT_TOKEN, never from the command line.",
+			"from VAULT_TOKEN, never from the command line.\n\n" +
+			"Examples:\n" +
+			"   chunklock keys setup --keys 'vault://vault.example:8200?prefix=chunklock-'\n" +
+			"   chunklock keys policy --keys 'vault://vault.example:8200?prefix=chunklock-' --job aggregate-sales",
 		Commands: []*cli.Command{
 			keysPolicyCommand(),
 			keysServerPolicyCommand(),
@@ -65,7 +68,7 @@ func keysPolicyCommand() *cli.Command {
 			"transit key and nothing else. The tokens carry one templated policy, <prefix>job, written by\n" +
 			"`chunklock keys setup`; this is what it evaluates to for the job, for review and audits.\n" +
 			"Nothing is contacted and no token is needed.\n\n" +
-			"   chunklock keys policy --keys 'vault://vault.example:8200?prefix=chunklock-' --job daily-sales",
+			"   chunklock keys policy --keys 'vault://vault.example:8200?prefix=chunklock-' --job aggregate-sales",
 		Flags: []cli.Flag{keysFlag(), jobFlag()},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			k, err := vaultKeyring(cmd, false)
@@ -146,7 +149,7 @@ func keysRotateCommand() *cli.Command {
 			"ciphertexts made with them (old copies of the store included) can no longer be decrypted.\n" +
 			"The server's token (VAULT_TOKEN) suffices; runners keep their job tokens. Safe to run again.\n\n" +
 			"   VAULT_TOKEN=<server token> chunklock keys rotate --keys vault://vault.example:8200 \\\n" +
-			"       --store postgres://chunklock@db/chunklock --job daily-sales --min-decryption-version",
+			"       --store postgres://chunklock@db/chunklock --job aggregate-sales --min-decryption-version",
 		Flags: append([]cli.Flag{keysFlag(), jobFlag(),
 			&cli.BoolFlag{Name: "min-decryption-version",
 				Usage: "after rewrapping, raise the key's min_decryption_version to the new version (retire older versions)"},
@@ -191,7 +194,7 @@ func keysNewTokenCommand() *cli.Command {
 			"gives the job a new age key instead (printed on stdout, once); every credential of the job\n" +
 			"must then be set again (setCredential), since the old ones were encrypted to the lost key.\n\n" +
 			"   VAULT_TOKEN=<server token> chunklock keys new-token --keys vault://vault.example:8200 \\\n" +
-			"       --store postgres://chunklock@db/chunklock --job daily-sales > daily-sales.key\n" +
+			"       --store postgres://chunklock@db/chunklock --job aggregate-sales > aggregate-sales.key\n" +
 			"   chunklock keys new-token --store postgres://chunklock@db/chunklock --job dev-job --new-age-key",
 		Flags: append([]cli.Flag{keysFlag(), jobFlag(),
 			&cli.BoolFlag{Name: "new-age-key", Usage: "for a job with an age key: replace it with a new one (its credentials must then be set again)"},

@@ -39,7 +39,12 @@ func serveCommand() *cli.Command {
 			"Settings come from flags, then CHUNKLOCK_* environment variables, then the --config\n" +
 			"YAML file (flag names as keys), then the defaults.\n\n" +
 			"Without --tokens-file the server runs open (every request is an admin), which it allows\n" +
-			"on a loopback address only.",
+			"on a loopback address only.\n\n" +
+			"Examples:\n" +
+			"   chunklock serve\n" +
+			"   chunklock serve --data-dir /var/lib/chunklock --retain-events 720h\n" +
+			"   chunklock serve --store postgres://chunklock@db:5432/chunklock --listen 0.0.0.0:8080 \\\n" +
+			"       --tokens-file tokens.yaml --webhook https://alerts.example/chunklock",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Sources: env("LISTEN"), DefaultText: defaultListen + ", or a free port of 127.0.0.1 when that is taken",
 				Usage: "`host:port` to serve on; an address given here that is taken is an error"},

@@ -22,8 +22,11 @@ import (
 
 func storeCommand() *cli.Command {
 	return &cli.Command{
-		Name:     "store",
-		Usage:    "copy a whole store between backends, back up the embedded store",
+		Name:  "store",
+		Usage: "copy a whole store between backends, back up the embedded store",
+		Description: "Examples:\n" +
+			"   chunklock store backup --data-dir ./chunklock-data --to ./chunklock-backup\n" +
+			"   chunklock store copy --from ./chunklock-data --to postgres://chunklock@db:5432/chunklock",
 		Commands: []*cli.Command{storeCopyCommand(), storeBackupCommand()},
 	}
 }

@@ -14,13 +14,16 @@ func tokenCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "token",
 		Usage: "manage API tokens",
+		Description: "Examples:\n" +
+			"   chunklock token new --name dashboard --role reader >> tokens.yaml\n" +
+			"   chunklock token new --name nightly --role runner --job aggregate-sales >> tokens.yaml",
 		Commands: []*cli.Command{{
 			Name:  "new",
 			Usage: "make a fresh random API token and the tokens-file entry that accepts it",
 			Description: "The token goes to stderr, shown this once: give it to the client, which sends it as\n" +
 				"`Authorization: Bearer <token>`. The entry for the server's tokens file (--tokens-file)\n" +
 				"goes to stdout; it holds only the token's SHA-256, so it can be appended directly:\n\n" +
-				"   chunklock token new --name nightly --role runner --job daily-sales >> tokens.yaml\n\n" +
+				"   chunklock token new --name nightly --role runner --job aggregate-sales >> tokens.yaml\n\n" +
 				"Restart the server to load the new entry.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "name", Required: true, Usage: "the token's name, recorded as the actor of every change it makes"},
