@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -84,12 +85,19 @@ func unknownCommand(group *cli.Command, name string) error {
 	return fmt.Errorf("%s; `%s --help` lists the commands", msg, group.FullName())
 }
 
+// flagOneDash finds a long flag named with one dash in the flag library's
+// messages ("invalid value ... for flag -retain-events").
+var flagOneDash = regexp.MustCompile(`for flag -([a-z][a-z0-9-]+)`)
+
 // usageError is every command's OnUsageError: one line, with a suggestion
 // for an unknown flag, instead of the message followed by the whole help.
 func usageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
 	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
 	if !ok {
-		return fmt.Errorf("%s%w (see `%s --help`)", where(cmd), err, cmd.FullName())
+		// The flag library names a flag with one dash; the help and the
+		// README spell long flags with two.
+		msg := flagOneDash.ReplaceAllString(err.Error(), "for flag --$1")
+		return fmt.Errorf("%s%s (see `%s --help`)", where(cmd), msg, cmd.FullName())
 	}
 	var names []string
 	for _, f := range cmd.Flags {

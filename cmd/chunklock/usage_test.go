@@ -88,3 +88,12 @@ func TestClosest(t *testing.T) {
 	require.Equal(t, 3, editDistance("", "abc"))
 	require.Equal(t, 3, editDistance("kitten", "sitting"))
 }
+
+// TestBadFlagValueNamesTheFlagWithTwoDashes: a flag's bad value is
+// reported with the flag as the help spells it.
+func TestBadFlagValueNamesTheFlagWithTwoDashes(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr lockedBuffer
+	require.Equal(t, 1, run(t.Context(), []string{"chunklock", "chunks", "--limit", "x"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), `invalid value "x" for flag --limit:`)
+}
