@@ -35,6 +35,7 @@ func publishCommand() *cli.Command {
 		Flags: append(append(connFlags(),
 			&cli.StringFlag{Name: "dataset", Required: true, Usage: "the source `dataset`"},
 			&cli.StringFlag{Name: "range", Usage: "publish every dataid `FROM..TO` (dates or integers)"},
+			&cli.StringSliceFlag{Name: "dataid", Usage: "publish this `dataid` (repeat for several), as the other chunk commands name one; the same as naming it after the flags"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the dataids, one a line, and publish nothing (not with --from/--to)"},
 		), rangeFlagList("publish")...),
 		Action: action(func(ctx context.Context, cmd *cli.Command, c *client.Client) error {
@@ -43,7 +44,7 @@ func publishCommand() *cli.Command {
 			switch {
 			case err != nil:
 				return err
-			case isRange && (cmd.Args().Len() > 0 || cmd.String("range") != "" || cmd.Bool("dry-run")):
+			case isRange && (cmd.Args().Len() > 0 || len(cmd.StringSlice("dataid")) > 0 || cmd.String("range") != "" || cmd.Bool("dry-run")):
 				return errors.New("--from/--to publish a range on the server: give no dataids, --range or --dry-run with them")
 			case isRange:
 				return runRange(ctx, cmd, c, ds, from, to, "published", "READY",
@@ -54,7 +55,7 @@ func publishCommand() *cli.Command {
 						return c.PublishRange(ctx, ds, from, to)
 					})
 			}
-			ids := cmd.Args().Slice()
+			ids := append(cmd.StringSlice("dataid"), cmd.Args().Slice()...)
 			if r := cmd.String("range"); r != "" {
 				more, err := expandRange(r)
 				if err != nil {

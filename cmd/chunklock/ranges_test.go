@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/chunklock/chunklock/client"
+
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/partition"
 )
@@ -210,4 +212,24 @@ func TestSliceCommands(t *testing.T) {
 	code, _, errs = cliRun(t, "chunks", "--url", url, "--slice", "customer=acme")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "no dataset shown has the dimension(s) customer")
+}
+
+// TestPublishTakesDataidFlags: publish names its chunks with --dataid as
+// the other chunk commands do, or after the flags.
+func TestPublishTakesDataidFlags(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	code, out, errs := cliRun(t, "publish", "--url", url, "--dataset", "in", "--dataid", "5", "--dataid", "6", "7")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "published 3 chunk(s) of in\n", out)
+	rows, err := c.Chunks(t.Context(), client.ChunkFilter{Dataset: "in", Role: "OUTPUT"})
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.DataID] = r.Status
+	}
+	require.Equal(t, map[string]string{"1": "READY", "5": "READY", "6": "READY", "7": "READY"}, got)
+	code, _, errs = cliRun(t, "publish", "--url", url, "--dataset", "in", "--dataid", "5", "--from", "1", "--to", "2")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, "give no dataids")
 }
