@@ -28,7 +28,7 @@ func eventsCommand() *cli.Command {
 			&cli.StringFlag{Name: "dataset", Usage: "only events on this `dataset`"},
 			&cli.StringFlag{Name: "job", Usage: "only events on rows of this `job`"},
 			&cli.StringFlag{Name: "dataid", Usage: "only events on this `dataid`"},
-			&cli.IntFlag{Name: "last", Value: 50, Usage: "print the last `N` recorded events first (0: none, -1: all)"},
+			&cli.IntFlag{Name: "last", Aliases: []string{"limit"}, Value: 50, Usage: "print the last `N` recorded events first (0: none, -1: all; --limit as for chunks and history)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "then keep printing new events until interrupted"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "`text` or json (one object per line)"},
 		),
