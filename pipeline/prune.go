@@ -69,7 +69,11 @@ func (p *Pipeline) PipelineName(flag, path string) (name, source string, err err
 	if err != nil || name == "" {
 		return "", "", err
 	}
-	return name, "the file's name; set `pipeline: NAME` in the file to choose another", nil
+	from := "the file's name"
+	if b := filepath.Base(path); b == "pipeline.yaml" || b == "pipeline.yml" {
+		from = "the folder's name, the file being " + b
+	}
+	return name, from + "; set `pipeline: NAME` in the file to choose another", nil
 }
 
 // CheckOwners refuses a pipeline that declares an object another pipeline

@@ -35,7 +35,13 @@ func TestPipelineName(t *testing.T) {
 		require.NoError(t, err, "%+v", c)
 		require.Equal(t, c.want, got, "%+v", c)
 	}
-	_, err := (&Pipeline{}).PlanPrune("", PruneState{})
+	_, from, err := (&Pipeline{}).PipelineName("", filepath.Join("examples", "daily-pipeline", "pipeline.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, "the folder's name, the file being pipeline.yaml; set `pipeline: NAME` in the file to choose another", from)
+	_, from, err = (&Pipeline{}).PipelineName("", "sales.yaml")
+	require.NoError(t, err)
+	require.Equal(t, "the file's name; set `pipeline: NAME` in the file to choose another", from)
+	_, err = (&Pipeline{}).PlanPrune("", PruneState{})
 	require.ErrorContains(t, err, "--prune needs a pipeline name")
 }
 

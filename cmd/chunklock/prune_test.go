@@ -252,7 +252,7 @@ func TestApplyPipelineName(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(p.dir, "daily"), 0o700))
 	code, out, errs = p.apply("daily/pipeline.yaml", `datasets: [{id: b}]`)
 	require.Equal(t, 0, code, errs)
-	require.Contains(t, out, "pipeline daily (from the file's name")
+	require.Contains(t, out, "pipeline daily (from the folder's name, the file being pipeline.yaml")
 	code, out, errs = p.apply("x.yaml", `datasets: [{id: c}]`, "--pipeline", "named")
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "pipeline named (from --pipeline)")
