@@ -83,7 +83,7 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "max", Usage: "with --loop, stop after `N` chunks (0: no limit)"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "with --loop, keep up to `N` CMD processes running at once (1 to 1000), claiming and ending in batches"},
 			&cli.DurationFlag{Name: "idle-wait", Usage: "with --loop, wait up to `D` without work for new chunks before exiting (0: exit as soon as nothing is claimable)"},
-			&cli.StringFlag{Name: "dataid", Usage: "claim this `dataid` (one job, without --loop); how a job without inputs gets new chunks"},
+			&cli.StringFlag{Name: "dataid", Usage: "claim this `dataid` (one job, without --loop); how a job without inputs whose output has no partition definition gets new chunks (a scheduled or DYNAMIC output is claimed in order without it)"},
 			&cli.StringFlag{Name: "executor", DefaultText: "host-pid-random", Usage: "the `name` operators see as the holder of this runner's claims"},
 			&cli.StringFlag{Name: "dir", TakesFile: true, Usage: "working `directory` of CMD (default: the current one)"},
 			&cli.DurationFlag{Name: "kill-grace", Value: 10 * time.Second, Usage: "how long CMD gets between SIGTERM and SIGKILL when it must stop"},

@@ -35,7 +35,8 @@ func statusCommand() *cli.Command {
 			"reads no dataset's rows but those FAILED and HOLD chunks, however long its history.\n" +
 			"A job whose env names a variable runners refuse (see `chunklock run --help`; stored by a\n" +
 			"server older than that rule, or one that allows more) is named, with the variable and\n" +
-			"why: runners claim nothing for it.\n" +
+			"why: runners claim nothing for it. Datasets with a retention of their own are listed\n" +
+			"with it.\n" +
 			"--job narrows it to the job's inputs and output, --dataset to one dataset.\n\n" +
 			"A dataset with STATIC or DYNAMIC dimensions (a region, a customer) gets a line per such\n" +
 			"dimension naming its values behind (missing or late chunks), the first 5 of them: a\n" +
