@@ -1,8 +1,11 @@
 package backends
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"time"
 )
 
@@ -93,4 +96,100 @@ func WithChange(ctx context.Context, c *CatalogChange) context.Context {
 func ChangeFrom(ctx context.Context) *CatalogChange {
 	c, _ := ctx.Value(changeKey{}).(*CatalogChange)
 	return c
+}
+
+// BeforeForAPI is a change's value before as the API shows it: the keys
+// named as the API names fields (id, maxAttempts, leaseSeconds), in the
+// order stored. Stored changes keep the engine's own field names (ID,
+// MaxAttempts), which no reader should have to know. Only keys are
+// renamed: the objects stored hold no map whose keys are data. A value
+// that is not JSON is returned as it is.
+func BeforeForAPI(before []byte) []byte {
+	if len(before) == 0 {
+		return before
+	}
+	dec := json.NewDecoder(bytes.NewReader(before))
+	dec.UseNumber()
+	var out bytes.Buffer
+	if err := renameKeys(dec, &out); err != nil {
+		return before
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return before
+	}
+	return out.Bytes()
+}
+
+// renameKeys copies the next JSON value of dec to out with apiName keys.
+func renameKeys(dec *json.Decoder, out *bytes.Buffer) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		b, err := json.Marshal(tok)
+		if err != nil {
+			return err
+		}
+		out.Write(b)
+		return nil
+	}
+	object := d == '{'
+	if !object && d != '[' {
+		return fmt.Errorf("unexpected %v", d)
+	}
+	out.WriteByte(byte(d))
+	for i := 0; dec.More(); i++ {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		if object {
+			k, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, ok := k.(string)
+			if !ok {
+				return fmt.Errorf("a key is %T", k)
+			}
+			b, err := json.Marshal(apiName(key))
+			if err != nil {
+				return err
+			}
+			out.Write(b)
+			out.WriteByte(':')
+		}
+		if err := renameKeys(dec, out); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing delimiter
+		return err
+	}
+	if object {
+		out.WriteByte('}')
+	} else {
+		out.WriteByte(']')
+	}
+	return nil
+}
+
+// apiName is a Go field name as the API spells it: its leading capitals
+// lower-cased, but for the last of several when a lower-case letter
+// follows (ID → id, URL → url, MaxAttempts → maxAttempts, URLPath →
+// urlPath); a name already lower-case stays.
+func apiName(s string) string {
+	b := []byte(s)
+	n := 0
+	for n < len(b) && b[n] >= 'A' && b[n] <= 'Z' {
+		n++
+	}
+	if n > 1 && n < len(b) {
+		n--
+	}
+	for i := range n {
+		b[i] += 'a' - 'A'
+	}
+	return string(b)
 }

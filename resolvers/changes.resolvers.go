@@ -29,7 +29,7 @@ func (r *catalogChangeResolver) Job(ctx context.Context, obj *backends.CatalogCh
 
 // Before is the resolver for the before field.
 func (r *catalogChangeResolver) Before(ctx context.Context, obj *backends.CatalogChange) (*string, error) {
-	return nullIfEmpty(string(obj.Before)), nil
+	return nullIfEmpty(string(backends.BeforeForAPI(obj.Before))), nil
 }
 
 // CatalogChanges is the resolver for the catalogChanges field.

@@ -40,7 +40,7 @@ func TestCatalogChangesOverGraphQL(t *testing.T) {
 		require.Equal(t, []string{"resumeJob", "job", "ja", "admin"}, []string{n.Op, n.Kind, n.ID, n.Actor}, "the newest first, by the token's name")
 		require.Equal(t, p1.Edges[0].Cursor, n.Cursor)
 		require.NotNil(t, n.Before)
-		require.Contains(t, *n.Before, `"Paused":true`)
+		require.Contains(t, *n.Before, `"paused":true`)
 		require.Nil(t, n.Dataset)
 		require.True(t, p1.PageInfo.HasNextPage)
 		s.ok(reader, q, vars("after", *p1.PageInfo.EndCursor)).field(t, "catalogChanges", &p2)

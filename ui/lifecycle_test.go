@@ -201,9 +201,9 @@ func TestCatalogHistoryPage(t *testing.T) {
 	require.Equal(t, "resumeJob", first["op"])
 	require.Equal(t, "admin", first["actor"])
 	require.Equal(t, "report", first["id"])
-	require.Contains(t, first["text"], "Paused: true", "the value before the resume")
+	require.Contains(t, first["text"], "paused: true", "the value before the resume")
 	require.Equal(t, "pauseJob", row("1")["op"])
-	require.Contains(t, row("1")["text"], "Paused: false")
+	require.Contains(t, row("1")["text"], "paused: false")
 	tb.screenshot(t, "history")
 
 	tb.do(t, chromedp.Click(chromedp.CSS(`#history-host .history-older`)))
@@ -265,7 +265,7 @@ func TestLifecycleOnQuickStart(t *testing.T) {
 
 	tb.do(t, chromedp.Navigate(s.url+"/ui#/job/report"))
 	tb.poll(t, `document.querySelector('#job-history table.history') && document.querySelector('#job-actions [data-action="pause"]') && true`)
-	require.Contains(t, eval[string](t, tb, `document.querySelector('#job-history tr[data-op="upsertJob"]').innerText`), "LeaseSeconds: 30", "the history shows the lease before the change")
+	require.Contains(t, eval[string](t, tb, `document.querySelector('#job-history tr[data-op="upsertJob"]').innerText`), "leaseSeconds: 30", "the history shows the lease before the change")
 	tb.screenshot(t, "quickstart-job")
 
 	confirm(t, tb, `#job-actions [data-action="pause"]`)
@@ -273,8 +273,8 @@ func TestLifecycleOnQuickStart(t *testing.T) {
 	// Now the page knows what the upsert left (the value the pause
 	// started from): its row names the fields it set, the lease and the
 	// job's key (the upsert through the API gave it one).
-	require.Equal(t, "LeaseSeconds: 30, Key: (none)", tb.poll(t, `(() => { const s = document.querySelector('#job-history tr[data-op="upsertJob"] td.before summary'); return document.querySelector('#job-history tr[data-op="pauseJob"]') && s && s.textContent })()`))
-	require.Contains(t, eval[string](t, tb, `document.querySelector('#job-history tr[data-op="pauseJob"] pre').textContent`), `"Public": "age`)
+	require.Equal(t, "leaseSeconds: 30, key: (none)", tb.poll(t, `(() => { const s = document.querySelector('#job-history tr[data-op="upsertJob"] td.before summary'); return document.querySelector('#job-history tr[data-op="pauseJob"]') && s && s.textContent })()`))
+	require.Contains(t, eval[string](t, tb, `document.querySelector('#job-history tr[data-op="pauseJob"] pre').textContent`), `"public": "age`)
 	confirm(t, tb, `#job-actions [data-action="delete-job"]`)
 	require.Contains(t, tb.poll(t, `(() => { const r = document.querySelector('#job-refusal .refusal'); return r && r.innerText })()`), "daily-report 2026-01-29")
 	tb.screenshot(t, "quickstart-job-paused")

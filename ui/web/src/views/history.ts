@@ -153,7 +153,7 @@ const isObject = (v: any) => v && typeof v === "object" && !Array.isArray(v);
 
 /**
  * before shows the value before the change: the fields the change set
- * when the page knows them (a pause sets Paused; an update, what differs
+ * when the page knows them (a pause sets paused; an update, what differs
  * from the value it left), else the whole value in a line; the whole
  * value on demand.
  */
@@ -163,14 +163,14 @@ function before(c: Change, after: any) {
   if (v === undefined) return html`<code>${c.before}</code>`;
   let fields: string[] = [];
   if (isObject(v)) {
-    if ((c.op === "pauseJob" || c.op === "resumeJob") && "Paused" in v) fields = ["Paused"];
-    else if (isObject(after)) fields = Object.keys({ ...v, ...after }).filter((k) => !/^(UpdatedAt|CreatedAt|Version)$/.test(k) && !same(v[k], after[k]));
+    if ((c.op === "pauseJob" || c.op === "resumeJob") && "paused" in v) fields = ["paused"];
+    else if (isObject(after)) fields = Object.keys({ ...v, ...after }).filter((k) => !/^(updatedAt|createdAt|version)$/.test(k) && !same(v[k], after[k]));
   }
   const line = fields.length
     ? fields.map((k) => `${k}: ${empty(v[k]) && typeof v[k] === "object" ? "(none)" : show(v[k] ?? null)}`).join(", ")
     : isObject(v)
       ? Object.entries(v)
-          .filter(([k, x]) => !empty(x) && !/^(UpdatedAt|CreatedAt|Version)$/.test(k))
+          .filter(([k, x]) => !empty(x) && !/^(updatedAt|createdAt|version)$/.test(k))
           .map(([k, x]) => `${k}: ${show(x)}`)
           .join(", ")
       : JSON.stringify(v);
