@@ -416,7 +416,7 @@ func (r *loop) report(outcome Outcome, claim client.Claim, took time.Duration) {
 	case Completed:
 		r.logf("completed %s %s in %s", claim.Job, claim.DataID, took)
 	case Failed:
-		r.logf("failed %s %s after %s (the chunk will be retried up to the job's maxAttempts)", claim.Job, claim.DataID, took)
+		r.logf("failed %s %s after %s (it is retried while the job's maxAttempts allow)", claim.Job, claim.DataID, took)
 	case Released:
 		r.logf("released %s %s: the job process was stopped", claim.Job, claim.DataID)
 	case Stale:

@@ -137,7 +137,7 @@ func runJobs(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	case errors.As(err, &none):
 		return exitWith(cmd, exitNothing, "%v", none)
 	case errors.As(err, &ended):
-		return exitWith(cmd, exitError, "chunklock run: %v", ended)
+		return exitStatus(exitError) // the runner has said how the claim ended
 	}
 	return err
 }
