@@ -3586,7 +3586,7 @@ type CatalogChange {
   dataset: String
   "The job changed, or the job of the credential changed; null otherwise."
   job: String
-  "The object before the change, as JSON; null when the change created it. A credential's names its job and dataset only, never its secret or ciphertext."
+  "The object before the change, as JSON with the field names of this API (id, maxAttempts, leaseSeconds...); null when the change created it. A credential's names its job and dataset only, never its secret or ciphertext."
   before: String
 }
 
