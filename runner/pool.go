@@ -15,8 +15,9 @@ import (
 
 // A runner pool (Config.Parallel above 1): one runner keeps up to Parallel
 // job processes running. It claims for all its free slots in one claimNext
-// call, heartbeats all its live claims in one heartbeatMany call per
-// interval (a third of the shortest lease of its jobs), and ends the
+// call, heartbeats all its claims not yet ended in one heartbeatMany call
+// (per 1,000 claims) per interval (a third of the shortest lease of its
+// jobs), and ends the
 // claims of the processes that exited together in one completeMany and one
 // failMany call. The endings go in the background: a slot whose process
 // exited is claimed for again while its ending is on its way, and the
@@ -324,6 +325,8 @@ func (pl *pool) endBatch(ctx context.Context, what string, outcome Outcome, runs
 		got := outcome
 		switch {
 		case err != nil:
+			// Not ended: its lease passes and the server fails it.
+			got = Stale
 			r.logf("%s %s %s: %v", what, run.claim.Job, run.claim.DataID, r.cfg.Explain(err))
 		case i < len(res) && !res[i].OK && res[i].Code == string(backends.CodeStaleClaim):
 			got = Stale
@@ -335,12 +338,13 @@ func (pl *pool) endBatch(ctx context.Context, what string, outcome Outcome, runs
 	return out
 }
 
-// heartbeat extends the leases of every claim not ended, in one call (per
-// 1,000 claims): the live ones, and those whose process exited and whose ending waits or is
+// heartbeat extends the leases of every claim not ended, in one call per
+// 1,000 claims: the live ones, and those whose process exited and whose ending waits or is
 // on its way. A live claim answered STALE_CLAIM, or whose lease passed
 // without a successful heartbeat, is lost: its process is stopped and
-// nothing is written for it. A waiting one is lost likewise, and its
-// ending not sent; one on its way learns its outcome from its ending.
+// nothing is written for it. A waiting one answered STALE_CLAIM is lost
+// likewise, and its ending not sent; one on its way learns its outcome
+// from its ending.
 func (pl *pool) heartbeat(ctx context.Context) {
 	runs := map[string]*poolRun{}
 	waiting := map[string]bool{}
@@ -362,19 +366,33 @@ func (pl *pool) heartbeat(ctx context.Context) {
 	if len(runs) == 0 {
 		return
 	}
-	all := slices.Sorted(maps.Keys(runs))
-	for len(all) > 0 {
-		tokens := all[:min(len(all), backends.MaxManyTokens)] // a call's most; the rest in the next call
-		all = all[len(tokens):]
-		pl.heartbeatSome(ctx, tokens, runs, waiting)
+	// A call's most each, side by side, under one deadline: the loop
+	// waits for them no longer than for one.
+	type call struct {
+		tokens []string
+		res    []client.TokenResult
+		err    error
+	}
+	var calls []*call
+	for all := slices.Sorted(maps.Keys(runs)); len(all) > 0; {
+		n := min(len(all), backends.MaxManyTokens)
+		calls = append(calls, &call{tokens: all[:n]})
+		all = all[n:]
+	}
+	hctx, cancel := context.WithTimeout(ctx, pl.opt.Heartbeat)
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		wg.Go(func() { c.res, c.err = pl.r.cfg.Client.HeartbeatMany(hctx, c.tokens) })
+	}
+	wg.Wait()
+	cancel()
+	for _, c := range calls {
+		pl.heartbeatAnswered(c.tokens, c.res, c.err, runs, waiting)
 	}
 }
 
-// heartbeatSome is one heartbeatMany call of heartbeat, for tokens.
-func (pl *pool) heartbeatSome(ctx context.Context, tokens []string, runs map[string]*poolRun, waiting map[string]bool) {
-	hctx, cancel := context.WithTimeout(ctx, pl.opt.Heartbeat)
-	res, err := pl.r.cfg.Client.HeartbeatMany(hctx, tokens)
-	cancel()
+// heartbeatAnswered acts on one heartbeatMany answer of heartbeat.
+func (pl *pool) heartbeatAnswered(tokens []string, res []client.TokenResult, err error, runs map[string]*poolRun, waiting map[string]bool) {
 	if err != nil {
 		pl.r.logf("heartbeat failed (will retry): %v", err)
 	}
@@ -386,21 +404,18 @@ func (pl *pool) heartbeatSome(ctx context.Context, tokens []string, runs map[str
 			run.lease = *res[i].LeaseExpiresAt
 		}
 		_, live := pl.live[t]
-		why := ""
+		stale := err == nil && i < len(res) && res[i].Code == string(backends.CodeStaleClaim)
 		switch {
 		case ok:
-		case err == nil && i < len(res) && res[i].Code == string(backends.CodeStaleClaim):
-			why = "claim is no longer ours: STALE_CLAIM"
-		case !now.Before(run.lease):
-			why = "lease passed without a successful heartbeat"
-		}
-		switch {
-		case why == "":
-		case live:
-			pl.lose(run, why)
-		case waiting[t]:
+		case live && stale:
+			pl.lose(run, "claim is no longer ours: STALE_CLAIM")
+		case live && !now.Before(run.lease):
+			pl.lose(run, "lease passed without a successful heartbeat")
+		case waiting[t] && stale:
+			// Its ending is not sent. A waiting claim whose heartbeat only
+			// failed is ended all the same: the server, which may have
+			// extended its lease, decides.
 			run.lost = true
-			pl.r.logf("claim of %s %s lost before its ending was sent: %s", run.claim.Job, run.claim.DataID, why)
 		}
 	}
 }

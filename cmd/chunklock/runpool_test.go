@@ -278,40 +278,56 @@ func TestRunParallelBoundsWhatItHasNotEnded(t *testing.T) {
 // TestRunParallelHeartbeatsWhatWaitsToEnd: while an ending is slow, the
 // claims it carries and the claims waiting for the next one are
 // heartbeated with the live ones, so that none passes its lease before its
-// ending: every chunk is completed by this runner, none lost.
+// ending: every chunk is completed by this runner, none lost. When the
+// heartbeats' answers are lost (the server extended the leases, the runner
+// cannot tell), the waiting claims are ended all the same: the server
+// decides, and finds them live.
 func TestRunParallelHeartbeatsWhatWaitsToEnd(t *testing.T) {
 	t.Parallel()
-	const lease = 4 * time.Second
-	var held atomic.Bool
-	hold := func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			body, _ := io.ReadAll(req.Body)
-			req.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte("completeMany")) && held.CompareAndSwap(false, true) {
-				select { // the first ending takes two and a half leases
-				case <-time.After(lease * 5 / 2):
-				case <-req.Context().Done():
-				}
+	for name, answersLost := range map[string]bool{"answered": false, "answers lost": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			const lease = 4 * time.Second
+			var held atomic.Bool
+			hold := func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+					body, _ := io.ReadAll(req.Body)
+					req.Body = io.NopCloser(bytes.NewReader(body))
+					if bytes.Contains(body, []byte("completeMany")) && held.CompareAndSwap(false, true) {
+						select { // the first ending takes two and a half leases
+						case <-time.After(lease * 5 / 2):
+						case <-req.Context().Done():
+						}
+					}
+					if answersLost && bytes.Contains(body, []byte("heartbeatMany")) {
+						h.ServeHTTP(httptest.NewRecorder(), req) // applied, its answer dropped
+						http.Error(w, "answer lost", http.StatusBadGateway)
+						return
+					}
+					h.ServeHTTP(w, req)
+				})
 			}
-			h.ServeHTTP(w, req)
+			url, api := serveMemory(t, hold)
+			ctx := t.Context()
+			_, err := api.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", LeaseSeconds: int(lease / time.Second)})
+			require.NoError(t, err)
+			const chunks = 20 // dataid 1 is published already
+			var ids []string
+			for i := 2; i <= chunks; i++ {
+				ids = append(ids, strconv.Itoa(i))
+			}
+			require.NoError(t, api.Publish(ctx, "in", ids))
+			var stdout, stderr lockedBuffer
+			code := run(ctx, []string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "4", "--", "true"}, &stdout, &stderr)
+			require.Equal(t, 0, code, stderr.String())
+			require.True(t, held.Load(), "the first ending was held")
+			if answersLost {
+				require.Contains(t, stderr.String(), "heartbeat failed", "the heartbeats' answers were lost")
+			}
+			require.Contains(t, stderr.String(), fmt.Sprintf("nothing left to do: %d completed, 0 failed, 0 lost", chunks))
+			for id, st := range states(t, api) {
+				require.Equal(t, "READY", st, "chunk %s", id)
+			}
 		})
-	}
-	url, api := serveMemory(t, hold)
-	ctx := t.Context()
-	_, err := api.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", LeaseSeconds: int(lease / time.Second)})
-	require.NoError(t, err)
-	const chunks = 20 // dataid 1 is published already
-	var ids []string
-	for i := 2; i <= chunks; i++ {
-		ids = append(ids, strconv.Itoa(i))
-	}
-	require.NoError(t, api.Publish(ctx, "in", ids))
-	var stdout, stderr lockedBuffer
-	code := run(ctx, []string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "4", "--", "true"}, &stdout, &stderr)
-	require.Equal(t, 0, code, stderr.String())
-	require.True(t, held.Load(), "the first ending was held")
-	require.Contains(t, stderr.String(), fmt.Sprintf("nothing left to do: %d completed, 0 failed, 0 lost", chunks))
-	for id, st := range states(t, api) {
-		require.Equal(t, "READY", st, "chunk %s", id)
 	}
 }
