@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"time"
 )
 
@@ -99,88 +97,45 @@ func ChangeFrom(ctx context.Context) *CatalogChange {
 }
 
 // BeforeForAPI is a change's value before as the API shows it: the keys
-// named as the API names fields (id, maxAttempts, leaseSeconds), in the
-// order stored. Stored changes keep the engine's own field names (ID,
+// lower-camel-cased, as the API names most of them (id, maxAttempts,
+// leaseSeconds), the values as stored. Stored changes keep the engine's own field names (ID,
 // MaxAttempts), which no reader should have to know. Only keys are
-// renamed: the objects stored hold no map whose keys are data. A value
-// that is not JSON is returned as it is.
+// renamed: the objects stored hold no map whose keys are data. The
+// renaming changes letters' case only, in one pass over the bytes (a
+// dataset's value may be a long list of STATIC values); a value whose
+// strings do not end is returned as it is.
 func BeforeForAPI(before []byte) []byte {
-	if len(before) == 0 {
-		return before
+	out := bytes.Clone(before)
+	for i := 0; i < len(out); i++ {
+		if out[i] != '"' {
+			continue
+		}
+		start, escaped := i+1, false
+		for i++; i < len(out) && out[i] != '"'; i++ {
+			if out[i] == '\\' {
+				escaped = true
+				i++
+			}
+		}
+		if i >= len(out) {
+			return before
+		}
+		j := i + 1
+		for j < len(out) && (out[j] == ' ' || out[j] == '\n' || out[j] == '\t' || out[j] == '\r') {
+			j++
+		}
+		if j < len(out) && out[j] == ':' && !escaped {
+			apiName(out[start:i])
+		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(before))
-	dec.UseNumber()
-	var out bytes.Buffer
-	if err := renameKeys(dec, &out); err != nil {
-		return before
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return before
-	}
-	return out.Bytes()
+	return out
 }
 
-// renameKeys copies the next JSON value of dec to out with apiName keys.
-func renameKeys(dec *json.Decoder, out *bytes.Buffer) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		b, err := json.Marshal(tok)
-		if err != nil {
-			return err
-		}
-		out.Write(b)
-		return nil
-	}
-	object := d == '{'
-	if !object && d != '[' {
-		return fmt.Errorf("unexpected %v", d)
-	}
-	out.WriteByte(byte(d))
-	for i := 0; dec.More(); i++ {
-		if i > 0 {
-			out.WriteByte(',')
-		}
-		if object {
-			k, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key, ok := k.(string)
-			if !ok {
-				return fmt.Errorf("a key is %T", k)
-			}
-			b, err := json.Marshal(apiName(key))
-			if err != nil {
-				return err
-			}
-			out.Write(b)
-			out.WriteByte(':')
-		}
-		if err := renameKeys(dec, out); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing delimiter
-		return err
-	}
-	if object {
-		out.WriteByte('}')
-	} else {
-		out.WriteByte(']')
-	}
-	return nil
-}
-
-// apiName is a Go field name as the API spells it: its leading capitals
-// lower-cased, but for the last of several when a lower-case letter
-// follows (ID → id, URL → url, MaxAttempts → maxAttempts, URLPath →
-// urlPath); a name already lower-case stays.
-func apiName(s string) string {
-	b := []byte(s)
+// apiName renames a Go field name in place as the API spells it: its
+// leading capitals lower-cased, but for the last of several when a
+// lower-case letter follows (ID → id, URL → url, MaxAttempts →
+// maxAttempts, URLPath → urlPath); a name already lower-case stays.
+func apiName(b []byte) {
 	n := 0
 	for n < len(b) && b[n] >= 'A' && b[n] <= 'Z' {
 		n++
@@ -191,5 +146,4 @@ func apiName(s string) string {
 	for i := range n {
 		b[i] += 'a' - 'A'
 	}
-	return string(b)
 }

@@ -31,11 +31,16 @@ func TestBeforeForAPI(t *testing.T) {
 	require.Contains(t, got, `{"id":"daily","description":"","url":"s3://x",`)
 	require.Contains(t, got, `"partitions":{"kind":"DAILY","start":"2026-01-01"`)
 
-	for _, s := range []string{"", "not json", `{"a":1} {"b":2}`, `{"a":`} {
+	for _, s := range []string{"", "not json", `{"A":"unterminated`, `{"a":1}`} {
 		require.Equal(t, s, string(BeforeForAPI([]byte(s))), "%q", s)
 	}
+	// A value that looks like a key, with escapes, stays a value.
+	require.Equal(t, `{"env":[{"name":"X","value":"\"Key\": 1"}],"id":"j"}`,
+		string(BeforeForAPI([]byte(`{"Env":[{"Name":"X","Value":"\"Key\": 1"}],"ID":"j"}`))))
 	require.Equal(t, `{"job":"j","dataset":"d"}`, string(BeforeForAPI([]byte(`{"job":"j","dataset":"d"}`))))
 	for in, want := range map[string]string{"ID": "id", "URL": "url", "MaxAttempts": "maxAttempts", "URLPath": "urlPath", "kind": "kind", "A": "a", "OutputKey": "outputKey"} {
-		require.Equal(t, want, apiName(in), in)
+		b := []byte(in)
+		apiName(b)
+		require.Equal(t, want, string(b), in)
 	}
 }

@@ -3586,7 +3586,7 @@ type CatalogChange {
   dataset: String
   "The job changed, or the job of the credential changed; null otherwise."
   job: String
-  "The object before the change, as JSON with the field names of this API (id, maxAttempts, leaseSeconds...); null when the change created it. A credential's names its job and dataset only, never its secret or ciphertext."
+  "The object before the change, as JSON: as the server keeps it, with its keys lower-camel-cased (id, maxAttempts, leaseSeconds) and its values as kept (a partition definition's lag and deadline in nanoseconds); null when the change created it. A credential's names its job and dataset only, never its secret or ciphertext."
   before: String
 }
 
