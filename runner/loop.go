@@ -113,9 +113,9 @@ type ChunkError struct {
 
 func (e *ChunkError) Error() string {
 	if e.Outcome == Failed {
-		return fmt.Sprintf("%s %s failed; the claim was failed and the chunk will be retried", e.Job, e.DataID)
+		return fmt.Sprintf("%s %s failed; the claim was failed (it is retried while the job's maxAttempts allow)", e.Job, e.DataID)
 	}
-	return fmt.Sprintf("the claim on %s %s was lost (expired or forced); the job process was stopped and nothing was written", e.Job, e.DataID)
+	return fmt.Sprintf("the claim on %s %s was lost (expired or forced); nothing was written for it", e.Job, e.DataID)
 }
 
 // Loop is a runner's worker loop: it claims chunks of the jobs, trying
@@ -420,7 +420,7 @@ func (r *loop) report(outcome Outcome, claim client.Claim, took time.Duration) {
 	case Released:
 		r.logf("released %s %s: the job process was stopped", claim.Job, claim.DataID)
 	case Stale:
-		r.logf("lost the claim on %s %s (expired or forced by an operator): the job process was stopped, nothing written", claim.Job, claim.DataID)
+		r.logf("lost the claim on %s %s (expired or forced by an operator): nothing written for it", claim.Job, claim.DataID)
 	}
 }
 

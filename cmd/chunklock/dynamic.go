@@ -67,7 +67,13 @@ func partitionsCommand() *cli.Command {
 					add := func(ctx context.Context, dataset string, ids []string, dimension string) (client.RangeResult, error) {
 						return c.AddPartitionsFrom(ctx, dataset, ids, dimension, cmd.String("from"))
 					}
-					if err := changeValues(ctx, cmd, "added", "in the set already", add); err != nil {
+					added := 0
+					counted := func(ctx context.Context, dataset string, ids []string, dimension string) (client.RangeResult, error) {
+						r, err := add(ctx, dataset, ids, dimension)
+						added += r.Changed
+						return r, err
+					}
+					if err := changeValues(ctx, cmd, "added", "in the set already", counted); err != nil || added == 0 {
 						return err
 					}
 					return sayClampedFrom(ctx, cmd, c)

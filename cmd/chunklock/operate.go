@@ -21,7 +21,7 @@ func publishCommand() *cli.Command {
 		Name:      "publish",
 		Category:  catOperator,
 		Usage:     "mark chunks of a source dataset READY, so that its consumers may claim them",
-		UsageText: "chunklock publish --dataset D DATAID... | --range FROM..TO | --from FROM --to TO [--slice DIMENSION=V1,V2]",
+		UsageText: "chunklock publish --dataset D DATAID... | --dataid D... | --range FROM..TO | --from FROM --to TO [--slice DIMENSION=V1,V2]",
 		Description: "For datasets no job produces (their chunks arrive from outside): once a chunk is\n" +
 			"complete where the dataset's location says, publish it. Publishing a READY chunk again\n" +
 			"changes nothing. --range expands ISO dates (2026-01-01..2026-01-31) or integers\n" +
@@ -188,14 +188,18 @@ func resubmitCommand() *cli.Command {
 				return err
 			}
 			if isRange {
+				changed := 0
 				err := runRange(ctx, cmd, c, ds, from, to, "resubmitted", "RESUBMIT",
-					func(ctx context.Context, from, to string, slice []partition.Slice) (client.RangeResult, error) {
+					func(ctx context.Context, from, to string, slice []partition.Slice) (r client.RangeResult, err error) {
 						if slice != nil {
-							return c.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangeResubmit, Dataset: ds, From: from, To: to, Slice: slice, Cascade: cascade})
+							r, err = c.SlicedRange(ctx, backends.RangeRequest{Op: backends.RangeResubmit, Dataset: ds, From: from, To: to, Slice: slice, Cascade: cascade})
+						} else {
+							r, err = c.ResubmitRange(ctx, ds, from, to, cascade)
 						}
-						return c.ResubmitRange(ctx, ds, from, to, cascade)
+						changed += r.Changed
+						return r, err
 					})
-				if err == nil && cascade {
+				if err == nil && cascade && changed > 0 {
 					// A range's answer counts its own chunks only.
 					fmt.Fprintln(stdout(cmd), "what was computed from them is RESUBMIT too, downstream: `chunklock status` counts it by dataset")
 				}

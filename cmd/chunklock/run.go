@@ -60,7 +60,7 @@ func runCommand() *cli.Command {
 			"with backoff for up to --retry-for.\n\n" +
 			"--parallel N (with --loop) keeps up to N CMD processes running at once, each under its\n" +
 			"own claim: the runner claims for all its free slots in one request (claimNext),\n" +
-			"heartbeats all its claims not yet ended (those waiting to end too) in one request every\n" +
+			"heartbeats all its claims not yet ended (those waiting to end too), a request per 1,000, every\n" +
 			"third of the shortest lease of its jobs, and completes or fails the processes that\n" +
 			"exited together in one request each, in the background: a freed slot is claimed for\n" +
 			"again meanwhile (up to 1,000 claims wait to end). A process whose claim is lost is\n" +

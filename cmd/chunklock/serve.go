@@ -44,7 +44,8 @@ func serveCommand() *cli.Command {
 			"   chunklock serve\n" +
 			"   chunklock serve --data-dir /var/lib/chunklock --retain-events 720h\n" +
 			"   chunklock serve --store postgres://chunklock@db:5432/chunklock --listen 0.0.0.0:8080 \\\n" +
-			"       --tokens-file tokens.yaml --webhook https://alerts.example/chunklock",
+			"       --tokens-file tokens.yaml --webhook https://alerts.example/chunklock \\\n" +
+			"       --webhook-secret-file webhook.secret",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Sources: env("LISTEN"), DefaultText: defaultListen + ", or a free port of 127.0.0.1 when that is taken",
 				Usage: "`host:port` to serve on; an address given here that is taken is an error"},
