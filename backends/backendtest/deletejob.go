@@ -190,3 +190,25 @@ func (s *suite) testDeleteJobTakeOverQueue(t *testing.T) {
 	}
 	require.Equal(t, backends.StatusHold, b.status("gen", "4"))
 }
+
+// testDeleteJobClearsItsBackfillRecord: a job with mappings owes its
+// outputs a backfill, kept in a record; deleting the job empties the
+// record (a job declared again under the id owes one of its own), on every
+// backend, and the store still copies (an empty record is empty bytes).
+func (s *suite) testDeleteJobClearsItsBackfillRecord(t *testing.T) {
+	b := s.setup(t)
+	for _, id := range []string{"wa", "wb"} {
+		b.definedDataset(id, dailyDef)
+	}
+	_, err := b.s.UpsertJob(b.ctx, windowJob("wj", "wb", "wa", -1))
+	require.NoError(t, err)
+	before, err := b.s.Record(b.ctx, "backfill/wj")
+	require.NoError(t, err)
+	require.Positive(t, before.Version, "a job with mappings has a backfill record")
+	require.NotEmpty(t, before.Value)
+	require.NoError(t, b.s.DeleteJob(b.ctx, "wj"))
+	after, err := b.s.Record(b.ctx, "backfill/wj")
+	require.NoError(t, err)
+	require.Empty(t, after.Value, "the deleted job's backfill record is emptied")
+	require.NotEqual(t, before.Version, after.Version)
+}

@@ -17,6 +17,7 @@ var lifecycleTests = []testCase{
 	{"DeleteDatasetFences", (*suite).testDeleteDatasetFences},
 	{"DeletePool", (*suite).testDeletePool},
 	{"DeleteJob", (*suite).testDeleteJob},
+	{"DeleteJobClearsItsBackfillRecord", (*suite).testDeleteJobClearsItsBackfillRecord},
 	{"DeleteJobTakeOver", (*suite).testDeleteJobTakeOver},
 	{"DeleteJobTakeOverQueue", (*suite).testDeleteJobTakeOverQueue},
 	{"DeleteJobManyReads", (*suite).testDeleteJobManyReads},

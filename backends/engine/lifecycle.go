@@ -84,7 +84,7 @@ func (e *engine) DeleteJob(ctx context.Context, id string) error {
 	// Its backfill record goes too: a job declared again under the id
 	// owes a backfill of its own (backfillmark.go).
 	if r, err := e.b.GetRecord(ctx, backfillRecordKey(id)); err == nil && len(r.Value) > 0 {
-		_, _, _ = e.b.SwapRecord(ctx, backfillRecordKey(id), nil, r.Version)
+		_, _, _ = e.b.SwapRecord(ctx, backfillRecordKey(id), []byte{}, r.Version) // empty, not nil: a record holds bytes
 	}
 	return nil
 }

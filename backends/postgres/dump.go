@@ -302,7 +302,11 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 		})
 	case backends.DumpRecords:
 		return each(items, func(it *backends.DumpItem) error {
-			_, err := b.pool.Exec(ctx, `INSERT INTO records (key, value, version) VALUES ($1, $2, 1)`, it.Record.Key, it.Record.Value)
+			value := it.Record.Value
+			if value == nil {
+				value = []byte{} // an empty record (etcd gives no bytes for it), never NULL
+			}
+			_, err := b.pool.Exec(ctx, `INSERT INTO records (key, value, version) VALUES ($1, $2, 1)`, it.Record.Key, value)
 			return mapErr(err, "loading a record")
 		})
 	}

@@ -30,6 +30,9 @@ func (b *Backend) SwapRecord(ctx context.Context, key string, value []byte, vers
 	if err := b.usable(ctx); err != nil {
 		return backends.Record{}, false, err
 	}
+	if value == nil {
+		value = []byte{} // the column holds bytes, never NULL
+	}
 	var v int64
 	var err error
 	if version == 0 {

@@ -74,6 +74,13 @@ func TestStoreCopyOffTheEmbeddedStore(t *testing.T) {
 	c, err := s.FindNext(ctx, "j", "e")
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, c.Token))
+	// A record written empty (as a deleted job's backfill record is): etcd
+	// gives no bytes for it, PostgreSQL keeps empty bytes.
+	r, _, err := s.SwapRecord(ctx, "test/emptied", []byte("x"), 0)
+	require.NoError(t, err)
+	_, ok, err := s.SwapRecord(ctx, "test/emptied", nil, r.Version)
+	require.NoError(t, err)
+	require.True(t, ok)
 
 	code, _, stderr := runCLI(t, "store", "copy", "--from", "dir:"+src, "--to", pg)
 	require.Equal(t, 1, code, "a store in use by a server is refused")
