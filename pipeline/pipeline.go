@@ -216,6 +216,11 @@ func (p *Pipeline) Validate() error {
 		}
 		jobSeen[j.ID] = true
 		bj, err := j.Backend()
+		if err == nil && !declaresAll(seen, bj) {
+			// It reads or writes a dataset another file declared: it is
+			// checked against the server's (ValidateAgainst).
+			continue
+		}
 		if err == nil {
 			bj, err = cat.ValidateJob(bj)
 		}
@@ -227,6 +232,20 @@ func (p *Pipeline) Validate() error {
 	}
 	errs = append(errs, p.validatePools()...)
 	return errors.Join(errs...)
+}
+
+// declaresAll tells whether every dataset j reads and writes is one of
+// the file's (declared).
+func declaresAll(declared map[string]bool, j backends.Job) bool {
+	if !declared[j.Output] {
+		return false
+	}
+	for _, in := range j.Inputs {
+		if !declared[in] {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidateAgainst checks that the pipeline can be applied to a server that
@@ -266,7 +285,7 @@ func (p *Pipeline) ValidateAgainst(datasets []backends.Dataset, jobs []backends.
 			bj, err = catalog().ValidateJob(bj)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("against the server's pipeline: %w", err))
+			errs = append(errs, fmt.Errorf("job %q, against the server's pipeline: %w", j.ID, err))
 			continue
 		}
 		js[bj.ID] = bj

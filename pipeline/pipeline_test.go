@@ -89,10 +89,6 @@ datasets: [{id: a}, {id: b}]
 jobs:
   - {id: j1, inputs: [a], output: b}
   - {id: j2, inputs: [b], output: a}`, "cycle"},
-		"unknown dataset": {`
-datasets: [{id: a}]
-jobs:
-  - {id: j1, inputs: [nope], output: a}`, "not found"},
 		"location without dataid": {"datasets:\n  - {id: a, location: /fixed}", "{dataid}"},
 	}
 	for name, c := range cases {
@@ -152,20 +148,35 @@ jobs:
 datasets: [{id: raw}, {id: clean}]
 jobs:
   - {id: back, inputs: [clean], output: raw}`, "cycle"},
+		"a dataset nobody declared": {`
+datasets: [{id: a}]
+jobs:
+  - {id: j1, inputs: [nope], output: a}`, `job "j1", against the server's pipeline: dataset "nope" not found`},
 	} {
 		p, err := Parse(strings.NewReader(c.yaml), "p.yaml")
 		require.NoError(t, err, name)
 		ds, js := server()
 		require.ErrorContains(t, p.ValidateAgainst(ds, js), c.want, name)
 	}
-	// Redefining the server's own job, or adding a new one, is fine.
+	// A job reading a dataset the server has and the file does not
+	// declare (another pipeline file's) parses, and passes against the
+	// server.
 	p, err := Parse(strings.NewReader(`
+datasets: [{id: report}]
+jobs:
+  - {id: reporter, inputs: [other], output: report}`), "p.yaml")
+	require.NoError(t, err)
+	ds, js := server()
+	require.NoError(t, p.ValidateAgainst(ds, js))
+
+	// Redefining the server's own job, or adding a new one, is fine.
+	p, err = Parse(strings.NewReader(`
 datasets: [{id: raw}, {id: clean}, {id: report}]
 jobs:
   - {id: cleaner, inputs: [raw], output: clean, leaseSeconds: 5}
   - {id: reporter, inputs: [clean], output: report}`), "p.yaml")
 	require.NoError(t, err)
-	ds, js := server()
+	ds, js = server()
 	require.NoError(t, p.ValidateAgainst(ds, js))
 }
 
