@@ -134,6 +134,7 @@ type wireError struct {
 			Kind    string     `json:"kind"`
 			Status  string     `json:"status"`
 			Until   *time.Time `json:"until"`
+			Pool    *string    `json:"pool"`
 		} `json:"blockers"`
 		Holders []ResourceLock `json:"holders"`
 	} `json:"extensions"`
@@ -146,6 +147,9 @@ func (w wireError) toError() *Error {
 			Kind: backends.BlockerKind(b.Kind), Status: wireStatus(b.Status)}
 		if b.Until != nil {
 			bb.Until = *b.Until
+		}
+		if b.Pool != nil {
+			bb.Pool = *b.Pool
 		}
 		e.Blockers = append(e.Blockers, bb)
 	}

@@ -205,7 +205,14 @@ func explain(cmd *cli.Command, err error) error {
 			var b strings.Builder
 			fmt.Fprintf(&b, "%s: %s; blocked by:", ce.Code, ce.Message)
 			for _, bl := range ce.Blockers {
-				fmt.Fprintf(&b, "\n  %s", describeBlocker(client.Blocker{Dataset: bl.Dataset, DataID: bl.DataID, Job: bl.Job, Kind: string(bl.Kind), Status: statusOrNone(string(bl.Status))}))
+				cb := client.Blocker{Dataset: bl.Dataset, DataID: bl.DataID, Job: bl.Job, Kind: string(bl.Kind), Status: statusOrNone(string(bl.Status))}
+				if !bl.Until.IsZero() {
+					cb.Until = &bl.Until
+				}
+				if bl.Pool != "" {
+					cb.Pool = &bl.Pool
+				}
+				fmt.Fprintf(&b, "\n  %s", describeBlocker(cb))
 			}
 			return errors.New(b.String())
 		}

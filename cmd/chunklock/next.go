@@ -133,8 +133,8 @@ func printClaim(cmd *cli.Command, claim client.Claim, format string, allow envna
 }
 
 // whyNothing says, after a findNext that claimed nothing, what of the job
-// itself holds its claims back: a pause, or its maxConcurrent reached
-// (" : ..."); "" when neither, or when the runner may not read the job.
+// itself holds its claims back: a pause, its maxConcurrent reached, or its
+// pool full (": ..."); "" when none, or when the runner may not read them.
 func whyNothing(ctx context.Context, c *client.Client, job string) string {
 	j, err := c.Job(ctx, job)
 	if err != nil {
@@ -146,6 +146,11 @@ func whyNothing(ctx context.Context, c *client.Client, job string) string {
 	if m := j.MaxConcurrent; m != nil && *m > 0 {
 		if live, err := c.Claims(ctx, job); err == nil && len(live) >= *m {
 			return fmt.Sprintf(": its %d live claim(s) are its maxConcurrent", len(live))
+		}
+	}
+	if j.Pool != nil && *j.Pool != "" {
+		if p, err := c.Pool(ctx, *j.Pool); err == nil && p.Used >= p.Slots {
+			return fmt.Sprintf(": its pool %s has no free slot (%d of %d used, `chunklock pools`)", p.ID, p.Used, p.Slots)
 		}
 	}
 	return ""

@@ -58,3 +58,27 @@ func TestNextNothingToClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestNextNamesAFullPool: a job whose pool has no free slot is told so,
+// by next without a dataid (the pool and its use) and with one (the
+// blocker names the pool, not the job's maxConcurrent).
+func TestNextNamesAFullPool(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	require.NoError(t, c.UpsertPool(ctx, backends.Pool{ID: "wh", Slots: 1}))
+	_, err := c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", Pool: "wh"})
+	require.NoError(t, err)
+	require.NoError(t, c.Publish(ctx, "in", []string{"2"}))
+	held, err := c.FindNext(ctx, "j", "other")
+	require.NoError(t, err)
+	require.NotNil(t, held)
+
+	var stdout, stderr lockedBuffer
+	require.Equal(t, exitNothing, run(ctx, []string{"chunklock", "next", "--url", url, "--job", "j"}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stderr.String(), "its pool wh has no free slot (1 of 1 used, `chunklock pools`)")
+	stdout, stderr = lockedBuffer{}, lockedBuffer{}
+	require.Equal(t, exitNothing, run(ctx, []string{"chunklock", "next", "--url", url, "--job", "j", "--dataid", "2"}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stderr.String(), "pool wh of job j has no free slot")
+	require.NotContains(t, stderr.String(), "maxConcurrent")
+}
