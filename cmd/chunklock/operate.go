@@ -138,17 +138,26 @@ func chunkOrRangeFlags(verb string) []cli.Flag {
 
 // chunkOrRange reads the flags of chunkOrRangeFlags: either a dataid or
 // a range (isRange).
+// The dataid may also be given after the flags, as publish takes them.
 func chunkOrRange(cmd *cli.Command) (dataid, from, to string, isRange bool, err error) {
 	from, to, isRange, err = rangeArgs(cmd, true)
+	dataid = cmd.String("dataid")
+	args := cmd.Args().Slice()
 	switch {
 	case err != nil:
 		return "", "", "", false, err
-	case isRange && cmd.String("dataid") != "":
-		return "", "", "", false, errors.New("give --dataid for one chunk or --from/--to for a range, not both")
-	case !isRange && cmd.String("dataid") == "":
-		return "", "", "", false, errors.New("no chunk given: --dataid X, or a range --from FROM --to TO")
+	case len(args) > 1 || len(args) == 1 && (dataid != "" || isRange):
+		return "", "", "", false, fmt.Errorf("one chunk at a time: give its dataid once (--dataid X or after the flags), or a range (--from/--to or --range), not %q too", strings.Join(args, " "))
+	case len(args) == 1:
+		dataid = args[0]
 	}
-	return cmd.String("dataid"), from, to, isRange, nil
+	switch {
+	case isRange && dataid != "":
+		return "", "", "", false, errors.New("give --dataid for one chunk or --from/--to for a range, not both")
+	case !isRange && dataid == "":
+		return "", "", "", false, errors.New("no chunk given: --dataid X, or a range --from FROM --to TO (or --range FROM..TO)")
+	}
+	return dataid, from, to, isRange, nil
 }
 
 func printRows(cmd *cli.Command, rows []client.StatusRow) error {
@@ -169,7 +178,7 @@ func resubmitCommand() *cli.Command {
 		Name:      "resubmit",
 		Category:  catOperator,
 		Usage:     "ask for chunks to be produced again (with --cascade, everything computed from them too)",
-		UsageText: "chunklock resubmit --dataset D (--dataid X | --from FROM --to TO | --range FROM..TO) [--slice DIMENSION=V1,V2] [--cascade]",
+		UsageText: "chunklock resubmit --dataset D (--dataid X | X | --from FROM --to TO | --range FROM..TO) [--slice DIMENSION=V1,V2] [--cascade]",
 		Description: "The chunk's OUTPUT row becomes RESUBMIT (from READY, FAILED or HOLD; refused while\n" +
 			"RUNNING) with its attempts reset, and its producer claims it before anything else. With\n" +
 			"--cascade every chunk computed from it downstream is invalidated too, transitively, so\n" +
@@ -219,7 +228,7 @@ func holdCommand() *cli.Command {
 		Name:      "hold",
 		Category:  catOperator,
 		Usage:     "freeze chunks: nobody reads or writes them until they are resubmitted",
-		UsageText: "chunklock hold --dataset D (--dataid X | --from FROM --to TO | --range FROM..TO) [--slice DIMENSION=V1,V2] [--reason TEXT]",
+		UsageText: "chunklock hold --dataset D (--dataid X | X | --from FROM --to TO | --range FROM..TO) [--slice DIMENSION=V1,V2] [--reason TEXT]",
 		Description: "The chunk's OUTPUT row becomes HOLD (refused while RUNNING): its producer will not\n" +
 			"claim it and its consumers will not read it. `chunklock resubmit` thaws it. Over a\n" +
 			"range, a RUNNING chunk is skipped, and a chunk already on HOLD for the same reason is\n" +

@@ -136,7 +136,32 @@ func runRange(ctx context.Context, cmd *cli.Command, c *client.Client, dataset, 
 		}
 	}
 	printRangeSummary(stdout(cmd), dataset, past, already, total)
+	if total.Changed == 0 && total.Unchanged == 0 && len(total.Skipped) == 0 {
+		fmt.Fprintln(stdout(cmd), emptyRangeHint(ctx, c, dataset, from, to))
+	}
 	return nil
+}
+
+// emptyRangeHint says why a range held nothing: what the dataset's
+// definition expects, or that it has no chunk there.
+func emptyRangeHint(ctx context.Context, c *client.Client, dataset, from, to string) string {
+	def, err := c.DatasetPartitions(ctx, dataset)
+	switch {
+	case err != nil || def == nil:
+		return fmt.Sprintf("(%s has no chunk in %s..%s)", dataset, from, to)
+	case def.Kind == partition.Dimensional && len(def.Dimensions) > 0 && def.Dimensions[0].Start != "":
+		return fmt.Sprintf("(%s expects no dataid in %s..%s: its dimension %s starts at %s)", dataset, from, to, def.Dimensions[0].Name, def.Dimensions[0].Start)
+	case def.Start != "" || def.End != "":
+		return fmt.Sprintf("(%s expects no dataid in %s..%s: its definition runs from %s to %s)", dataset, from, to, orText(def.Start, "its first"), orText(def.End, "no end"))
+	}
+	return fmt.Sprintf("(%s expects no dataid in %s..%s)", dataset, from, to)
+}
+
+func orText(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
 }
 
 // printRangeSummary says what a range did and why chunks were skipped,

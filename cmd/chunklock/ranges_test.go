@@ -42,6 +42,12 @@ func TestRangeCommands(t *testing.T) {
 	require.Contains(t, out, "6 × LOCKED: chunk out/{dataid} is RUNNING")
 	require.Contains(t, out, "2, 4, 6, 7, 8 and 1 more")
 
+	// One chunk, its dataid after the flags.
+	code, out, errs = cliRun(t, "resubmit", "--url", url, "--dataset", "in", "3")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "in ")
+	require.Contains(t, out, "RESUBMIT")
+
 	code, out, errs = cliRun(t, "hold", "--url", url, "--dataset", "in", "--range", "1..9", "--reason", "audit")
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, "held 9 chunk(s) of in; none skipped\n", out)
@@ -60,6 +66,8 @@ func TestRangeCommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"hold", "--dataset", "in"}, "no chunk given"},
+		{[]string{"hold", "--dataset", "in", "1", "2"}, "one chunk at a time"},
+		{[]string{"hold", "--dataset", "in", "--dataid", "1", "2"}, "one chunk at a time"},
 		{[]string{"hold", "--dataset", "in", "--from", "1"}, "give both --from and --to"},
 		{[]string{"hold", "--dataset", "in", "--dataid", "1", "--from", "1", "--to", "2"}, "not both"},
 		{[]string{"resubmit", "--dataset", "in", "--from", "2", "--to", "10", "--range", "1..2"}, "not both"},
@@ -109,7 +117,8 @@ func TestRangeCommandsPaged(t *testing.T) {
 	// Nothing expected in the range: one call, nothing done.
 	code, out, errs = cliRun(t, "publish", "--url", url, "--dataset", "days", "--from", "1990-01-01", "--to", "1990-12-31")
 	require.Equal(t, 0, code, errs)
-	require.Equal(t, "published 0 chunk(s) of days; none skipped\n", out)
+	require.Equal(t, "published 0 chunk(s) of days; none skipped\n"+
+		"(days expects no dataid in 1990-01-01..1990-12-31: its definition runs from 2000-01-01 to no end)\n", out)
 }
 
 func TestDefPages(t *testing.T) {
