@@ -60,13 +60,13 @@ func (e *engine) claimFits(cat *backends.Catalog, job backends.Job) error {
 	}
 	reads := mappedReads(cat, job)
 	if need := opKeys(reads); need > e.maxKeys {
-		return backends.InvalidArgument("job %q reads up to %d input chunks for one output dataid through its mappings; a claim of it reads and writes them in one transaction of up to %d operations, more than this store's limit of %d (etcd's --max-txn-ops): raise the cluster's --max-txn-ops and the store's max_txn_ops, or map fewer chunks per output",
+		return backends.InvalidArgument("job %q reads up to %d input chunks for one output dataid through its mappings; a claim of it reads and writes them in one transaction of up to %d operations, more than this store's limit of %d (etcd's --max-txn-ops): on an etcd cluster raise its --max-txn-ops and the store URL's max_txn_ops (the embedded store's is fixed; PostgreSQL has none), or map fewer chunks per output",
 			job.ID, reads, need, e.maxKeys)
 	}
 	next := cat.WithJob(job)
 	for _, in := range job.Inputs {
 		if need := opKeys(0) + readyKeys(next, in); need > e.maxKeys {
-			return backends.InvalidArgument("with job %q, a chunk of %q becoming READY queues the outputs it completes for its readers in one transaction of up to %d operations, more than this store's limit of %d (etcd's --max-txn-ops): raise the cluster's --max-txn-ops and the store's max_txn_ops, or narrow the job's window",
+			return backends.InvalidArgument("with job %q, a chunk of %q becoming READY queues the outputs it completes for its readers in one transaction of up to %d operations, more than this store's limit of %d (etcd's --max-txn-ops): on an etcd cluster raise its --max-txn-ops and the store URL's max_txn_ops (the embedded store's is fixed; PostgreSQL has none), or narrow the job's window",
 				job.ID, in, need, e.maxKeys)
 		}
 	}

@@ -25,7 +25,10 @@ func applyCommand() *cli.Command {
 			"secrets for the jobs that read or write them. Applying the same file again changes nothing.\n" +
 			"The whole file is checked first, against the server's current pipeline too (references,\n" +
 			"one producer per dataset, no cycle, secrets readable, no object of another pipeline): if\n" +
-			"anything is wrong nothing is applied.\n\n" +
+			"anything is wrong there, nothing is applied. The changes are then applied one by one;\n" +
+			"one the server still refuses (a limit of its store, an env name its --env-allow does not\n" +
+			"admit) stops the apply there, saying how many of the changes before it were applied:\n" +
+			"fix the file and apply it again, which finishes the rest.\n\n" +
 			"Each object apply creates belongs to the file's pipeline: `pipeline: NAME` in the file,\n" +
 			"or --pipeline NAME, else the file's name without .yaml (for pipeline.yaml, its folder's\n" +
 			"name); a file read from standard input needs a name for its objects to belong to it.\n" +
