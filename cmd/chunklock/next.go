@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -97,6 +98,9 @@ func next(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err != nil {
 		return err
 	}
+	if key == "" {
+		warnKeyless(ctx, cmd, c, job, "")
+	}
 	if claim == nil {
 		return exitWith(cmd, exitNothing, "nothing to do: job %s has no claimable chunk now%s (see `chunklock status --job %s`)", job, whyNothing(ctx, c, job), job)
 	}
@@ -154,4 +158,20 @@ func whyNothing(ctx context.Context, c *client.Client, job string) string {
 		}
 	}
 	return ""
+}
+
+// warnKeyless says on stderr, for a job claimed without its key, that its
+// credentials' SECRET variables are left out: the claim still succeeds,
+// and a job that needs a secret would otherwise fail on its own.
+func warnKeyless(ctx context.Context, cmd *cli.Command, c *client.Client, job, prefix string) {
+	j, err := c.Job(ctx, job)
+	if err != nil || len(j.Credentials) == 0 {
+		return
+	}
+	var ds []string
+	for _, cr := range j.Credentials {
+		ds = append(ds, cr.Dataset)
+	}
+	fmt.Fprintf(stderr(cmd), "%swarning: job %s has secrets (of %s) and no key was given: its claims leave out their SECRET variables (give the key printed by `chunklock apply` in CHUNKLOCK_JOB_KEY, --job-key-file or --keys-dir)\n",
+		prefix, job, strings.Join(ds, ", "))
 }

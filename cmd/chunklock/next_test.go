@@ -82,3 +82,29 @@ func TestNextNamesAFullPool(t *testing.T) {
 	require.Contains(t, stderr.String(), "pool wh of job j has no free slot")
 	require.NotContains(t, stderr.String(), "maxConcurrent")
 }
+
+// TestNextWarnsWithoutTheJobKey: a claim of a job with secrets, made
+// without its key, succeeds without them and says so on stderr; with the
+// key it says nothing.
+func TestNextWarnsWithoutTheJobKey(t *testing.T) {
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "sec", Location: "/sec/{dataid}"}))
+	key, err := c.UpsertJob(ctx, backends.Job{ID: "k", Inputs: []string{"in"}, Output: "sec"})
+	require.NoError(t, err)
+	require.NotEmpty(t, key, "a new job's key")
+	require.NoError(t, c.SetCredential(ctx, "k", "sec", "s3cret"))
+	require.NoError(t, c.Publish(ctx, "in", []string{"2"}))
+
+	t.Setenv("CHUNKLOCK_JOB_KEY", "")
+	var stdout, stderr lockedBuffer
+	require.Equal(t, exitOK, run(ctx, []string{"chunklock", "next", "--url", url, "--job", "k"}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stderr.String(), "warning: job k has secrets (of sec) and no key was given")
+	require.NotContains(t, stdout.String(), "s3cret")
+
+	t.Setenv("CHUNKLOCK_JOB_KEY", key)
+	stdout, stderr = lockedBuffer{}, lockedBuffer{}
+	require.Equal(t, exitOK, run(ctx, []string{"chunklock", "next", "--url", url, "--job", "k"}, &stdout, &stderr), stderr.String())
+	require.NotContains(t, stderr.String(), "warning")
+	require.Contains(t, stdout.String(), "s3cret")
+}

@@ -125,6 +125,11 @@ func runJobs(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err != nil {
 		return err
 	}
+	for _, j := range cfg.Jobs {
+		if key, _ := jobKeyFor(cmd, j, len(cfg.Jobs) > 1); key == "" {
+			warnKeyless(ctx, cmd, c, j, "chunklock run: ")
+		}
+	}
 	err = runner.Loop(ctx, cfg)
 	var (
 		stopped *runner.Stopped
