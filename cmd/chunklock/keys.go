@@ -159,6 +159,9 @@ func keysRotateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := existingStore(cmd.String("store"), cmd.String("data-dir")); err != nil {
+				return err
+			}
 			store, err := openStore(ctx, cmd.String("store"), open.Options{DataDir: cmd.String("data-dir")})
 			if err != nil {
 				return err
@@ -201,6 +204,9 @@ func keysNewTokenCommand() *cli.Command {
 		}, storeFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			job := cmd.String("job")
+			if err := existingStore(cmd.String("store"), cmd.String("data-dir")); err != nil {
+				return err
+			}
 			store, err := openStore(ctx, cmd.String("store"), open.Options{DataDir: cmd.String("data-dir")})
 			if err != nil {
 				return err

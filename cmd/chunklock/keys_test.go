@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -245,4 +247,17 @@ func TestKeysWithVault(t *testing.T) {
 	code, _, errOut = runKeys(t, "new-token", "--keys", keysURL, "--store", storeURL, "--job", "jv", "--new-age-key")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "applies to age keys only")
+}
+
+// TestKeysOnAStoreThatIsNotThere: new-token (as rotate) on the embedded
+// store refuses a data directory holding no store, and makes none there.
+func TestKeysOnAStoreThatIsNotThere(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "chunklock-data")
+	for _, args := range [][]string{{"new-token", "--job", "j", "--data-dir", dir}, {"new-token", "--job", "j", "--new-age-key", "--data-dir", dir}} {
+		code, _, errOut := runKeys(t, args...)
+		require.Equal(t, 1, code, "%v", args)
+		require.Contains(t, errOut, "no embedded store in "+dir, "%v", args)
+		_, err := os.Stat(dir)
+		require.True(t, os.IsNotExist(err), "%v made %s", args, dir)
+	}
 }

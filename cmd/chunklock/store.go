@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/chunklock/chunklock/backends"
@@ -15,6 +17,19 @@ import (
 // one, the operator's env allowlist. Tests replace it.
 var openStore = func(ctx context.Context, storeURL string, opts open.Options) (backends.Store, error) {
 	return open.Open(ctx, storeURL, opts)
+}
+
+// existingStore refuses to open an embedded store that is not there (a
+// command acting on the server's store would otherwise make an empty one
+// in the current directory, and then find nothing in it).
+func existingStore(storeURL, dataDir string) error {
+	if storeURL != "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "member")); err != nil {
+		return fmt.Errorf("no embedded store in %s (no member/ in it): give the server's --data-dir, or its --store URL", dataDir)
+	}
+	return nil
 }
 
 // loopbackAddr refuses an embedded-store address off the loopback
