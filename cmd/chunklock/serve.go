@@ -137,6 +137,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 
+	if _, err := webhookSecret(cmd); err != nil {
+		return err
+	}
 	storeURL, dataDir := cmd.String("store"), cmd.String("data-dir")
 	emb, err := embeddedConfig(cmd)
 	if err != nil {
@@ -357,26 +360,40 @@ func browsable(addr net.Addr) string {
 // nil when no webhook is given.
 func webhooks(cmd *cli.Command, store backends.Store, log *slog.Logger) (*webhook.Dispatcher, error) {
 	urls := cmd.StringSlice("webhook")
-	secret, file := cmd.String("webhook-secret"), cmd.String("webhook-secret-file")
 	if len(urls) == 0 {
 		return nil, nil
 	}
-	switch {
-	case secret != "" && file != "":
-		return nil, errors.New("give the webhook secret once: --webhook-secret or --webhook-secret-file, not both")
-	case file != "":
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("--webhook-secret-file: %w", err)
-		}
-		secret = strings.TrimRight(string(b), "\r\n")
-		if secret == "" {
-			return nil, fmt.Errorf("--webhook-secret-file %s is empty", file)
-		}
-	case secret == "":
-		return nil, errors.New("--webhook needs a secret to sign its alerts: give --webhook-secret-file (or CHUNKLOCK_WEBHOOK_SECRET)")
+	secret, err := webhookSecret(cmd)
+	if err != nil {
+		return nil, err
 	}
 	cfg := webhook.DefaultConfig()
 	cfg.Store, cfg.URLs, cfg.Secret, cfg.Logger = store, urls, []byte(secret), log
 	return webhook.New(cfg)
+}
+
+// webhookSecret is the secret of --webhook-secret or --webhook-secret-file
+// ("" without --webhook); serve reads it before it opens the store, so
+// that a wrong setting changes nothing on disk.
+func webhookSecret(cmd *cli.Command) (string, error) {
+	secret, file := cmd.String("webhook-secret"), cmd.String("webhook-secret-file")
+	if len(cmd.StringSlice("webhook")) == 0 {
+		return "", nil
+	}
+	switch {
+	case secret != "" && file != "":
+		return "", errors.New("give the webhook secret once: --webhook-secret or --webhook-secret-file, not both")
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--webhook-secret-file: %w", err)
+		}
+		secret = strings.TrimRight(string(b), "\r\n")
+		if secret == "" {
+			return "", fmt.Errorf("--webhook-secret-file %s is empty", file)
+		}
+	case secret == "":
+		return "", errors.New("--webhook needs a secret to sign its alerts: give --webhook-secret-file (or CHUNKLOCK_WEBHOOK_SECRET)")
+	}
+	return secret, nil
 }

@@ -105,3 +105,20 @@ func TestServeWebhookNeedsSecret(t *testing.T) {
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr.String(), "--webhook needs a secret")
 }
+
+// TestServeBadWebhookSecretChangesNothing: a webhook setting serve refuses
+// is refused before the store is opened: no data directory is made.
+func TestServeBadWebhookSecretChangesNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.secret")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	data := filepath.Join(dir, "data")
+	var stdout, stderr lockedBuffer
+	code := run(t.Context(), []string{"chunklock", "serve", "--data-dir", data, "--listen", "127.0.0.1:0",
+		"--webhook", "http://127.0.0.1:9/hook", "--webhook-secret-file", empty}, &stdout, &stderr)
+	require.Equal(t, 1, code, stderr.String())
+	require.Contains(t, stderr.String(), "--webhook-secret-file "+empty+" is empty")
+	_, err := os.Stat(data)
+	require.True(t, os.IsNotExist(err), "serve made %s", data)
+}
