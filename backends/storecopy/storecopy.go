@@ -189,7 +189,7 @@ func (c *copier) verify(ctx context.Context) ([]KindReport, error) {
 		}
 		r := KindReport{Kind: kind, Source: src.count, Target: got.count, Sum: src.String()}
 		if kind == backends.DumpFences {
-			r.Sum = "(compared as floors)"
+			r.Sum = "(floors: every chunk's next fence is at least the source's)"
 		}
 		out = append(out, r)
 		switch {

@@ -378,7 +378,7 @@ func describeBlocker(b client.Blocker) string {
 		if b.Until == nil || b.Until.IsZero() {
 			return fmt.Sprintf("NOT_DUE          output chunk %s is not expected yet: a value of a DYNAMIC set or dimension it needs is not there (not added, or removed)", chunk)
 		}
-		return fmt.Sprintf("NOT_DUE          output chunk %s is not due yet%s: the job claims it on its schedule", chunk, untilText(b.Until))
+		return fmt.Sprintf("NOT_DUE          output chunk %s is not due%s: the job claims it on its schedule", chunk, untilText(b.Until))
 	case "BACKOFF":
 		return fmt.Sprintf("BACKOFF          output chunk %s failed and backs off%s before it is retried (resubmit it to retry now)", chunk, untilText(b.Until))
 	case "CONCURRENCY":

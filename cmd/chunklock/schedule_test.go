@@ -47,7 +47,7 @@ func TestNextScheduledJob(t *testing.T) {
 	stdout, stderr = lockedBuffer{}, lockedBuffer{}
 	code := run(t.Context(), []string{"chunklock", "blockers", "--url", hs.URL, "--job", "gen", "--dataid", "2026-03-01T10"}, &stdout, &stderr)
 	require.Equal(t, exitOK, code, stderr.String())
-	require.Equal(t, "NOT_DUE          output chunk hh 2026-03-01T10 is not due yet until 2026-03-01T11:00:00Z: the job claims it on its schedule\n",
+	require.Equal(t, "NOT_DUE          output chunk hh 2026-03-01T10 is not due until 2026-03-01T11:00:00Z: the job claims it on its schedule\n",
 		stdout.String())
 }
 
@@ -58,6 +58,6 @@ func TestDescribeTimeBlockers(t *testing.T) {
 		describeBlocker(client.Blocker{Dataset: "r", DataID: "7", Kind: "BACKOFF", Status: "FAILED", Until: &past}))
 	soon := time.Now().Add(time.Hour + 30*time.Second).Truncate(time.Second)
 	got := describeBlocker(client.Blocker{Dataset: "h", DataID: "x", Kind: "NOT_DUE", Until: &soon})
-	require.Contains(t, got, "NOT_DUE          output chunk h x is not due yet until "+soon.UTC().Format(time.RFC3339)+" (in ")
+	require.Contains(t, got, "NOT_DUE          output chunk h x is not due until "+soon.UTC().Format(time.RFC3339)+" (in ")
 	require.Contains(t, got, "): the job claims it on its schedule")
 }
