@@ -123,14 +123,16 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	}
 	// Read every secret before changing anything.
 	secrets := map[string]string{}
+	unread := map[string]bool{} // refs whose read failed: said once, not once per job
 	var serr []error
 	for _, cr := range p.Credentials() {
 		key := cr.Ref.String()
-		if _, ok := secrets[key]; ok {
+		if _, ok := secrets[key]; ok || unread[key] {
 			continue
 		}
 		v, err := cr.Ref.ReadSecret()
 		if err != nil {
+			unread[key] = true
 			serr = append(serr, fmt.Errorf("dataset %q: %w", cr.Dataset, err))
 			continue
 		}

@@ -58,3 +58,25 @@ jobs:
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "NOT_FOUND")
 }
+
+// TestApplyUnreadSecretSaidOnce: a secret the file names and apply cannot
+// read is said once, however many jobs read or write its dataset, and
+// nothing is applied.
+func TestApplyUnreadSecretSaidOnce(t *testing.T) {
+	t.Parallel()
+	url, _ := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	file := filepath.Join(t.TempDir(), "p.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`datasets:
+  - {id: wh, location: "/wh/{dataid}", secret: {env: CHUNKLOCK_TEST_UNSET_SECRET}}
+  - {id: a, location: "/a/{dataid}"}
+  - {id: b, location: "/b/{dataid}"}
+jobs:
+  - {id: ja, inputs: [wh], output: a}
+  - {id: jb, inputs: [wh], output: b}
+`), 0o600))
+	var stdout, stderr lockedBuffer
+	code := run(t.Context(), []string{"chunklock", "apply", "--url", url, "-f", file, "--dry-run"}, &stdout, &stderr)
+	require.Equal(t, 1, code, stderr.String())
+	require.Equal(t, 1, strings.Count(stderr.String(), "CHUNKLOCK_TEST_UNSET_SECRET is not set"), stderr.String())
+	require.Contains(t, stderr.String(), "nothing was applied")
+}
