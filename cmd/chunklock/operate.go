@@ -24,8 +24,9 @@ func publishCommand() *cli.Command {
 		UsageText: "chunklock publish --dataset D DATAID... | --dataid D... | --range FROM..TO | --from FROM --to TO [--slice DIMENSION=V1,V2]",
 		Description: "For datasets no job produces (their chunks arrive from outside): once a chunk is\n" +
 			"complete where the dataset's location says, publish it. Publishing a READY chunk again\n" +
-			"changes nothing. --range expands ISO dates (2026-01-01..2026-01-31) or integers\n" +
-			"(1..30, or 001..030 keeping the width) here, and publishes each dataid; --from/--to\n" +
+			"changes nothing. --range expands ISO dates (2026-01-01..2026-01-31), hours\n" +
+			"(2026-01-01T00..2026-01-01T23) or integers (1..30, or 001..030 keeping the width)\n" +
+			"here, and publishes each dataid; --from/--to\n" +
 			"publishes every expected dataid of a dataset with a partition definition, on the server\n" +
 			"(a chunk on HOLD is skipped).\n\n" +
 			"Examples:\n" +
@@ -34,7 +35,7 @@ func publishCommand() *cli.Command {
 			"   chunklock publish --dataset orders-raw --from 2026-01-01 --to 2026-12-31" + rangeHelp + connHelp,
 		Flags: append(append(connFlags(),
 			&cli.StringFlag{Name: "dataset", Required: true, Usage: "the source `dataset`"},
-			&cli.StringFlag{Name: "range", Usage: "publish every dataid `FROM..TO` (dates or integers)"},
+			&cli.StringFlag{Name: "range", Usage: "publish every dataid `FROM..TO` (dates, hours or integers)"},
 			&cli.StringSliceFlag{Name: "dataid", Usage: "publish this `dataid` (repeat for several), as the other chunk commands name one; the same as naming it after the flags"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the dataids, one a line, and publish nothing (not with --from/--to)"},
 		), rangeFlagList("publish")...),
@@ -84,6 +85,9 @@ func publishCommand() *cli.Command {
 	}
 }
 
+// hourLayout is an HOURLY dataid's form.
+const hourLayout = "2006-01-02T15"
+
 // maxRange bounds how many dataids one --range may name.
 const maxRange = 100000
 
@@ -93,24 +97,34 @@ func expandRange(r string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("--range %q: want FROM..TO, e.g. 2026-01-01..2026-01-31 or 1..30", r)
 	}
-	if a, err := time.Parse(time.DateOnly, from); err == nil {
-		b, err := time.Parse(time.DateOnly, to)
+	for _, k := range []struct {
+		layout, what string
+		next         func(time.Time) time.Time
+	}{
+		{time.DateOnly, "a date (YYYY-MM-DD)", func(t time.Time) time.Time { return t.AddDate(0, 0, 1) }},
+		{hourLayout, "an hour (YYYY-MM-DDTHH)", func(t time.Time) time.Time { return t.Add(time.Hour) }},
+	} {
+		a, err := time.Parse(k.layout, from)
+		if err != nil {
+			continue
+		}
+		b, err := time.Parse(k.layout, to)
 		if err != nil || b.Before(a) {
-			return nil, fmt.Errorf("--range %q: TO must be a date (YYYY-MM-DD) not before FROM", r)
+			return nil, fmt.Errorf("--range %q: TO must be %s not before FROM", r, k.what)
 		}
 		var out []string
-		for d := a; !d.After(b); d = d.AddDate(0, 0, 1) {
+		for d := a; !d.After(b); d = k.next(d) {
 			if len(out) == maxRange {
 				return nil, fmt.Errorf("--range %q names more than %d dataids", r, maxRange)
 			}
-			out = append(out, d.Format(time.DateOnly))
+			out = append(out, d.Format(k.layout))
 		}
 		return out, nil
 	}
 	a, errA := strconv.ParseUint(from, 10, 63)
 	b, errB := strconv.ParseUint(to, 10, 63)
 	if errA != nil || errB != nil || b < a {
-		return nil, fmt.Errorf("--range %q: want two ISO dates or two non-negative integers, FROM not after TO", r)
+		return nil, fmt.Errorf("--range %q: want two ISO dates, two hours (2026-01-01T00) or two non-negative integers, FROM not after TO", r)
 	}
 	if b-a >= maxRange {
 		return nil, fmt.Errorf("--range %q names more than %d dataids", r, maxRange)
