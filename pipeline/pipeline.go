@@ -185,7 +185,9 @@ func (j Job) EnvVars() ([]backends.EnvVar, error) {
 // Validate checks the pipeline on its own: ids, references, one producer
 // per dataset, no cycles, secrets by reference only. It applies the same
 // rules as the server, so a pipeline that validates here is not refused
-// there for its shape.
+// there for its shape. A job that reads or writes a dataset the file does
+// not declare is left to ValidateAgainst, which checks it against the
+// server's datasets.
 func (p *Pipeline) Validate() error {
 	var errs []error
 	if p.Name != "" && backends.ValidateID("pipeline", p.Name) != nil {
@@ -285,7 +287,9 @@ func (p *Pipeline) ValidateAgainst(datasets []backends.Dataset, jobs []backends.
 			bj, err = catalog().ValidateJob(bj)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("job %q, against the server's pipeline: %w", j.ID, err))
+			// The server's checks name the job already: say it once.
+			msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("job %q: ", j.ID))
+			errs = append(errs, fmt.Errorf("job %q, against the server's pipeline: %s", j.ID, msg))
 			continue
 		}
 		js[bj.ID] = bj

@@ -108,6 +108,21 @@ func (p *Pipeline) CheckOwners(name string, datasets []backends.Dataset, jobs []
 	for _, pl := range p.Pools {
 		check("pool", pl.ID)
 	}
+	// A job may use a dataset another pipeline declares, but not one this
+	// pipeline created and the file no longer declares: the file would
+	// apply, and its prune then be refused for that job.
+	declared := map[string]bool{}
+	for _, d := range p.Datasets {
+		declared[d.ID] = true
+	}
+	for _, j := range p.Jobs {
+		for _, ds := range append(slices.Clone(j.Inputs), j.Output) {
+			if !declared[ds] && owner["dataset "+ds] == name {
+				errs = append(errs, fmt.Sprintf("job %q uses dataset %q, which this pipeline created and the file no longer declares; declare it again, or drop the job's use of it", j.ID, ds))
+				declared[ds] = true // said once
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("pipeline %q: %s", name, strings.Join(errs, "; "))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -144,6 +145,9 @@ func apply(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	plan, err := p.Plan(haveDS, haveJobs, func(job, dataset string) bool { return jobByID[job].HasCredential(dataset) })
 	if err != nil {
 		return err
+	}
+	for _, w := range secretsElsewhere(p, jobList) {
+		fmt.Fprintln(stderr(cmd), "chunklock: warning:", w)
 	}
 	plan = append(p.PlanPools(havePools), plan...) // pools first: jobs name them
 	out := stdout(cmd)
@@ -419,4 +423,32 @@ func writeJobKey(dir, job, key string) (string, error) {
 		return fail(err)
 	}
 	return path, nil
+}
+
+// secretsElsewhere warns of the jobs of p that use a dataset another file
+// declares and that other jobs hold a secret of: apply sends only the
+// secrets its own file declares, so such a job gets none from it.
+func secretsElsewhere(p *pipeline.Pipeline, have []client.Job) []string {
+	declared := map[string]bool{}
+	for _, d := range p.Datasets {
+		declared[d.ID] = true
+	}
+	held := map[string]bool{} // datasets some job has a credential for
+	byID := map[string]client.Job{}
+	for _, j := range have {
+		byID[j.ID] = j
+		for _, c := range j.Credentials {
+			held[c.Dataset] = true
+		}
+	}
+	var out []string
+	for _, j := range p.OrderedJobs() {
+		for _, ds := range append(slices.Clone(j.Inputs), j.Output) {
+			if declared[ds] || !held[ds] || byID[j.ID].HasCredential(ds) {
+				continue
+			}
+			out = append(out, fmt.Sprintf("job %q uses dataset %q, which this file does not declare: other jobs hold a secret of it, and this apply sends it none (set it with the setCredential mutation, or declare the job in the file that declares the dataset)", j.ID, ds))
+		}
+	}
+	return out
 }

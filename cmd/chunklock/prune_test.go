@@ -268,3 +268,64 @@ func TestApplyPipelineName(t *testing.T) {
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "--delete-chunks goes with --prune")
 }
+
+// TestApplyJobOnDatasetsElsewhere: a job may use a dataset another
+// pipeline's file declares, but a file that stops declaring its own
+// pipeline's dataset while a job of it still uses it is refused before
+// anything changes (it would apply, and its prune then be refused).
+func TestApplyJobOnDatasetsElsewhere(t *testing.T) {
+	t.Parallel()
+	p := newPruneCLI(t)
+	code, _, errs := p.apply("etl.yaml", etlFull)
+	require.Equal(t, 0, code, errs)
+	// Another pipeline's job reads etl's res without declaring it.
+	code, _, errs = p.apply("report.yaml", `
+datasets:
+  - {id: summary, location: "/s/{dataid}"}
+jobs:
+  - {id: sum, inputs: [res], output: summary}
+`)
+	require.Equal(t, 0, code, errs)
+
+	// etl's file drops res but keeps j2, which writes it.
+	dropped := strings.Replace(etlFull, "  - {id: res, location: \"/res/{dataid}\"}\n", "", 1)
+	code, _, errs = p.apply("etl.yaml", dropped, "--prune")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, `job "j2" uses dataset "res", which this pipeline created and the file no longer declares`)
+	require.Contains(t, errs, "nothing was applied")
+	require.Equal(t, "etl", p.catalog()["dataset res"])
+
+	// A job naming an unknown dataset names itself once.
+	code, _, errs = p.apply("report.yaml", `
+datasets:
+  - {id: summary, location: "/s/{dataid}"}
+jobs:
+  - {id: sum, inputs: [nope], output: summary}
+`)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, `job "sum", against the server's pipeline: dataset "nope" not found`)
+	require.Equal(t, 1, strings.Count(errs, `job "sum"`), errs)
+
+	// A dataset with a secret: the job of another file that reads it is
+	// told that this apply gives it none.
+	secret := filepath.Join(p.dir, "wh.secret")
+	require.NoError(t, os.WriteFile(secret, []byte("pw"), 0o600))
+	code, _, errs = p.apply("wh.yaml", `
+datasets:
+  - {id: wh, location: "/wh/{dataid}", secret: {file: `+secret+`}}
+  - {id: loaded, location: "/l/{dataid}"}
+jobs:
+  - {id: load, inputs: [wh], output: loaded}
+`)
+	require.Equal(t, 0, code, errs)
+	require.NotContains(t, errs, "warning")
+	code, _, errs = p.apply("report.yaml", `
+datasets:
+  - {id: summary, location: "/s/{dataid}"}
+jobs:
+  - {id: sum, inputs: [res, wh], output: summary}
+`)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, errs, `warning: job "sum" uses dataset "wh", which this file does not declare: other jobs hold a secret of it, and this apply sends it none`)
+	require.NotContains(t, errs, `dataset "res"`, "res has no secret")
+}
