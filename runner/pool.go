@@ -65,6 +65,9 @@ type pool struct {
 type endOutcome struct {
 	run     *poolRun
 	outcome Outcome
+	// unsent: the ending could not be sent within --retry-for (the
+	// outcome is Stale: the lease passes and the chunk is redone).
+	unsent bool
 }
 
 // servePool is serve for a pool.
@@ -106,6 +109,10 @@ func (r *loop) servePool(ctx context.Context) error {
 			pl.ending, pl.sending = false, nil
 			for _, o := range outcomes {
 				pl.r.stats[o.outcome]++
+				if o.unsent {
+					r.logf("the ending of %s %s was not recorded (the server could not be reached for --retry-for %s): counted as lost; the chunk is claimed again once its lease passes", o.run.claim.Job, o.run.claim.DataID, r.cfg.RetryFor)
+					continue
+				}
 				if o.outcome == Stale && !o.run.stopped {
 					r.logf("lost the claim on %s %s before its ending was recorded (expired or forced by an operator): its process had exited, nothing written", o.run.claim.Job, o.run.claim.DataID)
 					continue
@@ -290,7 +297,7 @@ func (pl *pool) end(ctx context.Context) {
 		runs[t] = run
 		switch {
 		case run.lost:
-			outcomes = append(outcomes, endOutcome{run, Stale})
+			outcomes = append(outcomes, endOutcome{run: run, outcome: Stale})
 		case run.p.err == nil:
 			done = append(done, t)
 		default:
@@ -319,6 +326,9 @@ func (pl *pool) endBatch(ctx context.Context, what string, outcome Outcome, runs
 	}
 	r := pl.r
 	res, err := retry(ctx, r.cfg.RetryFor, r.logf, what+" claims", call)
+	if err != nil {
+		r.logf("%s %d claim(s): %v", what, len(tokens), r.cfg.Explain(err))
+	}
 	out := make([]endOutcome, 0, len(tokens))
 	for i, t := range tokens {
 		run := runs[t]
@@ -326,14 +336,14 @@ func (pl *pool) endBatch(ctx context.Context, what string, outcome Outcome, runs
 		switch {
 		case err != nil:
 			// Not ended: its lease passes and the server fails it.
-			got = Stale
-			r.logf("%s %s %s: %v", what, run.claim.Job, run.claim.DataID, r.cfg.Explain(err))
+			out = append(out, endOutcome{run: run, outcome: Stale, unsent: true})
+			continue
 		case i < len(res) && !res[i].OK && res[i].Code == string(backends.CodeStaleClaim):
 			got = Stale
 		case i < len(res) && !res[i].OK:
 			r.logf("%s %s %s: %s", what, run.claim.Job, run.claim.DataID, res[i].Code)
 		}
-		out = append(out, endOutcome{run, got})
+		out = append(out, endOutcome{run: run, outcome: got})
 	}
 	return out
 }

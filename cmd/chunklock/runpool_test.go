@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -329,5 +330,48 @@ func TestRunParallelHeartbeatsWhatWaitsToEnd(t *testing.T) {
 				require.Equal(t, "READY", st, "chunk %s", id)
 			}
 		})
+	}
+}
+
+// TestRunParallelEndingNotRecorded: an ending the server cannot take for
+// the whole --retry-for is said once for the batch, and once for each
+// chunk as not recorded and counted lost; never as a claim an operator
+// forced or whose lease expired. The chunks stay RUNNING until their
+// lease passes.
+func TestRunParallelEndingNotRecorded(t *testing.T) {
+	t.Parallel()
+	refuse := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			body, _ := io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("completeMany")) {
+				http.Error(w, "no upstream", http.StatusBadGateway)
+				return
+			}
+			h.ServeHTTP(w, req)
+		})
+	}
+	url, api := serveMemory(t, refuse)
+	ctx := t.Context()
+	_, err := api.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out"})
+	require.NoError(t, err)
+	require.NoError(t, api.Publish(ctx, "in", []string{"2"})) // 1 is published already
+	var stdout, stderr lockedBuffer
+	run(ctx, []string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "2", "--retry-for", "1s", "--", "true"}, &stdout, &stderr)
+	logs := stderr.String()
+	said := regexp.MustCompile(`completing (\d) claim\(s\): `).FindAllStringSubmatch(logs, -1)
+	n := 0
+	for _, m := range said { // the error once a batch, not once a chunk
+		k, _ := strconv.Atoi(m[1])
+		n += k
+	}
+	require.Equal(t, 2, n, logs)
+	for _, id := range []string{"1", "2"} {
+		require.Contains(t, logs, "the ending of j "+id+" was not recorded (the server could not be reached for --retry-for 1s): counted as lost", logs)
+	}
+	require.NotContains(t, logs, "expired or forced", logs)
+	require.Contains(t, logs, "0 completed, 0 failed, 2 lost", logs)
+	for id, st := range states(t, api) {
+		require.Equal(t, "RUNNING", st, "chunk %s: its lease has not passed", id)
 	}
 }
