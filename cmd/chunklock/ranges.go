@@ -137,14 +137,22 @@ func runRange(ctx context.Context, cmd *cli.Command, c *client.Client, dataset, 
 	}
 	printRangeSummary(stdout(cmd), dataset, past, already, total)
 	if total.Changed == 0 && total.Unchanged == 0 && len(total.Skipped) == 0 {
-		fmt.Fprintln(stdout(cmd), emptyRangeHint(ctx, c, dataset, from, to))
+		fmt.Fprintln(stderr(cmd), emptyRangeHint(ctx, c, dataset, from, to, slice))
 	}
 	return nil
 }
 
 // emptyRangeHint says why a range held nothing: what the dataset's
-// definition expects, or that it has no chunk there.
-func emptyRangeHint(ctx context.Context, c *client.Client, dataset, from, to string) string {
+// definition expects, or that it has no chunk there (in the slice, when
+// one is given). It goes to stderr: stdout keeps the summary.
+func emptyRangeHint(ctx context.Context, c *client.Client, dataset, from, to string, slice []partition.Slice) string {
+	if len(slice) > 0 {
+		var parts []string
+		for _, s := range slice {
+			parts = append(parts, s.Dimension+"="+strings.Join(s.Values, ","))
+		}
+		return fmt.Sprintf("(%s has no chunk in %s..%s within the slice %s)", dataset, from, to, strings.Join(parts, " "))
+	}
 	def, err := c.DatasetPartitions(ctx, dataset)
 	switch {
 	case err != nil || def == nil:
