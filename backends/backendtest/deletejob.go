@@ -194,7 +194,8 @@ func (s *suite) testDeleteJobTakeOverQueue(t *testing.T) {
 // testDeleteJobClearsItsBackfillRecord: a job with mappings owes its
 // outputs a backfill, kept in a record; deleting the job empties the
 // record (a job declared again under the id owes one of its own), on every
-// backend, and the store still copies (an empty record is empty bytes).
+// backend, and an emptied record is empty bytes, never nil (PostgreSQL
+// keeps a record's value NOT NULL, and store copy carries it).
 func (s *suite) testDeleteJobClearsItsBackfillRecord(t *testing.T) {
 	b := s.setup(t)
 	for _, id := range []string{"wa", "wb"} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -98,11 +99,11 @@ func next(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err != nil {
 		return err
 	}
-	if key == "" {
-		warnKeyless(ctx, cmd, c, job, "")
-	}
 	if claim == nil {
 		return exitWith(cmd, exitNothing, "nothing to do: job %s has no claimable chunk now%s (see `chunklock status --job %s`)", job, whyNothing(ctx, c, job), job)
+	}
+	if key == "" { // said only with a claim: an empty poll has no secrets to leave out
+		warnKeyless(ctx, cmd, c, job, "")
 	}
 	return deliverClaim(ctx, cmd, c, *claim, format, allow)
 }
@@ -172,6 +173,10 @@ func warnKeyless(ctx context.Context, cmd *cli.Command, c *client.Client, job, p
 	for _, cr := range j.Credentials {
 		ds = append(ds, cr.Dataset)
 	}
-	fmt.Fprintf(stderr(cmd), "%swarning: job %s has secrets (of %s) and no key was given: its claims leave out their SECRET variables (give the key printed by `chunklock apply` in CHUNKLOCK_JOB_KEY, --job-key-file or --keys-dir)\n",
-		prefix, job, strings.Join(ds, ", "))
+	given := "no key was given"
+	if dir := cmd.String("keys-dir"); dir != "" {
+		given = "--keys-dir has no " + filepath.Join(dir, job+".key")
+	}
+	fmt.Fprintf(stderr(cmd), "%swarning: job %s has secrets (of %s) and %s: its claims leave out their SECRET variables (give the key printed by `chunklock apply` in CHUNKLOCK_JOB_KEY, --job-key-file or --keys-dir)\n",
+		prefix, job, strings.Join(ds, ", "), given)
 }

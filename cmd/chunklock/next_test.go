@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,4 +108,16 @@ func TestNextWarnsWithoutTheJobKey(t *testing.T) {
 	require.Equal(t, exitOK, run(ctx, []string{"chunklock", "next", "--url", url, "--job", "k"}, &stdout, &stderr), stderr.String())
 	require.NotContains(t, stderr.String(), "warning")
 	require.Contains(t, stdout.String(), "s3cret")
+
+	// An empty poll has nothing to leave out: no warning. A --keys-dir
+	// without the job's key file is named.
+	t.Setenv("CHUNKLOCK_JOB_KEY", "")
+	dir := t.TempDir()
+	stdout, stderr = lockedBuffer{}, lockedBuffer{}
+	require.Equal(t, exitNothing, run(ctx, []string{"chunklock", "next", "--url", url, "--job", "k", "--keys-dir", dir}, &stdout, &stderr), stderr.String())
+	require.NotContains(t, stderr.String(), "warning")
+	require.NoError(t, c.Publish(ctx, "in", []string{"3"}))
+	stdout, stderr = lockedBuffer{}, lockedBuffer{}
+	require.Equal(t, exitOK, run(ctx, []string{"chunklock", "next", "--url", url, "--job", "k", "--keys-dir", dir}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stderr.String(), "warning: job k has secrets (of sec) and --keys-dir has no "+filepath.Join(dir, "k.key"))
 }

@@ -137,7 +137,8 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 
-	if _, err := webhookSecret(cmd); err != nil {
+	secret, err := webhookSecret(cmd) // before the store: a bad setting leaves nothing behind
+	if err != nil {
 		return err
 	}
 	storeURL, dataDir := cmd.String("store"), cmd.String("data-dir")
@@ -156,7 +157,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		cfg.Space = func() server.StoreSpace { return server.StoreSpace(m.Space()) }
 		cfg.SpaceWarning = func(sp server.StoreSpace) string { return embedded.Space(sp).Warning() }
 	}
-	if cfg.Alerts, err = webhooks(cmd, store, log); err != nil {
+	if cfg.Alerts, err = webhooks(cmd, store, secret, log); err != nil {
 		return err
 	}
 	srv, err := server.New(cfg)
@@ -358,14 +359,10 @@ func browsable(addr net.Addr) string {
 
 // webhooks builds the webhook dispatcher from --webhook and its secret;
 // nil when no webhook is given.
-func webhooks(cmd *cli.Command, store backends.Store, log *slog.Logger) (*webhook.Dispatcher, error) {
+func webhooks(cmd *cli.Command, store backends.Store, secret string, log *slog.Logger) (*webhook.Dispatcher, error) {
 	urls := cmd.StringSlice("webhook")
 	if len(urls) == 0 {
 		return nil, nil
-	}
-	secret, err := webhookSecret(cmd)
-	if err != nil {
-		return nil, err
 	}
 	cfg := webhook.DefaultConfig()
 	cfg.Store, cfg.URLs, cfg.Secret, cfg.Logger = store, urls, []byte(secret), log

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -27,6 +29,9 @@ func existingStore(storeURL, dataDir string) error {
 		return nil
 	}
 	if _, err := os.Stat(filepath.Join(dataDir, "member")); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("the embedded store in %s: %w", dataDir, err)
+		}
 		return fmt.Errorf("no embedded store in %s (no member/ in it): give the server's --data-dir, or its --store URL", dataDir)
 	}
 	return nil
