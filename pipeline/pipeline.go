@@ -287,15 +287,30 @@ func (p *Pipeline) ValidateAgainst(datasets []backends.Dataset, jobs []backends.
 			bj, err = catalog().ValidateJob(bj)
 		}
 		if err != nil {
-			// The server's checks name the job already: say it once.
-			msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("job %q: ", j.ID))
-			errs = append(errs, fmt.Errorf("job %q, against the server's pipeline: %s", j.ID, msg))
+			errs = append(errs, againstServer{j.ID, err})
 			continue
 		}
 		js[bj.ID] = bj
 	}
 	return errors.Join(errs...)
 }
+
+// againstServer is a job's refusal by the server's checks (ValidateAgainst):
+// it names the job once, whether or not the check's message does.
+type againstServer struct {
+	job string
+	err error
+}
+
+func (e againstServer) Error() string {
+	msg := e.err.Error()
+	if strings.HasPrefix(msg, fmt.Sprintf("job %q", e.job)) {
+		return msg + " (against the server's pipeline)"
+	}
+	return fmt.Sprintf("job %q, against the server's pipeline: %s", e.job, msg)
+}
+
+func (e againstServer) Unwrap() error { return e.err }
 
 // Partitions is a dataset's partition definition in a pipeline file:
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/chunklock/chunklock/backends"
@@ -108,20 +109,45 @@ func (p *Pipeline) CheckOwners(name string, datasets []backends.Dataset, jobs []
 	for _, pl := range p.Pools {
 		check("pool", pl.ID)
 	}
-	// A job may use a dataset another pipeline declares, but not one this
-	// pipeline created and the file no longer declares: the file would
-	// apply, and its prune then be refused for that job.
+	// A job may use a dataset or a pool another pipeline declares, but
+	// not one this pipeline created and the file no longer declares: the
+	// file would apply, and its prune then be refused for that job. (With
+	// or without --prune: the file is the pipeline's whole definition.)
 	declared := map[string]bool{}
 	for _, d := range p.Datasets {
-		declared[d.ID] = true
+		declared["dataset "+d.ID] = true
+	}
+	for _, pl := range p.Pools {
+		declared["pool "+pl.ID] = true
+	}
+	users := map[string][]string{} // "kind id" -> the jobs using it, in file order
+	var order []string
+	use := func(key, job string) {
+		if declared[key] || owner[key] != name {
+			return
+		}
+		if len(users[key]) == 0 {
+			order = append(order, key)
+		}
+		if !slices.Contains(users[key], job) {
+			users[key] = append(users[key], job)
+		}
 	}
 	for _, j := range p.Jobs {
 		for _, ds := range append(slices.Clone(j.Inputs), j.Output) {
-			if !declared[ds] && owner["dataset "+ds] == name {
-				errs = append(errs, fmt.Sprintf("job %q uses dataset %q, which this pipeline created and the file no longer declares; declare it again, or drop the job's use of it", j.ID, ds))
-				declared[ds] = true // said once
-			}
+			use("dataset "+ds, j.ID)
 		}
+		if j.Pool != "" {
+			use("pool "+j.Pool, j.ID)
+		}
+	}
+	for _, key := range order {
+		kind, id, _ := strings.Cut(key, " ")
+		jobs := make([]string, len(users[key]))
+		for i, j := range users[key] {
+			jobs[i] = strconv.Quote(j)
+		}
+		errs = append(errs, fmt.Sprintf("%s %q was created by this pipeline and the file no longer declares it, but job(s) %s of the file use it; declare it again, or drop its use", kind, id, strings.Join(jobs, ", ")))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("pipeline %q: %s", name, strings.Join(errs, "; "))

@@ -65,9 +65,9 @@ type pool struct {
 type endOutcome struct {
 	run     *poolRun
 	outcome Outcome
-	// unsent: the ending could not be sent within --retry-for (the
-	// outcome is Stale: the lease passes and the chunk is redone).
-	unsent bool
+	// unsent says why the ending was not recorded (the outcome is Stale:
+	// the lease passes and the server fails the claim), "" when it was.
+	unsent string
 }
 
 // servePool is serve for a pool.
@@ -109,8 +109,8 @@ func (r *loop) servePool(ctx context.Context) error {
 			pl.ending, pl.sending = false, nil
 			for _, o := range outcomes {
 				pl.r.stats[o.outcome]++
-				if o.unsent {
-					r.logf("the ending of %s %s was not recorded (the server could not be reached for --retry-for %s): counted as lost; the chunk is claimed again once its lease passes", o.run.claim.Job, o.run.claim.DataID, r.cfg.RetryFor)
+				if o.unsent != "" {
+					r.logf("the ending of %s %s was not recorded (%s): counted as lost; once its lease passes the server fails the claim, and the chunk is retried while attempts remain", o.run.claim.Job, o.run.claim.DataID, o.unsent)
 					continue
 				}
 				if o.outcome == Stale && !o.run.stopped {
@@ -326,8 +326,13 @@ func (pl *pool) endBatch(ctx context.Context, what string, outcome Outcome, runs
 	}
 	r := pl.r
 	res, err := retry(ctx, r.cfg.RetryFor, r.logf, what+" claims", call)
+	var unsent string
 	if err != nil {
 		r.logf("%s %d claim(s): %v", what, len(tokens), r.cfg.Explain(err))
+		unsent = "the server refused the call"
+		if client.IsTransient(err) {
+			unsent = fmt.Sprintf("the server could not be reached for --retry-for %s", r.cfg.RetryFor)
+		}
 	}
 	out := make([]endOutcome, 0, len(tokens))
 	for i, t := range tokens {
@@ -336,7 +341,7 @@ func (pl *pool) endBatch(ctx context.Context, what string, outcome Outcome, runs
 		switch {
 		case err != nil:
 			// Not ended: its lease passes and the server fails it.
-			out = append(out, endOutcome{run: run, outcome: Stale, unsent: true})
+			out = append(out, endOutcome{run: run, outcome: Stale, unsent: unsent})
 			continue
 		case i < len(res) && !res[i].OK && res[i].Code == string(backends.CodeStaleClaim):
 			got = Stale

@@ -82,19 +82,13 @@ func (e *engine) DeleteJob(ctx context.Context, id string) error {
 		return err
 	}
 	// Its backfill record goes too, so that the store keeps nothing of the
-	// job. A backfill of it still in flight may write the record meanwhile:
-	// swap again on a conflict. A record left behind (the store failing
-	// here) does no harm: a job declared again under the id marks its own
-	// backfill pending before it runs (markMappedUpsert).
-	key := backfillRecordKey(id)
-	for range 8 {
-		r, err := e.b.GetRecord(ctx, key)
-		if err != nil || len(r.Value) == 0 {
-			break
-		}
-		if _, ok, err := e.b.SwapRecord(ctx, key, []byte{}, r.Version); err != nil || ok { // empty, not nil: a record holds bytes
-			break
-		}
+	// job. One swap at the version read: on a conflict the record was
+	// written since, by a backfill still in flight or by the job declared
+	// again (markMappedUpsert), whose mark must stay. A record left behind
+	// does no harm: a job declared again under the id marks its own backfill
+	// pending before it runs.
+	if r, err := e.b.GetRecord(ctx, backfillRecordKey(id)); err == nil && len(r.Value) > 0 {
+		_, _, _ = e.b.SwapRecord(ctx, backfillRecordKey(id), []byte{}, r.Version) // empty, not nil: a record holds bytes
 	}
 	return nil
 }

@@ -175,7 +175,7 @@ func warnKeyless(ctx context.Context, cmd *cli.Command, c *client.Client, job, p
 	}
 	given := "no key was given"
 	if dir := cmd.String("keys-dir"); dir != "" {
-		given = "--keys-dir has no " + filepath.Join(dir, job+".key")
+		given = "--keys-dir has no " + filepath.Join(dir, job+".key") + " (with --keys-dir, CHUNKLOCK_JOB_KEY is not read)"
 	}
 	fmt.Fprintf(stderr(cmd), "%swarning: job %s has secrets (of %s) and %s: its claims leave out their SECRET variables (give the key printed by `chunklock apply` in CHUNKLOCK_JOB_KEY, --job-key-file or --keys-dir)\n",
 		prefix, job, strings.Join(ds, ", "), given)

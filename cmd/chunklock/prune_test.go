@@ -287,24 +287,39 @@ jobs:
 `)
 	require.Equal(t, 0, code, errs)
 
-	// etl's file drops res but keeps j2, which writes it.
+	// etl's file drops res but keeps j2, which writes it, and a new job
+	// reading it; and drops pool p, which j1 still names. Refused with or
+	// without --prune, nothing applied.
 	dropped := strings.Replace(etlFull, "  - {id: res, location: \"/res/{dataid}\"}\n", "", 1)
-	code, _, errs = p.apply("etl.yaml", dropped, "--prune")
-	require.NotEqual(t, 0, code)
-	require.Contains(t, errs, `job "j2" uses dataset "res", which this pipeline created and the file no longer declares`)
-	require.Contains(t, errs, "nothing was applied")
-	require.Equal(t, "etl", p.catalog()["dataset res"])
+	dropped = strings.Replace(dropped, "pools:\n  - {id: p, slots: 2}\n", "", 1)
+	dropped += "  - {id: j3, inputs: [res], output: extra}\n"
+	dropped = strings.Replace(dropped, "datasets:\n", "datasets:\n  - {id: extra, location: \"/x/{dataid}\"}\n", 1)
+	for _, args := range [][]string{{"--prune"}, nil} {
+		code, _, errs = p.apply("etl.yaml", dropped, args...)
+		require.NotEqual(t, 0, code, args)
+		require.Contains(t, errs, `dataset "res" was created by this pipeline and the file no longer declares it, but job(s) "j2", "j3" of the file use it`)
+		require.Contains(t, errs, `pool "p" was created by this pipeline and the file no longer declares it, but job(s) "j1" of the file use it`)
+		require.Contains(t, errs, "nothing was applied")
+		require.Equal(t, "etl", p.catalog()["dataset res"])
+		require.NotContains(t, p.catalog(), "dataset extra", "nothing was applied")
+	}
 
-	// A job naming an unknown dataset names itself once.
-	code, _, errs = p.apply("report.yaml", `
+	// A refusal by the server's checks names the job once: a check that
+	// names it, and one that does not.
+	for input, want := range map[string]string{
+		"[res, res]": `job "sum" lists input "res" twice (against the server's pipeline)`,
+		"[nope]":     `job "sum", against the server's pipeline: dataset "nope" not found`,
+	} {
+		code, _, errs = p.apply("report.yaml", `
 datasets:
   - {id: summary, location: "/s/{dataid}"}
 jobs:
-  - {id: sum, inputs: [nope], output: summary}
+  - {id: sum, inputs: `+input+`, output: summary}
 `)
-	require.NotEqual(t, 0, code)
-	require.Contains(t, errs, `job "sum", against the server's pipeline: dataset "nope" not found`)
-	require.Equal(t, 1, strings.Count(errs, `job "sum"`), errs)
+		require.NotEqual(t, 0, code)
+		require.Contains(t, errs, want)
+		require.Equal(t, 1, strings.Count(errs, `job "sum"`), errs)
+	}
 
 	// A dataset with a secret: the job of another file that reads it is
 	// told that this apply gives it none.

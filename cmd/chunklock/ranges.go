@@ -143,24 +143,35 @@ func runRange(ctx context.Context, cmd *cli.Command, c *client.Client, dataset, 
 }
 
 // emptyRangeHint says why a range held nothing: what the dataset's
-// definition expects, or that it has no chunk there (in the slice, when
-// one is given). It goes to stderr: stdout keeps the summary.
+// definition expects, or that it has no chunk there; with a slice, that
+// nothing in the range was within it, and what the definition expects. It
+// goes to stderr: stdout keeps the summary.
 func emptyRangeHint(ctx context.Context, c *client.Client, dataset, from, to string, slice []partition.Slice) string {
+	def, err := c.DatasetPartitions(ctx, dataset)
+	var expects string // what the definition expects, "" when it says nothing
+	switch {
+	case err != nil || def == nil:
+	case def.Kind == partition.Dimensional && len(def.Dimensions) > 0 && def.Dimensions[0].Start != "":
+		expects = fmt.Sprintf("its dimension %s starts at %s", def.Dimensions[0].Name, def.Dimensions[0].Start)
+	case def.Start != "" || def.End != "":
+		expects = fmt.Sprintf("its definition runs from %s to %s", orText(def.Start, "its first"), orText(def.End, "no end"))
+	}
 	if len(slice) > 0 {
 		var parts []string
 		for _, s := range slice {
 			parts = append(parts, s.Dimension+"="+strings.Join(s.Values, ","))
 		}
-		return fmt.Sprintf("(%s has no chunk in %s..%s within the slice %s)", dataset, from, to, strings.Join(parts, " "))
+		msg := fmt.Sprintf("(nothing of %s in %s..%s within the slice %s", dataset, from, to, strings.Join(parts, " "))
+		if expects != "" {
+			msg += "; " + expects
+		}
+		return msg + ")"
 	}
-	def, err := c.DatasetPartitions(ctx, dataset)
 	switch {
 	case err != nil || def == nil:
 		return fmt.Sprintf("(%s has no chunk in %s..%s)", dataset, from, to)
-	case def.Kind == partition.Dimensional && len(def.Dimensions) > 0 && def.Dimensions[0].Start != "":
-		return fmt.Sprintf("(%s expects no dataid in %s..%s: its dimension %s starts at %s)", dataset, from, to, def.Dimensions[0].Name, def.Dimensions[0].Start)
-	case def.Start != "" || def.End != "":
-		return fmt.Sprintf("(%s expects no dataid in %s..%s: its definition runs from %s to %s)", dataset, from, to, orText(def.Start, "its first"), orText(def.End, "no end"))
+	case expects != "":
+		return fmt.Sprintf("(%s expects no dataid in %s..%s: %s)", dataset, from, to, expects)
 	}
 	return fmt.Sprintf("(%s expects no dataid in %s..%s)", dataset, from, to)
 }

@@ -189,7 +189,7 @@ func TestSliceCommands(t *testing.T) {
 	code, out, errs = cliRun(t, "publish", "--url", url, "--dataset", "feeds", "--slice", "region=eu,us", "--from", "2019-01-01", "--to", "2019-01-05")
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, "published 0 chunk(s) of feeds; none skipped\n", out)
-	require.Equal(t, "(feeds has no chunk in 2019-01-01..2019-01-05 within the slice region=eu,us)\n", errs)
+	require.Equal(t, "(nothing of feeds in 2019-01-01..2019-01-05 within the slice region=eu,us; its dimension date starts at 2020-01-01)\n", errs)
 	code, out, errs = cliRun(t, "chunks", "--url", url, "--dataset", "feeds", "--slice", "region=eu,apac", "--limit", "0")
 	require.Equal(t, 0, code, errs)
 	for _, line := range []string{"2020-01-01|eu    .", "2020-01-01|apac  .", "2020-01-02|eu    #", "2020-01-03|eu    #", "2020-01-03|apac  ."} {

@@ -334,10 +334,11 @@ func TestRunParallelHeartbeatsWhatWaitsToEnd(t *testing.T) {
 }
 
 // TestRunParallelEndingNotRecorded: an ending the server cannot take for
-// the whole --retry-for is said once for the batch, and once for each
-// chunk as not recorded and counted lost; never as a claim an operator
-// forced or whose lease expired. The chunks stay RUNNING until their
-// lease passes.
+// the whole --retry-for is said once for each batch (three processes that
+// end together: the first batch and the one sent after it), and once for
+// each chunk as not recorded and counted lost; never as a claim an
+// operator forced or whose lease expired. The chunks stay RUNNING until
+// their lease passes.
 func TestRunParallelEndingNotRecorded(t *testing.T) {
 	t.Parallel()
 	refuse := func(h http.Handler) http.Handler {
@@ -355,23 +356,28 @@ func TestRunParallelEndingNotRecorded(t *testing.T) {
 	ctx := t.Context()
 	_, err := api.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out"})
 	require.NoError(t, err)
-	require.NoError(t, api.Publish(ctx, "in", []string{"2"})) // 1 is published already
+	require.NoError(t, api.Publish(ctx, "in", []string{"2", "3"})) // 1 is published already
 	var stdout, stderr lockedBuffer
-	run(ctx, []string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "2", "--retry-for", "1s", "--", "true"}, &stdout, &stderr)
+	args := append([]string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "3", "--retry-for", "1s", "--"}, barrierJob(t.TempDir(), 3)...)
+	code := run(ctx, args, &stdout, &stderr)
 	logs := stderr.String()
+	require.Equal(t, exitOK, code, "--loop ends 0 when nothing is left: %s", logs)
 	said := regexp.MustCompile(`completing (\d) claim\(s\): `).FindAllStringSubmatch(logs, -1)
-	n := 0
+	n, most := 0, 0
 	for _, m := range said { // the error once a batch, not once a chunk
 		k, _ := strconv.Atoi(m[1])
-		n += k
+		n, most = n+k, max(most, k)
 	}
-	require.Equal(t, 2, n, logs)
-	for _, id := range []string{"1", "2"} {
+	require.Equal(t, 3, n, logs)
+	require.GreaterOrEqual(t, most, 2, "a batch of several chunks is said once: %s", logs)
+	for _, id := range []string{"1", "2", "3"} {
 		require.Contains(t, logs, "the ending of j "+id+" was not recorded (the server could not be reached for --retry-for 1s): counted as lost", logs)
 	}
 	require.NotContains(t, logs, "expired or forced", logs)
-	require.Contains(t, logs, "0 completed, 0 failed, 2 lost", logs)
-	for id, st := range states(t, api) {
+	require.Contains(t, logs, "0 completed, 0 failed, 3 lost", logs)
+	got := states(t, api)
+	require.Len(t, got, 3)
+	for id, st := range got {
 		require.Equal(t, "RUNNING", st, "chunk %s: its lease has not passed", id)
 	}
 }
