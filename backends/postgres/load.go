@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -14,7 +15,38 @@ import (
 // written with COPY, a batch at a time.
 
 func (b *Backend) copyRows(ctx context.Context, items []backends.DumpItem) error {
-	_, err := b.pool.CopyFrom(ctx, pgx.Identifier{"status_rows"},
+	// Rows copied in are history, seldom written again: they fill their
+	// pages, where the table's fill factor (migration 21) leaves room for
+	// the updates of rows that traffic writes. The setting is back as it
+	// was when the transaction commits.
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		var ff string
+		if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT option_value FROM pg_options_to_table(reloptions) WHERE option_name = 'fillfactor'), '100')
+FROM pg_class WHERE oid = 'status_rows'::regclass`).Scan(&ff); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "ALTER TABLE status_rows SET (fillfactor = 100)"); err != nil {
+			return err
+		}
+		if err := copyRowsIn(ctx, tx, items); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "ALTER TABLE status_rows SET (fillfactor = "+strconv.Itoa(atoiOr(ff, 100))+")")
+		return err
+	})
+	return mapErr(err, "loading status rows")
+}
+
+// atoiOr reads a number of PostgreSQL's catalog, or def.
+func atoiOr(s string, def int) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return def
+}
+
+func copyRowsIn(ctx context.Context, tx pgx.Tx, items []backends.DumpItem) error {
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"status_rows"},
 		[]string{"dataset", "dataid", "job", "role", "sortkey", "status", "attempt", "executor", "token", "fence",
 			"lease_expires_at", "updated_at", "reason", "prev_status", "ended", "retry_at", "read_for", "reads"},
 		pgx.CopyFromSlice(len(items), func(i int) ([]any, error) {
@@ -36,7 +68,7 @@ func (b *Backend) copyRows(ctx context.Context, items []backends.DumpItem) error
 			return []any{r.Dataset, r.DataID, r.Job, string(r.Role), backends.SortKey(r.DataID), string(r.Status), int32(r.Attempt),
 				r.Executor, r.Token, r.Fence, lease, r.UpdatedAt, r.Reason, string(r.PrevStatus), string(r.Ended), retry, r.ReadFor, reads}, nil
 		}))
-	return mapErr(err, "loading status rows")
+	return err
 }
 
 // copyEvents numbers the events from the last one loaded, in the order

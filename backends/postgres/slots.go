@@ -32,7 +32,7 @@ ON CONFLICT (key) DO NOTHING`
 ON CONFLICT (key) DO UPDATE SET record = EXCLUDED.record`
 	listPoolsSQL = `SELECT key, record FROM slots WHERE key LIKE 'pool/%' ORDER BY key`
 	// countLiveSQL counts the live claims of the jobs $1 at $2, through
-	// the index of RUNNING OUTPUT rows (status_rows_expiry).
+	// the index of leased rows, RUNNING OUTPUT rows only (status_rows_expiry).
 	countLiveSQL = `SELECT count(*) FROM status_rows
 WHERE role = 'OUTPUT' AND status = 'RUNNING' AND lease_expires_at > $2 AND job = ANY($1::text[])`
 )
