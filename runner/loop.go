@@ -136,7 +136,7 @@ func Loop(ctx context.Context, cfg Config) error {
 		return errors.New("runner: Loop needs a Client and at least one job")
 	}
 	cfg.defaults()
-	r := &loop{cfg: cfg, jobs: slices.Clone(cfg.Jobs), leases: map[string]time.Duration{}, stats: map[Outcome]int{}}
+	r := &loop{cfg: cfg, jobs: slices.Clone(cfg.Jobs), leases: map[string]time.Duration{}, tries: map[string]int{}, stats: map[Outcome]int{}}
 	ctx, stop := r.watchSignals(ctx)
 	defer stop()
 	if err := r.readJobs(ctx); err != nil {
@@ -162,6 +162,7 @@ type loop struct {
 	cfg     Config
 	jobs    []string // still served
 	leases  map[string]time.Duration
+	tries   map[string]int // each job's maxAttempts
 	filters []client.EventFilter // the events that may make a chunk claimable
 	next    int                  // the job tried first by the next claim
 	stats   map[Outcome]int
@@ -227,6 +228,7 @@ func (r *loop) readJobs(ctx context.Context) error {
 			return err
 		}
 		r.leases[j] = time.Duration(job.LeaseSeconds) * time.Second
+		r.tries[j] = job.MaxAttempts
 		if job.Paused {
 			r.logf("job %s is paused: it claims nothing until it is unpaused", j)
 		}
@@ -410,13 +412,25 @@ func (r *loop) supervise(ctx context.Context, claim client.Claim) (Outcome, erro
 	return outcome, err
 }
 
+// afterFailure says what becomes of a failed claim's chunk: retried, or
+// on HOLD when that was the job's last attempt.
+func (r *loop) afterFailure(claim client.Claim) string {
+	if n := r.tries[claim.Job]; n > 0 && claim.Attempt >= n {
+		return fmt.Sprintf("attempt %d of %d, the last: the chunk is on HOLD until resubmitted", claim.Attempt, n)
+	}
+	if n := r.tries[claim.Job]; n > 0 {
+		return fmt.Sprintf("attempt %d of %d: it is retried", claim.Attempt, n)
+	}
+	return "it is retried while the job's maxAttempts allow"
+}
+
 // report logs how a claim ended.
 func (r *loop) report(outcome Outcome, claim client.Claim, took time.Duration) {
 	switch outcome {
 	case Completed:
 		r.logf("completed %s %s in %s", claim.Job, claim.DataID, took)
 	case Failed:
-		r.logf("failed %s %s after %s (it is retried while the job's maxAttempts allow)", claim.Job, claim.DataID, took)
+		r.logf("failed %s %s after %s (%s)", claim.Job, claim.DataID, took, r.afterFailure(claim))
 	case Released:
 		r.logf("released %s %s: the job process was stopped", claim.Job, claim.DataID)
 	case Stale:

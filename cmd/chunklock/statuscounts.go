@@ -290,6 +290,24 @@ func printTrouble(ctx context.Context, out io.Writer, c *client.Client, counts [
 	if more {
 		fmt.Fprintf(out, "(the first %d FAILED and %d HOLD chunks of each dataset; list them all with `chunklock chunks --dataset D`)\n", troubleLimit, troubleLimit)
 	}
-	fmt.Fprintln(out, "\nretry with `chunklock resubmit --dataset D --dataid X`; see why with `chunklock events --dataset D --dataid X`")
+	fmt.Fprintln(out)
+	var hold, failed *client.StatusRow
+	for i := range rows {
+		switch {
+		case rows[i].Status == "HOLD" && hold == nil:
+			hold = &rows[i]
+		case rows[i].Status == "FAILED" && failed == nil:
+			failed = &rows[i]
+		}
+	}
+	if failed != nil {
+		fmt.Fprintln(out, "FAILED chunks are claimed again by themselves, after their job's retry delay, while attempts remain.")
+	}
+	example := failed
+	if hold != nil {
+		example = hold
+		fmt.Fprintf(out, "HOLD chunks wait for you: once their cause is fixed, `chunklock resubmit --dataset %s --dataid %s` (or --from/--to for a range).\n", hold.Dataset, hold.DataID)
+	}
+	fmt.Fprintf(out, "See why a chunk failed with `chunklock events --dataset %s --dataid %s`.\n", example.Dataset, example.DataID)
 	return nil
 }

@@ -129,3 +129,33 @@ func TestStatusGoesOnWithoutASummary(t *testing.T) {
 	require.Regexp(t, `\nfeed +\? +\? +\(not counted: .*busy; retry\)\n`, out)
 	require.Contains(t, out, "no live claims")
 }
+
+// TestFailuresSayWhatBecomesOfTheChunk: the runner says of a failed
+// chunk whether it is retried or, at the job's last attempt, on HOLD;
+// status says that FAILED chunks come back by themselves and how to
+// resubmit a HOLD one, naming a real chunk.
+func TestFailuresSayWhatBecomesOfTheChunk(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	// j: two attempts, the second an hour after the first; k: one.
+	_, err := c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", MaxAttempts: 2, RetryDelaySeconds: 3600})
+	require.NoError(t, err)
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "once", Location: "/once/{dataid}"}))
+	_, err = c.UpsertJob(ctx, backends.Job{ID: "k", Inputs: []string{"in"}, Output: "once", MaxAttempts: 1})
+	require.NoError(t, err)
+	runFalse := func(job string) string {
+		var stdout, stderr lockedBuffer
+		run(ctx, []string{"chunklock", "run", "--url", url, "--job", job, "--", "false"}, &stdout, &stderr)
+		return stderr.String()
+	}
+	require.Contains(t, runFalse("j"), "(attempt 1 of 2: it is retried)")
+	require.Contains(t, runFalse("k"), "(attempt 1 of 1, the last: the chunk is on HOLD until resubmitted)")
+	var stdout, stderr lockedBuffer
+	require.Equal(t, 0, run(ctx, []string{"chunklock", "status", "--url", url}, &stdout, &stderr), stderr.String())
+	out := stdout.String()
+	require.Contains(t, out, "FAILED chunks are claimed again by themselves")
+	require.Contains(t, out, "`chunklock resubmit --dataset once --dataid 1`")
+	require.Contains(t, out, "`chunklock events --dataset once --dataid 1`")
+	require.NotContains(t, out, "--dataset D")
+}
