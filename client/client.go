@@ -20,6 +20,10 @@ import (
 	"github.com/chunklock/chunklock/internal/urlerr"
 )
 
+// ErrNotGraphQL is in the error of a request whose answer was not a
+// GraphQL response: the URL is most likely not a chunklock server's.
+var ErrNotGraphQL = errors.New("is the URL a chunklock server's?")
+
 // Client is a chunklock API client. The zero value is not usable; use New.
 type Client struct {
 	endpoint string // .../graphql
@@ -213,7 +217,7 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out 
 		if resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusGatewayTimeout {
 			return unavailable(nil, "%s answered HTTP %d (%q); retry later", c.endpoint, resp.StatusCode, snippet)
 		}
-		return fmt.Errorf("client: %s answered HTTP %d with something that is not GraphQL (is --url the chunklock server?): %q", c.endpoint, resp.StatusCode, snippet)
+		return fmt.Errorf("client: %s answered HTTP %d with something that is not GraphQL (%w): %q", c.endpoint, resp.StatusCode, ErrNotGraphQL, snippet)
 	}
 	if len(envelope.Errors) > 0 {
 		// Keep what did resolve: a claim whose secret failed is still a

@@ -215,3 +215,18 @@ func TestLoopbackListeners(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{os.Getuid()}, uids)
 }
+
+// TestNotAChunklockServer: a URL that answers something other than GraphQL
+// is named with where it came from and where the server's URL is found.
+func TestNotAChunklockServer(t *testing.T) {
+	t.Parallel()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "Unsupported method", http.StatusNotImplemented)
+	}))
+	t.Cleanup(other.Close)
+	var stdout, stderr lockedBuffer
+	code := run(t.Context(), []string{"chunklock", "status", "--url", other.URL}, &stdout, &stderr)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr.String(), "answered HTTP 501 with something that is not GraphQL (is the URL a chunklock server's?)")
+	require.Contains(t, stderr.String(), "(the URL "+other.URL+" came from --url or CHUNKLOCK_URL; set --url or CHUNKLOCK_URL to the server's, which `chunklock serve` prints")
+}
