@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"iter"
-	"strings"
 	"time"
 
 	"github.com/chunklock/chunklock/backends"
@@ -479,16 +477,4 @@ func (l *partitionList) expectedBeyond(ctx context.Context, id string) (bool, er
 }
 
 // describeDef names a definition's kind and bounds for error messages.
-func describeDef(d partition.Def) string {
-	switch {
-	case d.Kind == partition.Dimensional:
-		return fmt.Sprintf("dimensions %s", strings.Join(d.DimensionNames(), "|"))
-	case d.Kind == partition.Static:
-		return fmt.Sprintf("STATIC, %d values", len(d.Values))
-	case d.End == "" && d.Start == "":
-		return string(d.Kind) + " from 0"
-	case d.End == "":
-		return fmt.Sprintf("%s from %s", d.Kind, d.Start)
-	}
-	return fmt.Sprintf("%s from %s to %s", d.Kind, d.Start, d.End)
-}
+func describeDef(d partition.Def) string { return d.Describe() }

@@ -2,7 +2,9 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -327,4 +329,19 @@ func (d Def) DueBefore(now time.Time) (last string, ok bool) {
 		return staticLast(d.Values), true
 	}
 	return "", false
+}
+
+// Describe names the definition's kind and bounds, for messages.
+func (d Def) Describe() string {
+	switch {
+	case d.Kind == Dimensional:
+		return fmt.Sprintf("dimensions %s", strings.Join(d.DimensionNames(), "|"))
+	case d.Kind == Static:
+		return fmt.Sprintf("STATIC, %d values", len(d.Values))
+	case d.End == "" && d.Start == "":
+		return string(d.Kind) + " from 0"
+	case d.End == "":
+		return fmt.Sprintf("%s from %s", d.Kind, d.Start)
+	}
+	return fmt.Sprintf("%s from %s to %s", d.Kind, d.Start, d.End)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -73,7 +75,7 @@ func events(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	}
 	if !cmd.Bool("follow") {
 		if len(tail) == 0 && last != 0 {
-			fmt.Fprintln(stderr(cmd), "no events")
+			fmt.Fprintln(stderr(cmd), "no events"+whyNoEvents(ctx, c, f))
 		}
 		return nil
 	}
@@ -143,4 +145,29 @@ func printEvent(w io.Writer, e client.Event, format string) error {
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err
+}
+
+// whyNoEvents says why a filter may have matched no event: a dataset or job
+// the server does not have (the events of a deleted one stay, so it is no
+// error), or a dataid the dataset does not expect; "" when none of these.
+func whyNoEvents(ctx context.Context, c *client.Client, f client.EventFilter) string {
+	var why []string
+	if f.Dataset != "" {
+		if ds, err := c.Datasets(ctx); err == nil && !slices.ContainsFunc(ds, func(d client.Dataset) bool { return d.ID == f.Dataset }) {
+			why = append(why, fmt.Sprintf("the server has no dataset %q (`chunklock status` lists them)", f.Dataset))
+		} else if f.DataID != "" {
+			if u := unexpectedDataID(ctx, c, f.Dataset, f.DataID); u != "" {
+				why = append(why, u)
+			}
+		}
+	}
+	if f.Job != "" {
+		if js, err := c.Jobs(ctx); err == nil && !slices.ContainsFunc(js, func(j client.Job) bool { return j.ID == f.Job }) {
+			why = append(why, fmt.Sprintf("the server has no job %q", f.Job))
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(why, "; ")
 }

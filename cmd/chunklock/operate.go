@@ -354,8 +354,21 @@ func blockersCommand() *cli.Command {
 				fmt.Fprintf(out, "nothing blocks job %s at %s: it can claim it now\n", cmd.String("job"), cmd.String("dataid"))
 				return nil
 			}
+			said := map[string]string{} // input chunk -> why it never becomes READY
 			for _, b := range bs {
-				fmt.Fprintln(out, describeBlocker(b))
+				line := describeBlocker(b)
+				if b.Kind == "INPUT_NOT_READY" {
+					key := b.Dataset + "\x00" + b.DataID
+					why, ok := said[key]
+					if !ok {
+						why = unexpectedDataID(ctx, c, b.Dataset, b.DataID)
+						said[key] = why
+					}
+					if why != "" {
+						line += " (" + why + ": it can never be published)"
+					}
+				}
+				fmt.Fprintln(out, line)
 			}
 			return nil
 		}),
@@ -402,4 +415,15 @@ func describeBlocker(b client.Blocker) string {
 		return fmt.Sprintf("CONCURRENCY      job %s is at its maxConcurrent live claims (`chunklock status`); a slot frees when a claim ends or its lease passes", b.Job)
 	}
 	return fmt.Sprintf("%-16s %s %s %s", b.Kind, chunk, b.Job, b.Status)
+}
+
+// unexpectedDataID says, when dataset has a partition definition that does
+// not expect dataid, that it does not; "" otherwise (and when the
+// definition cannot be read: the caller goes on without the remark).
+func unexpectedDataID(ctx context.Context, c *client.Client, dataset, dataid string) string {
+	def, err := c.DatasetPartitions(ctx, dataset)
+	if err != nil || def == nil || def.Contains(dataid) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not an expected dataid of %s (partitions %s)", dataid, dataset, def.Describe())
 }
