@@ -95,9 +95,14 @@ func (p *Pipeline) CheckOwners(name string, datasets []backends.Dataset, jobs []
 		owner["pool "+pl.ID] = pl.Pipeline
 	}
 	var errs []string
+	others := map[string][]string{} // another pipeline -> the file's objects it created
+	var otherOrder []string
 	check := func(kind, id string) {
 		if o := owner[kind+" "+id]; o != "" && o != name {
-			errs = append(errs, fmt.Sprintf("%s %q belongs to pipeline %q (its apply created it); declare it in one pipeline file only", kind, id, o))
+			if len(others[o]) == 0 {
+				otherOrder = append(otherOrder, o)
+			}
+			others[o] = append(others[o], fmt.Sprintf("%s %q", kind, id))
 		}
 	}
 	for _, d := range p.Datasets {
@@ -108,6 +113,15 @@ func (p *Pipeline) CheckOwners(name string, datasets []backends.Dataset, jobs []
 	}
 	for _, pl := range p.Pools {
 		check("pool", pl.ID)
+	}
+	for _, o := range otherOrder {
+		objs := others[o]
+		list := strings.Join(objs[:min(len(objs), 5)], ", ")
+		if len(objs) > 5 {
+			list += fmt.Sprintf(" and %d more", len(objs)-5)
+		}
+		errs = append(errs, fmt.Sprintf("%d object(s) of the file belong to pipeline %q (its apply created them): %s. This file applies as pipeline %q: if it is %q's file, set `pipeline: %s` in it or pass --pipeline %s; else declare each object in one pipeline file only",
+			len(objs), o, list, name, o, o, o))
 	}
 	// A job may use a dataset or a pool another pipeline declares, but
 	// not one this pipeline created and the file no longer declares: the

@@ -81,3 +81,21 @@ func TestPlanPrune(t *testing.T) {
 	require.Empty(t, plan[1].Refused, "with DeleteChunks")
 	require.Empty(t, plan[2].Refused, "with DeleteChunks")
 }
+
+// TestCheckOwnersSaysItOnce: a file whose objects another pipeline created
+// (a copy of its file under another name) is refused in one sentence per
+// pipeline, naming the first objects and how to apply it as that pipeline.
+func TestCheckOwnersSaysItOnce(t *testing.T) {
+	p := &Pipeline{}
+	var have []backends.Dataset
+	for i := range 7 {
+		id := string(rune('a' + i))
+		p.Datasets = append(p.Datasets, Dataset{ID: id})
+		have = append(have, backends.Dataset{ID: id, Pipeline: "daily"})
+	}
+	err := p.CheckOwners("p3", have, nil, nil)
+	require.EqualError(t, err, `pipeline "p3": 7 object(s) of the file belong to pipeline "daily" (its apply created them): `+
+		`dataset "a", dataset "b", dataset "c", dataset "d", dataset "e" and 2 more. `+
+		"This file applies as pipeline \"p3\": if it is \"daily\"'s file, set `pipeline: daily` in it or pass --pipeline daily; else declare each object in one pipeline file only")
+	require.NoError(t, p.CheckOwners("daily", have, nil, nil))
+}

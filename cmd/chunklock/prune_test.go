@@ -229,7 +229,7 @@ datasets:
   - {id: src, location: "/src/{dataid}"}
 `)
 	require.NotEqual(t, 0, code)
-	require.Contains(t, errs, `dataset "src" belongs to pipeline "etl"`)
+	require.Contains(t, errs, "1 object(s) of the file belong to pipeline \"etl\" (its apply created them): dataset \"src\". This file applies as pipeline \"other\": if it is \"etl\"'s file, set `pipeline: etl` in it or pass --pipeline etl")
 	require.Contains(t, errs, "nothing was applied")
 	d, err := p.c.Datasets(ctx)
 	require.NoError(t, err)
