@@ -71,7 +71,7 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 			}
 			items = items[n:]
 		}
-		return nil
+		return b.forgetCounts(ctx)
 	}
 	var ops []clientv3.Op
 	put := func(key string, v []byte) { ops = append(ops, clientv3.OpPut(key, string(v))) }
@@ -132,7 +132,29 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 			return fmt.Errorf("etcd: no dump kind %q", kind)
 		}
 	}
-	return b.putAll(ctx, ops)
+	if err := b.putAll(ctx, ops); err != nil {
+		return err
+	}
+	if kind == backends.DumpRows {
+		return b.forgetCounts(ctx)
+	}
+	return nil
+}
+
+// forgetCounts drops the chunk counts (counts.go) after loaded rows or
+// events: rows are loaded without events, and events through transactions
+// without rows, so a base counted between two loads, and the changes the
+// mover folds from loaded events after it, would count a chunk twice or
+// not at all. The next mover counts the rows again at a revision after
+// the load (every loaded event's evq/ entry lies before it), as after a
+// deleteDataset.
+func (b *Backend) forgetCounts(ctx context.Context) error {
+	_, err := b.txn(ctx, nil, []clientv3.Op{clientv3.OpDelete(b.key("cnt")+"/", clientv3.WithPrefix()), clientv3.OpPut(b.key("cntgen"), "")}, nil)
+	if err != nil {
+		return mapErr(err, "drop the chunk counts after a load")
+	}
+	b.counts.Store(nil)
+	return nil
 }
 
 // fenceOps writes a chunk's fencing counter; a global one (PostgreSQL's
