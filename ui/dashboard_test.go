@@ -202,8 +202,21 @@ func TestResubmitCascadeFromChunkPage(t *testing.T) {
 	require.Contains(t, page, "Status rows")
 	require.Contains(t, page, "GLOBAL_WRITE") // READY: producers may not write it
 	require.Contains(t, page, "RUNNING → READY")
-	require.Equal(t, 1, eval[int](t, tb, `document.querySelectorAll('#lockgraph').length`))
+	// The page is drawn before its lock graph is laid out, then the graph.
+	tb.poll(t, `document.querySelectorAll('#lockgraph').length === 1`)
+	require.Equal(t, 0, eval[int](t, tb, `document.querySelectorAll('#lockgraph-pending').length`))
+	require.Equal(t, 1, eval[int](t, tb, `document.querySelectorAll('#actions button[data-action="hold"]').length`))
 	tb.screenshot(t, "chunk")
+
+	// A chunk on HOLD is offered Resubmit, not Hold again.
+	_, err := s.store.Hold(t.Context(), "raw", p.d[1], "checking")
+	require.NoError(t, err)
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/chunk/raw/"+p.d[1]))
+	tb.poll(t, `document.getElementById('chunk-status') && document.getElementById('chunk-status').textContent === 'HOLD'`)
+	require.Equal(t, 0, eval[int](t, tb, `document.querySelectorAll('#actions button[data-action="hold"]').length`))
+	require.Equal(t, 1, eval[int](t, tb, `document.querySelectorAll('#actions button[data-action="resubmit"]').length`))
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/chunk/cleaned/"+p.d[0]))
+	tb.poll(t, `document.querySelector('#lockgraph') && document.getElementById('chunk-status').textContent === 'READY' && true`)
 
 	tb.do(t,
 		chromedp.Click(chromedp.CSS(`#actions button[data-action="resubmit-cascade"]`)),

@@ -83,13 +83,23 @@ async function read(ds: string, id: string, producer: string | null) {
   }
   d.events = evs.reverse();
   d.waits = waits.map((w, i) => ({ job: w.j.id, output: w.j.output, dataid: w.at, status: d["o" + i].status, blockers: d["w" + i] }));
-  d.graph = await layout(lockGraphInput(d.lockGraph));
+  d.graph = null; // laid out after the page is drawn
   return d;
 }
 
 export async function chunkPage(view: HTMLElement, ds: string, id: string) {
   const producer = state.byId.get(ds)?.producer?.id || null;
-  const load = async () => render(page(await read(ds, id, producer), ds, id, producer, load), view);
+  let loads = 0;
+  // The page is drawn as soon as its data is read; the lock graph, whose
+  // layout may take a while on a slow machine, is drawn into it after.
+  const load = async () => {
+    const mine = ++loads;
+    const d = await read(ds, id, producer);
+    if (mine !== loads || watch.chunk !== w) return;
+    render(page(d, ds, id, producer, load), view);
+    d.graph = await layout(lockGraphInput(d.lockGraph));
+    if (mine === loads && watch.chunk === w) render(page(d, ds, id, producer, load), view);
+  };
   const w = { ds, id, refresh: debounced(() => watch.chunk === w && load().catch((e) => toast(e.message, true))) };
   watch.chunk = w;
   await load();
@@ -114,7 +124,7 @@ function page(d: any, ds: string, id: string, producer: string | null, reload: (
     ${isAdmin()
       ? html`<div class="actions" id="actions">
           ${producer || out ? html`<button data-action="resubmit" @click=${act("resubmit")}>Resubmit</button> <button data-action="resubmit-cascade" @click=${act("resubmit-cascade")}>Resubmit with cascade</button>` : nothing}
-          <button data-action="hold" @click=${act("hold")}>Hold</button>
+          ${c.status !== "HOLD" ? html`<button data-action="hold" @click=${act("hold")}>Hold</button>` : nothing}
           ${!producer ? html`<button data-action="publish" @click=${act("publish")}>Publish</button>` : nothing}
           ${out && out.status === "RUNNING" && out.token ? html`<button data-action="release" @click=${act("release")}>Release claim</button>` : nothing}</div>`
       : nothing}
@@ -124,7 +134,7 @@ function page(d: any, ds: string, id: string, producer: string | null, reload: (
       : html`<p class="muted">none</p>`}
     <h3>Blockers${producer ? ` of ${producer}` : ""}</h3>${blockersTable(d.blockers, producer)}
     ${d.waits.length ? html`<h3>Waiting on it downstream</h3>${waitsTable(d.waits)}` : nothing}
-    <h3>Lock graph</h3><div class="scroll">${lockGraph(d.lockGraph, d.graph)}</div>
+    <h3>Lock graph</h3><div class="scroll">${d.graph ? lockGraph(d.lockGraph, d.graph) : html`<p class="muted" id="lockgraph-pending">Laying out the lock graph…</p>`}</div>
     <h3>Events</h3>${eventsTable(d.events)}
   </section>`;
 }
