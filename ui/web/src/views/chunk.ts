@@ -176,9 +176,15 @@ const GH = 44;
 function lockGraphInput(g: any) {
   // Reads point from the chunk to the job, writes from the job to the chunk.
   const edges = g.edges.map((e: any) => (e.kind === "READS" ? { v: e.to, w: e.from, label: label(e) } : { v: e.from, w: e.to, label: label(e) }));
-  const nodes = g.nodes.map((n: any) => ({ id: n.id, w: GW, h: GH }));
+  const nodes = g.nodes.map((n: any) => ({ id: n.id, w: nodeWidth(n), h: GH }));
   return { key: "lock:" + JSON.stringify([nodes.map((n: any) => n.id), edges]), nodes, edges };
 }
+
+/** nodeTitle is what a node of the lock graph is named by. */
+const nodeTitle = (n: any) => (n.kind === "JOB" ? n.job : n.kind === "DATASET" ? n.dataset : `${n.dataset} ${n.dataid}`);
+
+/** nodeWidth fits a node to its title (bold, about 7.5 px a character), GW at least. */
+const nodeWidth = (n: any) => Math.max(GW, Math.ceil(nodeTitle(n).length * 7.5) + 20);
 
 const label = (e: any) => (e.status ? [e.status, ...e.locks].join(" · ") : e.kind.toLowerCase());
 
@@ -192,9 +198,9 @@ function lockGraph(g: any, l: LayoutOut) {
     ${g.nodes.map((n: any) => {
       const p = l.nodes[n.id];
       if (!p) return nothing;
-      const title = n.kind === "JOB" ? n.job : n.kind === "DATASET" ? n.dataset : `${n.dataset} ${n.dataid}`;
+      const title = nodeTitle(n);
       const cls = n.kind === "CHUNK" ? `chunk s-${n.status}` : n.kind.toLowerCase();
-      const body = svg`<g class="node ${cls}"><rect x=${p.x} y=${p.y} width=${GW} height=${GH} rx=${n.kind === "JOB" ? 20 : 4}/>
+      const body = svg`<g class="node ${cls}"><rect x=${p.x} y=${p.y} width=${nodeWidth(n)} height=${GH} rx=${n.kind === "JOB" ? 20 : 4}/>
         <text x=${p.x + 10} y=${p.y + 19} class="title">${title}</text>
         <text x=${p.x + 10} y=${p.y + 34} class="sub">${n.kind.toLowerCase()}${n.status ? " · " + n.status : ""}</text></g>`;
       return n.kind === "CHUNK" ? svg`<a href=${chunkHref(n.dataset, n.dataid)}>${body}</a>` : n.kind === "JOB" ? svg`<a href=${jobHref(n.job)}>${body}</a>` : body;
