@@ -162,7 +162,7 @@ type loop struct {
 	cfg     Config
 	jobs    []string // still served
 	leases  map[string]time.Duration
-	tries   map[string]int // each job's maxAttempts
+	tries   map[string]int       // each job's maxAttempts
 	filters []client.EventFilter // the events that may make a chunk claimable
 	next    int                  // the job tried first by the next claim
 	stats   map[Outcome]int
