@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,8 +42,13 @@ func graphCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if id := cmd.String("dataid"); id != "" && !chunkEdges(g) {
-				fmt.Fprintf(stderr(cmd), "chunklock graph: no chunk at dataid %s is read or written here; a dataset with dimensions names its chunks by tuple (2026-01-15|eu): `chunklock chunks --dataset D` lists them\n", id)
+			if id := cmd.String("dataid"); id != "" {
+				switch without := jobsWithoutChunks(g); {
+				case !chunkEdges(g):
+					fmt.Fprintf(stderr(cmd), "chunklock graph: no chunk at dataid %s is read or written here; a dataset with dimensions names its chunks by tuple (2026-01-15|eu): `chunklock chunks --dataset D` lists them\n", id)
+				case len(without) > 0:
+					fmt.Fprintf(stderr(cmd), "chunklock graph: job(s) %s read or write no chunk at dataid %s: their datasets name chunks otherwise (a tuple such as 2026-01-15|eu, a week such as 2026-W03); `chunklock chunks --dataset D` lists them\n", strings.Join(without, ", "), id)
+				}
 			}
 			if format == "mermaid" {
 				return writeMermaid(stdout(cmd), g)
@@ -66,6 +72,39 @@ func chunkEdges(g client.LockGraph) bool {
 		}
 	}
 	return false
+}
+
+// jobsWithoutChunks lists the jobs of g that no edge joins to a chunk,
+// when some other job has one: at the dataid asked, their datasets have
+// no chunk (a tuple, a week, another kind of dataid).
+func jobsWithoutChunks(g client.LockGraph) []string {
+	kind := map[string]string{}
+	job := map[string]string{}
+	for _, n := range g.Nodes {
+		kind[n.ID] = n.Kind
+		if n.Kind == "JOB" {
+			job[n.ID] = n.Job
+		}
+	}
+	with := map[string]bool{}
+	for _, e := range g.Edges {
+		for _, pair := range [][2]string{{e.From, e.To}, {e.To, e.From}} {
+			if kind[pair[0]] == "JOB" && kind[pair[1]] == "CHUNK" {
+				with[pair[0]] = true
+			}
+		}
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	var out []string
+	for id, name := range job {
+		if !with[id] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // nodeLabel is what a node shows.

@@ -41,4 +41,10 @@ func TestGraphSaysWhenNoChunkIsThere(t *testing.T) {
 	code, _, errs = cliRun(t, "graph", "--url", url, "--job", "split", "--dataid", "2026-01-15|eu")
 	require.Equal(t, 0, code, errs)
 	require.Empty(t, errs)
+
+	// The whole pipeline at a date: j reads and writes its chunks, split
+	// none (its output's are tuples): split is named.
+	code, _, errs = cliRun(t, "graph", "--url", url, "--dataid", "2026-01-15")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "chunklock graph: job(s) split read or write no chunk at dataid 2026-01-15: their datasets name chunks otherwise (a tuple such as 2026-01-15|eu, a week such as 2026-W03); `chunklock chunks --dataset D` lists them\n", errs)
 }
