@@ -32,6 +32,9 @@ func (b *Backend) ListRows(ctx context.Context, f backends.ChunkFilter) (backend
 	p := sqldb.ListRowsParams{
 		Dataset: textOrNull(f.Dataset), Job: textOrNull(f.Job), Role: textOrNull(string(f.Role)),
 		Status: textOrNull(string(f.Status)), MaxRows: int32(first + 1),
+		// Only RUNNING OUTPUT rows hold a lease: saying so lets a listing of
+		// live claims read the lease index (status_rows_expiry).
+		Leased: f.Role == backends.RoleOutput && f.Status == backends.StatusRunning,
 	}
 	if f.From != "" {
 		p.FromKey = textOrNull(backends.SortKey(f.From))

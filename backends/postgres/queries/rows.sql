@@ -47,7 +47,9 @@ FOR UPDATE SKIP LOCKED;
 -- name: ListRows :many
 -- A page of status rows in (dataset, shortlex dataid, role, job, shortlex
 -- read_for) order. Null filters do not filter; the after_* values are the
--- last row seen.
+-- last row seen. leased keeps the rows with a lease only (the RUNNING
+-- OUTPUT rows, listed through status_rows_expiry: a listing of live claims
+-- asks for it, and its plan, made for the values, reads that index).
 SELECT *
 FROM status_rows
 WHERE (sqlc.narg('dataset')::text IS NULL OR dataset = sqlc.narg('dataset'))
@@ -60,6 +62,7 @@ WHERE (sqlc.narg('dataset')::text IS NULL OR dataset = sqlc.narg('dataset'))
        OR (dataset, sortkey, role, job, length(read_for), read_for)
           > (@after_dataset::text, @after_sortkey::text, @after_role::text, @after_job::text,
              length(@after_read_for::text), @after_read_for::text))
+  AND (NOT @leased::boolean OR lease_expires_at IS NOT NULL)
 ORDER BY dataset, sortkey, role, job, length(read_for), read_for
 LIMIT @max_rows;
 

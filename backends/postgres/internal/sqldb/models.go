@@ -42,6 +42,8 @@ type ChunkCount struct {
 	Job     string
 	Status  string
 	N       int64
+	Pos     int16
+	Value   string
 }
 
 type ChunkCountDelta struct {
@@ -50,6 +52,8 @@ type ChunkCountDelta struct {
 	Job     string
 	Status  string
 	N       int64
+	Pos     int16
+	Value   string
 }
 
 type Credential struct {

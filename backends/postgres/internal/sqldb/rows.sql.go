@@ -254,8 +254,9 @@ WHERE ($1::text IS NULL OR dataset = $1)
        OR (dataset, sortkey, role, job, length(read_for), read_for)
           > ($8::text, $9::text, $10::text, $11::text,
              length($12::text), $12::text))
+  AND (NOT $13::boolean OR lease_expires_at IS NOT NULL)
 ORDER BY dataset, sortkey, role, job, length(read_for), read_for
-LIMIT $13
+LIMIT $14
 `
 
 type ListRowsParams struct {
@@ -271,12 +272,15 @@ type ListRowsParams struct {
 	AfterRole    string
 	AfterJob     string
 	AfterReadFor string
+	Leased       bool
 	MaxRows      int32
 }
 
 // A page of status rows in (dataset, shortlex dataid, role, job, shortlex
 // read_for) order. Null filters do not filter; the after_* values are the
-// last row seen.
+// last row seen. leased keeps the rows with a lease only (the RUNNING
+// OUTPUT rows, listed through status_rows_expiry: a listing of live claims
+// asks for it, and its plan, made for the values, reads that index).
 func (q *Queries) ListRows(ctx context.Context, arg ListRowsParams) ([]StatusRow, error) {
 	rows, err := q.db.Query(ctx, ListRows,
 		arg.Dataset,
@@ -291,6 +295,7 @@ func (q *Queries) ListRows(ctx context.Context, arg ListRowsParams) ([]StatusRow
 		arg.AfterRole,
 		arg.AfterJob,
 		arg.AfterReadFor,
+		arg.Leased,
 		arg.MaxRows,
 	)
 	if err != nil {
