@@ -182,7 +182,7 @@ func explain(cmd *cli.Command, err error) error {
 		return errors.New("interrupted")
 	}
 	if errors.Is(err, client.ErrNotGraphQL) {
-		return fmt.Errorf("%w\n(the URL %s came from %s; set --url or CHUNKLOCK_URL to the server's, which `chunklock serve` prints and writes to chunklock-data/serve.url in its directory)", err, cmd.String("url"), urlFrom)
+		return fmt.Errorf("%w\n(the URL %s came from %s; set --url or CHUNKLOCK_URL to the server's, which `chunklock serve` prints and writes to chunklock-data/serve.url in its directory)", err, cmd.String("url"), urlFrom(cmd))
 	}
 	var ce *client.Error
 	if !errors.As(err, &ce) {

@@ -78,27 +78,42 @@ func serveURLNote(dataDir string) string {
 // processes name it.
 func serverURL(cmd *cli.Command) (string, error) {
 	if u := cmd.String("url"); u != "" {
-		urlFrom = "--url or CHUNKLOCK_URL"
+		setURLFrom(cmd, "--url or CHUNKLOCK_URL")
 		return u, nil
 	}
 	u, err := discoverServeURL()
 	if err != nil {
 		return "", err
 	}
-	urlFrom = serveURLFile
+	from := serveURLFile
 	if u == "" {
 		u = defaultServerURL
-		urlFrom = "the default, a process of yours listening there (no --url, CHUNKLOCK_URL or " + serveURLFile + " here)"
+		from = "the default, a process of yours listening there (no --url, CHUNKLOCK_URL or " + serveURLFile + " here)"
 		if err := checkDefaultServer(u); err != nil {
 			return "", err
 		}
 	}
+	setURLFrom(cmd, from)
 	return u, cmd.Set("url", u)
 }
 
-// urlFrom says where serverURL found the server's URL, for errors that
-// suggest the URL is wrong.
-var urlFrom = "--url or CHUNKLOCK_URL"
+// setURLFrom notes on the command where serverURL found the server's URL,
+// for errors that suggest the URL is wrong (urlFrom).
+func setURLFrom(cmd *cli.Command, from string) {
+	root := cmd.Root()
+	if root.Metadata == nil {
+		root.Metadata = map[string]any{}
+	}
+	root.Metadata["urlFrom"] = from
+}
+
+// urlFrom says where serverURL found the URL of cmd's server.
+func urlFrom(cmd *cli.Command) string {
+	if from, ok := cmd.Root().Metadata["urlFrom"].(string); ok {
+		return from
+	}
+	return "--url or CHUNKLOCK_URL"
+}
 
 // discoverServeURL returns the URL in ./chunklock-data/serve.url; "" when
 // there is no such file; an error that says which check failed and how to
