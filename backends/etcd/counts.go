@@ -26,8 +26,10 @@ import (
 //	cnt/c/<dataset>  the net changes of the transactions after R whose
 //	                 events the mover has sequenced, by job and status
 //	cntgen           written by every deleteDataset that drops cnt/ (its
-//	                 rows go without events): a base counted at a revision
-//	                 before it is never written
+//	                 rows go without events), and by the end of a store
+//	                 copy's load (FinishLoad: rows and events were loaded
+//	                 apart): a base counted at a revision before it is
+//	                 never written
 //	cnt/vb/<VB>/<dataset>/<bucket>
 //	                 the base's counts of a dataset with dimensions by the
 //	                 value at each place after the first of its dataids,

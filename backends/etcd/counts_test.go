@@ -239,7 +239,7 @@ func TestValueCountsFoldAndRebase(t *testing.T) {
 // TestCountsAfterALoad: a store copy loads rows without events and events
 // through transactions without rows; a base the mover counts between two
 // loads must not count the loaded events' changes on top of the rows
-// (every load drops the counts, and they are counted again from the rows).
+// (the load's end drops the counts, to be counted again from the rows).
 func TestCountsAfterALoad(t *testing.T) {
 	ctx := context.Background()
 	b := factory(t).(*Backend)
@@ -261,7 +261,8 @@ func TestCountsAfterALoad(t *testing.T) {
 	_, err = b.ensureCounts(ctx) // the mover's round between the two loads
 	require.NoError(t, err)
 	require.NoError(t, b.Load(ctx, backends.DumpEvents, events))
-	moveAll(t, b) // the loaded events' entries moved, their changes folded if counted
+	moveAll(t, b) // the loaded events' entries moved, their changes folded into that base
+	require.NoError(t, b.FinishLoad(ctx))
 	got, err := s.ChunkCounts(ctx, "src")
 	require.NoError(t, err)
 	require.Equal(t, backends.ChunkCount{Dataset: "src", Total: 4, Ready: 4}, got)

@@ -66,8 +66,9 @@
 //	cnt/at, cnt/c/<dataset>               chunk counts by dataset, job and status:
 //	                                      a base and the changes folded since
 //	                                      (counts.go), derived, never dumped
-//	cntgen                                put by a deleteDataset that drops cnt/: no
-//	                                      base counted before it is written
+//	cntgen                                put by a deleteDataset or a load's end that
+//	                                      drops cnt/: no base counted before it is
+//	                                      written
 //	marks/holds-checked                   since when every server refuses a hold at a
 //	                                      dataid the definition does not expect: the
 //	                                      first open by a version that does, in

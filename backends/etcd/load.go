@@ -71,7 +71,7 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 			}
 			items = items[n:]
 		}
-		return b.forgetCounts(ctx)
+		return nil
 	}
 	var ops []clientv3.Op
 	put := func(key string, v []byte) { ops = append(ops, clientv3.OpPut(key, string(v))) }
@@ -132,22 +132,16 @@ func (b *Backend) Load(ctx context.Context, kind backends.DumpKind, items []back
 			return fmt.Errorf("etcd: no dump kind %q", kind)
 		}
 	}
-	if err := b.putAll(ctx, ops); err != nil {
-		return err
-	}
-	if kind == backends.DumpRows {
-		return b.forgetCounts(ctx)
-	}
-	return nil
+	return b.putAll(ctx, ops)
 }
 
-// forgetCounts drops the chunk counts (counts.go) after loaded rows or
-// events: rows are loaded without events, and events through transactions
-// without rows, so a base counted between two loads, and the changes the
-// mover folds from loaded events after it, would count a chunk twice or
-// not at all. The next mover counts the rows again at a revision after
-// the load (every loaded event's evq/ entry lies before it), as after a
-// deleteDataset.
+// forgetCounts drops the chunk counts (counts.go) at the end of a load
+// (FinishLoad): rows are loaded without events, and events through
+// transactions without rows, so a base the mover counted between two
+// loads, with the changes it folded from loaded events after it, counts a
+// chunk twice or not at all. The next mover counts the rows again at a
+// revision after the load (every loaded event's evq/ entry lies before
+// it), as after a deleteDataset.
 func (b *Backend) forgetCounts(ctx context.Context) error {
 	_, err := b.txn(ctx, nil, []clientv3.Op{clientv3.OpDelete(b.key("cnt")+"/", clientv3.WithPrefix()), clientv3.OpPut(b.key("cntgen"), "")}, nil)
 	if err != nil {
@@ -217,9 +211,9 @@ func (b *Backend) lockOps(ctx context.Context, l backends.ResourceLock) ([]clien
 	return []clientv3.Op{clientv3.OpPut(b.key("rlocks", hash, l.ID), string(v)), clientv3.OpPut(b.key("rlockids", l.ID), hash)}, nil
 }
 
-// FinishLoad has nothing to do: events were numbered as they were loaded,
-// counters written with what they count.
-func (b *Backend) FinishLoad(context.Context) error { return nil }
+// FinishLoad drops the chunk counts, to be counted again from the loaded
+// rows (forgetCounts); events were numbered as they were loaded.
+func (b *Backend) FinishLoad(ctx context.Context) error { return b.forgetCounts(ctx) }
 
 // keyPrefixes lists the first segment of every key under the backend's
 // prefix (tests: what the store holds, against DumpCovers).
