@@ -48,9 +48,9 @@ func TestNothingFoundSaysWhy(t *testing.T) {
 	require.NoError(t, err)
 	code, out, errs = cli("blockers", "--job", "copy", "--dataid", "2026-13-01")
 	require.Equal(t, 0, code, errs)
-	require.Contains(t, out, `("2026-13-01" is not an expected dataid of orders (partitions DAILY from 2026-01-01): it can never be published)`)
+	require.Contains(t, out, `("2026-13-01" is not an expected dataid of orders (partitions DAILY from 2026-01-01): no such chunk can exist)`)
 	code, out, errs = cli("blockers", "--job", "copy", "--dataid", "2026-01-05")
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "INPUT_NOT_READY")
-	require.NotContains(t, out, "never be published")
+	require.NotContains(t, out, "no such chunk")
 }

@@ -354,18 +354,17 @@ func blockersCommand() *cli.Command {
 				fmt.Fprintf(out, "nothing blocks job %s at %s: it can claim it now\n", cmd.String("job"), cmd.String("dataid"))
 				return nil
 			}
-			said := map[string]string{} // input chunk -> why it never becomes READY
+			defs := map[string]*partition.Def{} // read once a dataset (a roll-up lists many chunks of one)
 			for _, b := range bs {
 				line := describeBlocker(b)
 				if b.Kind == "INPUT_NOT_READY" {
-					key := b.Dataset + "\x00" + b.DataID
-					why, ok := said[key]
+					def, ok := defs[b.Dataset]
 					if !ok {
-						why = unexpectedDataID(ctx, c, b.Dataset, b.DataID)
-						said[key] = why
+						def, _ = c.DatasetPartitions(ctx, b.Dataset) // none on an error: no remark
+						defs[b.Dataset] = def
 					}
-					if why != "" {
-						line += " (" + why + ": it can never be published)"
+					if why := notExpected(def, b.Dataset, b.DataID); why != "" {
+						line += " (" + why + ": no such chunk can exist)"
 					}
 				}
 				fmt.Fprintln(out, line)
@@ -422,7 +421,16 @@ func describeBlocker(b client.Blocker) string {
 // definition cannot be read: the caller goes on without the remark).
 func unexpectedDataID(ctx context.Context, c *client.Client, dataset, dataid string) string {
 	def, err := c.DatasetPartitions(ctx, dataset)
-	if err != nil || def == nil || def.Contains(dataid) {
+	if err != nil {
+		return ""
+	}
+	return notExpected(def, dataset, dataid)
+}
+
+// notExpected says that def (dataset's definition, nil for none) does not
+// expect dataid; "" when it does.
+func notExpected(def *partition.Def, dataset, dataid string) string {
+	if def == nil || def.Contains(dataid) {
 		return ""
 	}
 	return fmt.Sprintf("%q is not an expected dataid of %s (partitions %s)", dataid, dataset, def.Describe())

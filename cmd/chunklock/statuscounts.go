@@ -308,6 +308,6 @@ func printTrouble(ctx context.Context, out io.Writer, c *client.Client, counts [
 		example = hold
 		fmt.Fprintf(out, "HOLD chunks wait for you: once their cause is fixed, `chunklock resubmit --dataset %s --dataid %s` (or --from/--to for a range).\n", hold.Dataset, hold.DataID)
 	}
-	fmt.Fprintf(out, "See why a chunk failed with `chunklock events --dataset %s --dataid %s`.\n", example.Dataset, example.DataID)
+	fmt.Fprintf(out, "A chunk's history (why it failed, who held it): `chunklock events --dataset %s --dataid %s`.\n", example.Dataset, example.DataID)
 	return nil
 }

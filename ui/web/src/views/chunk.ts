@@ -90,14 +90,20 @@ async function read(ds: string, id: string, producer: string | null) {
 export async function chunkPage(view: HTMLElement, ds: string, id: string) {
   const producer = state.byId.get(ds)?.producer?.id || null;
   let loads = 0;
+  let last: { key: string; graph: LayoutOut } | null = null;
   // The page is drawn as soon as its data is read; the lock graph, whose
-  // layout may take a while on a slow machine, is drawn into it after.
+  // layout may take a while on a slow machine, is drawn into it after. A
+  // refresh whose graph has not changed keeps the layout it had.
   const load = async () => {
     const mine = ++loads;
     const d = await read(ds, id, producer);
     if (mine !== loads || watch.chunk !== w) return;
+    const input = lockGraphInput(d.lockGraph);
+    if (last && last.key === input.key) d.graph = last.graph;
     render(page(d, ds, id, producer, load), view);
-    d.graph = await layout(lockGraphInput(d.lockGraph));
+    if (d.graph) return;
+    d.graph = await layout(input);
+    last = { key: input.key, graph: d.graph };
     if (mine === loads && watch.chunk === w) render(page(d, ds, id, producer, load), view);
   };
   const w = { ds, id, refresh: debounced(() => watch.chunk === w && load().catch((e) => toast(e.message, true))) };
