@@ -160,6 +160,9 @@ func ParseFile(path string, opts ...Option) (*Pipeline, error) {
 	return Parse(f, path, opts...)
 }
 
+// Datasets lists the datasets the job uses: its inputs, then its output.
+func (j Job) Datasets() []string { return append(slices.Clone(j.Inputs), j.Output) }
+
 // EnvVars returns a job's env in file order.
 func (j Job) EnvVars() ([]backends.EnvVar, error) {
 	if j.Env.Kind == 0 {
@@ -566,7 +569,7 @@ func (p *Pipeline) Credentials() []CredentialRef {
 	}
 	var out []CredentialRef
 	for _, j := range p.OrderedJobs() {
-		for _, d := range append(slices.Clone(j.Inputs), j.Output) {
+		for _, d := range j.Datasets() {
 			if s := secret[d]; s != nil {
 				out = append(out, CredentialRef{Job: j.ID, Dataset: d, Ref: *s})
 			}

@@ -148,7 +148,7 @@ func (p *Pipeline) CheckOwners(name string, datasets []backends.Dataset, jobs []
 		}
 	}
 	for _, j := range p.Jobs {
-		for _, ds := range append(slices.Clone(j.Inputs), j.Output) {
+		for _, ds := range j.Datasets() {
 			use("dataset "+ds, j.ID)
 		}
 		if j.Pool != "" {

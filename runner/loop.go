@@ -415,13 +415,14 @@ func (r *loop) supervise(ctx context.Context, claim client.Claim) (Outcome, erro
 // afterFailure says what becomes of a failed claim's chunk: retried, or
 // on HOLD when that was the job's last attempt.
 func (r *loop) afterFailure(claim client.Claim) string {
-	if n := r.tries[claim.Job]; n > 0 && claim.Attempt >= n {
+	switch n := r.tries[claim.Job]; {
+	case n <= 0:
+		return "it is retried while the job's maxAttempts allow"
+	case claim.Attempt >= n:
 		return fmt.Sprintf("attempt %d of %d, the last: the chunk is on HOLD until resubmitted", claim.Attempt, n)
-	}
-	if n := r.tries[claim.Job]; n > 0 {
+	default:
 		return fmt.Sprintf("attempt %d of %d: it is retried", claim.Attempt, n)
 	}
-	return "it is retried while the job's maxAttempts allow"
 }
 
 // report logs how a claim ended.

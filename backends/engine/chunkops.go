@@ -64,7 +64,7 @@ func checkPublishable(cat *backends.Catalog, dataset, dataid string) error {
 		return backends.InvalidArgument("dataid %q has values joined by |, and dataset %q has no dimensions: publish one-dimensional dataids", dataid, dataset)
 	}
 	if dataid != "" && !expects(ds, dataid) {
-		return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); publish only dataids of its definition", dataid, dataset, describeDef(*ds.Partitions))
+		return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); publish only dataids of its definition", dataid, dataset, ds.Partitions.Describe())
 	}
 	if p := cat.Producer(dataset); p != "" {
 		return backends.InvalidArgument("dataset %q is produced by job %q; only source datasets are published", dataset, p)
@@ -151,7 +151,7 @@ func resubmitChunk(ctx context.Context, tx backends.Tx, cat *backends.Catalog, d
 	if root == nil {
 		if def := cat.DefOf(dataset); !def.IsZero() && !def.Contains(dataid) {
 			return nil, backends.NotFound("chunk %s/%s has no status, and %q is not an expected dataid of %s (partitions %s); nothing to resubmit",
-				dataset, dataid, dataid, dataset, describeDef(def))
+				dataset, dataid, dataid, dataset, def.Describe())
 		}
 		return nil, backends.NotFound("chunk %s/%s has no status yet; nothing to resubmit", dataset, dataid)
 	}
@@ -189,7 +189,7 @@ func (e *engine) Hold(ctx context.Context, dataset, dataid, reason string) (back
 		// expects, as a publish (a DYNAMIC set is not checked: a value may
 		// be held before it is added).
 		if !expects(ds, dataid) {
-			return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); hold only dataids of its definition", dataid, dataset, describeDef(*ds.Partitions))
+			return backends.InvalidArgument("dataid %q is not an expected dataid of dataset %q (partitions %s); hold only dataids of its definition", dataid, dataset, ds.Partitions.Describe())
 		}
 		return e.update(ctx, cat, func(tx backends.Tx) error {
 			if err := tx.LockChunks(ctx, dataid, []string{dataset}, nil); err != nil {

@@ -475,6 +475,3 @@ func (l *partitionList) expectedBeyond(ctx context.Context, id string) (bool, er
 	}
 	return false, nil
 }
-
-// describeDef names a definition's kind and bounds for error messages.
-func describeDef(d partition.Def) string { return d.Describe() }

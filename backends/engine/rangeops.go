@@ -359,7 +359,7 @@ func serveRange(ctx context.Context, tx backends.Tx, cat *backends.Catalog, op r
 		if !expects(ds, id) {
 			// Listed under an earlier definition (the dataset was
 			// redefined, or deleted and made again, since).
-			done(id, false, backends.InvalidArgument("dataid %q is no longer an expected dataid of dataset %q (partitions %s)", id, op.dataset, describeDef(*ds.Partitions)))
+			done(id, false, backends.InvalidArgument("dataid %q is no longer an expected dataid of dataset %q (partitions %s)", id, op.dataset, ds.Partitions.Describe()))
 			continue
 		}
 		c := newChunkTx(reads)

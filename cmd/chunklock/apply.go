@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -443,7 +442,7 @@ func secretsElsewhere(p *pipeline.Pipeline, have []client.Job) []string {
 	}
 	var out []string
 	for _, j := range p.OrderedJobs() {
-		for _, ds := range append(slices.Clone(j.Inputs), j.Output) {
+		for _, ds := range j.Datasets() {
 			if declared[ds] || !held[ds] || byID[j.ID].HasCredential(ds) {
 				continue
 			}
