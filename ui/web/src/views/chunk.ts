@@ -34,7 +34,8 @@ const downstream = (ds: string, id: string) =>
  * output takes the input's value of the same name, a one-dimensional
  * side's axis the other's time dimension of the same kind. Null when the
  * output has a dimension the input lacks (a fan-out: each of its values
- * reads the chunk).
+ * reads the chunk), or when the two sides are one-axis time kinds that
+ * differ.
  */
 function outputAt(j: Job, ds: string, id: string): string | null {
   const axes = (x: string) => {
@@ -43,7 +44,12 @@ function outputAt(j: Job, ds: string, id: string): string | null {
   };
   const inp = axes(ds);
   const out = axes(j.output);
-  if (inp.length === 1 && out.length === 1) return id;
+  if (inp.length === 1 && out.length === 1) {
+    // Two time kinds that differ (hours read into days) read nothing at
+    // the same dataid without a mapping: the chunk is not waited on there.
+    const [a, b] = [inp[0].kind, out[0].kind];
+    return isTime(a) && isTime(b) && a !== b ? null : id;
+  }
   const values = inp.length > 1 ? id.split("|") : [id];
   const parts = [];
   for (const o of out) {
