@@ -163,3 +163,43 @@ func TestEveryKindSideBySide(t *testing.T) {
 	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
 	tb.screenshot(t, "every-kind-hours")
 }
+
+// TestChunkPageWhenADownstreamLookupFails: a dataset without a definition
+// read by a job into a DAILY output. Its chunk "backfill-7" is not a date:
+// the server refuses the consumer's blockers at that dataid. The chunk's
+// page is drawn all the same, with that consumer's row saying why it could
+// not be looked up; a consumer that can be looked up keeps its row.
+func TestChunkPageWhenADownstreamLookupFails(t *testing.T) {
+	s := newStack(t, false, "copy")
+	ctx := context.Background()
+	for _, d := range []backends.Dataset{
+		{ID: "landing"},
+		{ID: "days", Partitions: &partition.Def{Kind: partition.Daily, Start: "2026-01-01"}},
+		{ID: "copies"},
+	} {
+		d.Location = "/lake/" + d.ID + "/{dataid}"
+		_, err := s.store.UpsertDataset(ctx, d)
+		require.NoError(t, err)
+	}
+	for _, j := range []backends.Job{
+		{ID: "sort", Inputs: []string{"landing"}, Output: "days"},
+		{ID: "copy", Inputs: []string{"landing"}, Output: "copies"},
+	} {
+		_, err := s.store.UpsertJob(ctx, j)
+		require.NoError(t, err)
+	}
+	_, err := s.store.Publish(ctx, "landing", "backfill-7")
+	require.NoError(t, err)
+
+	tb := newTab(t)
+	openOverview(t, tb, s, "reader")
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/chunk/landing/backfill-7"))
+	tb.poll(t, `document.getElementById('chunk-status') && document.getElementById('chunk-status').textContent === 'READY' && document.querySelector('#waits') && true`)
+	rows := eval[string](t, tb, `Array.from(document.querySelectorAll('#waits tr')).slice(1).map(r => r.innerText.replace(/\s+/g, ' ').trim()).join('\n')`)
+	require.Contains(t, rows, "copy copies backfill-7")
+	require.Contains(t, rows, "nothing: claimable or produced")
+	require.Regexp(t, `sort days backfill-7 .*not looked up: .*backfill-7`, rows)
+	require.Equal(t, 0, eval[int](t, tb, `document.querySelectorAll('#waits a[href="#/chunk/days/backfill-7"]').length`), "a chunk the server refuses is not linked")
+	tb.poll(t, `document.querySelectorAll('#lockgraph').length === 1`)
+	tb.screenshot(t, "chunk-downstream-refused")
+}

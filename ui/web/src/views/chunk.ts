@@ -61,16 +61,48 @@ function outputAt(j: Job, ds: string, id: string): string | null {
   return parts.join("|");
 }
 
+/** waitsQuery asks for each consumer's chunk and its blockers. */
+const waitsQuery = (waits: { j: Job; at: string }[]) =>
+  `{ ${waits
+    .map(
+      (w, i) =>
+        `w${i}: blockers(job: ${JSON.stringify(w.j.id)}, dataid: ${JSON.stringify(w.at)}) { dataset dataid job kind status until }
+        o${i}: chunk(dataset: ${JSON.stringify(w.j.output)}, dataid: ${JSON.stringify(w.at)}) { status }`,
+    )
+    .join("\n")} }`;
+
+/**
+ * readWaits looks up what waits on the chunk downstream in one request.
+ * The server may refuse one consumer's lookup (its output does not expect
+ * that dataid): the chunk's page is still drawn, and each consumer is then
+ * asked on its own, a refused one keeping its reason.
+ */
+async function readWaits(waits: { j: Job; at: string }[]) {
+  const row = (w: { j: Job; at: string }, d: any, i: number) => ({ job: w.j.id, output: w.j.output, dataid: w.at, status: d["o" + i].status, blockers: d["w" + i] });
+  if (!waits.length) return [];
+  try {
+    const d: any = await gql(waitsQuery(waits));
+    return waits.map((w, i) => row(w, d, i));
+  } catch {
+    return Promise.all(
+      waits.map((w) =>
+        gql(waitsQuery([w])).then(
+          (d: any) => row(w, d, 0),
+          (e: Error) => ({ job: w.j.id, output: w.j.output, dataid: w.at, status: null, blockers: [], error: e.message }),
+        ),
+      ),
+    );
+  }
+}
+
 async function read(ds: string, id: string, producer: string | null) {
-  const waits = downstream(ds, id);
+  const waiting = readWaits(downstream(ds, id));
   const d: any = await gql(
     `query($ds: String!, $id: String!, $job: String!, $hasJob: Boolean!) {
       chunk(dataset: $ds, dataid: $id) { status location
         rows { job role status attempt executor fence token leaseExpiresAt updatedAt reason locks }
         locks { dataset dataid kind job status } }
       blockers(job: $job, dataid: $id) @include(if: $hasJob) { dataset dataid job kind status until }
-      ${waits.map((w, i) => `w${i}: blockers(job: ${JSON.stringify(w.j.id)}, dataid: ${JSON.stringify(w.at)}) { dataset dataid job kind status until }`).join("\n")}
-      ${waits.map((w, i) => `o${i}: chunk(dataset: ${JSON.stringify(w.j.output)}, dataid: ${JSON.stringify(w.at)}) { status }`).join("\n")}
       lockGraph(dataset: $ds, dataid: $id) { nodes { id kind job dataset dataid status } edges { from to kind locks status } }
       events(dataset: $ds, dataid: $id, first: 1000) { edges { node { ${eventFields} } } pageInfo { hasNextPage endCursor } }
     }`,
@@ -88,7 +120,7 @@ async function read(ds: string, id: string, producer: string | null) {
     page = more.events.pageInfo;
   }
   d.events = evs.reverse();
-  d.waits = waits.map((w, i) => ({ job: w.j.id, output: w.j.output, dataid: w.at, status: d["o" + i].status, blockers: d["w" + i] }));
+  d.waits = await waiting;
   d.graph = null; // laid out after the page is drawn
   return d;
 }
@@ -171,8 +203,10 @@ function blockersTable(bs: any[] | undefined, producer: string | null) {
 function waitsTable(waits: any[]) {
   return html`<table id="waits"><tr><th>job</th><th>its chunk</th><th>status</th><th>blocked by</th></tr>
     ${waits.map(
-      (w) => html`<tr><td>${jobLink(w.job)}</td><td><a href=${chunkHref(w.output, w.dataid)}>${w.output} ${w.dataid}</a></td><td>${statusChip(w.status)}</td>
-        <td>${w.blockers.length ? w.blockers.map((b: any) => html`<div>${b.kind} <a href=${chunkHref(b.dataset, b.dataid)}>${b.dataset} ${b.dataid}</a> ${b.status}</div>`) : html`<span class="muted">nothing: claimable or produced</span>`}</td></tr>`,
+      (w) => html`<tr><td>${jobLink(w.job)}</td><td>${w.error ? html`${w.output} ${w.dataid}` : html`<a href=${chunkHref(w.output, w.dataid)}>${w.output} ${w.dataid}</a>`}</td><td>${w.error ? nothing : statusChip(w.status)}</td>
+        <td>${w.error
+          ? html`<span class="muted">not looked up: ${w.error}</span>`
+          : w.blockers.length ? w.blockers.map((b: any) => html`<div>${b.kind} <a href=${chunkHref(b.dataset, b.dataid)}>${b.dataset} ${b.dataid}</a> ${b.status}</div>`) : html`<span class="muted">nothing: claimable or produced</span>`}</td></tr>`,
     )}</table>`;
 }
 
