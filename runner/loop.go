@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -162,7 +163,8 @@ type loop struct {
 	cfg     Config
 	jobs    []string // still served
 	leases  map[string]time.Duration
-	tries   map[string]int       // each job's maxAttempts
+	tries   map[string]int       // each job's maxAttempts, as last read
+	triesMu sync.Mutex           // guards tries: a pool reports from several goroutines
 	filters []client.EventFilter // the events that may make a chunk claimable
 	next    int                  // the job tried first by the next claim
 	stats   map[Outcome]int
@@ -228,7 +230,9 @@ func (r *loop) readJobs(ctx context.Context) error {
 			return err
 		}
 		r.leases[j] = time.Duration(job.LeaseSeconds) * time.Second
+		r.triesMu.Lock()
 		r.tries[j] = job.MaxAttempts
+		r.triesMu.Unlock()
 		if job.Paused {
 			r.logf("job %s is paused: it claims nothing until it is unpaused", j)
 		}
@@ -415,7 +419,7 @@ func (r *loop) supervise(ctx context.Context, claim client.Claim) (Outcome, erro
 // afterFailure says what becomes of a failed claim's chunk: retried, or
 // on HOLD when that was the job's last attempt.
 func (r *loop) afterFailure(claim client.Claim) string {
-	switch n := r.tries[claim.Job]; {
+	switch n := r.maxAttempts(claim.Job); {
 	case n <= 0:
 		return "it is retried while the job's maxAttempts allow"
 	case claim.Attempt >= n:
@@ -423,6 +427,21 @@ func (r *loop) afterFailure(claim client.Claim) string {
 	default:
 		return fmt.Sprintf("attempt %d of %d: it is retried", claim.Attempt, n)
 	}
+}
+
+// maxAttempts is job's maxAttempts as the server has it now (an apply may
+// have changed it since the runner started), or as it was last read when
+// the server does not answer within a second. Read on failures only.
+func (r *loop) maxAttempts(job string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	j, err := r.cfg.Client.Job(ctx, job)
+	r.triesMu.Lock()
+	defer r.triesMu.Unlock()
+	if err == nil {
+		r.tries[job] = j.MaxAttempts
+	}
+	return r.tries[job]
 }
 
 // report logs how a claim ended.

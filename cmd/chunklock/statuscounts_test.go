@@ -2,17 +2,22 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/chunklock/chunklock/backends"
 	"github.com/chunklock/chunklock/backends/partition"
+	"github.com/chunklock/chunklock/client"
 )
 
 // requestLog records the GraphQL requests a server receives.
@@ -158,4 +163,37 @@ func TestFailuresSayWhatBecomesOfTheChunk(t *testing.T) {
 	require.Contains(t, out, "`chunklock resubmit --dataset once --dataid 1`")
 	require.Contains(t, out, "`chunklock events --dataset once --dataid 1`")
 	require.NotContains(t, out, "--dataset D")
+}
+
+// TestFailureWordingFollowsAnApply: a job's maxAttempts lowered from 3 to
+// 1 while its process runs. The failure the runner then reports is the
+// last attempt (the server puts the chunk on HOLD), not "1 of 3".
+func TestFailureWordingFollowsAnApply(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	_, err := c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", MaxAttempts: 3})
+	require.NoError(t, err)
+	gate := filepath.Join(t.TempDir(), "go")
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"chunklock", "run", "--url", url, "--job", "j", "--", "sh", "-c",
+			`while [ ! -e "$0" ]; do sleep 0.02; done; exit 1`, gate}, &stdout, &stderr)
+	}()
+	outRow := func() string {
+		rows, err := c.Chunks(ctx, client.ChunkFilter{Dataset: "out", Role: "OUTPUT"})
+		require.NoError(t, err)
+		if len(rows) != 1 {
+			return fmt.Sprint(len(rows), " rows")
+		}
+		return rows[0].Status
+	}
+	require.Eventually(t, func() bool { return outRow() == "RUNNING" }, 30*time.Second, 20*time.Millisecond)
+	_, err = c.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", MaxAttempts: 1})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	<-done
+	require.Contains(t, stderr.String(), "(attempt 1 of 1, the last: the chunk is on HOLD until resubmitted)")
+	require.Equal(t, "HOLD", outRow())
 }
