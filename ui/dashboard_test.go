@@ -324,11 +324,36 @@ func TestShiftClickRange(t *testing.T) {
 		c := cellOf(t, tb, ds, id)
 		eval[bool](t, tb, fmt.Sprintf(`document.elementFromPoint(%f, %f).dispatchEvent(new MouseEvent('click', {bubbles: true, shiftKey: true, clientX: %f, clientY: %f}))`, c.X, c.Y, c.X, c.Y))
 	}
-	shiftClick("raw", p.d[5])
-	shiftClick("raw", p.d[4])
 	form := func(name string) string {
 		return eval[string](t, tb, fmt.Sprintf(`document.querySelector('#range-op [name=%q]').value`, name))
 	}
+	ops := func() string {
+		return eval[string](t, tb, `Array.from(document.querySelectorAll('#range-op [name="op"] option')).map(o => o.value).join(' ')`)
+	}
+	// No dataset is chosen until one is picked; a produced dataset is
+	// offered resubmit (with its cascade) and hold, not publish.
+	require.Equal(t, "", form("dataset"))
+	require.True(t, eval[bool](t, tb, `document.querySelector('#range-op [name="op"]').disabled && document.querySelector('#range-op button[data-action="range"]').disabled`))
+	pick := func(ds string) {
+		eval[bool](t, tb, fmt.Sprintf(`(() => { const s = document.querySelector('#range-op [name="dataset"]'); s.value = %q; s.dispatchEvent(new Event('change')); return true; })()`, ds))
+	}
+	pick("cleaned")
+	require.Equal(t, "resubmitRange holdRange", ops())
+	require.Equal(t, "resubmitRange", form("op"))
+	require.Equal(t, 1, eval[int](t, tb, `document.querySelectorAll('#range-op [name="cascade"]').length`))
+	eval[bool](t, tb, `(() => { const s = document.querySelector('#range-op [name="op"]'); s.value = 'holdRange'; s.dispatchEvent(new Event('change')); return true; })()`)
+	require.Equal(t, 0, eval[int](t, tb, `document.querySelectorAll('#range-op [name="cascade"]').length`))
+	require.Equal(t, 1, eval[int](t, tb, `document.querySelectorAll('#range-op [name="reason"]').length`))
+	require.Equal(t, "cleaned", form("dataset"))
+	tb.screenshot(t, "range-form")
+
+	// A shift-clicked range of a source fills the form, offers publish
+	// too, and keeps the operation chosen.
+	shiftClick("raw", p.d[5])
+	shiftClick("raw", p.d[4])
+	require.Equal(t, "publishRange resubmitRange holdRange", ops())
+	require.Equal(t, "holdRange", form("op"))
+	eval[bool](t, tb, `(() => { const s = document.querySelector('#range-op [name="op"]'); s.value = 'publishRange'; s.dispatchEvent(new Event('change')); return true; })()`)
 	require.Equal(t, "raw", form("dataset"))
 	require.Equal(t, p.d[4], form("from"))
 	require.Equal(t, p.d[5], form("to"))

@@ -1,7 +1,7 @@
 // The operator's actions (admins only; the server refuses them to anyone
 // else whatever the page does), each confirmed in a dialog first: on a
 // chunk, on a range of a dataset, and releasing a live claim.
-import { html, render } from "lit-html";
+import { html, nothing, render } from "lit-html";
 import { gql } from "../api";
 import { act, confirmDialog, toast } from "../ui";
 import { state, type Claim } from "../state";
@@ -80,7 +80,9 @@ export function selectRange(ds: string, id: string) {
   renderGrid();
   const f = document.getElementById("range-op") as HTMLFormElement | null;
   if (!f) return;
-  (f.elements.namedItem("dataset") as HTMLSelectElement).value = ds;
+  const sel = f.elements.namedItem("dataset") as HTMLSelectElement;
+  sel.value = ds;
+  sel.dispatchEvent(new Event("change")); // the operations offered follow the dataset
   (f.elements.namedItem("from") as HTMLInputElement).value = from;
   (f.elements.namedItem("to") as HTMLInputElement).value = to;
   f.scrollIntoView({ block: "nearest" });
@@ -115,19 +117,40 @@ export function rangeForm(host: HTMLElement, dataset?: string) {
       return `${r.changed} changed, ${r.skipped.length} skipped`;
     });
   };
-  render(
-    html`<section><h2>Range operations</h2>
-      <form id="range-op" class="tools" @submit=${submit}>
-        <select name="op"><option value="publishRange">publish</option><option value="resubmitRange">resubmit</option><option value="holdRange">hold</option></select>
-        <select name="dataset">${(dataset ? [dataset] : state.datasets.map((d) => d.id)).map((id) => html`<option>${id}</option>`)}</select>
-        <label>from <input name="from" size="14" required></label>
-        <label>to <input name="to" size="14" required></label>
-        <label><input type="checkbox" name="cascade"> cascade (resubmit)</label>
-        <label>reason (hold) <input name="reason" size="20"></label>
-        <button type="submit" data-action="range">Apply…</button>
-      </form>
-      <p class="muted small">${dataset ? "" : "Shift-click two cells of one row in the grid to fill in its dataset and range. "}Publish applies to sources only.</p>
-      <pre id="range-result" class="muted"></pre></section>`,
-    host,
-  );
+  // The dataset comes first and decides the operations: publish for a
+  // source, resubmit and hold for any; a produced dataset opens on
+  // resubmit. On the overview no dataset is chosen until the user picks
+  // one (or shift-clicks a range in the grid).
+  let ds = dataset || "";
+  let op = "";
+  const labels: Record<string, string> = { publishRange: "publish", resubmitRange: "resubmit", holdRange: "hold" };
+  const draw = () => {
+    const def = ds ? state.byId.get(ds) : undefined;
+    const ops = !ds ? [] : def && !def.producer ? ["publishRange", "resubmitRange", "holdRange"] : ["resubmitRange", "holdRange"];
+    if (!ops.includes(op)) op = ops[0] || "";
+    const start = def?.partitions?.start || def?.partitions?.dimensions?.[0]?.start || "";
+    render(
+      html`<section><h2>Range operations</h2>
+        <form id="range-op" class="tools" @submit=${submit}>
+          <select name="dataset" required @change=${(e: Event) => ((ds = (e.target as HTMLSelectElement).value), draw())}>
+            ${dataset ? nothing : html`<option value="" disabled ?selected=${!ds}>dataset…</option>`}
+            ${(dataset ? [dataset] : state.datasets.map((d) => d.id)).map((id) => html`<option ?selected=${id === ds}>${id}</option>`)}</select>
+          <select name="op" ?disabled=${!ds} @change=${(e: Event) => ((op = (e.target as HTMLSelectElement).value), draw())}>
+            ${ops.map((o) => html`<option value=${o} ?selected=${o === op}>${labels[o]}</option>`)}</select>
+          <label>from <input name="from" size="14" required placeholder=${start ? "e.g. " + start : ""}></label>
+          <label>to <input name="to" size="14" required></label>
+          ${op === "resubmitRange" ? html`<label><input type="checkbox" name="cascade"> with cascade</label>` : nothing}
+          ${op === "holdRange" ? html`<label>reason <input name="reason" size="20"></label>` : nothing}
+          <button type="submit" data-action="range" ?disabled=${!ds}>Apply…</button>
+        </form>
+        <p class="muted small">${dataset ? "" : "Shift-click two cells of one row in the grid to fill in its dataset and range. "}Publish is offered for sources only; a resubmit with cascade also resubmits everything computed from the range.</p>
+        <pre id="range-result" class="muted"></pre></section>`,
+      host,
+    );
+    // Options re-rendered keep a choice the user made: set both selections.
+    const f = host.querySelector("#range-op") as HTMLFormElement;
+    (f.elements.namedItem("dataset") as HTMLSelectElement).value = ds;
+    (f.elements.namedItem("op") as HTMLSelectElement).value = op;
+  };
+  draw();
 }
