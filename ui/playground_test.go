@@ -51,6 +51,7 @@ func TestPlaygroundOffline(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.graphiql-execute-button`)),
 	)
 	result := tb.poll(t, `(() => { const t = (document.querySelector('.result-window') || {}).innerText || ''; return t.includes('offline-check') && t })()`)
+	tb.screenshot(t, "playground")
 	tb.do(t,
 		chromedp.Click(chromedp.CSS(`button[aria-label="Show Documentation Explorer"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`.graphiql-doc-explorer`)),
@@ -58,6 +59,15 @@ func TestPlaygroundOffline(t *testing.T) {
 	docs := tb.poll(t, `(() => { const t = (document.querySelector('.graphiql-doc-explorer') || {}).innerText || ''; return t.includes('Query') && t })()`)
 	require.Contains(t, result, `"anonymous"`)
 	require.Contains(t, docs, "Root Types")
+
+	// The editor opens on its introduction, every line of it in sight (a
+	// server of its own: the editor keeps the last query per origin).
+	fresh := newStack(t, true)
+	intro := newTab(t)
+	intro.do(t, chromedp.Navigate(fresh.url+"/"), chromedp.WaitVisible(chromedp.CSS(`.graphiql-execute-button`)))
+	text := intro.poll(t, `(() => { const t = (document.querySelector('.graphiql-query-editor') || {}).innerText || ''; return t.includes('websocket') && t })()`)
+	require.Contains(t, text, "lists every field")
+	intro.screenshot(t, "playground-intro")
 }
 
 // TestGuardRefusesOutsideRequests: the tabs' guard sees and refuses a

@@ -19,8 +19,11 @@ const fetcher = createGraphiQLFetcher({
   wsConnectionParams: token ? { Authorization: "Bearer " + token } : {},
 });
 
-const defaultQuery = `# chunklock's GraphQL API. The Docs pane (top left) lists every field.
-# Run with Ctrl-Enter. Subscriptions (events) stream over a websocket.
+// Lines short enough for the editor's half of a 1,280-pixel window.
+const defaultQuery = `# chunklock's GraphQL API.
+# The Docs pane (top left) lists every field.
+# Run with Ctrl-Enter. Subscriptions (events)
+# stream over a websocket.
 {
   datasets { id description }
   jobs { id inputs output paused }
