@@ -76,7 +76,7 @@ func TestDimensionsRowsPerValue(t *testing.T) {
 	tb := newTab(t)
 	openOverview(t, tb, s, "reader")
 	labels := eval[string](t, tb, `Array.from(document.querySelectorAll('.grow[data-dataset="revenue-by-region"] .glabel')).map(e => e.innerText.replace(/\s+/g, ' ').trim()).join('; ')`)
-	require.Equal(t, "revenue-by-region apac D; revenue-by-region emea D; revenue-by-region americas D", labels, "a row per region, in dataid order")
+	require.Equal(t, "revenue-by-region emea D; revenue-by-region americas D; revenue-by-region apac D", labels, "a row per region, in the order the definition declares them")
 	require.Equal(t, "HOLD", cellOf(t, tb, "revenue-by-region|apac", "2026-01-20").Status)
 	require.Equal(t, "READY", cellOf(t, tb, "revenue-by-region|emea", "2026-01-20").Status, "another region's row is not reached")
 	require.Equal(t, "READY", cellOf(t, tb, "revenue-by-region|apac", "2026-01-19").Status)

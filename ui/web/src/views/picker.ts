@@ -2,11 +2,11 @@
 // the time axis. A dataset whose first dimension is of a time kind and
 // which has STATIC or DYNAMIC dimensions after it is drawn by default with
 // a row per value of the first of those, every other dimension fixed to its
-// first value (shortlex); its picker, a strip above its rows, chooses the
+// first value (valuesOf's order: a STATIC one's as declared); its picker, a strip above its rows, chooses the
 // dimension that gives the rows and the value each other one is fixed to,
 // or one slice (a single row, every dimension fixed). At most maxRows rows:
 // of a dimension with more values, those behind first (valueSummaries),
-// then the others in shortlex order, and a filter box for the rest.
+// then the others in valuesOf's order, and a filter box for the rest.
 //
 // The choice is kept in the hash beside the view (by.DS, at.DS, q.DS: see
 // picksQuery) and in localStorage, so that it survives reloads, the
@@ -129,14 +129,20 @@ export function onTimeAxis(d: Dataset): boolean {
 
 const sorted = new WeakMap<Dimension, string[]>();
 
-/** valuesOf is a dimension's values in shortlex order (dataid order). */
+/**
+ * valuesOf is a dimension's values in the order they are shown: a STATIC
+ * dimension's as declared (sizes small, medium, large; regions as the team
+ * lists them), an INTEGER's in number order, a DYNAMIC's in shortlex order
+ * (dataid order: they have no declared order).
+ */
 export function valuesOf(x: Dimension): string[] {
   let vs = sorted.get(x);
   if (!vs) {
     if (x.kind === "INTEGER") {
       vs = [];
       for (let i = +(x.start ?? 0); i <= +x.end!; i++) vs.push(String(i));
-    } else vs = [...(x.values || [])].sort(shortlex);
+    } else if (x.kind === "STATIC") vs = [...(x.values || [])];
+    else vs = [...(x.values || [])].sort(shortlex);
     sorted.set(x, vs);
   }
   return vs;
@@ -192,7 +198,7 @@ export function layoutOf(d: Dataset): Layout {
   const known = behindOf(d.id, by.name);
   if (known) {
     l.behindCount = known.count;
-    // Those behind first (each in shortlex order), then the others.
+    // Those behind first (in the server's order), then the others.
     const first = known.values.filter((v) => !f || v.toLowerCase().includes(f));
     const set = new Set(first);
     l.values = [...first, ...vs.filter((v) => !set.has(v))].slice(0, maxRows);
@@ -240,7 +246,7 @@ const behindPerRequest = 3;
  * loadBehind reads, for the datasets whose row dimension has more values
  * than rows, the first values behind (missing or late chunks), which are
  * drawn first; fresh reads them again even when known. A dataset the
- * server cannot count this way is drawn in shortlex order.
+ * server cannot count this way is drawn in valuesOf's order.
  */
 export async function loadBehind(ds: Dataset[], fresh = false): Promise<void> {
   const want = needsBehind(ds, fresh);
