@@ -245,3 +245,31 @@ func drain(t *testing.T, a *api, l layout) []string {
 	}
 	return out
 }
+
+// TestSeededRowsFillTheirPages: the PostgreSQL seed writes its rows at a
+// fill factor of 100, as a store copy loads history, and leaves the
+// table's own setting (migration 21's 50) as it found it. Here 2,394 rows
+// take 67 pages; at the table's 50 they took 133.
+func TestSeededRowsFillTheirPages(t *testing.T) {
+	ctx := t.Context()
+	l := newLayout(2, 400, 4, time.Now())
+	dsn := teststores.PostgresDSN(t)
+	schema := teststores.FreshSchema(t, "scale")
+	b, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema})
+	require.NoError(t, err)
+	st := engine.New(b)
+	t.Cleanup(func() { _ = st.Close() })
+	require.NoError(t, createCatalog(ctx, serveStore(t, st), l))
+	pg, err := openPG(ctx, dsn, schema)
+	require.NoError(t, err)
+	t.Cleanup(pg.pool.Close)
+	_, err = pg.seed(ctx, l, testWriter{t})
+	require.NoError(t, err)
+	var ff string
+	var rows, pages int64
+	require.NoError(t, pg.pool.QueryRow(ctx, `SELECT coalesce((SELECT option_value FROM pg_options_to_table(reloptions) WHERE option_name = 'fillfactor'), '100'),
+		(SELECT count(*) FROM status_rows), pg_relation_size('status_rows') / current_setting('block_size')::int FROM pg_class WHERE oid = 'status_rows'::regclass`).Scan(&ff, &rows, &pages))
+	require.Equal(t, "50", ff, "the table's setting is back")
+	t.Logf("%d rows in %d pages", rows, pages)
+	require.Greater(t, rows/pages, int64(30), "%d rows in %d pages", rows, pages)
+}

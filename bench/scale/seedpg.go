@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -59,6 +60,25 @@ func (p *pgStore) seed(ctx context.Context, l layout, progress io.Writer) (seedS
 	if err := p.checkSeedable(ctx, l); err != nil {
 		return seedStats{}, err
 	}
+	// The seeded rows are history, as a store copy loads them (backends/
+	// postgres/load.go): they fill their pages, where the table's fill
+	// factor leaves room for the updates of traffic. Set back after.
+	var ff string
+	if err := p.pool.QueryRow(ctx, `SELECT coalesce((SELECT option_value FROM pg_options_to_table(reloptions) WHERE option_name = 'fillfactor'), '100')
+FROM pg_class WHERE oid = 'status_rows'::regclass`).Scan(&ff); err != nil {
+		return seedStats{}, fmt.Errorf("reading the fill factor of status_rows: %w", err)
+	}
+	if _, err := strconv.Atoi(ff); err != nil {
+		return seedStats{}, fmt.Errorf("the fill factor of status_rows is %q", ff)
+	}
+	if _, err := p.pool.Exec(ctx, "ALTER TABLE status_rows SET (fillfactor = 100)"); err != nil {
+		return seedStats{}, err
+	}
+	defer func() {
+		if _, err := p.pool.Exec(context.WithoutCancel(ctx), "ALTER TABLE status_rows SET (fillfactor = "+ff+")"); err != nil {
+			fmt.Fprintf(progress, "postgres: setting the fill factor of status_rows back to %s: %v\n", ff, err)
+		}
+	}()
 	g := newHistory(l, true, uint64(t0.UnixNano()))
 	st := seedStats{chunks: l.chunks()}
 	step := max(1, 100000/(3*l.pairs))
