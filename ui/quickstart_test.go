@@ -168,6 +168,42 @@ func TestQuickStartPipeline(t *testing.T) {
 	tb.screenshot(t, "quickstart-blocked")
 }
 
+// TestQuickStartChunkRowsAndConsumers: a chunk's page tells apart the
+// INPUT rows a job holds on it for each of its outputs (rolling reads a day
+// of orders-clean for seven days of revenue-7d: seven rows, "read for"
+// each of them, as are its locks), and lists downstream only the chunks
+// that wait: those produced from it already are named in a line.
+func TestQuickStartChunkRowsAndConsumers(t *testing.T) {
+	s := newStack(t, false, "extract")
+	seedQuickStart(t, s)
+	tb := newTab(t)
+	openOverview(t, tb, s, "reader")
+
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/chunk/orders-clean/2026-01-20"))
+	tb.poll(t, `document.querySelector('#rows') && document.querySelector('#locks') && true`)
+	head := eval[string](t, tb, `document.querySelector('#rows tr').innerText`)
+	require.Contains(t, head, "read for")
+	readFor := func(table string) []string {
+		return eval[[]string](t, tb, fmt.Sprintf(`Array.from(document.querySelectorAll('#%s tr')).filter(r => r.innerText.includes('rolling')).map(r => {
+			const a = r.querySelector('a'); return a ? a.textContent : '';
+		})`, table))
+	}
+	want := []string{}
+	for d := 20; d <= 26; d++ {
+		want = append(want, fmt.Sprintf("revenue-7d 2026-01-%d", d))
+	}
+	require.ElementsMatch(t, want, readFor("rows"), "rolling's seven INPUT rows, each for its day of revenue-7d")
+	require.ElementsMatch(t, want, readFor("locks"))
+	tb.screenshot(t, "quickstart-chunk-rows")
+
+	// payments 2026-01-16 was reconciled: nothing waits on it.
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/chunk/payments/2026-01-16"))
+	tb.poll(t, `(document.querySelector('section.chunk h2') || {innerText: ''}).innerText.includes('payments') && document.querySelector('#waits-produced') && true`)
+	require.Contains(t, eval[string](t, tb, `document.querySelector('#waits-produced').innerText`), "reconciliation 2026-01-16")
+	require.Equal(t, 0, eval[int](t, tb, `document.querySelectorAll('#waits').length`))
+	require.Equal(t, 1, eval[int](t, tb, `document.querySelectorAll('#waits-none').length`))
+}
+
 // TestQuickStartDatasetPage: a dataset's page draws its whole history as
 // runs, lists its missing and late partitions, and names its producer and
 // consumers with their mappings.

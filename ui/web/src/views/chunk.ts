@@ -100,8 +100,8 @@ async function read(ds: string, id: string, producer: string | null) {
   const d: any = await gql(
     `query($ds: String!, $id: String!, $job: String!, $hasJob: Boolean!) {
       chunk(dataset: $ds, dataid: $id) { status location
-        rows { job role status attempt executor fence token leaseExpiresAt updatedAt reason locks }
-        locks { dataset dataid kind job status } }
+        rows { job role status attempt executor fence token leaseExpiresAt updatedAt reason locks readFor }
+        locks { dataset dataid kind job status readFor } }
       blockers(job: $job, dataid: $id) @include(if: $hasJob) { dataset dataid job kind status until }
       lockGraph(dataset: $ds, dataid: $id) { nodes { id kind job dataset dataid status } edges { from to kind locks status } }
       events(dataset: $ds, dataid: $id, first: 1000) { edges { node { ${eventFields} } } pageInfo { hasNextPage endCursor } }
@@ -174,10 +174,12 @@ function page(d: any, ds: string, id: string, producer: string | null, reload: (
       : nothing}
     <h3>Status rows</h3>${rowsTable(c.rows)}
     <h3>Locks</h3>${c.locks.length
-      ? html`<table><tr><th>kind</th><th>holder</th><th>status</th></tr>${c.locks.map((l: any) => html`<tr><td>${l.kind}</td><td>${l.job || "(source)"}</td><td>${l.status}</td></tr>`)}</table>`
+      ? html`<table id="locks"><tr><th>kind</th><th>holder</th><th>for</th><th>status</th></tr>${c.locks.map(
+          (l: any) => html`<tr><td>${l.kind}</td><td>${l.job || "(source)"}</td><td>${readForCell(l.job, l.readFor)}</td><td>${l.status}</td></tr>`,
+        )}</table>`
       : html`<p class="muted">none</p>`}
     <h3>Blockers${producer ? ` of ${producer}` : ""}</h3>${blockersTable(d.blockers, producer)}
-    ${d.waits.length ? html`<h3>Waiting on it downstream</h3>${waitsTable(d.waits)}` : nothing}
+    ${d.waits.length ? html`<h3>Waiting on it downstream</h3>${waitsSection(d.waits)}` : nothing}
     <h3>Lock graph</h3><div class="scroll">${d.graph ? lockGraph(d.lockGraph, d.graph) : html`<p class="muted" id="lockgraph-pending">Laying out the lock graph…</p>`}</div>
     <h3>Events</h3>${eventsTable(d.events)}
   </section>`;
@@ -185,12 +187,22 @@ function page(d: any, ds: string, id: string, producer: string | null, reload: (
 
 function rowsTable(rows: any[]) {
   if (!rows.length) return html`<p class="muted">No rows: never produced or published.</p>`;
-  return html`<table id="rows"><tr><th>role</th><th>job</th><th>status</th><th>attempt</th><th>executor</th><th>fence</th><th>lease</th><th>updated</th><th>reason</th><th>locks</th></tr>
+  // A job reading the chunk for several of its outputs (a lookback, a
+  // weekly roll-up) holds an INPUT row for each: "read for" tells them apart.
+  const mapped = rows.some((r) => r.readFor);
+  return html`<table id="rows"><tr><th>role</th><th>job</th>${mapped ? html`<th>read for</th>` : nothing}<th>status</th><th>attempt</th><th>executor</th><th>fence</th><th>lease</th><th>updated</th><th>reason</th><th>locks</th></tr>
     ${rows.map(
-      (r) => html`<tr><td>${r.role}</td><td>${r.job || ""}</td><td>${statusChip(r.status)}</td><td>${r.attempt}</td><td>${r.executor}</td><td>${r.fence}</td>
+      (r) => html`<tr><td>${r.role}</td><td>${r.job || ""}</td>${mapped ? html`<td>${readForCell(r.job, r.readFor)}</td>` : nothing}<td>${statusChip(r.status)}</td><td>${r.attempt}</td><td>${r.executor}</td><td>${r.fence}</td>
         <td>${r.leaseExpiresAt ? html`<span data-until=${r.leaseExpiresAt} .textContent=${countdown(r.leaseExpiresAt)}></span>` : ""}</td>
         <td title=${r.updatedAt}>${ago(r.updatedAt)}</td><td class="reason">${r.reason}</td><td>${r.locks.join(", ")}</td></tr>`,
     )}</table>`;
+}
+
+/** readForCell links the output chunk job reads this chunk for (a mapped read), when there is one. */
+function readForCell(job: string | null, readFor: string | null) {
+  if (!readFor) return "";
+  const out = job ? state.jobById.get(job)?.output : undefined;
+  return out ? html`<a href=${chunkHref(out, readFor)}>${out} ${readFor}</a>` : readFor;
 }
 
 function blockersTable(bs: any[] | undefined, producer: string | null) {
@@ -198,6 +210,19 @@ function blockersTable(bs: any[] | undefined, producer: string | null) {
   if (!bs || !bs.length) return html`<p class="muted">None: ${producer} may claim it now (or it is produced).</p>`;
   return html`<table id="blockers"><tr><th>kind</th><th>chunk</th><th>job</th><th>status</th><th>until</th></tr>
     ${bs.map((b) => html`<tr><td>${b.kind}</td><td><a href=${chunkHref(b.dataset, b.dataid)}>${b.dataset} ${b.dataid}</a></td><td>${b.job || ""}</td><td>${b.status}</td><td>${b.until || ""}</td></tr>`)}</table>`;
+}
+
+/**
+ * waitsSection lists the consumers' chunks that are not READY (those that
+ * wait), and names in one line those already produced from the chunk.
+ */
+function waitsSection(waits: any[]) {
+  const produced = waits.filter((w) => !w.error && w.status === "READY");
+  const waiting = waits.filter((w) => !produced.includes(w));
+  return html`${waiting.length ? waitsTable(waiting) : html`<p class="muted" id="waits-none">Nothing waits on it.</p>`}
+    ${produced.length
+      ? html`<p class="muted" id="waits-produced">Produced from it already: ${produced.map((w, i) => html`${i ? ", " : ""}<a href=${chunkHref(w.output, w.dataid)}>${w.output} ${w.dataid}</a>`)}.</p>`
+      : nothing}`;
 }
 
 function waitsTable(waits: any[]) {
@@ -234,10 +259,15 @@ const nodeWidth = (n: any) => Math.max(GW, Math.ceil(nodeTitle(n).length * 7.5) 
 
 const label = (e: any) => (e.status ? [e.status, ...e.locks].join(" · ") : e.kind.toLowerCase());
 
+/**
+ * lockGraph draws the laid-out graph, scaled down to the page's width but
+ * never narrower than 700 pixels (its labels stay legible): a wider graph
+ * scrolls in its box.
+ */
 function lockGraph(g: any, l: LayoutOut) {
   const w = l.width + 10;
   const h = l.height + 10;
-  return html`<svg id="lockgraph" width=${w} height=${h} viewBox="0 0 ${w} ${h}" style=${w <= 2000 ? "max-width: 100%; height: auto" : ""}>
+  return html`<svg id="lockgraph" width=${w} height=${h} viewBox="0 0 ${w} ${h}" style="max-width: 100%; height: auto; min-width: ${Math.min(w, 700)}px">
     <defs><marker id="arrow2" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker></defs>
     ${l.edges.map((e, i) => svg`<path class="edge ${g.edges[i]?.kind || ""}" d=${path(e.points)} marker-end="url(#arrow2)"/>
       <text class="edge-label" x=${e.lx} y=${e.ly + 4} text-anchor="middle">${lockGraphInput(g).edges[i].label}</text>`)}
