@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/chunklock/chunklock/backends"
@@ -233,4 +234,48 @@ func (s *suite) testBackfill(t *testing.T) {
 	b.publish("src2", "10")
 	b.job("ja", "a", "src2")
 	require.Equal(t, []string{"5", "10"}, b.drain("ja"), "2 was already produced and stays READY")
+}
+
+// testOperatorEventsNameNoExecutor: an event records the executor of the
+// claim that made its transition. An operator's resubmit (and the INPUT
+// rows its cascade invalidates) and hold are no claim's: their events name
+// no executor, though the rows keep the last claim's, so that the log
+// does not credit an operator's action to the runner that last ran the
+// chunk.
+func (s *suite) testOperatorEventsNameNoExecutor(t *testing.T) {
+	b := s.setup(t)
+	b.pipeline()
+	b.publish("src", "1")
+	b.complete(b.claim("ja", "1"))
+	b.complete(b.claim("jb", "1"))
+	_, err := b.s.Resubmit(b.ctx, "a", "1", true)
+	require.NoError(t, err)
+	_, err = b.s.Hold(b.ctx, "a", "1", "checking")
+	require.NoError(t, err)
+
+	page, err := b.s.Events(b.ctx, backends.EventFilter{Dataset: "a", DataID: "1", First: 100})
+	require.NoError(t, err)
+	var got []string
+	for _, e := range page.Events {
+		got = append(got, fmt.Sprintf("%s %s %s %s→%s by %q", e.Job, e.Role, e.Dataset, e.From, e.To, e.Executor))
+	}
+	require.Equal(t, []string{
+		`ja OUTPUT a →RUNNING by "` + executor + `"`,
+		`ja OUTPUT a RUNNING→READY by "` + executor + `"`,
+		`jb INPUT a →RUNNING by "` + executor + `"`,
+		`jb INPUT a RUNNING→DONE by "` + executor + `"`,
+		`ja OUTPUT a READY→RESUBMIT by ""`,
+		`jb INPUT a DONE→ERROR by ""`,
+		`ja OUTPUT a RESUBMIT→HOLD by ""`,
+	}, got)
+	rows, err := b.s.Chunk(b.ctx, "a", "1")
+	require.NoError(t, err)
+	for _, r := range rows.Rows {
+		require.Equal(t, executor, r.Executor, "the rows keep the last claim's executor: %+v", r.RowKey)
+	}
+	page, err = b.s.Events(b.ctx, backends.EventFilter{Dataset: "b", DataID: "1", First: 100})
+	require.NoError(t, err)
+	last := page.Events[len(page.Events)-1]
+	require.Equal(t, backends.StatusResubmit, last.To, "the cascade resubmitted b/1")
+	require.Empty(t, last.Executor)
 }

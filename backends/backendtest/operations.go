@@ -24,6 +24,7 @@ var operationTests = []testCase{
 	{"LeaseExpiry", (*suite).testLeaseExpiry},
 	{"MaxAttemptsHold", (*suite).testMaxAttemptsHold},
 	{"HoldAndResubmit", (*suite).testHoldAndResubmit},
+	{"OperatorEventsNameNoExecutor", (*suite).testOperatorEventsNameNoExecutor},
 	{"Publish", (*suite).testPublish},
 	{"ResubmitCascade", (*suite).testResubmitCascade},
 	{"ResubmitCascadeDiamond", (*suite).testResubmitCascadeDiamond},

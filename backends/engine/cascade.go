@@ -17,7 +17,7 @@ func resubmitRow(ctx context.Context, tx backends.Tx, cat *backends.Catalog, old
 	r := old
 	r.Status, r.Attempt, r.Reason, r.UpdatedAt = backends.StatusResubmit, 0, reason, now
 	r.LeaseExpiresAt, r.PrevStatus, r.Ended, r.RetryAt = time.Time{}, backends.StatusNone, "", time.Time{}
-	if err := put(ctx, tx, backends.ActorFrom(ctx), &old, r); err != nil {
+	if err := putByOperator(ctx, tx, &old, r); err != nil {
 		return r, err
 	}
 	if r.Job == "" {
@@ -150,7 +150,7 @@ func (w *cascadeWalk) run(ctx context.Context, tx backends.Tx, root backends.Rea
 				if w.write {
 					in := *r.in
 					in.Status, in.Reason, in.UpdatedAt = backends.StatusError, w.reason, w.now
-					if err := put(ctx, tx, backends.ActorFrom(ctx), r.in, in); err != nil {
+					if err := putByOperator(ctx, tx, r.in, in); err != nil {
 						return err
 					}
 				}

@@ -227,5 +227,5 @@ func holdChunk(ctx context.Context, tx backends.Tx, cat *backends.Catalog, datas
 	}
 	row.Status, row.Reason, row.UpdatedAt, row.LeaseExpiresAt, row.PrevStatus, row.Ended = backends.StatusHold, reason, now, time.Time{}, backends.StatusNone, ""
 	row.RetryAt = time.Time{}
-	return row, put(ctx, tx, backends.ActorFrom(ctx), old, row)
+	return row, putByOperator(ctx, tx, old, row)
 }

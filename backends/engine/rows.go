@@ -59,6 +59,20 @@ func put(ctx context.Context, tx backends.Tx, actor string, old *backends.Status
 	return tx.AppendEvent(ctx, event(actor, old, r))
 }
 
+// putByOperator writes a row an operator's action changed (a resubmit, a
+// hold, the INPUT rows a cascade invalidates) and records the transition
+// by the caller with no executor: the row keeps the executor of the claim
+// that last wrote it, but the transition is no claim's, and the log must
+// not credit it to that runner.
+func putByOperator(ctx context.Context, tx backends.Tx, old *backends.StatusRow, r backends.StatusRow) error {
+	if err := tx.PutRow(ctx, r); err != nil {
+		return err
+	}
+	ev := event(backends.ActorFrom(ctx), old, r)
+	ev.Executor = ""
+	return tx.AppendEvent(ctx, ev)
+}
+
 // del deletes a row and records the transition to "no row", by actor.
 func del(ctx context.Context, tx backends.Tx, actor string, old backends.StatusRow, now time.Time, reason string) error {
 	if err := tx.DeleteRow(ctx, old.RowKey); err != nil {
