@@ -277,6 +277,12 @@ func TestViewer(t *testing.T) {
 	open := newStack(t, true)
 	data = open.must(t, "", `{ viewer { name role } }`, nil)
 	require.Equal(t, map[string]any{"name": "anonymous", "role": "admin"}, data["viewer"])
+
+	// Without a token, the dashboard asks for one and says how one is made.
+	tb := newTab(t)
+	tb.do(t, chromedp.Navigate(s.url+"/ui"), chromedp.WaitVisible(chromedp.CSS(`#token-input`)))
+	require.Contains(t, eval[string](t, tb, `document.getElementById('token-form').innerText`), "chunklock token new --name NAME --role reader >> tokens.yaml")
+	tb.screenshot(t, "sign-in")
 }
 
 // TestJobFailuresFromEvents: a job's page lists its failures from the

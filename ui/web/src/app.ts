@@ -76,6 +76,7 @@ function showLogin(msg: string) {
     html`<form id="token-form" class="login" @submit=${submit}>
       <h1>chunklock</h1>
       <p>This server needs a token. It stays in this browser (localStorage) until you sign out.</p>
+      <p class="muted small">An admin makes one with <code>chunklock token new --name NAME --role reader &gt;&gt; tokens.yaml</code> (or <code>--role admin</code>), then restarts the server: the token is printed once, on stderr.</p>
       ${msg ? html`<p class="error">${msg}</p>` : ""}
       <input id="token-input" type="password" autocomplete="off" placeholder="token" size="60" required>
       <button type="submit">Sign in</button></form>`,
