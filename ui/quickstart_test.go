@@ -194,6 +194,10 @@ func TestQuickStartChunkRowsAndConsumers(t *testing.T) {
 	}
 	require.ElementsMatch(t, want, readFor("rows"), "rolling's seven INPUT rows, each for its day of revenue-7d")
 	require.ElementsMatch(t, want, readFor("locks"))
+	mapped := eval[string](t, tb, `document.querySelector('#waits-mapped').innerText`)
+	for _, j := range []string{"rolling", "weekly", "by-region"} {
+		require.Contains(t, mapped, j+" (", "the consumers through a mapping are named")
+	}
 	tb.screenshot(t, "quickstart-chunk-rows")
 
 	// payments 2026-01-16 was reconciled: nothing waits on it.

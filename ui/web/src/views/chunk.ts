@@ -11,6 +11,7 @@ import { ago, countdown, shortTime } from "../util";
 import { jobLink, statusChip, toast } from "../ui";
 import { chunkAction } from "./actions";
 import { layout, path } from "./layout";
+import { mappingLabel } from "../mapping";
 import type { LayoutOut } from "./graphtypes";
 
 export const watch = { chunk: null as null | { ds: string; id: string; refresh: () => void } };
@@ -96,7 +97,8 @@ async function readWaits(waits: { j: Job; at: string }[]) {
 }
 
 async function read(ds: string, id: string, producer: string | null) {
-  const waiting = readWaits(downstream(ds, id));
+  const direct = downstream(ds, id);
+  const waiting = readWaits(direct);
   const d: any = await gql(
     `query($ds: String!, $id: String!, $job: String!, $hasJob: Boolean!) {
       chunk(dataset: $ds, dataid: $id) { status location
@@ -121,6 +123,9 @@ async function read(ds: string, id: string, producer: string | null) {
   }
   d.events = evs.reverse();
   d.waits = await waiting;
+  // The consumers that read the chunk into other dataids of their output
+  // (a lookback, a roll-up, a fan-out): not looked up here, but named.
+  d.others = (state.readers.get(ds) || []).filter((j) => !direct.some((w) => w.j.id === j.id));
   d.graph = null; // laid out after the page is drawn
   return d;
 }
@@ -179,7 +184,7 @@ function page(d: any, ds: string, id: string, producer: string | null, reload: (
         )}</table>`
       : html`<p class="muted">none</p>`}
     <h3>Blockers${producer ? ` of ${producer}` : ""}</h3>${blockersTable(d.blockers, producer)}
-    ${d.waits.length ? html`<h3>Waiting on it downstream</h3>${waitsSection(d.waits)}` : nothing}
+    ${d.waits.length || d.others.length ? html`<h3>Waiting on it downstream</h3>${waitsSection(d.waits, ds, d.others)}` : nothing}
     <h3>Lock graph</h3><div class="scroll">${d.graph ? lockGraph(d.lockGraph, d.graph) : html`<p class="muted" id="lockgraph-pending">Laying out the lock graph…</p>`}</div>
     <h3>Events</h3>${eventsTable(d.events)}
   </section>`;
@@ -216,12 +221,17 @@ function blockersTable(bs: any[] | undefined, producer: string | null) {
  * waitsSection lists the consumers' chunks that are not READY (those that
  * wait), and names in one line those already produced from the chunk.
  */
-function waitsSection(waits: any[]) {
+function waitsSection(waits: any[], ds: string, others: Job[]) {
   const produced = waits.filter((w) => !w.error && w.status === "READY");
   const waiting = waits.filter((w) => !produced.includes(w));
-  return html`${waiting.length ? waitsTable(waiting) : html`<p class="muted" id="waits-none">Nothing waits on it.</p>`}
+  return html`${waiting.length ? waitsTable(waiting) : waits.length ? html`<p class="muted" id="waits-none">Nothing waits on it at ${waits[0].dataid}.</p>` : nothing}
     ${produced.length
       ? html`<p class="muted" id="waits-produced">Produced from it already: ${produced.map((w, i) => html`${i ? ", " : ""}<a href=${chunkHref(w.output, w.dataid)}>${w.output} ${w.dataid}</a>`)}.</p>`
+      : nothing}
+    ${others.length
+      ? html`<p class="muted" id="waits-mapped">Read into other dataids of their outputs by ${others.map(
+          (j, i) => html`${i ? ", " : ""}${jobLink(j.id)} (${mappingLabel(j, ds) || "another kind of dataid"})`,
+        )}: the status rows above name their chunks that have read it.</p>`
       : nothing}`;
 }
 
