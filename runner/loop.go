@@ -164,7 +164,7 @@ type loop struct {
 	jobs    []string // still served
 	leases  map[string]time.Duration
 	tries   map[string]int       // each job's maxAttempts, as last read
-	triesMu sync.Mutex           // guards tries: a pool reports from several goroutines
+	triesMu sync.Mutex           // guards tries: a pool's endings read them beside its loop
 	filters []client.EventFilter // the events that may make a chunk claimable
 	next    int                  // the job tried first by the next claim
 	stats   map[Outcome]int
@@ -418,8 +418,8 @@ func (r *loop) supervise(ctx context.Context, claim client.Claim) (Outcome, erro
 
 // afterFailure says what becomes of a failed claim's chunk: retried, or
 // on HOLD when that was the job's last attempt.
-func (r *loop) afterFailure(claim client.Claim) string {
-	switch n := r.maxAttempts(claim.Job); {
+func afterFailure(claim client.Claim, n int) string {
+	switch {
 	case n <= 0:
 		return "it is retried while the job's maxAttempts allow"
 	case claim.Attempt >= n:
@@ -431,7 +431,9 @@ func (r *loop) afterFailure(claim client.Claim) string {
 
 // maxAttempts is job's maxAttempts as the server has it now (an apply may
 // have changed it since the runner started), or as it was last read when
-// the server does not answer within a second. Read on failures only.
+// the server does not answer within a second. Read on failures only: by
+// report for a single claim, and once per job of a batch by the pool's
+// endings, beside its loop (never on it: its heartbeats would wait).
 func (r *loop) maxAttempts(job string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -444,13 +446,30 @@ func (r *loop) maxAttempts(job string) int {
 	return r.tries[job]
 }
 
-// report logs how a claim ended.
+// lastMaxAttempts is job's maxAttempts as last read, without asking.
+func (r *loop) lastMaxAttempts(job string) int {
+	r.triesMu.Lock()
+	defer r.triesMu.Unlock()
+	return r.tries[job]
+}
+
+// report logs how a claim ended; a failure's wording reads the job's
+// maxAttempts from the server.
 func (r *loop) report(outcome Outcome, claim client.Claim, took time.Duration) {
+	tries := 0
+	if outcome == Failed {
+		tries = r.maxAttempts(claim.Job)
+	}
+	r.reportTries(outcome, claim, took, tries)
+}
+
+// reportTries is report with the job's maxAttempts given.
+func (r *loop) reportTries(outcome Outcome, claim client.Claim, took time.Duration, tries int) {
 	switch outcome {
 	case Completed:
 		r.logf("completed %s %s in %s", claim.Job, claim.DataID, took)
 	case Failed:
-		r.logf("failed %s %s after %s (%s)", claim.Job, claim.DataID, took, r.afterFailure(claim))
+		r.logf("failed %s %s after %s (%s)", claim.Job, claim.DataID, took, afterFailure(claim, tries))
 	case Released:
 		r.logf("released %s %s: the job process was stopped", claim.Job, claim.DataID)
 	case Stale:

@@ -68,6 +68,8 @@ type endOutcome struct {
 	// unsent says why the ending was not recorded (the outcome is Stale:
 	// the lease passes and the server fails the claim), "" when it was.
 	unsent string
+	// tries is the job's maxAttempts, read after a failure was recorded.
+	tries int
 }
 
 // servePool is serve for a pool.
@@ -117,7 +119,7 @@ func (r *loop) servePool(ctx context.Context) error {
 					r.logf("lost the claim on %s %s before its ending was recorded (expired or forced by an operator): its process had exited, nothing written", o.run.claim.Job, o.run.claim.DataID)
 					continue
 				}
-				pl.r.report(o.outcome, o.run.claim, time.Since(o.run.since).Round(time.Millisecond))
+				pl.r.reportTries(o.outcome, o.run.claim, time.Since(o.run.since).Round(time.Millisecond), o.tries)
 			}
 			pl.end(bg)
 		case <-ticker.C:
@@ -250,7 +252,7 @@ func (pl *pool) start(ctx context.Context, c client.Claim, st started) {
 	if err := st.err; err != nil {
 		outcome, ferr := failUnstarted(ctx, retrying{r}, c, pl.opt, err)
 		r.stats[outcome]++
-		r.report(outcome, c, 0)
+		r.reportTries(outcome, c, 0, r.lastMaxAttempts(c.Job)) // on the loop: no request
 		r.logf("%v", ferr)
 		if envErr := (*EnvError)(nil); errors.As(err, &envErr) && !r.drop(c.Job) {
 			pl.err, pl.draining = fmt.Errorf("runner: no job left to serve: the runner refuses the env of %v", r.cfg.Jobs), true
@@ -313,6 +315,18 @@ func (pl *pool) end(ctx context.Context) {
 		outcomes = append(outcomes, pl.endBatch(ctx, "failing", Failed, runs, tokensOf(failed), func(ctx context.Context) ([]client.TokenResult, error) {
 			return pl.r.cfg.Client.FailMany(ctx, failed)
 		})...)
+		// What becomes of a failed chunk follows the job's maxAttempts as
+		// the server has it now: read once per job of the batch, here.
+		tries := map[string]int{}
+		for i, o := range outcomes {
+			if o.outcome == Failed {
+				job := o.run.claim.Job
+				if _, ok := tries[job]; !ok {
+					tries[job] = pl.r.maxAttempts(job)
+				}
+				outcomes[i].tries = tries[job]
+			}
+		}
 		pl.endedC <- outcomes
 	}()
 }

@@ -381,3 +381,69 @@ func TestRunParallelEndingNotRecorded(t *testing.T) {
 		require.Equal(t, "RUNNING", st, "chunk %s: its lease has not passed", id)
 	}
 }
+
+// TestRunParallelFailureWordingFollowsAnApply: the job's maxAttempts is
+// lowered from 3 to 1 while four processes of `run --parallel 4` run; they
+// fail, and each failure is reported as the last attempt (the server put
+// the chunks on HOLD). The pool reads the job once per batch of failures,
+// beside its loop: never once per failure.
+func TestRunParallelFailureWordingFollowsAnApply(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	jobReads, failCalls := 0, 0
+	count := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			mu.Lock()
+			if bytes.Contains(body, []byte("job(id:")) {
+				jobReads++
+			}
+			if bytes.Contains(body, []byte("failMany(")) {
+				failCalls++
+			}
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		})
+	}
+	url, api := serveMemory(t, count)
+	ctx := t.Context()
+	_, err := api.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", MaxAttempts: 3})
+	require.NoError(t, err)
+	require.NoError(t, api.Publish(ctx, "in", []string{"2", "3", "4"}))
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "go")
+	script := `touch "$0/$CHUNKLOCK_DATAID.started"; while [ ! -e "$0/go" ]; do sleep 0.02; done; exit 1`
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"chunklock", "run", "--url", url, "--job", "j", "--loop", "--parallel", "4", "--", "sh", "-c", script, dir}, &stdout, &stderr)
+	}()
+	started := func() int {
+		n := 0
+		for _, id := range []string{"1", "2", "3", "4"} {
+			if _, err := os.Stat(filepath.Join(dir, id+".started")); err == nil {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return started() == 4 }, 30*time.Second, 20*time.Millisecond)
+	_, err = api.UpsertJob(ctx, backends.Job{ID: "j", Inputs: []string{"in"}, Output: "out", MaxAttempts: 1})
+	require.NoError(t, err)
+	mu.Lock()
+	readsBefore := jobReads
+	mu.Unlock()
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatal("run --parallel did not end")
+	}
+	require.Equal(t, 4, strings.Count(stderr.String(), "(attempt 1 of 1, the last: the chunk is on HOLD until resubmitted)"), stderr.String())
+	require.Equal(t, map[string]string{"1": "HOLD", "2": "HOLD", "3": "HOLD", "4": "HOLD"}, states(t, api))
+	mu.Lock()
+	defer mu.Unlock()
+	require.LessOrEqual(t, jobReads-readsBefore, failCalls, "the job is read once per batch of failures at most")
+}
