@@ -330,6 +330,7 @@ func TestShiftClickRange(t *testing.T) {
 		c := cellOf(t, tb, ds, id)
 		eval[bool](t, tb, fmt.Sprintf(`document.elementFromPoint(%f, %f).dispatchEvent(new MouseEvent('click', {bubbles: true, shiftKey: true, clientX: %f, clientY: %f}))`, c.X, c.Y, c.X, c.Y))
 	}
+	tb.poll(t, `document.querySelector('#range-op [name="dataset"]') && true`)
 	form := func(name string) string {
 		return eval[string](t, tb, fmt.Sprintf(`document.querySelector('#range-op [name=%q]').value`, name))
 	}

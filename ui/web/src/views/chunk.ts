@@ -4,7 +4,7 @@
 // be claimed), its lock graph and its events;
 // live, and with the actions for admins.
 import { html, nothing, render, svg } from "lit-html";
-import { gql } from "../api";
+import { ApiError, gql } from "../api";
 import { isTime } from "../calendar";
 import { chunkHref, datasetHref, isAdmin, jobHref, mappingOf, state, type Job } from "../state";
 import { ago, countdown, shortTime } from "../util";
@@ -84,7 +84,9 @@ async function readWaits(waits: { j: Job; at: string }[]) {
   try {
     const d: any = await gql(waitsQuery(waits));
     return waits.map((w, i) => row(w, d, i));
-  } catch {
+  } catch (e) {
+    // A server that cannot be reached, or a token refused, fails the page's load as before.
+    if (e instanceof ApiError && (e.code === "UNAVAILABLE" || e.code === "UNAUTHENTICATED")) throw e;
     return Promise.all(
       waits.map((w) =>
         gql(waitsQuery([w])).then(
@@ -271,13 +273,13 @@ const label = (e: any) => (e.status ? [e.status, ...e.locks].join(" · ") : e.ki
 
 /**
  * lockGraph draws the laid-out graph, scaled down to the page's width but
- * never narrower than 700 pixels (its labels stay legible): a wider graph
- * scrolls in its box.
+ * never below 60 % of its size, nor narrower than 700 pixels (its labels
+ * stay legible): a wider graph scrolls in its box.
  */
 function lockGraph(g: any, l: LayoutOut) {
   const w = l.width + 10;
   const h = l.height + 10;
-  return html`<svg id="lockgraph" width=${w} height=${h} viewBox="0 0 ${w} ${h}" style="max-width: 100%; height: auto; min-width: ${Math.min(w, 700)}px">
+  return html`<svg id="lockgraph" width=${w} height=${h} viewBox="0 0 ${w} ${h}" style="max-width: 100%; height: auto; min-width: ${Math.round(Math.min(w, Math.max(700, 0.6 * w)))}px">
     <defs><marker id="arrow2" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker></defs>
     ${l.edges.map((e, i) => svg`<path class="edge ${g.edges[i]?.kind || ""}" d=${path(e.points)} marker-end="url(#arrow2)"/>
       <text class="edge-label" x=${e.lx} y=${e.ly + 4} text-anchor="middle">${lockGraphInput(g).edges[i].label}</text>`)}

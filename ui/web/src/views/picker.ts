@@ -198,9 +198,10 @@ export function layoutOf(d: Dataset): Layout {
   const known = behindOf(d.id, by.name);
   if (known) {
     l.behindCount = known.count;
-    // Those behind first (in the server's order), then the others.
-    const first = known.values.filter((v) => !f || v.toLowerCase().includes(f));
-    const set = new Set(first);
+    // Those behind first, then the others, each in valuesOf's order (the
+    // server names the first values behind in dataid order).
+    const set = new Set(known.values.filter((v) => !f || v.toLowerCase().includes(f)));
+    const first = vs.filter((v) => set.has(v));
     l.values = [...first, ...vs.filter((v) => !set.has(v))].slice(0, maxRows);
     for (const v of l.values) if (set.has(v)) l.behind.add(v);
   } else l.values = vs.slice(0, maxRows);
