@@ -8,6 +8,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // The catalog lifecycle on the dashboard (SPEC §11): pause, resume and
@@ -330,4 +333,37 @@ func TestCatalogChangedElsewhere(t *testing.T) {
 	tb.do(t, chromedp.Navigate(s.url+"/ui#/"))
 	tb.poll(t, `document.querySelector('g.job[data-job="clean"]') && !document.querySelector('g.job[data-job="report"]')`)
 	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
+}
+
+// TestCatalogHistoryOfValues: the history page spells an addPartitions and
+// a removePartitions as the values they changed (their records hold the
+// change), and a dataset's own change after them is still compared with
+// the dataset's value, not with such a record.
+func TestCatalogHistoryOfValues(t *testing.T) {
+	s := newStack(t, false, "none")
+	ctx := t.Context()
+	_, err := s.store.UpsertDataset(ctx, backends.Dataset{ID: "days", Location: "/d/{dataid}", Partitions: &partition.Def{Kind: partition.Daily, Start: "2026-01-01"}})
+	require.NoError(t, err) // the grid has a row: the sign-in waits for it
+	files := func(location string) {
+		_, err := s.store.UpsertDataset(ctx, backends.Dataset{ID: "files", Location: location, Partitions: &partition.Def{Kind: partition.Dynamic}})
+		require.NoError(t, err)
+	}
+	files("/f/{dataid}")
+	files("/files/{dataid}")
+	_, err = s.store.AddPartitions(ctx, "files", []string{"a.csv", "b.csv"}, "", "")
+	require.NoError(t, err)
+	_, err = s.store.RemovePartitions(ctx, "files", []string{"b.csv"}, "")
+	require.NoError(t, err)
+	files("/g/{dataid}")
+	tb := newTab(t)
+	signIn(t, tb, s, s.tokens["reader"])
+	tb.do(t, chromedp.Click(chromedp.CSS(`#nav-history`)))
+	tb.poll(t, `document.querySelector('#history-host table.history') && true`)
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/history?dataset=files"))
+	tb.poll(t, `document.querySelector('#history-host table.history[data-rows="5"]') && true`)
+	rows := eval[[]string](t, tb, `Array.from(document.querySelectorAll('#history-host tr[data-op]')).map(r => r.dataset.op + ': ' + r.querySelector('td.before').innerText.trim())`)
+	require.Equal(t, "removePartitions: removed 1 value (b.csv)", rows[1])
+	require.Equal(t, "addPartitions: added 2 values (a.csv, b.csv)", rows[2])
+	require.Equal(t, `upsertDataset: location: /f/{dataid}`, rows[3], "the change compared with the dataset's value it left, past the values changed since")
+	tb.screenshot(t, "history-values")
 }

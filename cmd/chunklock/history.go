@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -26,7 +28,8 @@ func historyCommand() *cli.Command {
 			"of datasets, jobs and pools, and credentials set, each with the actor (the token's\n" +
 			"name), the time, the operation and the object's value before (\"(created)\" when the\n" +
 			"change created it; cut to " + fmt.Sprint(historyBefore) + " characters, read it whole with the catalogChanges\n" +
-			"query). A credential's change names its job and dataset only, never the secret.\n" +
+			"query). A credential's change names its job and dataset only, never the secret. An\n" +
+			"addPartitions or removePartitions shows the values it added or removed instead.\n" +
 			"--job and --dataset also select the changes of that job's or dataset's credentials.\n\n" +
 			"Examples:\n" +
 			"   chunklock history --job transform\n" +
@@ -74,6 +77,8 @@ func printHistory(cmd *cli.Command, changes []client.CatalogChange) error {
 	for _, ch := range changes {
 		before := ch.Before
 		switch {
+		case ch.Op == "addPartitions" || ch.Op == "removePartitions":
+			before = valuesChanged(before)
 		case before == "":
 			before = "(created)"
 		case len([]rune(before)) > historyBefore:
@@ -82,4 +87,43 @@ func printHistory(cmd *cli.Command, changes []client.CatalogChange) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\n", ch.Time.UTC().Format(time.RFC3339), ch.Actor, ch.Op, ch.Kind, ch.ID, before)
 	}
 	return tw.Flush()
+}
+
+// valuesChanged spells the record of an addPartitions or removePartitions,
+// which holds the change itself, not the set before it: "added 3 values
+// (a, b, c)", "removed 1 value of customer (acme)"; the first values only,
+// as the record keeps them.
+func valuesChanged(record string) string {
+	var v struct {
+		Dimension string   `json:"dimension"`
+		Added     []string `json:"added"`
+		Removed   []string `json:"removed"`
+		Count     int      `json:"count"`
+	}
+	if err := json.Unmarshal([]byte(record), &v); err != nil {
+		return record
+	}
+	verb, vals := "added", v.Added
+	if len(v.Removed) > 0 {
+		verb, vals = "removed", v.Removed
+	}
+	noun := "values"
+	if v.Count == 1 {
+		noun = "value"
+	}
+	out := fmt.Sprintf("%s %d %s", verb, v.Count, noun)
+	if v.Dimension != "" {
+		out += " of " + v.Dimension
+	}
+	if len(vals) > 0 {
+		list := strings.Join(vals, ", ")
+		if v.Count > len(vals) {
+			list += ", ..."
+		}
+		out += " (" + list + ")"
+	}
+	if r := []rune(out); len(r) > historyBefore {
+		out = string(r[:historyBefore-4]) + "...)"
+	}
+	return out
 }

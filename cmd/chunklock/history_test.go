@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/chunklock/chunklock/backends"
+	"github.com/chunklock/chunklock/backends/partition"
 )
 
 // TestHistory: chunklock history lists the catalog's changes newest first
@@ -57,4 +60,22 @@ func TestHistory(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "newest first")
 	require.Contains(t, out, "--actor")
+}
+
+// TestHistoryOfValues: an addPartitions or removePartitions is shown as the
+// values it changed (its record holds the change, not the set before).
+func TestHistoryOfValues(t *testing.T) {
+	t.Parallel()
+	url, c := serveMemory(t, func(h http.Handler) http.Handler { return h })
+	ctx := t.Context()
+	require.NoError(t, c.UpsertDataset(ctx, backends.Dataset{ID: "files", Location: "/f/{dataid}", Partitions: &partition.Def{Kind: partition.Dynamic}}))
+	_, err := c.AddPartitions(ctx, "files", []string{"a.csv", "b.csv"}, "")
+	require.NoError(t, err)
+	_, err = c.RemovePartitions(ctx, "files", []string{"b.csv"}, "")
+	require.NoError(t, err)
+	var stdout, stderr lockedBuffer
+	require.Equal(t, 0, run(ctx, []string{"chunklock", "history", "--url", url, "--dataset", "files"}, &stdout, &stderr), stderr.String())
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	require.Regexp(t, `removePartitions\s+dataset files\s+removed 1 value \(b\.csv\)$`, lines[1])
+	require.Regexp(t, `addPartitions\s+dataset files\s+added 2 values \(a\.csv, b\.csv\)$`, lines[2])
 }

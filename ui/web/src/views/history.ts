@@ -44,6 +44,8 @@ const verbs: Record<string, [string, string]> = {
   deleteJob: ["deleted", "deleted"],
   deleteDataset: ["deleted", "deleted"],
   deletePool: ["deleted", "deleted"],
+  addPartitions: ["values added", "values added"],
+  removePartitions: ["values removed", "values removed"],
 };
 
 /** the number of the last request of each history on show */
@@ -111,9 +113,20 @@ function afterOf(changes: Change[], i: number): any {
   const c = changes[i];
   for (let k = i - 1; k >= 0; k--) {
     const n = changes[k];
-    if (n.kind === c.kind && n.id === c.id) return parse(n.before);
+    if (n.kind === c.kind && n.id === c.id && !valuesOps.has(n.op)) return parse(n.before);
   }
   return undefined;
+}
+
+/** the operations whose record holds the change (the values added or removed), not the value before */
+const valuesOps = new Set(["addPartitions", "removePartitions"]);
+
+/** valuesChanged spells such a record: "added 3 values of customer (a, b, c)". */
+function valuesChanged(v: any): string {
+  const vals: string[] = (v.removed?.length ? v.removed : v.added) || [];
+  const verb = v.removed?.length ? "removed" : "added";
+  const n = v.count ?? vals.length;
+  return `${verb} ${n} ${n === 1 ? "value" : "values"}${v.dimension ? " of " + v.dimension : ""}${vals.length ? ` (${vals.join(", ")}${n > vals.length ? ", …" : ""})` : ""}`;
 }
 
 function parse(s: string | null): any {
@@ -161,6 +174,7 @@ function before(c: Change, after: any) {
   if (c.before == null) return html`<span class="muted">(none: created)</span>`;
   const v = parse(c.before);
   if (v === undefined) return html`<code>${c.before}</code>`;
+  if (valuesOps.has(c.op) && isObject(v)) return html`<span class="values-change">${valuesChanged(v)}</span>`;
   let fields: string[] = [];
   if (isObject(v)) {
     if ((c.op === "pauseJob" || c.op === "resumeJob") && "paused" in v) fields = ["paused"];
