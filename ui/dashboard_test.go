@@ -317,6 +317,24 @@ func TestJobFailuresFromEvents(t *testing.T) {
 	require.True(t, eval[bool](t, tb, `window.__sameLoad === true`), "the page was reloaded")
 }
 
+// TestJobPageListsResubmitted: a chunk resubmitted while its input is on
+// HOLD waits: the job's page lists it, with what holds it up, though it is
+// neither FAILED nor HOLD itself.
+func TestJobPageListsResubmitted(t *testing.T) {
+	s := newStack(t, false, "report")
+	p := seedPipeline(t, s, "admin")
+	s.must(t, "admin", `mutation($d: String!) { hold(dataset: "raw", dataid: $d, reason: "checking") { status } }`, map[string]any{"d": p.d[1]})
+	s.must(t, "admin", `mutation($d: String!) { resubmit(dataset: "cleaned", dataid: $d) { status } }`, map[string]any{"d": p.d[1]})
+	tb := newTab(t)
+	signIn(t, tb, s, s.tokens["reader"])
+	tb.do(t, chromedp.Navigate(s.url+"/ui#/job/clean"))
+	tb.poll(t, `document.querySelector('#resubmitted') && true`)
+	row := eval[string](t, tb, `document.querySelectorAll('#resubmitted tr')[1].innerText.replace(/\s+/g, ' ')`)
+	require.Contains(t, row, p.d[1])
+	require.Contains(t, row, "INPUT_NOT_READY raw "+p.d[1]+" HOLD")
+	tb.screenshot(t, "job-resubmitted")
+}
+
 // TestShiftClickRange: an admin shift-clicks two cells of one row; the
 // range form takes that dataset and range, and a publish over it (once
 // confirmed) turns the cells READY.

@@ -50,6 +50,30 @@ async function failureEvents(job: string): Promise<{ events: Event[]; truncated:
   return { events: keep.reverse(), truncated: true };
 }
 
+/** the RESUBMIT chunks a job's page lists, and of them those whose blockers it asks */
+const resubmitKeep = 50;
+const resubmitAsked = 10;
+
+/**
+ * resubmitBlockers asks, in one request, what holds up the first
+ * resubmitted chunks (an input on HOLD, a live claim downstream): one
+ * list per chunk, undefined past the first resubmitAsked or when the
+ * server refuses.
+ */
+async function resubmitBlockers(job: string, again: { dataid: string }[]): Promise<(any[] | undefined)[]> {
+  const asked = again.slice(0, resubmitAsked);
+  if (!asked.length) return [];
+  try {
+    const d: any = await gql(
+      `query($j: String!) { ${asked.map((r, i) => `b${i}: blockers(job: $j, dataid: ${JSON.stringify(r.dataid)}) { dataset dataid kind status }`).join("\n")} }`,
+      { j: job },
+    );
+    return again.map((_, i) => (i < asked.length ? d["b" + i] : undefined));
+  } catch {
+    return again.map(() => undefined);
+  }
+}
+
 /** the number of the last read of a job's page: only its answer is drawn */
 let reads = 0;
 
@@ -64,6 +88,7 @@ export async function jobPage(view: HTMLElement, id: string) {
           claims(job: $j) { ${claimFields} }
           failed: chunks(job: $j, role: OUTPUT, status: FAILED, first: 200) { edges { node { dataid attempt reason updatedAt retryAt } } }
           held: chunks(job: $j, role: OUTPUT, status: HOLD, first: 200) { edges { node { dataid attempt reason updatedAt } } }
+          again: chunks(job: $j, role: OUTPUT, status: RESUBMIT, first: ${resubmitKeep + 1}) { edges { node { dataid reason updatedAt } } }
         }`,
         { j: id },
       ),
@@ -74,6 +99,9 @@ export async function jobPage(view: HTMLElement, id: string) {
     if (e instanceof ApiError && e.code === "NOT_FOUND") return gone(view, id, "There is no job " + id + ": it was deleted, or never declared.");
     throw e;
   }
+  if (seq !== reads) return;
+  const again = d.again.edges.map((e: any) => e.node).slice(0, resubmitKeep);
+  const againBlockers = await resubmitBlockers(id, again);
   if (seq !== reads) return;
   const j = d.job;
   const fails = [...d.failed.edges.map((e: any) => ({ ...e.node, status: "FAILED" })), ...d.held.edges.map((e: any) => ({ ...e.node, status: "HOLD" }))].sort((a, b) => shortlex(a.dataid, b.dataid));
@@ -114,6 +142,18 @@ export async function jobPage(view: HTMLElement, id: string) {
                 <td class="reason">${f.reason}</td><td title=${f.updatedAt}>${ago(f.updatedAt)}</td><td>${f.retryAt || ""}</td></tr>`,
             )}</table>`
         : html`<p class="muted">No failed or held chunks.</p>`}
+      ${again.length
+        ? html`<h3>Resubmitted, to be produced again <span class="muted note">lowest first${d.again.edges.length > resubmitKeep ? `; the first ${resubmitKeep}` : ""}</span></h3>
+            <table id="resubmitted"><tr><th>dataid</th><th>since</th><th>reason</th><th>blocked by</th></tr>
+            ${again.map(
+              (r: any, i: number) => html`<tr><td><a href=${chunkHref(j.output, r.dataid)}>${r.dataid}</a></td><td title=${r.updatedAt}>${ago(r.updatedAt)}</td><td class="reason">${r.reason}</td>
+                <td>${againBlockers[i] === undefined
+                  ? html`<span class="muted">(not looked up)</span>`
+                  : againBlockers[i].length
+                    ? againBlockers[i].map((b: any) => html`<div>${b.kind} <a href=${chunkHref(b.dataset, b.dataid)}>${b.dataset} ${b.dataid}</a> ${b.status}</div>`)
+                    : html`<span class="muted">nothing: claimable now</span>`}</td></tr>`,
+            )}</table>`
+        : nothing}
       <h3>History <span class="muted note">changes of the job and its credentials, newest first · <a href="#/history?job=${encodeURIComponent(id)}">all of it</a></span></h3>
       <div id="job-history"></div></section>`,
     view,
