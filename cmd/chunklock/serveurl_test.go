@@ -148,6 +148,7 @@ func TestClientDefaultURLOnlyWhenOwn(t *testing.T) {
 	code, out, errOut := cliRun(t, "status")
 	require.Equal(t, 0, code, "the default URL is served by this user: %s", errOut)
 	require.Contains(t, out, "out")
+	require.Contains(t, errOut, "chunklock status: the server at "+mine+", the default", "status names the server it asked when nothing pointed to one")
 	sent := len(rec.requests())
 	require.Positive(t, sent)
 

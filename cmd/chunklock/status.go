@@ -156,6 +156,11 @@ func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	if err != nil {
 		return err
 	}
+	// With two servers on a machine (a quick start beside the set-up's),
+	// one opened in a terminal without CHUNKLOCK_URL is the default: say so.
+	if from := urlFrom(cmd); strings.HasPrefix(from, "the default") {
+		fmt.Fprintf(stderr(cmd), "chunklock status: the server at %s, %s\n", cmd.String("url"), from)
+	}
 	ids, err := v.selectDatasets(cmd.String("dataset"), cmd.String("job"), nil)
 	if err != nil {
 		return err
