@@ -306,8 +306,18 @@ func printTrouble(ctx context.Context, out io.Writer, c *client.Client, counts [
 	example := failed
 	if hold != nil {
 		example = hold
-		fmt.Fprintf(out, "HOLD chunks wait for you: once their cause is fixed, `chunklock resubmit --dataset %s --dataid %s` (or --from/--to for a range).\n", hold.Dataset, hold.DataID)
+		fmt.Fprintf(out, "HOLD chunks wait for you: once their cause is fixed, `chunklock resubmit --dataset %s --dataid %s` (or --from/--to for a range).\n", shellWord(hold.Dataset), shellWord(hold.DataID))
 	}
-	fmt.Fprintf(out, "A chunk's history (why it failed, who held it): `chunklock events --dataset %s --dataid %s`.\n", example.Dataset, example.DataID)
+	fmt.Fprintf(out, "A chunk's history (why it failed, who held it): `chunklock events --dataset %s --dataid %s`.\n", shellWord(example.Dataset), shellWord(example.DataID))
 	return nil
+}
+
+// shellWord is s as one word of a POSIX shell command a user may paste: as
+// it is when it holds only characters no shell reads specially, else in
+// single quotes (a dataid with dimensions holds '|').
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/+,@%=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

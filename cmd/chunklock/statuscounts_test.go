@@ -203,3 +203,19 @@ func TestFailureWordingFollowsAnApply(t *testing.T) {
 	require.Contains(t, stderr.String(), "(attempt 1 of 1, the last: the chunk is on HOLD until resubmitted)")
 	require.Equal(t, "HOLD", outRow())
 }
+
+// TestShellWord: the commands status suggests can be pasted: a dataid
+// with dimensions ('|') is quoted, a plain one is not.
+func TestShellWord(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"2026-11-05":    "2026-11-05",
+		"2026-11-05|us": "'2026-11-05|us'",
+		"a b":           "'a b'",
+		"it's":          `'it'\''s'`,
+		"":              "''",
+		"s3:/x/y.csv":   "s3:/x/y.csv",
+	} {
+		require.Equal(t, want, shellWord(in), in)
+	}
+}
