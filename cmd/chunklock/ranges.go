@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -100,6 +101,30 @@ func rangeArgs(cmd *cli.Command, rangeFlag bool) (from, to string, ok bool, err 
 	return from, to, true, nil
 }
 
+// checkStaticSlice refuses a slice value that a STATIC dimension of def
+// does not list: a typo (--slice region=mars) would otherwise change
+// nothing, or only the other values listed, without a word. A DYNAMIC
+// value is not checked: one removed from the set keeps its chunks.
+func checkStaticSlice(def *partition.Def, slice []partition.Slice) error {
+	if def == nil {
+		return nil
+	}
+	for _, sl := range slice {
+		for _, dim := range def.Dimensions {
+			if dim.Name != sl.Dimension || dim.Kind != partition.Static {
+				continue
+			}
+			for _, v := range sl.Values {
+				if !slices.Contains(dim.Values, v) {
+					return fmt.Errorf("--slice %s=%s: %q is not a value of dimension %s (its values: %s); nothing was changed",
+						sl.Dimension, strings.Join(sl.Values, ","), v, sl.Dimension, strings.Join(dim.Values, ", "))
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // rangeCall is one range mutation over [from, to] (of a slice, when not
 // nil).
 type rangeCall func(ctx context.Context, from, to string, slice []partition.Slice) (client.RangeResult, error)
@@ -112,6 +137,15 @@ func runRange(ctx context.Context, cmd *cli.Command, c *client.Client, dataset, 
 	slice, err := sliceArgs(cmd)
 	if err != nil {
 		return err
+	}
+	if len(slice) > 0 {
+		def, err := c.DatasetPartitions(ctx, dataset)
+		if err != nil {
+			return err
+		}
+		if err := checkStaticSlice(def, slice); err != nil {
+			return err
+		}
 	}
 	pages, err := rangePages(ctx, c, dataset, from, to, slice)
 	if err != nil {

@@ -203,6 +203,16 @@ func TestSliceCommands(t *testing.T) {
 	code, _, errs = cliRun(t, "publish", "--url", url, "--dataset", "feeds", "--slice", "region", "--from", "2020-01-01", "--to", "2020-01-01")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "want DIMENSION=V1,V2")
+	// A value the STATIC dimension does not list is a typo: refused, with
+	// the values, before anything changes (eu stays as it was).
+	for _, op := range []string{"hold", "resubmit", "publish"} {
+		code, _, errs = cliRun(t, op, "--url", url, "--dataset", "feeds", "--slice", "region=eu,mars", "--from", "2020-01-02", "--to", "2020-01-02")
+		require.NotEqual(t, 0, code, op)
+		require.Contains(t, errs, `"mars" is not a value of dimension region (its values: us, eu, apac); nothing was changed`, op)
+	}
+	code, out, errs = cliRun(t, "chunks", "--url", url, "--dataset", "feeds", "--slice", "region=eu", "--from", "2020-01-02", "--to", "2020-01-02", "--limit", "0")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "2020-01-02|eu  #", "the refused hold changed nothing")
 	code, _, errs = cliRun(t, "chunks", "--url", url, "--dataset", "feeds", "--slice", "date=2020-01-01")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "bound it with from and to")
