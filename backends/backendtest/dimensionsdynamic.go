@@ -24,6 +24,7 @@ var dynamicDimensionTests = []testCase{
 	{"DimensionsDynamicRoot", (*suite).testDimensionsDynamicRoot},
 	{"DimensionsDynamicRemove", (*suite).testDimensionsDynamicRemove},
 	{"DimensionsDynamicRefused", (*suite).testDimensionsDynamicRefused},
+	{"DimensionsDynamicFedRefused", (*suite).testDimensionsDynamicFedRefused},
 	{"DimensionsDynamicJobLater", (*suite).testDimensionsDynamicJobLater},
 	{"DimensionsDynamicCounts", (*suite).testDimensionsDynamicCounts},
 	{"DimensionsDynamicRollUp", (*suite).testDimensionsDynamicRollUp},
@@ -216,6 +217,28 @@ func (s *suite) testDimensionsDynamicRefused(t *testing.T) {
 	b.addTo("untimed", "customer", "", "b", "a")
 	require.Equal(t, []string{"eu|a", "eu|b"}, b.partitionIDs(backends.PartitionFilter{Dataset: "untimed"}))
 	require.Equal(t, []string{"a@", "b@"}, b.membersOf("untimed", "customer"))
+}
+
+// testDimensionsDynamicFedRefused: the values of a dimension fed from a
+// job's input (mart's customers are feeds') are added at that input. An
+// add to mart itself was taken, and then a roll-up of mart across
+// customers waited for ever on a chunk never due. It is refused, naming
+// the input, and changes nothing; once no job feeds it, mart's own values
+// may be added. (A remove of a fed value is taken:
+// DimensionsDynamicUpsertAgain.)
+func (s *suite) testDimensionsDynamicFedRefused(t *testing.T) {
+	b := s.setup(t)
+	b.definedDataset("feeds", dateByCustomer("2025-12-28", nil))
+	b.definedDataset("mart", dateByCustomer("2025-12-28", nil))
+	b.job("build", "mart", "feeds")
+	b.addTo("feeds", "customer", "", "acme")
+	_, err := b.s.AddPartitions(b.ctx, "mart", []string{"zed"}, "customer", "")
+	requireCode(t, err, backends.CodeInvalidArgument)
+	require.Contains(t, err.Error(), `come from dataset "feeds" (job "build" reads them by value): add them there`)
+	require.Equal(t, []string{"acme@2026-01-01"}, b.membersOf("mart", "customer"))
+	require.NoError(t, b.s.DeleteJob(b.ctx, "build"))
+	b.addTo("mart", "customer", "", "zed")
+	require.ElementsMatch(t, []string{"acme@2026-01-01", "zed@2026-01-01"}, b.membersOf("mart", "customer"))
 }
 
 // testDimensionsDynamicJobLater: a job declared after values were added to

@@ -133,11 +133,10 @@ func (s *suite) testDimensionsDynamicLookbackBeforeValue(t *testing.T) {
 	b.addTo("orders", "customer", "2025-12-31", "bolt")
 	require.Equal(t, []string{"2026-01-12|bolt <- [2026-01-05|bolt]"}, b.drainReads("lastweekj"))
 
-	// A customer of the output alone: what it would read is not the
-	// input's, so it is not due.
-	b.addTo("prev", "customer", "2025-12-30", "zeta")
-	_, err = b.s.Claim(b.ctx, "prevj", "2025-12-31|zeta", executor)
-	lockedUntil(t, err, backends.BlockerNotDue, "prev", "2025-12-31|zeta", time.Time{})
+	// A customer of the output alone would read what is not the input's:
+	// the add is refused (DimensionsDynamicFedRefused).
+	_, err = b.s.AddPartitions(b.ctx, "prev", []string{"zeta"}, "customer", "2025-12-30")
+	requireCode(t, err, backends.CodeInvalidArgument)
 }
 
 // drainReads claims and completes job's chunks by findNext until none is

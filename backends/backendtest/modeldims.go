@@ -166,3 +166,13 @@ func (h *harness) applyMembers(o op) {
 	}
 	h.expectChange(o.String(), kind, modelX, changed > 0)
 }
+
+// applyFedAdd adds a customer to z, whose customers come from x (jz reads
+// x by value, under whatever id a redeclare gave it): refused, and nothing
+// changes (DimensionsDynamicFedRefused).
+func (h *harness) applyFedAdd(o op) {
+	h.t.Helper()
+	_, err := h.b.s.AddPartitions(h.b.ctx, modelZ, o.values, "customer", "")
+	h.code(o.String(), backends.CodeInvalidArgument, err)
+	h.expectChange(o.String(), "addPartitions", modelZ, false)
+}

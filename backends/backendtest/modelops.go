@@ -99,6 +99,8 @@ func (o op) String() string {
 		return fmt.Sprintf("addPartitions(%s, customer, %v, from=%q)", modelX, o.values, o.from)
 	case "removeDimension":
 		return fmt.Sprintf("removePartitions(%s, customer, %v)", modelX, o.values)
+	case "addFed":
+		return fmt.Sprintf("addPartitions(%s, customer, %v)", modelZ, o.values)
 	}
 	return fmt.Sprintf("%s(token #%d)", o.kind, o.tok)
 }
@@ -131,7 +133,7 @@ func (h *harness) randomOp() op {
 		{"deleteDataset", 1}, {"redeclare", 3}, {"own", 3},
 		{"claimNext", 8}, {"completeMany", 6}, {"failMany", 2}, {"heartbeatMany", 2},
 		{"prune", 3},
-		{"addPartitions", 3}, {"removePartitions", 1}, {"addDimension", 3}, {"removeDimension", 1},
+		{"addPartitions", 3}, {"removePartitions", 1}, {"addDimension", 3}, {"removeDimension", 1}, {"addFed", 1},
 	}
 	total := 0
 	for _, w := range weights {
@@ -215,6 +217,9 @@ func (h *harness) randomOp() op {
 		for range 1 + r.IntN(3) {
 			o.values = append(o.values, pick(r, modelDataIDs))
 		}
+	case "addFed":
+		o.dataset = modelZ
+		o.values = []string{pick(r, modelCustomers)}
 	case "addDimension", "removeDimension":
 		o.dataset = modelX
 		for range 1 + r.IntN(2) {

@@ -285,6 +285,8 @@ func (h *harness) apply(o op) {
 		h.applyValues(o)
 	case "addDimension", "removeDimension":
 		h.applyMembers(o)
+	case "addFed":
+		h.applyFedAdd(o)
 	case "slots":
 		_, err := b.s.UpsertPool(ctx, backends.Pool{ID: modelPool, Slots: o.limit})
 		h.code("upsertPool", "", err)

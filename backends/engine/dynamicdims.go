@@ -75,6 +75,25 @@ func feeds(cat *backends.Catalog, j backends.Job, in, dim string) bool {
 	return false
 }
 
+// fedFrom refuses an add to dataset's values of dim when a job's input
+// feeds them (fedOutputs): they are added there, and flow down. A value of
+// the output alone reads an input chunk nobody expects: its own chunks are
+// never due, and a roll-up across it waits for ever. (A remove of a fed
+// value is taken: an operator may keep a customer out of one output.)
+func fedFrom(cat *backends.Catalog, dataset, dim string) error {
+	jid := cat.Producer(dataset)
+	if jid == "" {
+		return nil
+	}
+	j := cat.Jobs.Get(jid)
+	for _, in := range j.Inputs {
+		if feeds(cat, j, in, dim) {
+			return backends.InvalidArgument("the values of dimension %s of dataset %q come from dataset %q (job %q reads them by value): add them there", dim, dataset, in, jid)
+		}
+	}
+	return nil
+}
+
 // dynamicDim is the place of the DYNAMIC dimension named name in def, -1
 // when it has none.
 func dynamicDim(def partition.Def, name string) int {
@@ -210,6 +229,11 @@ func (e *engine) changeDimensionValues(ctx context.Context, op, dataset string, 
 				return backends.InvalidArgument("dataset %q has dimensions: name the DYNAMIC dimension the values are of (dimension: %s)", dataset, strings.Join(names, " or "))
 			default:
 				return backends.InvalidArgument("dataset %q has no DYNAMIC dimension %q (its DYNAMIC dimensions: %s)", dataset, dimension, strings.Join(names, ", "))
+			}
+		}
+		if add {
+			if err := fedFrom(cat, dataset, dimension); err != nil {
+				return err
 			}
 		}
 		now := e.clock.Now()
