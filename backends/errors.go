@@ -108,7 +108,7 @@ func Locked(blockers []Blocker, format string, args ...any) error {
 
 // LiveClaims is the LOCKED error of a job deletion refused while the job
 // has live claims: blockers are their OUTPUT rows, sorted here.
-func LiveClaims(job string, blockers []Blocker) error {
+func LiveClaims(job string, paused bool, blockers []Blocker) error {
 	slices.SortFunc(blockers, func(a, b Blocker) int {
 		return cmp.Or(cmp.Compare(a.Dataset, b.Dataset), CompareDataID(a.DataID, b.DataID))
 	})
@@ -120,6 +120,9 @@ func LiveClaims(job string, blockers []Blocker) error {
 	list := strings.Join(chunks, ", ")
 	if len(blockers) > few {
 		list += fmt.Sprintf(" and %d more", len(blockers)-few)
+	}
+	if paused {
+		return Locked(blockers, "job %q has %d live claim(s), on %s: it is paused and claims no more; delete it again once they end (or release them)", job, len(blockers), list)
 	}
 	return Locked(blockers, "job %q has %d live claim(s), on %s: pause it so that it claims no more, and delete it again once they end (or release them)", job, len(blockers), list)
 }

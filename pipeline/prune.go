@@ -230,7 +230,7 @@ func (p *Pipeline) PlanPrune(name string, st PruneState) ([]Change, error) {
 		}
 		ch := Change{Kind: "job", ID: j.ID, Action: Delete}
 		if n := st.Chunks[j.Output].Running; n > 0 {
-			ch.Refused = fmt.Sprintf("LOCKED: %d live claim(s) of %s; apply --prune again once they end", n, j.Output)
+			ch.Refused = fmt.Sprintf("LOCKED: %d live claim(s) on its output %s; apply --prune again once they end", n, j.Output)
 			refusedJob[j.ID] = true
 		} else {
 			deleted[j.ID] = true

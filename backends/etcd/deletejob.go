@@ -55,7 +55,7 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 		}
 	}
 	if len(blockers) > 0 {
-		return 0, backends.LiveClaims(j.ID, blockers)
+		return 0, backends.LiveClaims(j.ID, j.Paused, blockers)
 	}
 	inputs, err := json.Marshal(j.Inputs)
 	if err != nil {

@@ -234,7 +234,7 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 		}
 	}
 	if len(blockers) > 0 {
-		return 0, backends.LiveClaims(j.ID, blockers)
+		return 0, backends.LiveClaims(j.ID, j.Paused, blockers)
 	}
 	for k := range b.rows {
 		if k.Role == backends.RoleInput && k.Job == j.ID {

@@ -95,7 +95,7 @@ func (b *Backend) DeleteJob(ctx context.Context, j backends.Job, version int64) 
 			for _, id := range ids {
 				blockers = append(blockers, backends.Blocker{Dataset: j.Output, DataID: id, Job: j.ID, Kind: backends.BlockerOutputLocked, Status: backends.StatusRunning})
 			}
-			live = backends.LiveClaims(j.ID, blockers)
+			live = backends.LiveClaims(j.ID, j.Paused, blockers)
 			return live
 		}
 		for _, q := range []string{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -58,6 +59,9 @@ func deleteCommand() *cli.Command {
 				if args[0] == "job" && errors.As(err, &ce) && ce.Code == backends.CodeLocked {
 					// The blockers are the live claims the message names,
 					// not chunks a claim waits for.
+					if strings.Contains(ce.Message, "it is paused") {
+						return fmt.Errorf("%s: %s; `chunklock status` lists the live claims", ce.Code, ce.Message)
+					}
 					return fmt.Errorf("%s: %s; `chunklock status` lists the live claims, `chunklock pause %s` stops new ones", ce.Code, ce.Message, args[1])
 				}
 				return err

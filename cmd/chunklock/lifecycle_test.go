@@ -45,6 +45,13 @@ func TestPauseResumeDelete(t *testing.T) {
 	require.Contains(t, errs, `LOCKED: job "j" has 1 live claim(s), on out/1: pause it so that it claims no more, and delete it again once they end (or release them)`)
 	require.Contains(t, errs, "`chunklock status` lists the live claims, `chunklock pause j` stops new ones")
 	require.NotContains(t, errs, "producers may write")
+	// Paused already: it is not told to pause it.
+	code, _, errs = cli("pause", "--url", url, "j")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli("delete", "--url", url, "job", "j")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, `LOCKED: job "j" has 1 live claim(s), on out/1: it is paused and claims no more; delete it again once they end (or release them)`)
+	require.NotContains(t, errs, "pause j")
 	require.NoError(t, c.Release(t.Context(), claim.Token))
 	code, out, errs = cli("delete", "--url", url, "job", "j")
 	require.Equal(t, 0, code, errs)

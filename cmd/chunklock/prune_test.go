@@ -151,7 +151,7 @@ func TestApplyPruneRoundTrip(t *testing.T) {
 		"unchanged dataset    src",
 		"unchanged dataset    mid",
 		"unchanged job        j1",
-		"delete    job        j2 REFUSED: LOCKED: 1 live claim(s) of res; apply --prune again once they end",
+		"delete    job        j2 REFUSED: LOCKED: 1 live claim(s) on its output res; apply --prune again once they end",
 		`delete    dataset    res REFUSED: LOCKED: still written by job "j2", whose deletion is refused`,
 		"delete    pool       p",
 		"dry run: 1 change(s) would be applied; 2 deletion(s) refused; nothing was changed",
