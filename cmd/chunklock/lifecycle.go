@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -59,7 +58,7 @@ func deleteCommand() *cli.Command {
 				if args[0] == "job" && errors.As(err, &ce) && ce.Code == backends.CodeLocked {
 					// The blockers are the live claims the message names,
 					// not chunks a claim waits for.
-					if strings.Contains(ce.Message, "it is paused") {
+					if j, err := c.Job(ctx, args[1]); err == nil && j.Paused {
 						return fmt.Errorf("%s: %s; `chunklock status` lists the live claims", ce.Code, ce.Message)
 					}
 					return fmt.Errorf("%s: %s; `chunklock status` lists the live claims, `chunklock pause %s` stops new ones", ce.Code, ce.Message, args[1])

@@ -101,24 +101,36 @@ func rangeArgs(cmd *cli.Command, rangeFlag bool) (from, to string, ok bool, err 
 	return from, to, true, nil
 }
 
-// checkStaticSlice refuses a slice value that a STATIC dimension of def
-// does not list: a typo (--slice region=mars) would otherwise change
-// nothing, or only the other values listed, without a word. A DYNAMIC
-// value is not checked: one removed from the set keeps its chunks.
-func checkStaticSlice(def *partition.Def, slice []partition.Slice) error {
-	if def == nil {
-		return nil
-	}
+// checkStaticSlice refuses a slice value that the STATIC dimensions of
+// defs do not list: a typo (--slice region=mars) would otherwise change or
+// show nothing, or only the other values listed, without a word. A value
+// is known when one of defs lists it, or has the dimension of another kind
+// (a DYNAMIC value is not checked: one removed from the set keeps its
+// chunks).
+func checkStaticSlice(defs []*partition.Def, slice []partition.Slice) error {
 	for _, sl := range slice {
-		for _, dim := range def.Dimensions {
-			if dim.Name != sl.Dimension || dim.Kind != partition.Static {
-				continue
-			}
-			for _, v := range sl.Values {
-				if !slices.Contains(dim.Values, v) {
-					return fmt.Errorf("--slice %s=%s: %q is not a value of dimension %s (its values: %s); nothing was changed",
-						sl.Dimension, strings.Join(sl.Values, ","), v, sl.Dimension, strings.Join(dim.Values, ", "))
+		for _, v := range sl.Values {
+			known, static := false, false
+			var listed []string
+			for _, def := range defs {
+				if def == nil {
+					continue
 				}
+				for _, dim := range def.Dimensions {
+					if dim.Name != sl.Dimension {
+						continue
+					}
+					if dim.Kind != partition.Static {
+						known = true
+						continue
+					}
+					static, listed = true, dim.Values
+					known = known || slices.Contains(dim.Values, v)
+				}
+			}
+			if static && !known {
+				return fmt.Errorf("--slice %s=%s: %q is not a value of dimension %s (its values: %s)",
+					sl.Dimension, strings.Join(sl.Values, ","), v, sl.Dimension, strings.Join(listed, ", "))
 			}
 		}
 	}
@@ -143,8 +155,8 @@ func runRange(ctx context.Context, cmd *cli.Command, c *client.Client, dataset, 
 		if err != nil {
 			return err
 		}
-		if err := checkStaticSlice(def, slice); err != nil {
-			return err
+		if err := checkStaticSlice([]*partition.Def{def}, slice); err != nil {
+			return fmt.Errorf("%w; nothing was changed", err)
 		}
 	}
 	pages, err := rangePages(ctx, c, dataset, from, to, slice)

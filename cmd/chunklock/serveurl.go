@@ -88,7 +88,7 @@ func serverURL(cmd *cli.Command) (string, error) {
 	from := serveURLFile
 	if u == "" {
 		u = defaultServerURL
-		from = "the default, a process of yours listening there (no --url, CHUNKLOCK_URL or " + serveURLFile + " here)"
+		from = urlFromDefault + ", a process of yours listening there (no --url, CHUNKLOCK_URL or " + serveURLFile + " here)"
 		if err := checkDefaultServer(u); err != nil {
 			return "", err
 		}
@@ -96,6 +96,10 @@ func serverURL(cmd *cli.Command) (string, error) {
 	setURLFrom(cmd, from)
 	return u, cmd.Set("url", u)
 }
+
+// urlFromDefault begins urlFrom's answer when serverURL fell back to
+// defaultServerURL.
+const urlFromDefault = "the default"
 
 // setURLFrom notes on the command where serverURL found the server's URL,
 // for errors that suggest the URL is wrong (urlFrom).

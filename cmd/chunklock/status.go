@@ -158,7 +158,7 @@ func status(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 	}
 	// With two servers on a machine (a quick start beside the set-up's),
 	// one opened in a terminal without CHUNKLOCK_URL is the default: say so.
-	if from := urlFrom(cmd); strings.HasPrefix(from, "the default") {
+	if from := urlFrom(cmd); strings.HasPrefix(from, urlFromDefault) {
 		fmt.Fprintf(stderr(cmd), "chunklock status: the server at %s, %s\n", cmd.String("url"), from)
 	}
 	ids, err := v.selectDatasets(cmd.String("dataset"), cmd.String("job"), nil)
@@ -371,30 +371,14 @@ func chunks(ctx context.Context, cmd *cli.Command, c *client.Client) error {
 			}
 		}
 		// A STATIC value no dataset shown has is a typo, not an empty slice.
-		for _, sl := range slice {
-			for _, val := range sl.Values {
-				known, static := false, false
-				var listed []string
-				for _, d := range v.datasets {
-					if !slices.Contains(sliced, d.ID) {
-						continue
-					}
-					for _, dim := range d.Backend().Partitions.Dimensions {
-						if dim.Name != sl.Dimension {
-							continue
-						}
-						if dim.Kind != partition.Static {
-							known = true
-							continue
-						}
-						static, listed = true, dim.Values
-						known = known || slices.Contains(dim.Values, val)
-					}
-				}
-				if static && !known {
-					return fmt.Errorf("--slice %s=%s: %q is not a value of dimension %s (its values: %s)", sl.Dimension, strings.Join(sl.Values, ","), val, sl.Dimension, strings.Join(listed, ", "))
-				}
+		var defs []*partition.Def
+		for _, d := range v.datasets {
+			if slices.Contains(sliced, d.ID) {
+				defs = append(defs, d.Backend().Partitions)
 			}
+		}
+		if err := checkStaticSlice(defs, slice); err != nil {
+			return err
 		}
 		if len(sliced) == 0 {
 			var dims []string
